@@ -1,0 +1,124 @@
+//! The state one session shares between the agent loop, the tools and the permission gate:
+//! working directories, the read-file state, the session's data directory, the event sender
+//! and reminders queued for the model's next request.
+//!
+//! Tools that need state of their own (background shells, the web cache) own it themselves;
+//! only what several parts share lives here.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::sync::mpsc;
+
+use crate::files::state::ReadFileState;
+use crate::protocol::Event;
+
+/// Sends [`Event`]s to the client. Sending never fails: a client that went away is ignored.
+#[derive(Clone, Debug)]
+pub struct EventSender(mpsc::UnboundedSender<Event>);
+
+impl EventSender {
+    pub fn new(tx: mpsc::UnboundedSender<Event>) -> Self {
+        EventSender(tx)
+    }
+
+    /// A sender whose events go nowhere, with the receiver to read them in tests.
+    pub fn channel() -> (EventSender, mpsc::UnboundedReceiver<Event>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (EventSender(tx), rx)
+    }
+
+    pub fn send(&self, event: Event) {
+        let _ = self.0.send(event);
+    }
+}
+
+/// Shared per-session state. Cheap to clone through its `Arc`.
+#[derive(Debug)]
+pub struct SessionContext {
+    pub session_id: String,
+    /// Where cairn was started: the root for relative permission rules.
+    pub project_dir: PathBuf,
+    /// The current directory for tools; Bash's `cd` moves it within the working directories.
+    cwd: RwLock<PathBuf>,
+    /// Directories besides `project_dir` the tools may work in (`--add-dir`, settings).
+    pub additional_dirs: Vec<PathBuf>,
+    /// Where spill files and the transcript go.
+    pub data_dir: PathBuf,
+    pub read_files: Arc<ReadFileState>,
+    pub events: EventSender,
+    reminders: Mutex<Vec<String>>,
+}
+
+impl SessionContext {
+    pub fn new(
+        session_id: String,
+        project_dir: PathBuf,
+        additional_dirs: Vec<PathBuf>,
+        data_dir: PathBuf,
+        events: EventSender,
+    ) -> SessionContext {
+        SessionContext {
+            session_id,
+            cwd: RwLock::new(project_dir.clone()),
+            project_dir,
+            additional_dirs,
+            data_dir,
+            read_files: Arc::new(ReadFileState::default()),
+            events,
+            reminders: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A context for tests and benchmarks: everything under `dir`, events dropped.
+    pub fn for_dir(dir: &Path) -> Arc<SessionContext> {
+        let (events, _rx) = EventSender::channel();
+        Arc::new(SessionContext::new(
+            "test-session".into(),
+            dir.to_path_buf(),
+            Vec::new(),
+            dir.join(".cairn-data"),
+            events,
+        ))
+    }
+
+    pub fn cwd(&self) -> PathBuf {
+        match self.cwd.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn set_cwd(&self, dir: PathBuf) {
+        match self.cwd.write() {
+            Ok(mut g) => *g = dir,
+            Err(poisoned) => *poisoned.into_inner() = dir,
+        }
+    }
+
+    /// The project directory and the additional ones: where tools may work.
+    pub fn working_dirs(&self) -> Vec<PathBuf> {
+        let mut dirs = vec![self.project_dir.clone()];
+        dirs.extend(self.additional_dirs.iter().cloned());
+        dirs
+    }
+
+    /// Queue a short note for the model's next request (wrapped in `<system-reminder>`).
+    pub fn remind(&self, text: impl Into<String>) {
+        let text = text.into();
+        let mut r = match self.reminders.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if !r.contains(&text) {
+            r.push(text);
+        }
+    }
+
+    pub fn take_reminders(&self) -> Vec<String> {
+        match self.reminders.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The command line: flags and subcommands (clap derive). Parsing only; `main.rs` dispatches.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about = "A terminal coding agent",
+    long_about = "cairn reads, searches, edits and runs things in your repository at a language \
+                  model's request, asking before anything risky.\n\nWith no API key it starts a \
+                  built-in demo against a scripted model on 127.0.0.1."
+)]
+pub struct Cli {
+    /// A prompt to start with (the TUI submits it; with -p it is the whole request).
+    pub prompt: Option<String>,
+
+    /// Headless: answer the prompt and exit (reads the prompt from stdin when piped).
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+
+    /// Output of headless mode.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
+
+    /// Stop after this many model turns.
+    #[arg(long)]
+    pub max_turns: Option<u32>,
+
+    /// The model to use.
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// Which API to talk to.
+    #[arg(long, value_enum)]
+    pub provider: Option<ProviderArg>,
+
+    /// Base URL of the model API (e.g. http://localhost:11434/v1 for Ollama).
+    #[arg(long)]
+    pub base_url: Option<String>,
+
+    /// default, acceptEdits, plan, bypassPermissions or dontAsk.
+    #[arg(long)]
+    pub permission_mode: Option<String>,
+
+    /// Rules to allow without asking, e.g. "Bash(npm test *)" Read (comma or space separated).
+    #[arg(long = "allowedTools", alias = "allowed-tools", num_args = 1..)]
+    pub allowed_tools: Vec<String>,
+
+    /// Rules to deny, e.g. WebFetch "Bash(curl *)".
+    #[arg(long = "disallowedTools", alias = "disallowed-tools", num_args = 1..)]
+    pub disallowed_tools: Vec<String>,
+
+    /// A settings file or JSON string, above project and user settings.
+    #[arg(long)]
+    pub settings: Option<String>,
+
+    /// Extra working directories.
+    #[arg(long = "add-dir", num_args = 1..)]
+    pub add_dir: Vec<PathBuf>,
+
+    /// Run against the built-in scripted demo model.
+    #[arg(long)]
+    pub demo: bool,
+
+    /// Headless: include every event in stream-json, and log more.
+    #[arg(long)]
+    pub verbose: bool,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve a scripted model (Anthropic and OpenAI wire formats) on 127.0.0.1.
+    MockServer {
+        /// The JSON script of turns.
+        #[arg(long)]
+        script: PathBuf,
+        /// Port to listen on (0 picks a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+    /// Print the merged settings and where each value came from.
+    Config,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProviderArg {
+    Anthropic,
+    Openai,
+}

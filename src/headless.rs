@@ -1,0 +1,1 @@
+//! Headless `-p` mode: submit one prompt, print the answer as text, json or stream-json.

@@ -1,0 +1,18 @@
+//! cairn: a full-screen terminal coding agent.
+//!
+//! The crate is one library with two clients. The core (`agent`, `llm`, `tools`, `files`,
+//! `permissions`, `config`) knows nothing of terminals; the TUI (`tui`) and headless mode
+//! (`headless`) talk to it only through [`protocol`]. See `docs/ARCHITECTURE.md` for the map.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod files;
+pub mod headless;
+pub mod llm;
+pub mod permissions;
+pub mod protocol;
+pub mod tools;
+pub mod tui;

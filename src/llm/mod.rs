@@ -1,0 +1,101 @@
+//! Model clients: the provider-neutral types ([`types`]), the streaming clients for the Anthropic
+//! Messages API and OpenAI-compatible chat completions, SSE parsing, retry with backoff, pricing,
+//! and a scripted model server used by the demo and the tests.
+//!
+//! The agent talks to a model only through [`ModelClient`] and [`retry::stream_with_retry`]; it
+//! never sees a wire format.
+
+pub mod retry;
+pub mod types;
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures::Stream;
+
+pub use types::{ContentBlock, Message, ModelRequest, Role, StopReason, StreamEvent, ToolSpec};
+
+/// The events of one streaming response.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    Anthropic,
+    OpenAi,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::OpenAi => "openai",
+        }
+    }
+}
+
+/// A model endpoint that streams responses.
+#[async_trait::async_trait]
+pub trait ModelClient: Send + Sync {
+    fn provider(&self) -> Provider;
+
+    /// Send one request. Resolves once the response status is known: `Ok` with the event stream
+    /// for a 2xx, `Err` otherwise. Dropping the stream cancels the request.
+    async fn send(&self, request: &ModelRequest) -> Result<EventStream, LlmError>;
+}
+
+/// Why a model request failed. `Display` is the message shown to the person.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    /// A non-2xx response. `retry_after` comes from the `retry-after` header.
+    #[error("{}", http_message(*status, message))]
+    Http {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    /// An error event inside the stream (`overloaded_error`, `api_error`, ...).
+    #[error("API error ({kind}): {message}")]
+    Api { kind: String, message: String },
+    #[error("could not connect to the model server: {0}")]
+    Connect(String),
+    #[error("the response stream broke: {0}")]
+    Stream(String),
+    #[error("no data from the model server for {} s", .0.as_secs())]
+    Idle(Duration),
+    #[error("the model server sent something unreadable: {0}")]
+    Malformed(String),
+}
+
+fn http_message(status: u16, body: &str) -> String {
+    let hint = match status {
+        400 => "the request was rejected; check the model name and settings",
+        401 => "the API key was refused; check ANTHROPIC_API_KEY / OPENAI_API_KEY",
+        403 => "the API key is not allowed to do this",
+        404 => "not found; check the base URL and the model name",
+        429 => "rate limited",
+        529 => "the API is overloaded",
+        500..=599 => "the model server had an error",
+        _ => "unexpected response",
+    };
+    let body = body.trim();
+    if body.is_empty() {
+        format!("HTTP {status}: {hint}")
+    } else {
+        format!("HTTP {status}: {hint} ({body})")
+    }
+}
+
+impl LlmError {
+    /// Whether trying the same request again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Http { status, .. } => matches!(status, 408 | 409 | 429 | 500..=504 | 529),
+            LlmError::Api { kind, .. } => matches!(
+                kind.as_str(),
+                "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error"
+            ),
+            LlmError::Connect(_) | LlmError::Stream(_) | LlmError::Idle(_) => true,
+            LlmError::Malformed(_) => false,
+        }
+    }
+}

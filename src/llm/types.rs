@@ -1,0 +1,120 @@
+//! Provider-neutral conversation types: messages, content blocks, tool specs, the request the
+//! agent builds and the stream events a client yields.
+//!
+//! The Anthropic shape is the canonical one (its JSON is what the transcript stores); the OpenAI
+//! client maps to and from it. Nothing here does I/O.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::protocol::Usage;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: Vec<ContentBlock>,
+}
+
+impl Message {
+    pub fn user_text(text: impl Into<String>) -> Message {
+        Message {
+            role: Role::User,
+            content: vec![ContentBlock::Text { text: text.into() }],
+        }
+    }
+
+    /// The concatenated text blocks of this message.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    Text {
+        text: String,
+    },
+    Thinking {
+        thinking: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+/// A tool as offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// Everything one model request needs, independent of the wire format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub model: String,
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub max_tokens: u32,
+    /// Extended-thinking budget, when enabled.
+    pub thinking_budget: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+    StopSequence,
+    /// Anything else the server said (kept verbatim for the error message).
+    Other,
+}
+
+/// What a client yields while a response streams, already assembled across wire fragments.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// Text as it arrives (for display); the complete text also comes as a `BlockComplete`.
+    TextDelta(String),
+    ThinkingDelta(String),
+    /// A content block has finished streaming: a text block, a thinking block with its
+    /// signature, or a tool call whose input JSON parsed.
+    BlockComplete(ContentBlock),
+    /// A tool call whose input was not valid JSON. The agent answers it with an error result.
+    InvalidToolUse {
+        id: String,
+        name: String,
+        raw_input: String,
+        error: String,
+    },
+    /// Usage so far (input at the start, output at the end; each replaces the previous).
+    Usage(Usage),
+    /// The message ended.
+    Finished(StopReason),
+}

@@ -1,0 +1,372 @@
+//! The contract between the agent core and its clients.
+//!
+//! Clients (the TUI, headless `-p` mode, anything future) send [`Op`]s to the core and receive
+//! [`Event`]s from it. Nothing else crosses the boundary: the core never touches a terminal and a
+//! client never reaches into the core's state. Every type here is plain data (serde-serialisable)
+//! so a client could live in another process.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Client -> core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// Start a turn with this prompt (queued by the core if a turn is running).
+    Submit { text: String },
+    /// The person's answer to an [`Event::PermissionRequest`].
+    PermissionDecision { request_id: u64, decision: Decision },
+    /// Cancel the running request and tools; pending calls get an "interrupted" result.
+    Interrupt,
+    /// Change the permission mode (Shift+Tab, `/mode`, plan approval).
+    SetMode { mode: PermissionMode },
+    /// Stop the core: kill background processes, flush the transcript.
+    Shutdown,
+}
+
+/// Core -> client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// Sent once when the core is ready.
+    SessionConfigured(SessionInfo),
+    TurnStarted {
+        turn_id: u64,
+    },
+    /// A piece of assistant text as it streams.
+    TextDelta {
+        text: String,
+    },
+    ThinkingDelta {
+        text: String,
+    },
+    /// A whole assistant message, once it has finished streaming (used by transcripts and
+    /// stream-json). `incomplete` is true when the stream broke after content started.
+    AssistantMessage {
+        content: Value,
+        incomplete: bool,
+    },
+    /// The tool results sent back to the model, as one user message (stream-json `user`).
+    ToolResults {
+        content: Value,
+    },
+    ToolCallStarted {
+        call_id: String,
+        tool: String,
+        title: String,
+        input: Value,
+    },
+    /// The latest output of a long-running tool (the tail of a shell command's output).
+    ToolCallProgress {
+        call_id: String,
+        output: String,
+    },
+    ToolCallFinished {
+        call_id: String,
+        is_error: bool,
+        display: Display,
+        /// What the outcome of the permission step was, when there was one.
+        outcome: Option<CallOutcome>,
+    },
+    PermissionRequest(PermissionRequest),
+    /// A request failed and will be tried again after `delay_ms`.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    /// Token usage of the last request, and the session's running totals.
+    Usage {
+        last: Usage,
+        total: Usage,
+        total_cost_usd: f64,
+        context_window: u64,
+    },
+    TurnFinished {
+        turn_id: u64,
+        end: TurnEnd,
+        /// The final assistant text of the turn (what `-p` prints).
+        text: String,
+        num_turns: u32,
+    },
+    /// A file the model read changed on disk outside cairn.
+    FileChangedOnDisk {
+        path: PathBuf,
+        change: FileChange,
+    },
+    ModeChanged {
+        mode: PermissionMode,
+    },
+    /// Something the person should know that is not an error (queued prompt started, etc.).
+    Notice {
+        message: String,
+    },
+    Error {
+        message: String,
+    },
+}
+
+/// Facts about the session, for the status line and headless `system/init`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub session_id: String,
+    pub model: String,
+    pub provider: String,
+    pub cwd: PathBuf,
+    pub tools: Vec<String>,
+    pub mode: PermissionMode,
+    /// True when running against the built-in scripted demo model.
+    pub demo: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The model ended its turn.
+    Completed,
+    /// `--max-turns` was reached.
+    MaxTurns,
+    Interrupted,
+    /// The turn failed; an [`Event::Error`] preceded this.
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileChange {
+    Modified,
+    Deleted,
+}
+
+/// Token counts, in the Anthropic shape (OpenAI usage is mapped onto it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens;
+        self.cache_read_input_tokens += other.cache_read_input_tokens;
+    }
+
+    /// All input tokens of a request, cached or not: how full the context is.
+    pub fn context_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+    }
+}
+
+/// How a tool presents its result to people. The TUI renders each kind once; a new tool reuses
+/// them, so adding a tool never touches the renderer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Display {
+    /// Nothing worth showing beyond the title.
+    Empty,
+    Text {
+        text: String,
+    },
+    Markdown {
+        text: String,
+    },
+    /// A change to one file. `before` is empty for a new file, `after` for a deletion.
+    Diff {
+        path: PathBuf,
+        before: String,
+        after: String,
+    },
+    FileList {
+        files: Vec<PathBuf>,
+        /// How many more matched than are listed.
+        more: usize,
+    },
+    Matches {
+        pattern: String,
+        matches: Vec<SearchMatch>,
+        more: usize,
+    },
+    Command {
+        command: String,
+        stdout: String,
+        stderr: String,
+        exit_code: Option<i32>,
+        timed_out: bool,
+    },
+}
+
+/// One line of search output (or one file, when `line` is None).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchMatch {
+    pub path: PathBuf,
+    pub line: Option<u64>,
+    pub text: String,
+}
+
+/// What happened at the permission step of a call, for the tool cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallOutcome {
+    AllowedOnce,
+    AllowedForSession,
+    AllowedAlways,
+    AllowedEdited,
+    Denied,
+    DeniedForSession,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionMode {
+    #[default]
+    Default,
+    AcceptEdits,
+    Plan,
+    BypassPermissions,
+    DontAsk,
+}
+
+impl PermissionMode {
+    /// The name used in settings files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Plan => "plan",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::DontAsk => "dontAsk",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<PermissionMode> {
+        [
+            PermissionMode::Default,
+            PermissionMode::AcceptEdits,
+            PermissionMode::Plan,
+            PermissionMode::BypassPermissions,
+            PermissionMode::DontAsk,
+        ]
+        .into_iter()
+        .find(|m| m.as_str().eq_ignore_ascii_case(s))
+    }
+
+    /// The Shift+Tab cycle: default -> acceptEdits -> plan -> (bypass if allowed) -> default.
+    pub fn next_in_cycle(self, bypass_allowed: bool) -> PermissionMode {
+        match self {
+            PermissionMode::Default => PermissionMode::AcceptEdits,
+            PermissionMode::AcceptEdits => PermissionMode::Plan,
+            PermissionMode::Plan if bypass_allowed => PermissionMode::BypassPermissions,
+            _ => PermissionMode::Default,
+        }
+    }
+}
+
+/// The core asks the person whether a tool call may run. Answered by [`Op::PermissionDecision`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PermissionRequest {
+    pub id: u64,
+    pub call_id: String,
+    pub tool: String,
+    /// The one-line title of the call (`Edit src/main.rs`, `Bash npm test`).
+    pub title: String,
+    pub input: Value,
+    /// Why it asks: the rule or mode that led here.
+    pub reason: String,
+    /// What would happen: a diff for writes, the command, the URL, the MCP arguments.
+    pub preview: Option<Display>,
+    /// What "allow for this session" covers, in words (`edits to src/main.rs`, `npm test *`).
+    pub session_scope: Option<String>,
+    /// The exact rule "always allow" would save, when one can be saved.
+    pub saveable_rule: Option<String>,
+    pub kind: RequestKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RequestKind {
+    /// An ordinary tool call.
+    Tool,
+    /// ExitPlanMode: the person approves the plan (choosing the next mode) or keeps planning.
+    PlanApproval { plan: String },
+}
+
+/// The person's answer to a [`PermissionRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    AllowOnce,
+    AllowSession,
+    /// Save the request's `saveable_rule` to the project's local settings and allow.
+    AlwaysAllow,
+    /// Allow once, but write this content instead of the proposed one (some hunks rejected, or
+    /// edited in $EDITOR). `note` tells the model what the person changed.
+    AllowEdited { content: String, note: String },
+    DenyOnce,
+    DenySession,
+    /// Deny, and give the model this text as the tool result.
+    DenyWithFeedback { feedback: String },
+    /// Approve a plan and switch to this mode.
+    ApprovePlan { mode: PermissionMode },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mode_cycle_skips_bypass_unless_allowed() {
+        let mut m = PermissionMode::Default;
+        let mut seen = vec![];
+        for _ in 0..4 {
+            m = m.next_in_cycle(false);
+            seen.push(m);
+        }
+        assert_eq!(
+            seen,
+            vec![
+                PermissionMode::AcceptEdits,
+                PermissionMode::Plan,
+                PermissionMode::Default,
+                PermissionMode::AcceptEdits
+            ]
+        );
+        assert_eq!(
+            PermissionMode::Plan.next_in_cycle(true),
+            PermissionMode::BypassPermissions
+        );
+        assert_eq!(
+            PermissionMode::BypassPermissions.next_in_cycle(true),
+            PermissionMode::Default
+        );
+    }
+
+    #[test]
+    fn mode_names_round_trip() {
+        for m in ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] {
+            assert_eq!(PermissionMode::parse(m).map(|m| m.as_str()), Some(m));
+        }
+        assert_eq!(PermissionMode::parse("yolo"), None);
+        let json = serde_json::to_string(&PermissionMode::AcceptEdits).unwrap_or_default();
+        assert_eq!(json, "\"acceptEdits\"");
+    }
+
+    #[test]
+    fn ops_serialise_with_a_type_tag() {
+        let op = Op::PermissionDecision {
+            request_id: 3,
+            decision: Decision::DenyWithFeedback {
+                feedback: "use a test".into(),
+            },
+        };
+        let v = serde_json::to_value(&op).unwrap_or_default();
+        assert_eq!(v["type"], "permission_decision");
+        assert_eq!(v["decision"]["decision"], "deny_with_feedback");
+    }
+}

@@ -1,0 +1,360 @@
+//! The tool framework: the [`Tool`] trait every tool implements, its object-safe twin
+//! [`DynTool`] the executor uses, the per-call [`ToolContext`], and the results tools return.
+//!
+//! A tool declares a typed input (`Deserialize + JsonSchema`): deserialising the model's JSON is
+//! the validation, and the schema the model sees is derived from the same struct. Defaults fail
+//! closed: a tool is not concurrency-safe, not read-only and needs permission unless it says
+//! otherwise. A tool never panics on input and never prints: it returns a [`ToolOutput`] (text
+//! for the model, a [`Display`] for people) or a [`ToolError`] whose message tells the model what
+//! to do next.
+
+pub mod registry;
+
+use std::any::Any;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::session::SessionContext;
+use crate::protocol::{Display, Event};
+
+pub use registry::ToolRegistry;
+
+/// What a call touches, for permission rules and path-safety checks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Reads this path (Read, Glob/Grep roots). Absolute, as given after expansion.
+    Read(PathBuf),
+    /// Writes this path (Write, Edit, MultiEdit).
+    Write(PathBuf),
+    /// Runs a shell command in a directory.
+    Exec { command: String, cwd: PathBuf },
+    /// Fetches a URL.
+    Fetch(String),
+    /// Anything else matched by a specifier (`Agent(name)`, `Skill(name)`).
+    Named(String),
+}
+
+/// What a call would do, computed without side effects, shown in the permission prompt and, for
+/// writes, carried into the call so it writes exactly what was approved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Preview {
+    pub display: Display,
+    /// For file writes: the exact content the call will write.
+    pub new_content: Option<String>,
+}
+
+/// The person replaced the proposed content (rejected hunks, or edited it in $EDITOR).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentOverride {
+    pub content: String,
+    /// Appended to the result so the model knows what changed.
+    pub note: String,
+}
+
+/// Sends progress for one call to the clients.
+#[derive(Clone)]
+pub struct ProgressSender {
+    call_id: String,
+    events: crate::agent::session::EventSender,
+}
+
+impl ProgressSender {
+    pub fn new(call_id: String, events: crate::agent::session::EventSender) -> Self {
+        ProgressSender { call_id, events }
+    }
+
+    /// Report the latest output of a long-running call (e.g. the last lines of a command).
+    pub fn output(&self, output: impl Into<String>) {
+        self.events.send(Event::ToolCallProgress {
+            call_id: self.call_id.clone(),
+            output: output.into(),
+        });
+    }
+}
+
+/// Everything one call may use. Built per call by the executor.
+pub struct ToolContext {
+    pub session: Arc<SessionContext>,
+    pub call_id: String,
+    /// Cancelled on interrupt: long-running tools must watch it.
+    pub cancel: CancellationToken,
+    pub progress: ProgressSender,
+    /// The preview the person approved, if the tool produced one.
+    pub preview: Option<Preview>,
+    /// Set when the person changed the proposed content before approving.
+    pub content_override: Option<ContentOverride>,
+}
+
+/// A successful result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// What the model reads.
+    pub content: String,
+    /// What people see.
+    pub display: Display,
+    /// A result can be an error and still carry output (a command that exited non-zero).
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> ToolOutput {
+        let content = content.into();
+        ToolOutput {
+            display: Display::Text {
+                text: content.clone(),
+            },
+            content,
+            is_error: false,
+        }
+    }
+
+    pub fn with_display(content: impl Into<String>, display: Display) -> ToolOutput {
+        ToolOutput {
+            content: content.into(),
+            display,
+            is_error: false,
+        }
+    }
+}
+
+/// A failed call. The message goes to the model as an `is_error` tool result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    pub message: String,
+}
+
+impl ToolError {
+    pub fn new(message: impl Into<String>) -> ToolError {
+        ToolError {
+            message: message.into(),
+        }
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(e: std::io::Error) -> Self {
+        ToolError::new(e.to_string())
+    }
+}
+
+/// A tool, with a typed input. Implement this; the executor uses it through [`DynTool`].
+#[async_trait]
+pub trait Tool: Send + Sync + 'static {
+    type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
+
+    /// The name the model calls (`Read`, `Bash`).
+    fn name(&self) -> &'static str;
+
+    /// Other names the model may use for this tool (`read_file`).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The description sent with the schema.
+    fn description(&self) -> String;
+
+    /// Usage guidance added to the system prompt (may be empty).
+    fn prompt(&self) -> String {
+        String::new()
+    }
+
+    /// Only the name is announced until ToolSearch activates it.
+    fn is_deferred(&self) -> bool {
+        false
+    }
+
+    fn is_concurrency_safe(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    fn is_read_only(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    fn is_destructive(&self, _input: &Self::Input) -> bool {
+        false
+    }
+
+    /// The one-line title of a call (`Read src/main.rs (lines 1-200)`).
+    fn title(&self, input: &Self::Input, ctx: &SessionContext) -> String;
+
+    /// What the call touches, for permissions.
+    fn accesses(&self, _input: &Self::Input, _ctx: &SessionContext) -> Vec<Access> {
+        Vec::new()
+    }
+
+    /// Semantic checks beyond the schema (cheap ones first). Runs before permission.
+    async fn validate(&self, _input: &Self::Input, _ctx: &ToolContext) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    /// What the call would change, without side effects.
+    async fn preview(
+        &self,
+        _input: &Self::Input,
+        _ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        Ok(None)
+    }
+
+    async fn call(&self, input: Self::Input, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+
+    /// Results longer than this keep head and tail and spill the whole to a file.
+    /// `None` means the tool limits its own output (Read).
+    fn max_result_chars(&self) -> Option<usize> {
+        Some(30_000)
+    }
+}
+
+/// A tool input parsed by its own tool; only that tool can look inside.
+pub struct ParsedInput(Box<dyn Any + Send + Sync>);
+
+/// The object-safe face of a [`Tool`], implemented for every `Tool`.
+#[async_trait]
+pub trait DynTool: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn aliases(&self) -> &'static [&'static str];
+    fn description(&self) -> String;
+    fn prompt(&self) -> String;
+    fn is_deferred(&self) -> bool;
+    fn input_schema(&self) -> Value;
+    fn max_result_chars(&self) -> Option<usize>;
+    /// Deserialise and so validate the model's input. The error names the bad field.
+    fn parse(&self, input: &Value) -> Result<ParsedInput, ToolError>;
+    fn is_concurrency_safe(&self, input: &ParsedInput) -> bool;
+    fn is_read_only(&self, input: &ParsedInput) -> bool;
+    fn is_destructive(&self, input: &ParsedInput) -> bool;
+    fn title(&self, input: &ParsedInput, ctx: &SessionContext) -> String;
+    fn accesses(&self, input: &ParsedInput, ctx: &SessionContext) -> Vec<Access>;
+    async fn validate(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), ToolError>;
+    async fn preview(
+        &self,
+        input: &ParsedInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError>;
+    async fn call(&self, input: ParsedInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+fn foreign_input(name: &str) -> ToolError {
+    // Unreachable in practice: a ParsedInput only ever comes from the same tool's `parse`.
+    ToolError::new(format!("internal error: input was not parsed by {name}"))
+}
+
+#[async_trait]
+impl<T: Tool> DynTool for T {
+    fn name(&self) -> &'static str {
+        Tool::name(self)
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        Tool::aliases(self)
+    }
+    fn description(&self) -> String {
+        Tool::description(self)
+    }
+    fn prompt(&self) -> String {
+        Tool::prompt(self)
+    }
+    fn is_deferred(&self) -> bool {
+        Tool::is_deferred(self)
+    }
+    fn input_schema(&self) -> Value {
+        schema_for::<T::Input>()
+    }
+    fn max_result_chars(&self) -> Option<usize> {
+        Tool::max_result_chars(self)
+    }
+    fn parse(&self, input: &Value) -> Result<ParsedInput, ToolError> {
+        T::Input::deserialize(input)
+            .map(|i| ParsedInput(Box::new(i)))
+            .map_err(|e| {
+                ToolError::new(format!(
+                    "InputValidationError: {} failed due to the following issue: {e}",
+                    Tool::name(self)
+                ))
+            })
+    }
+    fn is_concurrency_safe(&self, input: &ParsedInput) -> bool {
+        input
+            .0
+            .downcast_ref::<T::Input>()
+            .is_some_and(|i| Tool::is_concurrency_safe(self, i))
+    }
+    fn is_read_only(&self, input: &ParsedInput) -> bool {
+        input
+            .0
+            .downcast_ref::<T::Input>()
+            .is_some_and(|i| Tool::is_read_only(self, i))
+    }
+    fn is_destructive(&self, input: &ParsedInput) -> bool {
+        // Fail closed: an input we cannot inspect counts as destructive.
+        input
+            .0
+            .downcast_ref::<T::Input>()
+            .is_none_or(|i| Tool::is_destructive(self, i))
+    }
+    fn title(&self, input: &ParsedInput, ctx: &SessionContext) -> String {
+        match input.0.downcast_ref::<T::Input>() {
+            Some(i) => Tool::title(self, i, ctx),
+            None => Tool::name(self).to_string(),
+        }
+    }
+    fn accesses(&self, input: &ParsedInput, ctx: &SessionContext) -> Vec<Access> {
+        match input.0.downcast_ref::<T::Input>() {
+            Some(i) => Tool::accesses(self, i, ctx),
+            None => Vec::new(),
+        }
+    }
+    async fn validate(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), ToolError> {
+        match input.0.downcast_ref::<T::Input>() {
+            Some(i) => Tool::validate(self, i, ctx).await,
+            None => Err(foreign_input(Tool::name(self))),
+        }
+    }
+    async fn preview(
+        &self,
+        input: &ParsedInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        match input.0.downcast_ref::<T::Input>() {
+            Some(i) => Tool::preview(self, i, ctx).await,
+            None => Err(foreign_input(Tool::name(self))),
+        }
+    }
+    async fn call(&self, input: ParsedInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        match input.0.downcast::<T::Input>() {
+            Ok(i) => Tool::call(self, *i, ctx).await,
+            Err(_) => Err(foreign_input(Tool::name(self))),
+        }
+    }
+}
+
+use serde::Deserialize as _;
+
+/// The JSON Schema of an input type, in the plain form model APIs accept (no `$schema`, no
+/// `title`, `definitions` inlined where schemars put them under `$defs`).
+pub fn schema_for<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+        })
+        .into_generator();
+    let schema = generator.into_root_schema_for::<T>();
+    let mut value = schema.to_value();
+    if let Some(obj) = value.as_object_mut() {
+        obj.remove("$schema");
+        obj.remove("title");
+        obj.entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    value
+}
+
+/// Shorthand for a tool handle in the registry.
+pub type ToolHandle = Arc<dyn DynTool>;
