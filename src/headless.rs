@@ -1,1 +1,231 @@
-//! Headless `-p` mode: submit one prompt, print the answer as text, json or stream-json.
+//! Headless `-p` mode: submit one prompt, wait for the turn to finish, print the answer as
+//! `text`, `json` or `stream-json` in Claude Code's shapes, and exit 0 on success or non-zero
+//! with the reason on stderr.
+//!
+//! A client of the protocol like the TUI: it reads [`Event`]s and sends [`Op`]s, nothing else.
+//! No one can answer permission requests here; the gate refuses such calls itself, and any
+//! request that still arrives is denied.
+
+use std::io::Write;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::agent::AgentHandle;
+use crate::cli::OutputFormat;
+use crate::protocol::{Decision, Event, Op, TurnEnd, Usage};
+
+/// How the run ended, for the exit code and the result object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub end: TurnEnd,
+    pub text: String,
+    pub error: Option<String>,
+    pub num_turns: u32,
+}
+
+impl Outcome {
+    pub fn is_error(&self) -> bool {
+        self.end != TurnEnd::Completed
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        if self.is_error() { 1 } else { 0 }
+    }
+}
+
+/// Run one prompt to completion, writing the chosen format to `out`.
+pub async fn run(
+    mut handle: AgentHandle,
+    prompt: String,
+    format: OutputFormat,
+    verbose: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<Outcome> {
+    let started = Instant::now();
+    let session_id = handle.session_id.clone();
+    let _ = handle.ops.send(Op::Submit { text: prompt });
+    let mut usage = Usage::default();
+    let mut cost = 0.0;
+    let mut last_error: Option<String> = None;
+    let mut outcome = None;
+    while let Some(event) = handle.events.recv().await {
+        match &event {
+            Event::SessionConfigured(info) if format == OutputFormat::StreamJson => {
+                line(
+                    out,
+                    &json!({
+                        "type": "system", "subtype": "init", "session_id": info.session_id,
+                        "cwd": info.cwd, "model": info.model, "tools": info.tools,
+                        "permissionMode": info.mode.as_str(), "provider": info.provider,
+                        "demo": info.demo,
+                    }),
+                )?;
+            }
+            Event::AssistantMessage {
+                content,
+                incomplete,
+            } if format == OutputFormat::StreamJson => {
+                let mut message = json!({"role": "assistant", "content": content});
+                if *incomplete {
+                    message["incomplete"] = Value::Bool(true);
+                }
+                line(
+                    out,
+                    &json!({"type": "assistant", "message": message, "session_id": session_id}),
+                )?;
+            }
+            Event::ToolResults { content } if format == OutputFormat::StreamJson => {
+                line(
+                    out,
+                    &json!({"type": "user", "message": {"role": "user", "content": content},
+                            "session_id": session_id}),
+                )?;
+            }
+            Event::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                reason,
+            } => {
+                if format == OutputFormat::StreamJson && verbose {
+                    line(
+                        out,
+                        &json!({"type": "system", "subtype": "retry", "attempt": attempt,
+                                "max_attempts": max_attempts, "delay_ms": delay_ms,
+                                "reason": reason, "session_id": session_id}),
+                    )?;
+                }
+                if verbose {
+                    eprintln!(
+                        "cairn: {reason}; retrying in {delay_ms} ms ({attempt}/{max_attempts})"
+                    );
+                }
+            }
+            Event::Usage {
+                total,
+                total_cost_usd,
+                ..
+            } => {
+                usage = *total;
+                cost = *total_cost_usd;
+            }
+            Event::Error { message } => last_error = Some(message.clone()),
+            Event::PermissionRequest(req) => {
+                let _ = handle.ops.send(Op::PermissionDecision {
+                    request_id: req.id,
+                    decision: Decision::DenyOnce,
+                });
+            }
+            Event::TurnFinished {
+                end,
+                text,
+                num_turns,
+                ..
+            } => {
+                outcome = Some(Outcome {
+                    end: *end,
+                    text: text.clone(),
+                    error: last_error.take(),
+                    num_turns: *num_turns,
+                });
+                break;
+            }
+            _ => {}
+        }
+    }
+    let _ = handle.ops.send(Op::Shutdown);
+    let outcome = outcome.unwrap_or(Outcome {
+        end: TurnEnd::Failed,
+        text: String::new(),
+        error: Some("the agent stopped before finishing the turn".into()),
+        num_turns: 0,
+    });
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match format {
+        OutputFormat::Text => {
+            if !outcome.text.is_empty() {
+                writeln!(out, "{}", outcome.text)?;
+            }
+        }
+        OutputFormat::Json | OutputFormat::StreamJson => {
+            line(
+                out,
+                &result_object(&outcome, &session_id, duration_ms, &usage, cost),
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(outcome)
+}
+
+/// The reason a failed run gives on stderr.
+pub fn failure_reason(outcome: &Outcome, max_turns: Option<u32>) -> String {
+    match outcome.end {
+        TurnEnd::MaxTurns => format!(
+            "stopped after reaching the maximum of {} turns (--max-turns)",
+            max_turns.unwrap_or(outcome.num_turns)
+        ),
+        TurnEnd::Interrupted => "interrupted".into(),
+        _ => outcome
+            .error
+            .clone()
+            .unwrap_or_else(|| "the turn failed".into()),
+    }
+}
+
+fn result_object(
+    outcome: &Outcome,
+    session_id: &str,
+    duration_ms: u64,
+    usage: &Usage,
+    cost: f64,
+) -> Value {
+    let subtype = match outcome.end {
+        TurnEnd::Completed => "success",
+        TurnEnd::MaxTurns => "error_max_turns",
+        TurnEnd::Interrupted | TurnEnd::Failed => "error_during_execution",
+    };
+    let mut v = json!({
+        "type": "result",
+        "subtype": subtype,
+        "is_error": outcome.is_error(),
+        "duration_ms": duration_ms,
+        "num_turns": outcome.num_turns,
+        "result": outcome.text,
+        "session_id": session_id,
+        "total_cost_usd": cost,
+        "usage": usage,
+    });
+    if let Some(e) = &outcome.error {
+        v["error"] = Value::String(e.clone());
+    }
+    v
+}
+
+fn line(out: &mut dyn Write, value: &Value) -> std::io::Result<()> {
+    writeln!(out, "{value}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_object_has_claude_code_shape() {
+        let outcome = Outcome {
+            end: TurnEnd::MaxTurns,
+            text: "partial".into(),
+            error: None,
+            num_turns: 2,
+        };
+        let v = result_object(&outcome, "s", 5, &Usage::default(), 0.0);
+        assert_eq!(v["type"], "result");
+        assert_eq!(v["subtype"], "error_max_turns");
+        assert_eq!(v["is_error"], true);
+        assert_eq!(v["num_turns"], 2);
+        assert_eq!(v["usage"]["input_tokens"], 0);
+        assert_eq!(outcome.exit_code(), 1);
+        assert!(failure_reason(&outcome, Some(2)).contains("maximum of 2 turns"));
+    }
+}

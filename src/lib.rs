@@ -14,5 +14,7 @@ pub mod headless;
 pub mod llm;
 pub mod permissions;
 pub mod protocol;
+pub mod session;
+pub mod startup;
 pub mod tools;
 pub mod tui;

@@ -1,3 +1,126 @@
-//! The `cairn` binary: parse the command line and start the TUI or headless mode.
+//! The `cairn` binary: parse the command line, set up logging, and start the TUI, headless
+//! mode or a subcommand. Everything else lives in the library.
 
-fn main() {}
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cairn::cli::{Cli, Command};
+use cairn::startup;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cairn: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cairn: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        Some(Command::MockServer { script, port }) => {
+            let text = std::fs::read_to_string(script)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", script.display()))?;
+            let script = cairn::llm::scripted::Script::from_json(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", script.display()))?;
+            cairn::llm::scripted::serve_forever(script, *port).await?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(Command::Config) => {
+            println!("{}", cairn::config::describe(&std::env::current_dir()?));
+            return Ok(ExitCode::SUCCESS);
+        }
+        None => {}
+    }
+    if cli.print {
+        return run_headless(cli).await;
+    }
+    // The demo server (if any) lives until the session ends.
+    let startup::Started {
+        handle,
+        notices,
+        demo_server: _demo_server,
+    } = startup::start_session(&cli, true).await?;
+    let opts = cairn::tui::TuiOptions {
+        initial_prompt: cli.prompt.clone(),
+        notices,
+    };
+    let summary = cairn::tui::run(handle, opts).await?;
+    println!("{summary}");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
+    let prompt = match &cli.prompt {
+        Some(p) => p.clone(),
+        None if !std::io::stdin().is_terminal() => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| anyhow::anyhow!("cannot read the prompt from stdin: {e}"))?;
+            text
+        }
+        None => anyhow::bail!("-p needs a prompt: cairn -p \"...\" or pipe one on stdin"),
+    };
+    if prompt.trim().is_empty() {
+        anyhow::bail!("the prompt is empty");
+    }
+    let startup::Started {
+        handle,
+        notices,
+        demo_server: _demo_server,
+    } = startup::start_session(&cli, false).await?;
+    for notice in &notices {
+        eprintln!("cairn: {notice}");
+    }
+    let mut stdout = std::io::stdout().lock();
+    let outcome =
+        cairn::headless::run(handle, prompt, cli.output_format, cli.verbose, &mut stdout).await?;
+    if outcome.is_error() {
+        eprintln!(
+            "cairn: {}",
+            cairn::headless::failure_reason(&outcome, cli.max_turns)
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Log to a file: the terminal belongs to the UI. `CAIRN_LOG` sets the filter.
+fn init_logging(verbose: bool) {
+    let dir = startup::data_root().join("logs");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("cairn.log"))
+    else {
+        return;
+    };
+    let default = if verbose { "debug" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .try_init();
+}

@@ -4,8 +4,12 @@
 //! A client starts the core with [`start`] and then talks to it only through the returned
 //! [`AgentHandle`]: [`Op`]s in, [`Event`]s out.
 
+mod core;
+pub mod executor;
+pub mod prompt;
 pub mod session;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -13,10 +17,18 @@ use tokio::sync::mpsc;
 
 use crate::llm::ModelClient;
 use crate::llm::retry::RetryPolicy;
-use crate::protocol::{Event, Op, PermissionMode};
+use crate::permissions::PermissionGate;
+use crate::protocol::{Event, Op, Usage};
+use crate::session::transcript::Transcript;
+use crate::tools::registry::builtin_tools;
+use crate::tools::{ToolHandle, ToolRegistry};
+
+use self::executor::PendingDecisions;
+use self::session::{EventSender, SessionContext};
 
 /// The client's end of a running core.
 pub struct AgentHandle {
+    pub session_id: String,
     pub ops: mpsc::UnboundedSender<Op>,
     pub events: mpsc::UnboundedReceiver<Event>,
 }
@@ -27,20 +39,72 @@ pub struct AgentSetup {
     pub model: String,
     pub project_dir: PathBuf,
     pub additional_dirs: Vec<PathBuf>,
+    /// Per-session data (spill files); created on demand.
     pub data_dir: PathBuf,
-    pub mode: PermissionMode,
-    /// Whether a person can answer permission requests (false for headless).
-    pub interactive: bool,
+    /// Where the JSONL transcript goes; None writes none.
+    pub transcript_path: Option<PathBuf>,
+    pub session_id: String,
+    pub gate: PermissionGate,
     pub max_turns: Option<u32>,
     pub retry: RetryPolicy,
     pub max_tokens: u32,
     /// Running against the built-in scripted model.
     pub demo: bool,
+    /// Tools beyond the built-ins (MCP tools; tests' own tools). Sorted after the built-ins; a
+    /// built-in of the same name wins.
+    pub extra_tools: Vec<ToolHandle>,
+}
+
+impl AgentSetup {
+    pub fn new_session_id() -> String {
+        uuid::Uuid::new_v4().to_string()
+    }
 }
 
 /// Start the core on the current tokio runtime.
-pub fn start(_setup: AgentSetup) -> AgentHandle {
-    let (ops, _ops_rx) = mpsc::unbounded_channel();
-    let (_events_tx, events) = mpsc::unbounded_channel();
-    AgentHandle { ops, events }
+pub fn start(setup: AgentSetup) -> AgentHandle {
+    let (ops_tx, ops_rx) = mpsc::unbounded_channel();
+    let (events_tx, events_rx) = mpsc::unbounded_channel();
+    let session = Arc::new(SessionContext::new(
+        setup.session_id.clone(),
+        setup.project_dir.clone(),
+        setup.additional_dirs,
+        setup.data_dir,
+        EventSender::new(events_tx),
+    ));
+    let gate = Arc::new(setup.gate);
+    let registry = ToolRegistry::new(builtin_tools(&session), setup.extra_tools)
+        .filtered(|t| gate.offers_tool(t));
+    let activated = HashSet::new();
+    let env = prompt::Environment::detect(&setup.project_dir, &setup.model);
+    let system = prompt::system_prompt(&env, &registry, &registry.deferred_names(&activated));
+    let transcript = match setup.transcript_path {
+        Some(p) => Transcript::at(p, &setup.session_id),
+        None => Transcript::disabled(),
+    };
+    let core = core::Core {
+        client: setup.client,
+        model: setup.model,
+        session,
+        gate,
+        registry,
+        decisions: PendingDecisions::default(),
+        system,
+        messages: Vec::new(),
+        max_turns: setup.max_turns,
+        retry: setup.retry,
+        max_tokens: setup.max_tokens,
+        total_usage: Usage::default(),
+        total_cost: 0.0,
+        turn_counter: 0,
+        activated,
+        transcript,
+        demo: setup.demo,
+    };
+    tokio::spawn(core.run(ops_rx));
+    AgentHandle {
+        session_id: setup.session_id,
+        ops: ops_tx,
+        events: events_rx,
+    }
 }

@@ -5,7 +5,10 @@
 //! The agent talks to a model only through [`ModelClient`] and [`retry::stream_with_retry`]; it
 //! never sees a wire format.
 
+pub mod client;
+pub mod pricing;
 pub mod retry;
+pub mod scripted;
 pub mod types;
 
 use std::pin::Pin;

@@ -9,6 +9,7 @@
 //! to do next.
 
 pub mod registry;
+pub mod spill;
 
 use std::any::Any;
 use std::path::PathBuf;

@@ -9,6 +9,8 @@ use crate::agent::AgentHandle;
 pub struct TuiOptions {
     /// Submitted as the first prompt.
     pub initial_prompt: Option<String>,
+    /// Shown in the conversation before anything else (e.g. "running the demo").
+    pub notices: Vec<String>,
 }
 
 /// Run the TUI until the person quits. Returns the one-line summary printed after exit.

@@ -1,0 +1,367 @@
+//! The query loop. [`Core::run`] owns the conversation and serves [`Op`]s; a submitted prompt
+//! becomes a turn: build the request, stream the answer (tools start while it streams), send
+//! the tool results back, and loop until the model ends its turn, `--max-turns` is reached, or
+//! the person interrupts.
+//!
+//! Invariant: the message list is always valid for the next request — every `tool_use` block
+//! has a `tool_result` in the next user message, whatever happened (denial, error, interrupt,
+//! broken stream).
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::executor::{CallEnv, Executor, PendingDecisions};
+use crate::agent::session::{EventSender, SessionContext};
+use crate::llm::retry::{RetryNotice, RetryPolicy, stream_with_retry};
+use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent, pricing};
+use crate::permissions::PermissionGate;
+use crate::protocol::{Event, Op, SessionInfo, TurnEnd, Usage};
+use crate::session::transcript::Transcript;
+use crate::tools::ToolRegistry;
+
+/// How one model request ended.
+enum Step {
+    /// Tools ran; their results are in the conversation: ask the model again.
+    ToolsRan,
+    /// The model ended its turn with this text.
+    Done(String),
+    Interrupted,
+    Failed(String),
+}
+
+pub(crate) struct Core {
+    pub client: Arc<dyn ModelClient>,
+    pub model: String,
+    pub session: Arc<SessionContext>,
+    pub gate: Arc<PermissionGate>,
+    pub registry: ToolRegistry,
+    pub decisions: PendingDecisions,
+    pub system: String,
+    pub messages: Vec<Message>,
+    pub max_turns: Option<u32>,
+    pub retry: RetryPolicy,
+    pub max_tokens: u32,
+    pub total_usage: Usage,
+    pub total_cost: f64,
+    pub turn_counter: u64,
+    pub activated: HashSet<String>,
+    pub transcript: Transcript,
+    pub demo: bool,
+}
+
+impl Core {
+    fn events(&self) -> &EventSender {
+        &self.session.events
+    }
+
+    pub async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        self.events().send(Event::SessionConfigured(SessionInfo {
+            session_id: self.session.session_id.clone(),
+            model: self.model.clone(),
+            provider: self.client.provider().as_str().to_string(),
+            cwd: self.session.cwd(),
+            tools: self.registry.names(),
+            mode: self.gate.mode(),
+            demo: self.demo,
+        }));
+        let events = self.events().clone();
+        let gate = Arc::clone(&self.gate);
+        let decisions = self.decisions.clone();
+        let mut queue: VecDeque<String> = VecDeque::new();
+        let mut ops_closed = false;
+        loop {
+            let prompt = match queue.pop_front() {
+                Some(p) => p,
+                None => match ops.recv().await {
+                    Some(Op::Submit { text }) => text,
+                    Some(Op::SetMode { mode }) => {
+                        gate.set_mode(mode);
+                        events.send(Event::ModeChanged { mode });
+                        continue;
+                    }
+                    Some(Op::PermissionDecision {
+                        request_id,
+                        decision,
+                    }) => {
+                        decisions.resolve(request_id, decision);
+                        continue;
+                    }
+                    Some(Op::Interrupt) => continue,
+                    Some(Op::Shutdown) | None => break,
+                },
+            };
+            let cancel = CancellationToken::new();
+            let mut shutdown = false;
+            let turn = self.run_turn(prompt, cancel.clone());
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    biased;
+                    op = ops.recv(), if !ops_closed => match op {
+                        Some(Op::Interrupt) => cancel.cancel(),
+                        Some(Op::PermissionDecision { request_id, decision }) => {
+                            decisions.resolve(request_id, decision);
+                        }
+                        Some(Op::SetMode { mode }) => {
+                            gate.set_mode(mode);
+                            events.send(Event::ModeChanged { mode });
+                        }
+                        Some(Op::Submit { text }) => queue.push_back(text),
+                        Some(Op::Shutdown) => {
+                            cancel.cancel();
+                            shutdown = true;
+                        }
+                        None => ops_closed = true,
+                    },
+                    () = &mut turn => break,
+                }
+            }
+            if shutdown {
+                break;
+            }
+        }
+    }
+
+    async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) {
+        self.turn_counter += 1;
+        let turn_id = self.turn_counter;
+        self.events().send(Event::TurnStarted { turn_id });
+        self.push_user(vec![ContentBlock::Text { text: prompt }]);
+        let mut num_turns = 0;
+        let mut text = String::new();
+        let end = loop {
+            if self.max_turns.is_some_and(|max| num_turns >= max) {
+                break TurnEnd::MaxTurns;
+            }
+            num_turns += 1;
+            match self.one_request(&cancel).await {
+                Step::ToolsRan => continue,
+                Step::Done(t) => {
+                    text = t;
+                    break TurnEnd::Completed;
+                }
+                Step::Interrupted => break TurnEnd::Interrupted,
+                Step::Failed(message) => {
+                    self.events().send(Event::Error { message });
+                    break TurnEnd::Failed;
+                }
+            }
+        };
+        if end != TurnEnd::Completed {
+            text = self.last_assistant_text();
+        }
+        self.events().send(Event::TurnFinished {
+            turn_id,
+            end,
+            text,
+            num_turns,
+        });
+    }
+
+    /// One request to the model and the tool calls of its answer.
+    async fn one_request(&mut self, cancel: &CancellationToken) -> Step {
+        let reminders = self.session.take_reminders();
+        if !reminders.is_empty() {
+            let blocks = reminders
+                .into_iter()
+                .map(|r| ContentBlock::Text {
+                    text: format!("<system-reminder>\n{r}\n</system-reminder>"),
+                })
+                .collect();
+            self.push_user(blocks);
+        }
+        let request = ModelRequest {
+            model: self.model.clone(),
+            system: self.system.clone(),
+            messages: self.messages.clone(),
+            tools: self.registry.specs(&self.activated),
+            max_tokens: self.max_tokens,
+            thinking_budget: None,
+        };
+        let events = self.events().clone();
+        let mut on_retry = |n: RetryNotice| {
+            events.send(Event::Retrying {
+                attempt: n.attempt,
+                max_attempts: n.max_attempts,
+                delay_ms: u64::try_from(n.delay.as_millis()).unwrap_or(u64::MAX),
+                reason: n.error.to_string(),
+            });
+        };
+        let opened = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Step::Interrupted,
+            r = stream_with_retry(self.client.as_ref(), &request, &self.retry, &mut on_retry) => r,
+        };
+        let mut stream = match opened {
+            Ok(s) => s,
+            Err(e) => return Step::Failed(e.to_string()),
+        };
+
+        // Tools get their own token so a broken stream can stop them without ending the turn's.
+        let tools_cancel = cancel.child_token();
+        let mut executor = Executor::new(Arc::new(CallEnv {
+            session: Arc::clone(&self.session),
+            gate: Arc::clone(&self.gate),
+            registry: self.registry.clone(),
+            decisions: self.decisions.clone(),
+            cancel: tools_cancel.clone(),
+        }));
+        let mut blocks: Vec<ContentBlock> = Vec::new();
+        let mut partial_text = String::new();
+        let mut usage = Usage::default();
+        let mut finished = false;
+        let mut stream_error: Option<String> = None;
+        loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break,
+                ev = stream.next() => match ev {
+                    None => {
+                        if !finished {
+                            stream_error =
+                                Some("the stream ended before the message was complete".into());
+                        }
+                        break;
+                    }
+                    Some(Err(e)) => {
+                        stream_error = Some(e.to_string());
+                        break;
+                    }
+                    Some(Ok(ev)) => match ev {
+                        StreamEvent::TextDelta(text) => {
+                            partial_text.push_str(&text);
+                            events.send(Event::TextDelta { text });
+                        }
+                        StreamEvent::ThinkingDelta(text) => {
+                            events.send(Event::ThinkingDelta { text });
+                        }
+                        StreamEvent::BlockComplete(block) => {
+                            match &block {
+                                ContentBlock::Text { .. } => partial_text.clear(),
+                                ContentBlock::ToolUse { id, name, input } => {
+                                    executor.submit(id.clone(), name.clone(), input.clone());
+                                }
+                                _ => {}
+                            }
+                            blocks.push(block);
+                        }
+                        StreamEvent::InvalidToolUse { id, name, raw_input, error } => {
+                            blocks.push(ContentBlock::ToolUse {
+                                id: id.clone(),
+                                name: name.clone(),
+                                input: serde_json::json!({}),
+                            });
+                            executor.submit_invalid(id, name, raw_input, error);
+                        }
+                        StreamEvent::Usage(u) => usage = u,
+                        StreamEvent::Finished(_) => finished = true,
+                    },
+                },
+                () = executor.next_finished() => {}
+            }
+        }
+        drop(stream);
+        self.record_usage(&usage);
+
+        let interrupted = cancel.is_cancelled();
+        let incomplete = interrupted || stream_error.is_some();
+        if incomplete && !partial_text.is_empty() {
+            blocks.push(ContentBlock::Text { text: partial_text });
+        }
+        if stream_error.is_some() {
+            tools_cancel.cancel();
+        }
+        let has_tools = !executor.is_empty();
+        let text: String = blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        if !blocks.is_empty() {
+            self.events().send(Event::AssistantMessage {
+                content: serde_json::to_value(&blocks).unwrap_or_default(),
+                incomplete,
+            });
+            self.push_message(Message {
+                role: Role::Assistant,
+                content: blocks,
+            });
+        }
+        if has_tools {
+            let results = executor.finish().await;
+            self.events().send(Event::ToolResults {
+                content: serde_json::to_value(&results).unwrap_or_default(),
+            });
+            self.push_user(results);
+        }
+        if interrupted {
+            return Step::Interrupted;
+        }
+        if let Some(e) = stream_error {
+            let kept = if text.is_empty() {
+                String::new()
+            } else {
+                " The partial answer is kept, marked incomplete.".to_string()
+            };
+            return Step::Failed(format!("The response broke off: {e}.{kept}"));
+        }
+        if has_tools {
+            Step::ToolsRan
+        } else {
+            Step::Done(text)
+        }
+    }
+
+    fn record_usage(&mut self, usage: &Usage) {
+        if *usage == Usage::default() {
+            return;
+        }
+        self.total_usage.add(usage);
+        self.total_cost += pricing::cost_usd(&self.model, usage);
+        self.events().send(Event::Usage {
+            last: *usage,
+            total: self.total_usage,
+            total_cost_usd: self.total_cost,
+            context_window: pricing::context_window(&self.model),
+        });
+    }
+
+    /// Append user content, merging into the last message when that is a user message too
+    /// (tool results followed by a new prompt), so roles keep alternating.
+    fn push_user(&mut self, content: Vec<ContentBlock>) {
+        if let Some(last) = self.messages.last_mut()
+            && last.role == Role::User
+        {
+            last.content.extend(content.iter().cloned());
+            self.transcript.append(&Message {
+                role: Role::User,
+                content,
+            });
+            return;
+        }
+        self.push_message(Message {
+            role: Role::User,
+            content,
+        });
+    }
+
+    fn push_message(&mut self, message: Message) {
+        self.transcript.append(&message);
+        self.messages.push(message);
+    }
+
+    fn last_assistant_text(&self) -> String {
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
+            .map(Message::text)
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,443 @@
+//! The streaming tool executor: runs the tool calls of one assistant message while the model is
+//! still streaming, and hands back their results in call order.
+//!
+//! Scheduling: a concurrency-safe call starts as soon as its block has streamed, provided every
+//! unsafe call before it has finished, with at most [`MAX_PARALLEL`] running at once. An unsafe
+//! call starts only when everything before it has finished and nothing else runs, and everything
+//! after it waits for it. On interrupt, running calls are cancelled and every call without a result
+//! gets an "interrupted by the user" result, so the conversation stays valid.
+//!
+//! Each call goes through the lifecycle of the design notes: find the tool, validate its input,
+//! compute the preview, ask the permission gate (and perhaps the person), run, shape the result.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::session::SessionContext;
+use crate::llm::ContentBlock;
+use crate::permissions::{CallInfo, GateOutcome, PermissionGate};
+use crate::protocol::{CallOutcome, Decision, Display, Event};
+use crate::tools::{
+    ContentOverride, ParsedInput, ProgressSender, ToolContext, ToolHandle, ToolRegistry, spill,
+};
+
+/// At most this many concurrency-safe calls run at once.
+pub const MAX_PARALLEL: usize = 10;
+
+pub const INTERRUPTED_MESSAGE: &str =
+    "The user interrupted this tool call before it finished (interrupted by the user).";
+
+/// Permission requests waiting for the person's answer, by request id.
+#[derive(Clone, Default)]
+pub struct PendingDecisions {
+    inner: Arc<Mutex<Pending>>,
+}
+
+#[derive(Default)]
+struct Pending {
+    next_id: u64,
+    waiting: HashMap<u64, oneshot::Sender<Decision>>,
+}
+
+impl PendingDecisions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        match self.inner.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    fn register(&self) -> (u64, oneshot::Receiver<Decision>) {
+        let mut p = self.lock();
+        p.next_id += 1;
+        let id = p.next_id;
+        let (tx, rx) = oneshot::channel();
+        p.waiting.insert(id, tx);
+        (id, rx)
+    }
+
+    /// Deliver the person's answer. False if no such request is waiting (answered already, or
+    /// its call was interrupted).
+    pub fn resolve(&self, id: u64, decision: Decision) -> bool {
+        match self.lock().waiting.remove(&id) {
+            Some(tx) => tx.send(decision).is_ok(),
+            None => false,
+        }
+    }
+}
+
+/// What every call of a turn shares.
+pub struct CallEnv {
+    pub session: Arc<SessionContext>,
+    pub gate: Arc<PermissionGate>,
+    pub registry: ToolRegistry,
+    pub decisions: PendingDecisions,
+    /// Cancelled on interrupt.
+    pub cancel: CancellationToken,
+}
+
+enum SlotState {
+    Waiting(Box<PreparedCall>),
+    Running,
+    Done(ContentBlock),
+}
+
+struct Slot {
+    call_id: String,
+    safe: bool,
+    state: SlotState,
+}
+
+struct PreparedCall {
+    tool: ToolHandle,
+    input: ParsedInput,
+    raw: Value,
+    title: String,
+}
+
+pub struct Executor {
+    env: Arc<CallEnv>,
+    slots: Vec<Slot>,
+    running: JoinSet<(usize, ContentBlock)>,
+}
+
+impl Executor {
+    pub fn new(env: Arc<CallEnv>) -> Executor {
+        Executor {
+            env,
+            slots: Vec::new(),
+            running: JoinSet::new(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// A tool_use block finished streaming: look the tool up, parse its input, and start it if
+    /// the scheduling rules allow.
+    pub fn submit(&mut self, call_id: String, name: String, input: Value) {
+        let events = &self.env.session.events;
+        let Some(tool) = self.env.registry.get(&name).cloned() else {
+            let suggestions = self.env.registry.suggest(&name);
+            let mut message = format!("Error: No such tool available: {name}");
+            if !suggestions.is_empty() {
+                message.push_str(&format!(". Did you mean: {}?", suggestions.join(", ")));
+            }
+            self.finish_early(call_id, name.clone(), name, input, message);
+            return;
+        };
+        let parsed = match tool.parse(&input) {
+            Ok(p) => p,
+            Err(e) => {
+                self.finish_early(call_id, tool.name().to_string(), name, input, e.message);
+                return;
+            }
+        };
+        let title = tool.title(&parsed, &self.env.session);
+        let safe = tool.is_concurrency_safe(&parsed);
+        events.send(Event::ToolCallStarted {
+            call_id: call_id.clone(),
+            tool: tool.name().to_string(),
+            title: title.clone(),
+            input: input.clone(),
+        });
+        self.slots.push(Slot {
+            call_id,
+            safe,
+            state: SlotState::Waiting(Box::new(PreparedCall {
+                tool,
+                input: parsed,
+                raw: input,
+                title,
+            })),
+        });
+        self.pump();
+    }
+
+    /// A tool_use block whose input JSON did not parse: answer it with an error at once.
+    pub fn submit_invalid(&mut self, call_id: String, name: String, raw: String, error: String) {
+        let message = format!(
+            "InputValidationError: the input of {name} was not valid JSON ({error}). \
+             Send the call again with a valid JSON object."
+        );
+        let input = Value::String(raw);
+        self.finish_early(call_id, name.clone(), name, input, message);
+    }
+
+    fn finish_early(
+        &mut self,
+        call_id: String,
+        tool: String,
+        title: String,
+        input: Value,
+        message: String,
+    ) {
+        let events = &self.env.session.events;
+        events.send(Event::ToolCallStarted {
+            call_id: call_id.clone(),
+            tool,
+            title,
+            input,
+        });
+        events.send(Event::ToolCallFinished {
+            call_id: call_id.clone(),
+            is_error: true,
+            display: Display::Text {
+                text: message.clone(),
+            },
+            outcome: None,
+        });
+        self.slots.push(Slot {
+            call_id: call_id.clone(),
+            safe: true,
+            state: SlotState::Done(error_result(call_id, message)),
+        });
+    }
+
+    /// Start every waiting call the scheduling rules allow.
+    fn pump(&mut self) {
+        if self.env.cancel.is_cancelled() {
+            return;
+        }
+        let mut running = self.running.len();
+        let mut earlier_unfinished_unsafe = false;
+        let mut earlier_unfinished = false;
+        for index in 0..self.slots.len() {
+            let slot = &self.slots[index];
+            let done = matches!(slot.state, SlotState::Done(_));
+            let waiting = matches!(slot.state, SlotState::Waiting(_));
+            if waiting {
+                let may_start = if slot.safe {
+                    !earlier_unfinished_unsafe && running < MAX_PARALLEL
+                } else {
+                    !earlier_unfinished && running == 0
+                };
+                if !may_start {
+                    if !slot.safe {
+                        // Nothing after an unsafe call may start before it.
+                        break;
+                    }
+                } else {
+                    self.start(index);
+                    running += 1;
+                }
+            }
+            if !done {
+                earlier_unfinished = true;
+                if !self.slots[index].safe {
+                    earlier_unfinished_unsafe = true;
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, index: usize) {
+        let slot = &mut self.slots[index];
+        let SlotState::Waiting(call) = std::mem::replace(&mut slot.state, SlotState::Running)
+        else {
+            return;
+        };
+        let env = Arc::clone(&self.env);
+        let call_id = slot.call_id.clone();
+        self.running.spawn(async move {
+            let block = run_call(env, call_id, *call).await;
+            (index, block)
+        });
+    }
+
+    /// Run every submitted call to completion and return the results in call order.
+    pub async fn finish(mut self) -> Vec<ContentBlock> {
+        loop {
+            self.pump();
+            if self.running.is_empty() {
+                let all_done = self
+                    .slots
+                    .iter()
+                    .all(|s| matches!(s.state, SlotState::Done(_)));
+                if all_done || self.env.cancel.is_cancelled() {
+                    break;
+                }
+            }
+            tokio::select! {
+                biased;
+                _ = self.env.cancel.cancelled() => {
+                    self.running.abort_all();
+                    break;
+                }
+                joined = self.running.join_next() => {
+                    if let Some(Ok((index, block))) = joined {
+                        self.slots[index].state = SlotState::Done(block);
+                    }
+                }
+            }
+        }
+        let events = self.env.session.events.clone();
+        self.slots
+            .into_iter()
+            .map(|slot| match slot.state {
+                SlotState::Done(block) => block,
+                SlotState::Waiting(_) | SlotState::Running => {
+                    events.send(Event::ToolCallFinished {
+                        call_id: slot.call_id.clone(),
+                        is_error: true,
+                        display: Display::Text {
+                            text: INTERRUPTED_MESSAGE.to_string(),
+                        },
+                        outcome: None,
+                    });
+                    error_result(slot.call_id, INTERRUPTED_MESSAGE.to_string())
+                }
+            })
+            .collect()
+    }
+
+    /// Let finished calls land while the model keeps streaming: resolves when one call ends.
+    /// Pending forever when nothing runs, so it can sit in a `select!` beside the stream.
+    pub async fn next_finished(&mut self) {
+        match self.running.join_next().await {
+            Some(Ok((index, block))) => {
+                self.slots[index].state = SlotState::Done(block);
+                self.pump();
+            }
+            Some(Err(_)) => {}
+            None => std::future::pending::<()>().await,
+        }
+    }
+}
+
+fn error_result(tool_use_id: String, content: String) -> ContentBlock {
+    ContentBlock::ToolResult {
+        tool_use_id,
+        content,
+        is_error: true,
+    }
+}
+
+/// One call through validation, preview, permission, execution and result shaping.
+async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> ContentBlock {
+    let events = env.session.events.clone();
+    let PreparedCall {
+        tool,
+        input,
+        raw,
+        title,
+    } = call;
+    let finish = |is_error: bool, content: String, display: Display, outcome| {
+        events.send(Event::ToolCallFinished {
+            call_id: call_id.clone(),
+            is_error,
+            display,
+            outcome,
+        });
+        ContentBlock::ToolResult {
+            tool_use_id: call_id.clone(),
+            content,
+            is_error,
+        }
+    };
+    let fail = |message: String, outcome| {
+        finish(
+            true,
+            message.clone(),
+            Display::Text { text: message },
+            outcome,
+        )
+    };
+    let mut ctx = ToolContext {
+        session: Arc::clone(&env.session),
+        call_id: call_id.clone(),
+        cancel: env.cancel.child_token(),
+        progress: ProgressSender::new(call_id.clone(), events.clone()),
+        preview: None,
+        content_override: None,
+    };
+
+    if let Err(e) = tool.validate(&input, &ctx).await {
+        return fail(e.message, None);
+    }
+    let preview = match tool.preview(&input, &ctx).await {
+        Ok(p) => p,
+        Err(e) => return fail(e.message, None),
+    };
+    let accesses = tool.accesses(&input, &env.session);
+    let info = CallInfo {
+        call_id: &call_id,
+        tool: tool.as_ref(),
+        input: &input,
+        raw_input: &raw,
+        title: &title,
+        accesses: &accesses,
+        preview: preview.as_ref(),
+    };
+    let mut outcome = None;
+    match env.gate.check(&info, &env.session).await {
+        GateOutcome::Allow => {}
+        GateOutcome::Deny { message } => return fail(message, Some(CallOutcome::Denied)),
+        GateOutcome::Ask(mut request) => {
+            let (id, answer) = env.decisions.register();
+            request.id = id;
+            events.send(Event::PermissionRequest((*request).clone()));
+            let decision = tokio::select! {
+                biased;
+                _ = env.cancel.cancelled() => return fail(INTERRUPTED_MESSAGE.into(), None),
+                d = answer => d.unwrap_or(Decision::DenyOnce),
+            };
+            let effect = env.gate.apply_decision(&request, &decision);
+            if let Some(mode) = effect.new_mode {
+                events.send(Event::ModeChanged { mode });
+            }
+            if !effect.allow {
+                let message = effect
+                    .message
+                    .unwrap_or_else(|| "The user denied this tool call.".into());
+                return fail(message, Some(effect.outcome));
+            }
+            if let Decision::AllowEdited { content, note } = decision {
+                ctx.content_override = Some(ContentOverride { content, note });
+            }
+            outcome = Some(effect.outcome);
+        }
+    }
+    ctx.preview = preview;
+
+    let max_chars = tool.max_result_chars();
+    let result = tokio::select! {
+        biased;
+        _ = env.cancel.cancelled() => return fail(INTERRUPTED_MESSAGE.into(), outcome),
+        r = tool.call(input, &ctx) => r,
+    };
+    match result {
+        Ok(mut output) => {
+            // The input was moved into the call; hooks get a fresh parse of the same JSON.
+            if let Ok(reparsed) = tool.parse(&raw) {
+                let info = CallInfo {
+                    call_id: &call_id,
+                    tool: tool.as_ref(),
+                    input: &reparsed,
+                    raw_input: &raw,
+                    title: &title,
+                    accesses: &accesses,
+                    preview: ctx.preview.as_ref(),
+                };
+                env.gate.after_call(&info, &mut output).await;
+            }
+            let content = match max_chars {
+                Some(max) => spill::limit_result(
+                    output.content,
+                    max,
+                    &env.session.data_dir.join("spill"),
+                    &call_id,
+                ),
+                None => output.content,
+            };
+            finish(output.is_error, content, output.display, outcome)
+        }
+        Err(e) => fail(e.message, outcome),
+    }
+}

@@ -1,0 +1,108 @@
+//! System-prompt assembly: identity and rules, the environment, each tool's own guidance, and
+//! the names of deferred tools. Built once per session (it must stay byte-identical between
+//! requests so prompt caching works); nothing here does I/O except the cheap `.git` probe.
+
+use std::path::Path;
+
+use crate::tools::ToolRegistry;
+
+const IDENTITY: &str = "\
+You are cairn, a coding agent working in the user's terminal. You help with software \
+engineering tasks: reading and explaining code, fixing bugs, adding features, refactoring, \
+running tests.
+
+# How to work
+- Be concise. Your output is shown in a terminal; use GitHub-flavoured Markdown sparingly.
+- Use the tools to look before you act: read a file before editing it, search before guessing.
+- Prefer editing existing files to creating new ones. Keep changes minimal and in the style of \
+the surrounding code.
+- When several independent reads or searches are needed, call those tools together in one \
+message: they run in parallel.
+- Never invent file contents, command output or URLs. If a tool fails, read the error: it says \
+what to do next.
+- Tool calls may be denied by the user. If a call is denied, do not retry it unchanged; adjust \
+or ask the user.
+- Do not commit, push, or delete data unless the user asks for it.";
+
+/// Facts about where the session runs.
+#[derive(Debug, Clone)]
+pub struct Environment {
+    pub cwd: String,
+    pub platform: String,
+    pub date: String,
+    pub is_git_repo: bool,
+    pub model: String,
+}
+
+impl Environment {
+    pub fn detect(cwd: &Path, model: &str) -> Environment {
+        Environment {
+            cwd: cwd.display().to_string(),
+            platform: std::env::consts::OS.to_string(),
+            date: chrono::Local::now().format("%Y-%m-%d").to_string(),
+            is_git_repo: cwd.ancestors().any(|d| d.join(".git").exists()),
+            model: model.to_string(),
+        }
+    }
+}
+
+/// The whole system prompt for a session.
+pub fn system_prompt(env: &Environment, tools: &ToolRegistry, deferred: &[&str]) -> String {
+    let mut out = String::with_capacity(8 * 1024);
+    out.push_str(IDENTITY);
+    out.push_str("\n\n# Environment\n");
+    out.push_str(&format!(
+        "<env>\nWorking directory: {}\nIs directory a git repo: {}\nPlatform: {}\n\
+         Today's date: {}\nModel: {}\n</env>\n",
+        env.cwd,
+        if env.is_git_repo { "Yes" } else { "No" },
+        env.platform,
+        env.date,
+        env.model
+    ));
+    let guidance: Vec<(String, String)> = tools
+        .iter()
+        .map(|t| (t.name().to_string(), t.prompt()))
+        .filter(|(_, p)| !p.trim().is_empty())
+        .collect();
+    if !guidance.is_empty() {
+        out.push_str("\n# Tools\n");
+        for (name, prompt) in guidance {
+            out.push_str(&format!("\n## {name}\n{}\n", prompt.trim()));
+        }
+    }
+    if !deferred.is_empty() {
+        out.push_str(
+            "\n# Deferred tools\nThese tools exist but their schemas are not loaded. Call \
+             ToolSearch with \"select:Name\" (or keywords) to load one before using it:\n",
+        );
+        out.push_str(&deferred.join(", "));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_names_the_environment_and_deferred_tools() {
+        let env = Environment {
+            cwd: "/work/project".into(),
+            platform: "linux".into(),
+            date: "2026-11-21".into(),
+            is_git_repo: true,
+            model: "m".into(),
+        };
+        let p = system_prompt(&env, &ToolRegistry::default(), &["NotebookEdit"]);
+        assert!(p.starts_with("You are cairn"));
+        assert!(p.contains("Working directory: /work/project"));
+        assert!(p.contains("Is directory a git repo: Yes"));
+        assert!(p.contains("Today's date: 2026-11-21"));
+        assert!(p.contains("ToolSearch"));
+        assert!(p.contains("NotebookEdit"));
+        let without = system_prompt(&env, &ToolRegistry::default(), &[]);
+        assert!(!without.contains("Deferred tools"));
+    }
+}

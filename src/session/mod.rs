@@ -1,0 +1,3 @@
+//! Sessions on disk: the transcript of each session, appended as it happens.
+
+pub mod transcript;

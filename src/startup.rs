@@ -1,0 +1,196 @@
+//! Assembling a session from the command line and the environment: which model (or the demo),
+//! which directories, the permission gate, retry knobs. Shared by the TUI and headless mode so
+//! both start the same core the same way.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::agent::{AgentSetup, start};
+use crate::cli::{Cli, ProviderArg};
+use crate::config::model::{ModelChoice, ModelEndpoint, ModelFlags, resolve};
+use crate::llm::Provider;
+use crate::llm::client::{ClientOptions, build_client};
+use crate::llm::retry::RetryPolicy;
+use crate::llm::scripted::{Script, ScriptedServer};
+use crate::permissions::PermissionGate;
+use crate::protocol::PermissionMode;
+
+/// The built-in demo script and the sample project it works on.
+pub const DEMO_SCRIPT: &str = include_str!("../assets/demo/tour.json");
+const DEMO_FILES: &[(&str, &str)] = &[
+    (
+        "README.md",
+        include_str!("../assets/demo/workspace/README.md"),
+    ),
+    (
+        "greet.py",
+        include_str!("../assets/demo/workspace/greet.py"),
+    ),
+];
+
+/// A started session and what keeps it alive.
+pub struct Started {
+    pub handle: crate::agent::AgentHandle,
+    /// Lines to tell the person before the session starts (e.g. "running the demo").
+    pub notices: Vec<String>,
+    /// The demo's scripted server; dropping it stops the server.
+    pub demo_server: Option<ScriptedServer>,
+}
+
+fn env_var(key: &str) -> Option<String> {
+    std::env::var(key).ok()
+}
+
+/// Where cairn keeps its data: `$CAIRN_DATA_DIR`, else the platform data dir.
+pub fn data_root() -> PathBuf {
+    if let Some(dir) = env_var("CAIRN_DATA_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    directories::ProjectDirs::from("dev", "cairn", "cairn")
+        .map(|d| d.data_local_dir().to_path_buf())
+        .unwrap_or_else(|| std::env::temp_dir().join("cairn"))
+}
+
+/// The per-project folder: the project path with non-alphanumerics replaced by '-'.
+pub fn project_data_dir(root: &Path, project: &Path) -> PathBuf {
+    let name: String = project
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    root.join("projects").join(name)
+}
+
+fn retry_policy() -> RetryPolicy {
+    let mut policy = RetryPolicy::default();
+    if let Some(n) = env_var("CAIRN_MAX_RETRIES").and_then(|v| v.parse::<u32>().ok()) {
+        policy.max_attempts = n.max(1);
+    }
+    if let Some(ms) = env_var("CAIRN_RETRY_BASE_MS").and_then(|v| v.parse::<u64>().ok()) {
+        policy.base_delay = Duration::from_millis(ms);
+    }
+    policy
+}
+
+fn client_options() -> ClientOptions {
+    let mut opts = ClientOptions::default();
+    if let Some(ms) = env_var("CAIRN_STREAM_IDLE_TIMEOUT_MS").and_then(|v| v.parse::<u64>().ok()) {
+        opts.idle_timeout = Duration::from_millis(ms);
+    }
+    opts
+}
+
+/// Write the demo's sample project into a fresh scratch directory.
+fn demo_workspace() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!(
+        "cairn-demo-{}-{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_millis()
+    ));
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the demo workspace {}", dir.display()))?;
+    for (name, text) in DEMO_FILES {
+        std::fs::write(dir.join(name), text)
+            .with_context(|| format!("cannot write the demo file {name}"))?;
+    }
+    Ok(dir)
+}
+
+/// Start a session as the command line says. `interactive` is false for headless mode.
+pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Started> {
+    let mode = match &cli.permission_mode {
+        Some(m) => PermissionMode::parse(m).with_context(|| {
+            format!(
+                "unknown permission mode {m:?}; expected default, acceptEdits, plan, \
+                 bypassPermissions or dontAsk"
+            )
+        })?,
+        None => PermissionMode::Default,
+    };
+    let flags = ModelFlags {
+        provider: cli.provider.map(|p| match p {
+            ProviderArg::Anthropic => Provider::Anthropic,
+            ProviderArg::Openai => Provider::OpenAi,
+        }),
+        model: cli.model.clone(),
+        base_url: cli.base_url.clone(),
+        demo: cli.demo,
+    };
+    let mut notices = Vec::new();
+    let mut project_dir = std::env::current_dir().context("cannot read the current directory")?;
+    let choice = resolve(&flags, None, env_var);
+    let (endpoint, demo_server) = match choice {
+        ModelChoice::Real(ep) => (ep, None),
+        ModelChoice::Demo => {
+            let script = Script::from_json(DEMO_SCRIPT).context("the demo script is broken")?;
+            let server = ScriptedServer::start(script)
+                .await
+                .context("cannot start the demo model server on 127.0.0.1")?;
+            project_dir = demo_workspace()?;
+            notices.push(format!(
+                "No API key found: running the built-in DEMO (a scripted model on {}) in a \
+                 scratch copy at {}. Set ANTHROPIC_API_KEY, or OPENAI_API_KEY / \
+                 OPENAI_BASE_URL, to use a real model.",
+                server.addr(),
+                project_dir.display()
+            ));
+            let ep = ModelEndpoint {
+                provider: Provider::Anthropic,
+                model: "cairn-demo".into(),
+                base_url: server.anthropic_base_url(),
+                api_key: Some("demo".into()),
+            };
+            (ep, Some(server))
+        }
+    };
+    let client = build_client(&endpoint, &client_options())
+        .map_err(|e| anyhow::anyhow!("cannot set up the model client: {e}"))?;
+    let session_id = AgentSetup::new_session_id();
+    let project_data = project_data_dir(&data_root(), &project_dir);
+    let setup = AgentSetup {
+        client: Arc::clone(&client),
+        model: endpoint.model.clone(),
+        additional_dirs: cli.add_dir.clone(),
+        data_dir: project_data.join(&session_id),
+        transcript_path: Some(project_data.join(format!("{session_id}.jsonl"))),
+        session_id,
+        project_dir,
+        gate: PermissionGate::new(mode, interactive),
+        max_turns: cli.max_turns,
+        retry: retry_policy(),
+        max_tokens: env_var("CAIRN_MAX_TOKENS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(16_384),
+        demo: demo_server.is_some(),
+        extra_tools: Vec::new(),
+    };
+    Ok(Started {
+        handle: start(setup),
+        notices,
+        demo_server,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_folder_name_replaces_non_alphanumerics() {
+        let p = project_data_dir(Path::new("/data"), Path::new("/home/me/my.repo"));
+        assert_eq!(p, PathBuf::from("/data/projects/-home-me-my-repo"));
+    }
+
+    #[test]
+    fn demo_script_and_files_are_embedded() {
+        assert!(DEMO_SCRIPT.contains("\"turns\""));
+        assert!(
+            DEMO_FILES
+                .iter()
+                .any(|(n, t)| *n == "greet.py" && t.contains("TODO"))
+        );
+    }
+}
