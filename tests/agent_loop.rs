@@ -1,0 +1,649 @@
+//! The agent loop end to end over real HTTP: the real streaming clients (both wire formats)
+//! against the scripted model server on 127.0.0.1, the real executor and permission gate, and
+//! two small tools defined here to observe scheduling.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use cairn::agent::session::SessionContext;
+use cairn::agent::{AgentHandle, AgentSetup, start};
+use cairn::config::model::ModelEndpoint;
+use cairn::llm::Provider;
+use cairn::llm::client::{ClientOptions, build_client};
+use cairn::llm::retry::RetryPolicy;
+use cairn::llm::scripted::{Script, ScriptedServer};
+use cairn::permissions::PermissionGate;
+use cairn::protocol::{Decision, Event, Op, PermissionMode, TurnEnd};
+use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const FORMATS: [Provider; 2] = [Provider::Anthropic, Provider::OpenAi];
+
+/// When each call of the test tools ran.
+type Log = Arc<Mutex<Vec<(String, Instant, Instant)>>>;
+
+#[derive(Deserialize, JsonSchema)]
+struct WaitInput {
+    label: String,
+    ms: u64,
+}
+
+/// Sleeps, and records when. `safe` decides concurrency safety and read-only-ness.
+struct Wait {
+    name: &'static str,
+    safe: bool,
+    log: Log,
+}
+
+#[async_trait]
+impl Tool for Wait {
+    type Input = WaitInput;
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> String {
+        "Wait a while".into()
+    }
+    fn is_concurrency_safe(&self, _: &WaitInput) -> bool {
+        self.safe
+    }
+    fn is_read_only(&self, _: &WaitInput) -> bool {
+        self.safe
+    }
+    fn title(&self, input: &WaitInput, _: &SessionContext) -> String {
+        format!("{} {}", self.name, input.label)
+    }
+    async fn call(&self, input: WaitInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let start = Instant::now();
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(input.ms)) => {}
+            _ = ctx.cancel.cancelled() => return Err(ToolError::new("cancelled")),
+        }
+        self.log
+            .lock()
+            .unwrap()
+            .push((input.label.clone(), start, Instant::now()));
+        Ok(ToolOutput::text(format!("waited {}", input.label)))
+    }
+}
+
+struct Harness {
+    server: ScriptedServer,
+    handle: AgentHandle,
+    log: Log,
+    _dir: tempfile::TempDir,
+}
+
+fn endpoint(server: &ScriptedServer, provider: Provider) -> ModelEndpoint {
+    ModelEndpoint {
+        provider,
+        model: "test-model".into(),
+        base_url: match provider {
+            Provider::Anthropic => server.anthropic_base_url(),
+            Provider::OpenAi => server.openai_base_url(),
+        },
+        api_key: Some("test-key".into()),
+    }
+}
+
+async fn harness_with(
+    provider: Provider,
+    script: Value,
+    max_turns: Option<u32>,
+    idle: Duration,
+) -> Harness {
+    let server = ScriptedServer::start(Script::from_json(&script.to_string()).unwrap())
+        .await
+        .unwrap();
+    let client = build_client(
+        &endpoint(&server, provider),
+        &ClientOptions { idle_timeout: idle },
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log: Log = Arc::default();
+    let tools: Vec<ToolHandle> = vec![
+        Arc::new(Wait {
+            name: "SafeWait",
+            safe: true,
+            log: log.clone(),
+        }),
+        Arc::new(Wait {
+            name: "UnsafeWait",
+            safe: false,
+            log: log.clone(),
+        }),
+    ];
+    let handle = start(AgentSetup {
+        client,
+        model: "test-model".into(),
+        project_dir: dir.path().to_path_buf(),
+        additional_dirs: Vec::new(),
+        data_dir: dir.path().join(".data"),
+        transcript_path: Some(dir.path().join(".data/t.jsonl")),
+        session_id: "s-test".into(),
+        gate: test_gate(),
+        max_turns,
+        retry: RetryPolicy {
+            max_attempts: 4,
+            base_delay: Duration::from_millis(20),
+            max_delay: Duration::from_millis(200),
+        },
+        max_tokens: 1024,
+        demo: false,
+        extra_tools: tools,
+    });
+    Harness {
+        server,
+        handle,
+        log,
+        _dir: dir,
+    }
+}
+
+/// An interactive gate in default mode: unsafe tools ask, and the test answers.
+fn test_gate() -> PermissionGate {
+    PermissionGate::new(PermissionMode::Default, true)
+}
+
+async fn harness(provider: Provider, script: Value) -> Harness {
+    harness_with(provider, script, None, Duration::from_secs(30)).await
+}
+
+impl Harness {
+    fn submit(&self, text: &str) {
+        self.handle
+            .ops
+            .send(Op::Submit { text: text.into() })
+            .unwrap();
+    }
+
+    /// Collect events until the turn finishes, allowing every permission request.
+    async fn run_turn(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        let deadline = Duration::from_secs(20);
+        loop {
+            let ev = tokio::time::timeout(deadline, self.handle.events.recv())
+                .await
+                .expect("the turn did not finish in time")
+                .expect("the core stopped");
+            if let Event::PermissionRequest(req) = &ev {
+                self.handle
+                    .ops
+                    .send(Op::PermissionDecision {
+                        request_id: req.id,
+                        decision: Decision::AllowOnce,
+                    })
+                    .unwrap();
+            }
+            let done = matches!(ev, Event::TurnFinished { .. });
+            events.push(ev);
+            if done {
+                return events;
+            }
+        }
+    }
+
+    /// The messages of the n-th recorded request, in Anthropic shape or OpenAI shape.
+    fn request_body(&self, n: usize) -> Value {
+        self.server.requests()[n].body.clone()
+    }
+}
+
+fn finished(events: &[Event]) -> (TurnEnd, String, u32) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::TurnFinished {
+                end,
+                text,
+                num_turns,
+                ..
+            } => Some((*end, text.clone(), *num_turns)),
+            _ => None,
+        })
+        .expect("no TurnFinished")
+}
+
+fn streamed_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// All tool results the model was sent in a request, whatever the wire format.
+fn tool_results(body: &Value) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        if m["role"] == "tool" {
+            let content = m["content"].as_str().unwrap_or_default().to_string();
+            out.push((content, false));
+        }
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] == "tool_result" {
+                let content = match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                out.push((content, b["is_error"].as_bool().unwrap_or(false)));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_turn_text_streams_and_finishes() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [{"text": "Hello from the model.", "chunk_chars": 4,
+                              "usage": {"input_tokens": 12, "output_tokens": 5}}]}),
+        )
+        .await;
+        h.submit("hi");
+        let events = h.run_turn().await;
+        assert!(matches!(events[0], Event::SessionConfigured(_)), "{provider:?}");
+        assert_eq!(streamed_text(&events), "Hello from the model.");
+        assert_eq!(
+            finished(&events),
+            (TurnEnd::Completed, "Hello from the model.".into(), 1)
+        );
+        let usage = events.iter().find_map(|e| match e {
+            Event::Usage { total, .. } => Some(*total),
+            _ => None,
+        });
+        assert_eq!(usage.map(|u| u.output_tokens), Some(5), "{provider:?}");
+        let body = h.request_body(0);
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["model"], "test-model");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_loop_sends_results_back_in_order() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"text": "Checking.", "tool_calls": [
+                    {"id": "call_a", "name": "SafeWait", "input": {"label": "a", "ms": 60}},
+                    {"id": "call_b", "name": "SafeWait", "input": {"label": "b", "ms": 1}}]},
+                {"text": "All done."}]}),
+        )
+        .await;
+        h.submit("go");
+        let events = h.run_turn().await;
+        assert_eq!(
+            finished(&events),
+            (TurnEnd::Completed, "All done.".into(), 2)
+        );
+        let results = tool_results(&h.request_body(1));
+        assert_eq!(
+            results,
+            vec![("waited a".to_string(), false), ("waited b".to_string(), false)],
+            "{provider:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn safe_tools_overlap_and_an_unsafe_one_runs_alone() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"tool_calls": [
+                    {"id": "c1", "name": "SafeWait", "input": {"label": "s1", "ms": 400}},
+                    {"id": "c2", "name": "SafeWait", "input": {"label": "s2", "ms": 400}},
+                    {"id": "c3", "name": "UnsafeWait", "input": {"label": "u", "ms": 200}},
+                    {"id": "c4", "name": "SafeWait", "input": {"label": "s3", "ms": 100}}]},
+                {"text": "ok"}]}),
+        )
+        .await;
+        h.submit("go");
+        let events = h.run_turn().await;
+        assert_eq!(finished(&events).0, TurnEnd::Completed);
+        let log = h.log.lock().unwrap().clone();
+        let get = |l: &str| *log.iter().find(|(x, _, _)| x == l).unwrap();
+        let (s1, s2, u, s3) = (get("s1"), get("s2"), get("u"), get("s3"));
+        assert!(s1.1 < s2.2 && s2.1 < s1.2, "s1 and s2 should overlap");
+        for other in [s1, s2, s3] {
+            let overlaps = u.1 < other.2 && other.1 < u.2;
+            assert!(!overlaps, "the unsafe call overlapped {}", other.0);
+        }
+        assert!(u.2 <= s3.1, "calls after an unsafe one wait for it");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_retry_after_is_honoured() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [{"text": "after the wait",
+                "faults": [{"status": 429, "body": "{\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow down\"}}",
+                            "retry_after": 1, "times": 1}]}]}),
+        )
+        .await;
+        let started = Instant::now();
+        h.submit("hi");
+        let events = h.run_turn().await;
+        assert_eq!(finished(&events).1, "after the wait");
+        let retry = events
+            .iter()
+            .find_map(|e| match e {
+                Event::Retrying {
+                    delay_ms, attempt, ..
+                } => Some((*delay_ms, *attempt)),
+                _ => None,
+            })
+            .expect("a retry was announced");
+        assert!(retry.0 >= 1000, "retry-after: 1 means at least 1 s, got {retry:?}");
+        assert!(started.elapsed() >= Duration::from_millis(950));
+        assert_eq!(h.server.requests().len(), 2);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overloaded_is_retried_until_it_succeeds() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [{"text": "finally",
+                "faults": [{"status": 529, "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", "times": 2}]}]}),
+        )
+        .await;
+        h.submit("hi");
+        let events = h.run_turn().await;
+        assert_eq!(
+            finished(&events),
+            (TurnEnd::Completed, "finally".into(), 1)
+        );
+        let retries = events
+            .iter()
+            .filter(|e| matches!(e, Event::Retrying { .. }))
+            .count();
+        assert_eq!(retries, 2, "{provider:?}");
+        assert_eq!(h.server.requests().len(), 3);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_dropped_before_content_is_retried_transparently() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [{"text": "whole answer",
+                "faults": [{"drop_after_events": 1, "times": 1}]}]}),
+        )
+        .await;
+        h.submit("hi");
+        let events = h.run_turn().await;
+        assert_eq!(
+            finished(&events),
+            (TurnEnd::Completed, "whole answer".into(), 1),
+            "{provider:?}"
+        );
+        assert_eq!(streamed_text(&events), "whole answer");
+        assert!(!events.iter().any(|e| matches!(e, Event::Error { .. })));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_dropped_after_content_keeps_the_partial_text() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"text": "a long answer that breaks off", "chunk_chars": 3,
+                 "faults": [{"drop_after_events": 6, "times": 1}]},
+                {"text": "second try works"}]}),
+        )
+        .await;
+        h.submit("hi");
+        let events = h.run_turn().await;
+        let (end, text, _) = finished(&events);
+        assert_eq!(end, TurnEnd::Failed, "{provider:?}");
+        assert!(!text.is_empty(), "partial text kept");
+        assert!("a long answer that breaks off".starts_with(&text));
+        let error = events.iter().find_map(|e| match e {
+            Event::Error { message } => Some(message.clone()),
+            _ => None,
+        });
+        assert!(error.unwrap().contains("broke off"));
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::AssistantMessage {
+                incomplete: true,
+                ..
+            }
+        )));
+        // The conversation stays valid: the next prompt works.
+        h.submit("again");
+        let events = h.run_turn().await;
+        assert_eq!(finished(&events).1, "second try works");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_event_ends_the_turn_with_a_clear_error() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [{"text": "some text here", "chunk_chars": 2,
+                "faults": [{"malformed_event_at": 3, "times": 5}]}]}),
+        )
+        .await;
+        h.submit("hi");
+        let events = h.run_turn().await;
+        assert_eq!(finished(&events).0, TurnEnd::Failed, "{provider:?}");
+        let error = events
+            .iter()
+            .find_map(|e| match e {
+                Event::Error { message } => Some(message.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert!(!error.is_empty());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_tool_json_gets_an_error_result_and_the_loop_goes_on() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"tool_calls": [{"id": "bad1", "name": "SafeWait", "input": {"label": "x", "ms": 1}}],
+                 "faults": [{"invalid_tool_json": true, "times": 1}]},
+                {"text": "recovered"}]}),
+        )
+        .await;
+        h.submit("hi");
+        let events = h.run_turn().await;
+        assert_eq!(
+            finished(&events),
+            (TurnEnd::Completed, "recovered".into(), 2),
+            "{provider:?}"
+        );
+        let results = tool_results(&h.request_body(1));
+        assert_eq!(results.len(), 1);
+        assert!(results[0].0.contains("InputValidationError"), "{results:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_tools_and_bad_inputs_are_error_results() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"tool_calls": [
+                    {"id": "u1", "name": "SafeWiat", "input": {"label": "x", "ms": 1}},
+                    {"id": "u2", "name": "SafeWait", "input": {"label": "x"}}]},
+                {"text": "noted"}]}),
+        )
+        .await;
+        h.submit("hi");
+        let events = h.run_turn().await;
+        assert_eq!(finished(&events).1, "noted");
+        let results = tool_results(&h.request_body(1));
+        assert!(
+            results[0]
+                .0
+                .starts_with("Error: No such tool available: SafeWiat"),
+            "{results:?}"
+        );
+        assert!(results[0].0.contains("SafeWait"), "suggests the close name");
+        assert!(results[1].0.contains("InputValidationError"));
+        assert!(results[1].0.contains("ms"), "names the missing field");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_turns_stops_the_loop() {
+    let call = |id: &str| json!({"tool_calls": [{"id": id, "name": "SafeWait", "input": {"label": id, "ms": 1}}]});
+    for provider in FORMATS {
+        let mut h = harness_with(
+            provider,
+            json!({"turns": [call("t1"), call("t2"), call("t3"), {"text": "never"}]}),
+            Some(2),
+            Duration::from_secs(30),
+        )
+        .await;
+        h.submit("loop");
+        let events = h.run_turn().await;
+        let (end, _, n) = finished(&events);
+        assert_eq!((end, n), (TurnEnd::MaxTurns, 2), "{provider:?}");
+        assert_eq!(h.server.requests().len(), 2);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_mid_stream_stops_quickly_and_keeps_the_conversation_valid() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"text": "this streams very slowly indeed", "chunk_chars": 1, "delay_ms": 200},
+                {"text": "fresh answer"}]}),
+        )
+        .await;
+        h.submit("hi");
+        // Wait for the first delta, then interrupt.
+        loop {
+            let ev = h.handle.events.recv().await.unwrap();
+            if matches!(ev, Event::TextDelta { .. }) {
+                break;
+            }
+        }
+        let t = Instant::now();
+        h.handle.ops.send(Op::Interrupt).unwrap();
+        let events = h.run_turn().await;
+        assert!(t.elapsed() < Duration::from_secs(2));
+        assert_eq!(finished(&events).0, TurnEnd::Interrupted, "{provider:?}");
+        h.submit("next");
+        let events = h.run_turn().await;
+        assert_eq!(finished(&events).1, "fresh answer");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_mid_tool_gives_interrupted_results() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"tool_calls": [
+                    {"id": "long", "name": "SafeWait", "input": {"label": "long", "ms": 10000}},
+                    {"id": "after", "name": "UnsafeWait", "input": {"label": "after", "ms": 1}}]},
+                {"text": "continuing"}]}),
+        )
+        .await;
+        h.submit("hi");
+        loop {
+            let ev = h.handle.events.recv().await.unwrap();
+            if matches!(ev, Event::ToolCallStarted { .. }) {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let t = Instant::now();
+        h.handle.ops.send(Op::Interrupt).unwrap();
+        let events = h.run_turn().await;
+        assert!(t.elapsed() < Duration::from_millis(1000), "{:?}", t.elapsed());
+        assert_eq!(finished(&events).0, TurnEnd::Interrupted);
+        h.submit("go on");
+        let events = h.run_turn().await;
+        assert_eq!(finished(&events).1, "continuing");
+        let results = tool_results(&h.request_body(1));
+        assert_eq!(results.len(), 2, "{provider:?}: {results:?}");
+        assert!(results.iter().all(|(c, _)| c.contains("interrupted by the user")));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_denial_goes_back_to_the_model() {
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [
+            {"tool_calls": [{"id": "w", "name": "UnsafeWait", "input": {"label": "w", "ms": 1}}]},
+            {"text": "understood"}]}),
+    )
+    .await;
+    h.submit("hi");
+    let mut saw_request = false;
+    loop {
+        let ev = h.handle.events.recv().await.unwrap();
+        if let Event::PermissionRequest(req) = &ev {
+            saw_request = true;
+            assert_eq!(req.tool, "UnsafeWait");
+            h.handle
+                .ops
+                .send(Op::PermissionDecision {
+                    request_id: req.id,
+                    decision: Decision::DenyWithFeedback {
+                        feedback: "use the safe one".into(),
+                    },
+                })
+                .unwrap();
+        }
+        if matches!(ev, Event::TurnFinished { .. }) {
+            break;
+        }
+    }
+    assert!(saw_request);
+    let results = tool_results(&h.request_body(1));
+    assert!(results[0].0.contains("use the safe one"), "{results:?}");
+    assert!(results[0].1, "a denial is an error result");
+    assert!(h.log.lock().unwrap().is_empty(), "the denied tool never ran");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_transcript_is_appended_as_messages_arrive() {
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [{"text": "logged"}]}),
+    )
+    .await;
+    h.submit("hi");
+    h.run_turn().await;
+    let path: &Path = &h._dir.path().join(".data/t.jsonl");
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["type"], "user");
+    assert_eq!(lines[1]["message"]["content"][0]["text"], "logged");
+}

@@ -1,0 +1,208 @@
+//! The real `cairn` binary in headless mode against the scripted model server on 127.0.0.1:
+//! every output format is parsed back as JSON, exit codes and stderr reasons are checked.
+
+use std::process::Output;
+
+use cairn::llm::scripted::{Script, ScriptedServer};
+use serde_json::{Value, json};
+
+struct Run {
+    out: Output,
+}
+
+impl Run {
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    fn code(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+}
+
+/// Run `cairn` with `args` in a temp project, pointed at `server` (Anthropic format unless
+/// `openai`), with a temp HOME and data dir so nothing touches the real home.
+async fn cairn(server: Option<&ScriptedServer>, openai: bool, args: &[&str], stdin: &str) -> Run {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.args(args)
+        .current_dir(project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("XDG_CONFIG_HOME", home.path().join(".config"))
+        .env("CAIRN_DATA_DIR", home.path().join("data"))
+        .env("CAIRN_RETRY_BASE_MS", "10")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if let Some(s) = server {
+        if openai {
+            cmd.env("OPENAI_BASE_URL", s.openai_base_url())
+                .env("OPENAI_API_KEY", "test-key");
+        } else {
+            cmd.env("ANTHROPIC_BASE_URL", s.anthropic_base_url())
+                .env("ANTHROPIC_API_KEY", "test-key");
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(stdin.as_bytes()).await.unwrap();
+    }
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("cairn did not finish")
+        .unwrap();
+    Run { out }
+}
+
+async fn server(script: Value) -> ScriptedServer {
+    ScriptedServer::start(Script::from_json(&script.to_string()).unwrap())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_output_prints_the_answer() {
+    for openai in [false, true] {
+        let s = server(json!({"turns": [{"text": "The answer is 42."}]})).await;
+        let run = cairn(Some(&s), openai, &["-p", "what is it?"], "").await;
+        assert_eq!(run.code(), 0, "stderr: {}", run.stderr());
+        assert_eq!(run.stdout(), "The answer is 42.\n");
+        let body = &s.requests()[0].body;
+        let sent = body.to_string();
+        assert!(sent.contains("what is it?"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_prompt_can_come_from_stdin() {
+    let s = server(json!({"turns": [{"text": "piped ok"}]})).await;
+    let run = cairn(Some(&s), false, &["-p"], "summarise this please").await;
+    assert_eq!(run.code(), 0, "stderr: {}", run.stderr());
+    assert_eq!(run.stdout(), "piped ok\n");
+    assert!(s.requests()[0].body.to_string().contains("summarise this please"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_output_is_one_result_object() {
+    let s = server(json!({"turns": [{"text": "done", "usage": {"input_tokens": 10, "output_tokens": 3}}]}))
+        .await;
+    let run = cairn(Some(&s), false, &["-p", "x", "--output-format", "json"], "").await;
+    assert_eq!(run.code(), 0, "stderr: {}", run.stderr());
+    let v: Value = serde_json::from_str(run.stdout().trim()).unwrap();
+    assert_eq!(v["type"], "result");
+    assert_eq!(v["subtype"], "success");
+    assert_eq!(v["is_error"], false);
+    assert_eq!(v["result"], "done");
+    assert_eq!(v["num_turns"], 1);
+    assert_eq!(v["usage"]["output_tokens"], 3);
+    assert!(v["session_id"].as_str().is_some_and(|s| s.len() == 36));
+    assert!(v["duration_ms"].is_u64());
+    assert!(v["total_cost_usd"].is_number());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_json_has_init_assistant_user_and_result_lines() {
+    let s = server(json!({"turns": [
+        {"text": "Reading.", "tool_calls": [{"id": "r1", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+        {"text": "It lists alpha and beta."}]}))
+    .await;
+    let run = cairn(
+        Some(&s),
+        false,
+        &["-p", "read notes", "--output-format", "stream-json", "--verbose"],
+        "",
+    )
+    .await;
+    assert_eq!(run.code(), 0, "stderr: {}", run.stderr());
+    let lines: Vec<Value> = run
+        .stdout()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            format!(
+                "{}{}",
+                l["type"].as_str().unwrap(),
+                l["subtype"].as_str().map(|s| format!("/{s}")).unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["system/init", "assistant", "user", "assistant", "result/success"]
+    );
+    assert!(lines[0]["tools"].as_array().unwrap().iter().any(|t| t == "Read"));
+    assert_eq!(lines[2]["message"]["content"][0]["type"], "tool_result");
+    let read_result = lines[2]["message"]["content"][0]["content"].as_str().unwrap();
+    assert!(read_result.contains("alpha"), "{read_result}");
+    assert_eq!(lines[4]["result"], "It lists alpha and beta.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_turns_exits_non_zero_with_the_reason() {
+    let call = |id: &str| json!({"tool_calls": [{"id": id, "name": "Read", "input": {"file_path": "notes.txt"}}]});
+    let s = server(json!({"turns": [call("a"), call("b"), call("c")]})).await;
+    let run = cairn(
+        Some(&s),
+        false,
+        &["-p", "loop", "--max-turns", "1", "--output-format", "json"],
+        "",
+    )
+    .await;
+    assert_eq!(run.code(), 1);
+    assert!(run.stderr().contains("--max-turns"), "{}", run.stderr());
+    let v: Value = serde_json::from_str(run.stdout().trim()).unwrap();
+    assert_eq!(v["subtype"], "error_max_turns");
+    assert_eq!(v["is_error"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_failure_says_what_to_fix() {
+    let s = server(json!({"turns": [{"text": "x",
+        "faults": [{"status": 401, "body": "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\",\"message\":\"invalid x-api-key\"}}", "times": 9}]}]}))
+    .await;
+    let run = cairn(Some(&s), false, &["-p", "hi"], "").await;
+    assert_eq!(run.code(), 1);
+    assert!(run.stderr().contains("401"), "{}", run.stderr());
+    assert!(run.stderr().contains("API key"), "{}", run.stderr());
+    assert_eq!(s.requests().len(), 1, "401 is not retried");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_refuses_writes_without_a_permission_flag() {
+    let s = server(json!({"turns": [
+        {"tool_calls": [{"id": "w", "name": "Write", "input": {"file_path": "new.txt", "content": "hi\n"}}]},
+        {"text": "could not write"}]}))
+    .await;
+    let run = cairn(Some(&s), false, &["-p", "write it"], "").await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let body = s.requests()[1].body.to_string();
+    assert!(body.contains("permission-mode"), "the refusal names the flag: {body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_credentials_runs_the_labelled_demo() {
+    let run = cairn(None, false, &["-p", "show me", "--max-turns", "1"], "").await;
+    assert!(run.stderr().contains("DEMO"), "{}", run.stderr());
+    assert!(run.stderr().contains("127.0.0.1"), "{}", run.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn version_and_bad_flags() {
+    let run = cairn(None, false, &["--version"], "").await;
+    assert_eq!(run.code(), 0);
+    assert!(run.stdout().starts_with("cairn "));
+    let run = cairn(None, false, &["-p", "x", "--permission-mode", "yolo"], "").await;
+    assert_eq!(run.code(), 1);
+    assert!(run.stderr().contains("unknown permission mode"), "{}", run.stderr());
+}
