@@ -14,6 +14,7 @@ pub mod headless;
 pub mod llm;
 pub mod permissions;
 pub mod protocol;
+pub mod review;
 pub mod session;
 pub mod startup;
 pub mod tools;

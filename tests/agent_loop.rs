@@ -251,7 +251,10 @@ async fn one_turn_text_streams_and_finishes() {
         .await;
         h.submit("hi");
         let events = h.run_turn().await;
-        assert!(matches!(events[0], Event::SessionConfigured(_)), "{provider:?}");
+        assert!(
+            matches!(events[0], Event::SessionConfigured(_)),
+            "{provider:?}"
+        );
         assert_eq!(streamed_text(&events), "Hello from the model.");
         assert_eq!(
             finished(&events),
@@ -289,7 +292,10 @@ async fn tool_loop_sends_results_back_in_order() {
         let results = tool_results(&h.request_body(1));
         assert_eq!(
             results,
-            vec![("waited a".to_string(), false), ("waited b".to_string(), false)],
+            vec![
+                ("waited a".to_string(), false),
+                ("waited b".to_string(), false)
+            ],
             "{provider:?}"
         );
     }
@@ -347,7 +353,10 @@ async fn rate_limit_retry_after_is_honoured() {
                 _ => None,
             })
             .expect("a retry was announced");
-        assert!(retry.0 >= 1000, "retry-after: 1 means at least 1 s, got {retry:?}");
+        assert!(
+            retry.0 >= 1000,
+            "retry-after: 1 means at least 1 s, got {retry:?}"
+        );
         assert!(started.elapsed() >= Duration::from_millis(950));
         assert_eq!(h.server.requests().len(), 2);
     }
@@ -364,10 +373,7 @@ async fn overloaded_is_retried_until_it_succeeds() {
         .await;
         h.submit("hi");
         let events = h.run_turn().await;
-        assert_eq!(
-            finished(&events),
-            (TurnEnd::Completed, "finally".into(), 1)
-        );
+        assert_eq!(finished(&events), (TurnEnd::Completed, "finally".into(), 1));
         let retries = events
             .iter()
             .filter(|e| matches!(e, Event::Retrying { .. }))
@@ -580,14 +586,22 @@ async fn interrupt_mid_tool_gives_interrupted_results() {
         let t = Instant::now();
         h.handle.ops.send(Op::Interrupt).unwrap();
         let events = h.run_turn().await;
-        assert!(t.elapsed() < Duration::from_millis(1000), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_millis(1000),
+            "{:?}",
+            t.elapsed()
+        );
         assert_eq!(finished(&events).0, TurnEnd::Interrupted);
         h.submit("go on");
         let events = h.run_turn().await;
         assert_eq!(finished(&events).1, "continuing");
         let results = tool_results(&h.request_body(1));
         assert_eq!(results.len(), 2, "{provider:?}: {results:?}");
-        assert!(results.iter().all(|(c, _)| c.contains("interrupted by the user")));
+        assert!(
+            results
+                .iter()
+                .all(|(c, _)| c.contains("interrupted by the user"))
+        );
     }
 }
 
@@ -625,16 +639,15 @@ async fn permission_denial_goes_back_to_the_model() {
     let results = tool_results(&h.request_body(1));
     assert!(results[0].0.contains("use the safe one"), "{results:?}");
     assert!(results[0].1, "a denial is an error result");
-    assert!(h.log.lock().unwrap().is_empty(), "the denied tool never ran");
+    assert!(
+        h.log.lock().unwrap().is_empty(),
+        "the denied tool never ran"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_transcript_is_appended_as_messages_arrive() {
-    let mut h = harness(
-        Provider::Anthropic,
-        json!({"turns": [{"text": "logged"}]}),
-    )
-    .await;
+    let mut h = harness(Provider::Anthropic, json!({"turns": [{"text": "logged"}]})).await;
     h.submit("hi");
     h.run_turn().await;
     let path: &Path = &h._dir.path().join(".data/t.jsonl");

@@ -87,13 +87,20 @@ async fn the_prompt_can_come_from_stdin() {
     let run = cairn(Some(&s), false, &["-p"], "summarise this please").await;
     assert_eq!(run.code(), 0, "stderr: {}", run.stderr());
     assert_eq!(run.stdout(), "piped ok\n");
-    assert!(s.requests()[0].body.to_string().contains("summarise this please"));
+    assert!(
+        s.requests()[0]
+            .body
+            .to_string()
+            .contains("summarise this please")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_output_is_one_result_object() {
-    let s = server(json!({"turns": [{"text": "done", "usage": {"input_tokens": 10, "output_tokens": 3}}]}))
-        .await;
+    let s = server(
+        json!({"turns": [{"text": "done", "usage": {"input_tokens": 10, "output_tokens": 3}}]}),
+    )
+    .await;
     let run = cairn(Some(&s), false, &["-p", "x", "--output-format", "json"], "").await;
     assert_eq!(run.code(), 0, "stderr: {}", run.stderr());
     let v: Value = serde_json::from_str(run.stdout().trim()).unwrap();
@@ -117,7 +124,13 @@ async fn stream_json_has_init_assistant_user_and_result_lines() {
     let run = cairn(
         Some(&s),
         false,
-        &["-p", "read notes", "--output-format", "stream-json", "--verbose"],
+        &[
+            "-p",
+            "read notes",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
         "",
     )
     .await;
@@ -133,17 +146,34 @@ async fn stream_json_has_init_assistant_user_and_result_lines() {
             format!(
                 "{}{}",
                 l["type"].as_str().unwrap(),
-                l["subtype"].as_str().map(|s| format!("/{s}")).unwrap_or_default()
+                l["subtype"]
+                    .as_str()
+                    .map(|s| format!("/{s}"))
+                    .unwrap_or_default()
             )
         })
         .collect();
     assert_eq!(
         kinds,
-        vec!["system/init", "assistant", "user", "assistant", "result/success"]
+        vec![
+            "system/init",
+            "assistant",
+            "user",
+            "assistant",
+            "result/success"
+        ]
     );
-    assert!(lines[0]["tools"].as_array().unwrap().iter().any(|t| t == "Read"));
+    assert!(
+        lines[0]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "Read")
+    );
     assert_eq!(lines[2]["message"]["content"][0]["type"], "tool_result");
-    let read_result = lines[2]["message"]["content"][0]["content"].as_str().unwrap();
+    let read_result = lines[2]["message"]["content"][0]["content"]
+        .as_str()
+        .unwrap();
     assert!(read_result.contains("alpha"), "{read_result}");
     assert_eq!(lines[4]["result"], "It lists alpha and beta.");
 }
@@ -187,7 +217,10 @@ async fn headless_refuses_writes_without_a_permission_flag() {
     let run = cairn(Some(&s), false, &["-p", "write it"], "").await;
     assert_eq!(run.code(), 0, "{}", run.stderr());
     let body = s.requests()[1].body.to_string();
-    assert!(body.contains("permission-mode"), "the refusal names the flag: {body}");
+    assert!(
+        body.contains("permission-mode"),
+        "the refusal names the flag: {body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -204,5 +237,9 @@ async fn version_and_bad_flags() {
     assert!(run.stdout().starts_with("cairn "));
     let run = cairn(None, false, &["-p", "x", "--permission-mode", "yolo"], "").await;
     assert_eq!(run.code(), 1);
-    assert!(run.stderr().contains("unknown permission mode"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("unknown permission mode"),
+        "{}",
+        run.stderr()
+    );
 }
