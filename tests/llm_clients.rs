@@ -605,3 +605,62 @@ async fn unknown_route_is_not_found() {
     );
     assert_eq!(server.requests()[0].header("authorization"), None);
 }
+
+/// A raw HTTP client, as outside tools (curl) talk to `cairn mock-server`.
+#[tokio::test]
+async fn raw_http_with_expect_continue() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start(vec![Turn {
+        chunk_chars: 100,
+        ..Turn::text("raw")
+    }]);
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "x".repeat(2000)}]})
+        .to_string();
+    let mut s = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+    let head = format!(
+        "POST /chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let mut buf = [0u8; 25];
+    s.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"HTTP/1.1 100 Continue\r\n\r\n");
+    s.write_all(body.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 200 OK\r\n"), "{response}");
+    assert!(response.contains("content-type: text/event-stream\r\n"));
+    assert!(
+        response.contains(r#""delta":{"content":"raw"}"#),
+        "{response}"
+    );
+    assert!(response.ends_with("data: [DONE]\n\n"));
+    assert_eq!(server.requests()[0].path, "/chat/completions");
+}
+
+#[tokio::test]
+async fn serve_forever_serves_on_the_given_port() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let script = Script::new(vec![Turn::text("forever")]);
+    let task = tokio::spawn(cairn::llm::scripted::serve_forever(script, port));
+    let endpoint = ModelEndpoint {
+        provider: Provider::Anthropic,
+        model: "m".into(),
+        base_url: format!("http://127.0.0.1:{port}"),
+        api_key: None,
+    };
+    let c = build_client(&endpoint, &ClientOptions::default()).unwrap();
+    let mut notices = Vec::new();
+    // The listener may not be bound yet when the first request goes out.
+    let result = stream_with_retry(c.as_ref(), &request("hi"), &fast_policy(), &mut |n| {
+        notices.push(n)
+    })
+    .await;
+    let (events, err) = collect(result.unwrap()).await;
+    assert_eq!(err, None);
+    assert_eq!(text_deltas(&events).concat(), "forever");
+    task.abort();
+}

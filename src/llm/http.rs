@@ -28,14 +28,32 @@ pub(crate) trait Decoder: Send + 'static {
 /// URLs get the platform verifier.
 pub(crate) fn http_client(base_url: &str) -> Result<reqwest::Client, LlmError> {
     let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(30));
-    if base_url.starts_with("http://") {
-        // An empty custom root store: building it costs nothing, and an http:// endpoint never
-        // needs it (a redirect to https would fail verification, which is the safe outcome).
+    if let Some(rest) = base_url.strip_prefix("http://") {
+        // An empty custom root store: building it costs ~20 µs instead of ~3-30 ms for the
+        // platform verifier, and an http:// endpoint never needs it (a redirect to https would
+        // fail verification, which is the safe outcome).
         builder = builder.tls_certs_only(Vec::new()).http1_only();
+        if is_loopback(rest) {
+            // A proxy from HTTP_PROXY can never reach our own machine's server.
+            builder = builder.no_proxy();
+        }
     }
     builder
         .build()
         .map_err(|e| LlmError::Connect(format!("could not set up the HTTP client: {e}")))
+}
+
+/// Whether the authority at the start of `rest` (after `http://`) is this machine.
+fn is_loopback(rest: &str) -> bool {
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// POST `body` and wait (at most `idle`) for the response head. A non-2xx status becomes
@@ -55,7 +73,12 @@ pub(crate) async fn post_json(
         Ok(Ok(r)) => r,
     };
     let status = response.status();
-    if status.is_success() {
+    let is_json = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if status.is_success() && !is_json {
         return Ok(response);
     }
     let retry_after = retry_after(response.headers());
@@ -63,6 +86,14 @@ pub(crate) async fn post_json(
         Ok(Ok(t)) => t,
         _ => String::new(),
     };
+    if status.is_success() {
+        // A 2xx JSON body where a stream was asked for: a proxy or a server that ignores
+        // `stream: true`. Its error message (if any) is the most useful thing to show.
+        return Err(LlmError::Malformed(format!(
+            "expected an event stream but got JSON: {}",
+            error_message(&text)
+        )));
+    }
     Err(LlmError::Http {
         status: status.as_u16(),
         message: error_message(&text),
@@ -230,6 +261,16 @@ mod tests {
             "model not found"
         );
         assert_eq!(error_message("  Bad Gateway \n"), "Bad Gateway");
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        assert!(is_loopback("127.0.0.1:8080/v1"));
+        assert!(is_loopback("localhost:11434/v1"));
+        assert!(is_loopback("[::1]:80"));
+        assert!(is_loopback("LOCALHOST"));
+        assert!(!is_loopback("10.0.0.2:8000/v1"));
+        assert!(!is_loopback("example.com/v1"));
     }
 
     #[test]

@@ -137,10 +137,10 @@ pub fn request_body(request: &ModelRequest) -> Value {
     let mut body = json!({
         "model": request.model,
         "messages": messages,
-        "max_tokens": request.max_tokens,
         "stream": true,
         "stream_options": {"include_usage": true},
     });
+    body[max_tokens_field(&request.model)] = json!(request.max_tokens);
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -155,6 +155,22 @@ pub fn request_body(request: &ModelRequest) -> Value {
             .collect();
     }
     body
+}
+
+/// OpenAI's reasoning models (o1, o3, o4, gpt-5) refuse `max_tokens` and want
+/// `max_completion_tokens`; every other server (Ollama, vLLM, older models) takes `max_tokens`.
+fn max_tokens_field(model: &str) -> &'static str {
+    let m = model.to_ascii_lowercase();
+    let name = m.rsplit('/').next().unwrap_or(&m);
+    let reasoning = ["o1", "o3", "o4", "gpt-5"].iter().any(|p| {
+        name.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+    });
+    if reasoning {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    }
 }
 
 #[derive(Debug, Default)]
@@ -376,6 +392,16 @@ mod tests {
                     "name": "Read", "description": "reads", "parameters": {"type": "object"}}}],
             })
         );
+    }
+
+    #[test]
+    fn reasoning_models_get_max_completion_tokens() {
+        assert_eq!(max_tokens_field("o3"), "max_completion_tokens");
+        assert_eq!(max_tokens_field("o4-mini"), "max_completion_tokens");
+        assert_eq!(max_tokens_field("gpt-5.1"), "max_completion_tokens");
+        assert_eq!(max_tokens_field("gpt-4o"), "max_tokens");
+        assert_eq!(max_tokens_field("llama3.1:8b"), "max_tokens");
+        assert_eq!(max_tokens_field("o3mega-local"), "max_tokens");
     }
 
     #[test]
