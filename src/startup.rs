@@ -75,14 +75,6 @@ fn retry_policy() -> RetryPolicy {
     policy
 }
 
-fn client_options() -> ClientOptions {
-    let mut opts = ClientOptions::default();
-    if let Some(ms) = env_var("CAIRN_STREAM_IDLE_TIMEOUT_MS").and_then(|v| v.parse::<u64>().ok()) {
-        opts.idle_timeout = Duration::from_millis(ms);
-    }
-    opts
-}
-
 /// Write the demo's sample project into a fresh scratch directory.
 fn demo_workspace() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!(
@@ -127,7 +119,6 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         ModelChoice::Demo => {
             let script = Script::from_json(DEMO_SCRIPT).context("the demo script is broken")?;
             let server = ScriptedServer::start(script)
-                .await
                 .context("cannot start the demo model server on 127.0.0.1")?;
             project_dir = demo_workspace()?;
             notices.push(format!(
@@ -146,7 +137,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             (ep, Some(server))
         }
     };
-    let client = build_client(&endpoint, &client_options())
+    let client = build_client(&endpoint, &ClientOptions::from_env(env_var))
         .map_err(|e| anyhow::anyhow!("cannot set up the model client: {e}"))?;
     let session_id = AgentSetup::new_session_id();
     let project_data = project_data_dir(&data_root(), &project_dir);

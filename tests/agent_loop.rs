@@ -96,9 +96,7 @@ async fn harness_with(
     max_turns: Option<u32>,
     idle: Duration,
 ) -> Harness {
-    let server = ScriptedServer::start(Script::from_json(&script.to_string()).unwrap())
-        .await
-        .unwrap();
+    let server = ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap();
     let client = build_client(
         &endpoint(&server, provider),
         &ClientOptions { idle_timeout: idle },
@@ -319,10 +317,10 @@ async fn safe_tools_overlap_and_an_unsafe_one_runs_alone() {
         let events = h.run_turn().await;
         assert_eq!(finished(&events).0, TurnEnd::Completed);
         let log = h.log.lock().unwrap().clone();
-        let get = |l: &str| *log.iter().find(|(x, _, _)| x == l).unwrap();
+        let get = |l: &str| log.iter().find(|(x, _, _)| x == l).unwrap().clone();
         let (s1, s2, u, s3) = (get("s1"), get("s2"), get("u"), get("s3"));
         assert!(s1.1 < s2.2 && s2.1 < s1.2, "s1 and s2 should overlap");
-        for other in [s1, s2, s3] {
+        for other in [&s1, &s2, &s3] {
             let overlaps = u.1 < other.2 && other.1 < u.2;
             assert!(!overlaps, "the unsafe call overlapped {}", other.0);
         }

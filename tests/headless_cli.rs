@@ -63,9 +63,7 @@ async fn cairn(server: Option<&ScriptedServer>, openai: bool, args: &[&str], std
 }
 
 async fn server(script: Value) -> ScriptedServer {
-    ScriptedServer::start(Script::from_json(&script.to_string()).unwrap())
-        .await
-        .unwrap()
+    ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

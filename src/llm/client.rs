@@ -1,13 +1,23 @@
-//! Building a client for an endpoint. Placeholder; replaced by the model-clients work.
+//! Building the right [`ModelClient`] for a resolved endpoint.
+//!
+//! Construction is cheap and does no I/O: no connection is opened until the first request, and
+//! a plain `http://` endpoint loads no TLS roots (see `http::http_client`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{LlmError, ModelClient};
+use super::anthropic::AnthropicClient;
+use super::openai::OpenAiClient;
+use super::{LlmError, ModelClient, Provider};
 use crate::config::model::ModelEndpoint;
 
-#[derive(Debug, Clone)]
+/// Environment variable overriding [`ClientOptions::idle_timeout`], in milliseconds.
+pub const IDLE_TIMEOUT_ENV: &str = "CAIRN_STREAM_IDLE_TIMEOUT_MS";
+
+/// Knobs shared by every client.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClientOptions {
+    /// A response that sends no bytes for this long is treated as broken (`LlmError::Idle`).
     pub idle_timeout: Duration,
 }
 
@@ -19,9 +29,61 @@ impl Default for ClientOptions {
     }
 }
 
+impl ClientOptions {
+    /// The defaults with `CAIRN_STREAM_IDLE_TIMEOUT_MS` applied when it is a positive number.
+    pub fn from_env(env: impl Fn(&str) -> Option<String>) -> ClientOptions {
+        let mut options = ClientOptions::default();
+        if let Some(ms) = env(IDLE_TIMEOUT_ENV)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+        {
+            options.idle_timeout = Duration::from_millis(ms);
+        }
+        options
+    }
+}
+
+/// The client for `endpoint`'s provider, base URL and key.
 pub fn build_client(
-    _endpoint: &ModelEndpoint,
-    _opts: &ClientOptions,
+    endpoint: &ModelEndpoint,
+    opts: &ClientOptions,
 ) -> Result<Arc<dyn ModelClient>, LlmError> {
-    Err(LlmError::Connect("model clients are not built yet".into()))
+    let key = endpoint.api_key.clone();
+    Ok(match endpoint.provider {
+        Provider::Anthropic => Arc::new(AnthropicClient::new(
+            &endpoint.base_url,
+            key,
+            opts.idle_timeout,
+        )?),
+        Provider::OpenAi => Arc::new(OpenAiClient::new(
+            &endpoint.base_url,
+            key,
+            opts.idle_timeout,
+        )?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_both_providers_and_reads_the_env() {
+        for provider in [Provider::Anthropic, Provider::OpenAi] {
+            let endpoint = ModelEndpoint {
+                provider,
+                model: "m".into(),
+                base_url: "http://127.0.0.1:9".into(),
+                api_key: None,
+            };
+            let client = build_client(&endpoint, &ClientOptions::default()).unwrap();
+            assert_eq!(client.provider(), provider);
+        }
+        let opts = ClientOptions::from_env(|k| (k == IDLE_TIMEOUT_ENV).then(|| "250".into()));
+        assert_eq!(opts.idle_timeout, Duration::from_millis(250));
+        assert_eq!(
+            ClientOptions::from_env(|_| Some("-5".into())),
+            ClientOptions::default()
+        );
+    }
 }

@@ -5,10 +5,14 @@
 //! The agent talks to a model only through [`ModelClient`] and [`retry::stream_with_retry`]; it
 //! never sees a wire format.
 
+pub mod anthropic;
 pub mod client;
+mod http;
+pub mod openai;
 pub mod pricing;
 pub mod retry;
 pub mod scripted;
+pub mod sse;
 pub mod types;
 
 use std::pin::Pin;
@@ -16,6 +20,8 @@ use std::time::Duration;
 
 use futures::Stream;
 
+pub use client::{ClientOptions, build_client};
+pub use pricing::{context_window, cost_usd};
 pub use types::{ContentBlock, Message, ModelRequest, Role, StopReason, StreamEvent, ToolSpec};
 
 /// The events of one streaming response.

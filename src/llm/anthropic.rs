@@ -1,0 +1,550 @@
+//! The Anthropic Messages API client: `POST {base}/v1/messages` with `stream: true`.
+//!
+//! Owns the request body (system as blocks, thinking budget, and the three prompt-caching
+//! breakpoints: system block, last tool, last content block of the last user message) and the
+//! decoding of every stream event into [`StreamEvent`]s. Invariants: a content block is
+//! announced as `BlockComplete` (or `InvalidToolUse`) exactly once, at its `content_block_stop`;
+//! each `Usage` event carries the whole usage known so far; `Finished` comes at `message_stop`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::http::{self, Decoder};
+use super::sse::SseFrame;
+use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
+use super::{EventStream, LlmError, ModelClient, Provider};
+use crate::protocol::Usage;
+
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// A streaming client for one Anthropic-compatible endpoint.
+pub struct AnthropicClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    idle_timeout: Duration,
+}
+
+impl AnthropicClient {
+    /// `base_url` without the `/v1` suffix, e.g. `https://api.anthropic.com`.
+    pub fn new(
+        base_url: &str,
+        api_key: Option<String>,
+        idle_timeout: Duration,
+    ) -> Result<AnthropicClient, LlmError> {
+        Ok(AnthropicClient {
+            http: http::http_client(base_url)?,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            idle_timeout,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelClient for AnthropicClient {
+    fn provider(&self) -> Provider {
+        Provider::Anthropic
+    }
+
+    async fn send(&self, request: &ModelRequest) -> Result<EventStream, LlmError> {
+        let mut builder = self
+            .http
+            .post(format!("{}/v1/messages", self.base_url))
+            .header("anthropic-version", ANTHROPIC_VERSION)
+            .header(reqwest::header::ACCEPT, "text/event-stream");
+        if let Some(key) = &self.api_key {
+            builder = builder.header("x-api-key", key);
+        }
+        let response = http::post_json(builder, &request_body(request), self.idle_timeout).await?;
+        Ok(http::event_stream(
+            response,
+            AnthropicDecoder::default(),
+            self.idle_timeout,
+        ))
+    }
+}
+
+/// The JSON body for `request`, with prompt-caching breakpoints.
+pub fn request_body(request: &ModelRequest) -> Value {
+    let ephemeral = json!({"type": "ephemeral"});
+    let mut messages: Vec<Value> = request
+        .messages
+        .iter()
+        .map(|m| json!({"role": m.role, "content": m.content}))
+        .collect();
+    let last_user = request.messages.iter().rposition(|m| m.role == Role::User);
+    if let Some(block) = last_user
+        .and_then(|i| messages.get_mut(i))
+        .and_then(|m| m.get_mut("content"))
+        .and_then(Value::as_array_mut)
+        .and_then(|blocks| blocks.last_mut())
+        .and_then(Value::as_object_mut)
+    {
+        block.insert("cache_control".into(), ephemeral.clone());
+    }
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "stream": true,
+        "messages": messages,
+    });
+    if !request.system.is_empty() {
+        body["system"] = json!([{
+            "type": "text",
+            "text": request.system,
+            "cache_control": ephemeral,
+        }]);
+    }
+    if !request.tools.is_empty() {
+        let count = request.tools.len();
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut tool = json!({
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                });
+                if i + 1 == count {
+                    tool["cache_control"] = ephemeral.clone();
+                }
+                tool
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    if let Some(budget) = request.thinking_budget {
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    }
+    body
+}
+
+/// A block being assembled from deltas.
+#[derive(Debug)]
+enum Partial {
+    Text(String),
+    Thinking {
+        thinking: String,
+        signature: Option<String>,
+    },
+    Tool {
+        id: String,
+        name: String,
+        json: String,
+    },
+    /// Redacted thinking and block types we do not know: their content is not kept.
+    Ignored,
+}
+
+/// Decodes the Anthropic event stream.
+#[derive(Debug, Default)]
+pub(crate) struct AnthropicDecoder {
+    blocks: BTreeMap<u64, Partial>,
+    usage: Usage,
+    stop_reason: Option<StopReason>,
+    done: bool,
+}
+
+fn malformed(what: &str, data: &str) -> LlmError {
+    let data: String = data.chars().take(200).collect();
+    LlmError::Malformed(format!("{what}: {data}"))
+}
+
+pub(crate) fn stop_reason(s: &str) -> StopReason {
+    match s {
+        "end_turn" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        "stop_sequence" => StopReason::StopSequence,
+        _ => StopReason::Other,
+    }
+}
+
+fn merge_usage(usage: &mut Usage, v: &Value) {
+    let field = |name: &str| v.get(name).and_then(Value::as_u64);
+    if let Some(n) = field("input_tokens") {
+        usage.input_tokens = n;
+    }
+    if let Some(n) = field("output_tokens") {
+        usage.output_tokens = n;
+    }
+    if let Some(n) = field("cache_creation_input_tokens") {
+        usage.cache_creation_input_tokens = n;
+    }
+    if let Some(n) = field("cache_read_input_tokens") {
+        usage.cache_read_input_tokens = n;
+    }
+}
+
+impl Decoder for AnthropicDecoder {
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        let v: Value = serde_json::from_str(&frame.data).map_err(|e| {
+            malformed(
+                &format!("event `{}` is not JSON ({e})", frame.event),
+                &frame.data,
+            )
+        })?;
+        // The `type` inside the data is authoritative; the `event:` line may be absent.
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(frame.event.as_str());
+        let index = || {
+            v.get("index")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| malformed(&format!("`{kind}` without an index"), &frame.data))
+        };
+        match kind {
+            "ping" => {}
+            "message_start" => {
+                if let Some(u) = v.pointer("/message/usage") {
+                    merge_usage(&mut self.usage, u);
+                    out.push(StreamEvent::Usage(self.usage));
+                }
+            }
+            "content_block_start" => {
+                let block = v
+                    .get("content_block")
+                    .ok_or_else(|| malformed("content_block_start without a block", &frame.data))?;
+                let text = |k: &str| {
+                    block
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                let partial = match block.get("type").and_then(Value::as_str) {
+                    Some("text") => Partial::Text(text("text")),
+                    Some("thinking") => Partial::Thinking {
+                        thinking: text("thinking"),
+                        signature: block
+                            .get("signature")
+                            .and_then(Value::as_str)
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string),
+                    },
+                    Some("tool_use") | Some("server_tool_use") => Partial::Tool {
+                        id: text("id"),
+                        name: text("name"),
+                        // Some servers put the whole input in the start block.
+                        json: match block.get("input") {
+                            Some(Value::Object(o)) if !o.is_empty() => {
+                                Value::Object(o.clone()).to_string()
+                            }
+                            _ => String::new(),
+                        },
+                    },
+                    _ => Partial::Ignored,
+                };
+                self.blocks.insert(index()?, partial);
+            }
+            "content_block_delta" => {
+                let i = index()?;
+                let delta = v
+                    .get("delta")
+                    .ok_or_else(|| malformed("content_block_delta without a delta", &frame.data))?;
+                let s = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or("");
+                match (
+                    self.blocks.get_mut(&i),
+                    delta.get("type").and_then(Value::as_str),
+                ) {
+                    (Some(Partial::Text(t)), Some("text_delta")) => {
+                        t.push_str(s("text"));
+                        out.push(StreamEvent::TextDelta(s("text").to_string()));
+                    }
+                    (Some(Partial::Thinking { thinking, .. }), Some("thinking_delta")) => {
+                        thinking.push_str(s("thinking"));
+                        out.push(StreamEvent::ThinkingDelta(s("thinking").to_string()));
+                    }
+                    (Some(Partial::Thinking { signature, .. }), Some("signature_delta")) => {
+                        signature.get_or_insert_default().push_str(s("signature"));
+                    }
+                    (Some(Partial::Tool { json, .. }), Some("input_json_delta")) => {
+                        json.push_str(s("partial_json"));
+                    }
+                    (Some(Partial::Ignored), _) => {}
+                    (None, _) => {
+                        return Err(malformed(
+                            "a delta for a block that never started",
+                            &frame.data,
+                        ));
+                    }
+                    // A delta kind we do not know for this block (e.g. citations): skip it.
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                let i = index()?;
+                match self.blocks.remove(&i) {
+                    Some(Partial::Text(text)) => {
+                        out.push(StreamEvent::BlockComplete(ContentBlock::Text { text }))
+                    }
+                    Some(Partial::Thinking {
+                        thinking,
+                        signature,
+                    }) => out.push(StreamEvent::BlockComplete(ContentBlock::Thinking {
+                        thinking,
+                        signature,
+                    })),
+                    Some(Partial::Tool { id, name, json }) => out.push(tool_event(id, name, json)),
+                    Some(Partial::Ignored) => {}
+                    None => {
+                        return Err(malformed(
+                            "a stop for a block that never started",
+                            &frame.data,
+                        ));
+                    }
+                }
+            }
+            "message_delta" => {
+                if let Some(r) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(stop_reason(r));
+                }
+                if let Some(u) = v.get("usage") {
+                    merge_usage(&mut self.usage, u);
+                    out.push(StreamEvent::Usage(self.usage));
+                }
+            }
+            "message_stop" => {
+                self.done = true;
+                out.push(StreamEvent::Finished(
+                    self.stop_reason.unwrap_or(StopReason::EndTurn),
+                ));
+            }
+            "error" => {
+                let kind = v
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown_error");
+                let message = v
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message");
+                return Err(LlmError::Api {
+                    kind: kind.to_string(),
+                    message: message.to_string(),
+                });
+            }
+            // New event types are allowed by the API's versioning policy: ignore them.
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// A finished tool call: its input parsed (empty means `{}`), or `InvalidToolUse`.
+pub(crate) fn tool_event(id: String, name: String, json: String) -> StreamEvent {
+    if json.trim().is_empty() {
+        return StreamEvent::BlockComplete(ContentBlock::ToolUse {
+            id,
+            name,
+            input: json!({}),
+        });
+    }
+    match serde_json::from_str::<Value>(&json) {
+        Ok(input @ Value::Object(_)) => {
+            StreamEvent::BlockComplete(ContentBlock::ToolUse { id, name, input })
+        }
+        Ok(_) => StreamEvent::InvalidToolUse {
+            id,
+            name,
+            raw_input: json,
+            error: "the tool input must be a JSON object".into(),
+        },
+        Err(e) => StreamEvent::InvalidToolUse {
+            id,
+            name,
+            raw_input: json,
+            error: format!("the tool input is not valid JSON: {e}"),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::{Message, ToolSpec};
+
+    fn decode(frames: &[(&str, &str)]) -> (Vec<StreamEvent>, Result<(), LlmError>) {
+        let mut d = AnthropicDecoder::default();
+        let mut out = Vec::new();
+        for (event, data) in frames {
+            let f = SseFrame {
+                event: event.to_string(),
+                data: data.to_string(),
+            };
+            if let Err(e) = d.frame(&f, &mut out) {
+                return (out, Err(e));
+            }
+        }
+        (out, Ok(()))
+    }
+
+    #[test]
+    fn body_has_cache_breakpoints_and_thinking() {
+        let request = ModelRequest {
+            model: "claude-x".into(),
+            system: "be brief".into(),
+            messages: vec![
+                Message::user_text("one"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![ContentBlock::Text { text: "ok".into() }],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![
+                        ContentBlock::Text { text: "a".into() },
+                        ContentBlock::Text { text: "b".into() },
+                    ],
+                },
+            ],
+            tools: vec![
+                ToolSpec {
+                    name: "A".into(),
+                    description: "a".into(),
+                    input_schema: json!({"type": "object"}),
+                },
+                ToolSpec {
+                    name: "B".into(),
+                    description: "b".into(),
+                    input_schema: json!({"type": "object"}),
+                },
+            ],
+            max_tokens: 1000,
+            thinking_budget: Some(500),
+        };
+        let body = request_body(&request);
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}])
+        );
+        assert_eq!(body["tools"][0].get("cache_control"), None);
+        assert_eq!(
+            body["tools"][1]["cache_control"],
+            json!({"type": "ephemeral"})
+        );
+        assert_eq!(body["messages"][0]["content"][0].get("cache_control"), None);
+        assert_eq!(body["messages"][2]["content"][0].get("cache_control"), None);
+        assert_eq!(
+            body["messages"][2]["content"][1],
+            json!({"type": "text", "text": "b", "cache_control": {"type": "ephemeral"}})
+        );
+        assert_eq!(
+            body["thinking"],
+            json!({"type": "enabled", "budget_tokens": 500})
+        );
+        assert_eq!(body["stream"], json!(true));
+        assert_eq!(body["max_tokens"], json!(1000));
+    }
+
+    #[test]
+    fn decodes_text_tool_and_usage() {
+        let (events, result) = decode(&[
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_read_input_tokens":4,"output_tokens":1}}}"#,
+            ),
+            ("ping", r#"{"type":"ping"}"#),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":0}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"Glob","input":{}}}"#,
+            ),
+            (
+                "content_block_stop",
+                r#"{"type":"content_block_stop","index":1}"#,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":7}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ]);
+        result.unwrap();
+        let usage0 = Usage {
+            input_tokens: 10,
+            output_tokens: 1,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 4,
+        };
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::Usage(usage0),
+                StreamEvent::TextDelta("Hi".into()),
+                StreamEvent::BlockComplete(ContentBlock::Text { text: "Hi".into() }),
+                StreamEvent::BlockComplete(ContentBlock::ToolUse {
+                    id: "t1".into(),
+                    name: "Glob".into(),
+                    input: json!({})
+                }),
+                StreamEvent::Usage(Usage {
+                    output_tokens: 7,
+                    ..usage0
+                }),
+                StreamEvent::Finished(StopReason::ToolUse),
+            ]
+        );
+    }
+
+    #[test]
+    fn error_event_and_bad_json() {
+        let (_, result) = decode(&[(
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        )]);
+        assert_eq!(
+            result,
+            Err(LlmError::Api {
+                kind: "overloaded_error".into(),
+                message: "Overloaded".into()
+            })
+        );
+        let (_, result) = decode(&[("message_start", "{oops")]);
+        let err = result.unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "the model server sent something unreadable: event `message_start` is not JSON"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn tool_event_variants() {
+        assert_eq!(
+            tool_event("i".into(), "n".into(), "[1]".into()),
+            StreamEvent::InvalidToolUse {
+                id: "i".into(),
+                name: "n".into(),
+                raw_input: "[1]".into(),
+                error: "the tool input must be a JSON object".into()
+            }
+        );
+        assert!(matches!(
+            tool_event("i".into(), "n".into(), "{\"a\":".into()),
+            StreamEvent::InvalidToolUse { .. }
+        ));
+    }
+}

@@ -1,0 +1,460 @@
+//! The OpenAI-compatible chat-completions client (OpenAI, Ollama, vLLM, ...):
+//! `POST {base}/chat/completions` with `stream: true` and `stream_options.include_usage`.
+//!
+//! Owns the mapping from the canonical (Anthropic-shaped) conversation to chat messages and the
+//! decoding of streamed chunks. Invariants: tool calls are assembled by their `index` across
+//! chunks; the finished blocks (thinking, text, then each tool call in index order) are emitted
+//! once, when the choice reports a `finish_reason` or at `[DONE]`, whichever comes first;
+//! `Finished` is emitted at `[DONE]`. Input tokens exclude cached tokens, as in Anthropic's
+//! usage, so `Usage::context_tokens` means the same for both.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::anthropic::tool_event;
+use super::http::{self, Decoder};
+use super::sse::SseFrame;
+use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
+use super::{EventStream, LlmError, ModelClient, Provider};
+use crate::protocol::Usage;
+
+/// A streaming client for one OpenAI-compatible endpoint.
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    idle_timeout: Duration,
+}
+
+impl OpenAiClient {
+    /// `base_url` including the version segment, e.g. `https://api.openai.com/v1`.
+    pub fn new(
+        base_url: &str,
+        api_key: Option<String>,
+        idle_timeout: Duration,
+    ) -> Result<OpenAiClient, LlmError> {
+        Ok(OpenAiClient {
+            http: http::http_client(base_url)?,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            idle_timeout,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelClient for OpenAiClient {
+    fn provider(&self) -> Provider {
+        Provider::OpenAi
+    }
+
+    async fn send(&self, request: &ModelRequest) -> Result<EventStream, LlmError> {
+        let mut builder = self
+            .http
+            .post(format!("{}/chat/completions", self.base_url))
+            .header(reqwest::header::ACCEPT, "text/event-stream");
+        if let Some(key) = &self.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let response = http::post_json(builder, &request_body(request), self.idle_timeout).await?;
+        Ok(http::event_stream(
+            response,
+            OpenAiDecoder::default(),
+            self.idle_timeout,
+        ))
+    }
+}
+
+/// The JSON body for `request`.
+pub fn request_body(request: &ModelRequest) -> Value {
+    let mut messages = Vec::new();
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    for message in &request.messages {
+        match message.role {
+            Role::User => {
+                // Tool results first: they must directly follow the assistant's tool calls.
+                let mut text = String::new();
+                for block in &message.content {
+                    match block {
+                        ContentBlock::ToolResult {
+                            tool_use_id,
+                            content,
+                            is_error,
+                        } => {
+                            // Chat completions have no error flag: say it in the text,
+                            // unless the text already does.
+                            let content = if *is_error && !content.starts_with("Error") {
+                                format!("Error: {content}")
+                            } else {
+                                content.clone()
+                            };
+                            messages.push(json!({
+                                "role": "tool",
+                                "tool_call_id": tool_use_id,
+                                "content": content,
+                            }));
+                        }
+                        ContentBlock::Text { text: t } => {
+                            if !text.is_empty() {
+                                text.push_str("\n\n");
+                            }
+                            text.push_str(t);
+                        }
+                        _ => {}
+                    }
+                }
+                if !text.is_empty() {
+                    messages.push(json!({"role": "user", "content": text}));
+                }
+            }
+            Role::Assistant => {
+                let text = message.text();
+                let calls: Vec<Value> = message
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::ToolUse { id, name, input } => Some(json!({
+                            "id": id,
+                            "type": "function",
+                            "function": {"name": name, "arguments": input.to_string()},
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                let mut m = json!({
+                    "role": "assistant",
+                    "content": if text.is_empty() { Value::Null } else { Value::String(text) },
+                });
+                if !calls.is_empty() {
+                    m["tool_calls"] = Value::Array(calls);
+                }
+                messages.push(m);
+            }
+        }
+    }
+    let mut body = json!({
+        "model": request.model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    body[max_tokens_field(&request.model)] = json!(request.max_tokens);
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                }})
+            })
+            .collect();
+    }
+    body
+}
+
+/// OpenAI's reasoning models (o1, o3, o4, gpt-5) refuse `max_tokens` and want
+/// `max_completion_tokens`; every other server (Ollama, vLLM, older models) takes `max_tokens`.
+fn max_tokens_field(model: &str) -> &'static str {
+    let m = model.to_ascii_lowercase();
+    let name = m.rsplit('/').next().unwrap_or(&m);
+    let reasoning = ["o1", "o3", "o4", "gpt-5"].iter().any(|p| {
+        name.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['-', '.']))
+    });
+    if reasoning {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    }
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Decodes chat-completion chunks.
+#[derive(Debug, Default)]
+pub(crate) struct OpenAiDecoder {
+    text: String,
+    thinking: String,
+    calls: BTreeMap<u64, PartialCall>,
+    stop_reason: Option<StopReason>,
+    flushed: bool,
+    done: bool,
+}
+
+impl OpenAiDecoder {
+    fn flush(&mut self, out: &mut Vec<StreamEvent>) {
+        if self.flushed {
+            return;
+        }
+        self.flushed = true;
+        if !self.thinking.is_empty() {
+            out.push(StreamEvent::BlockComplete(ContentBlock::Thinking {
+                thinking: std::mem::take(&mut self.thinking),
+                signature: None,
+            }));
+        }
+        if !self.text.is_empty() {
+            out.push(StreamEvent::BlockComplete(ContentBlock::Text {
+                text: std::mem::take(&mut self.text),
+            }));
+        }
+        for (_, call) in std::mem::take(&mut self.calls) {
+            out.push(tool_event(call.id, call.name, call.arguments));
+        }
+    }
+}
+
+fn text(v: Option<&Value>) -> &str {
+    v.and_then(Value::as_str).unwrap_or("")
+}
+
+fn finish_reason(s: &str) -> StopReason {
+    match s {
+        "stop" => StopReason::EndTurn,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        "length" => StopReason::MaxTokens,
+        _ => StopReason::Other,
+    }
+}
+
+impl Decoder for OpenAiDecoder {
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+        let data = frame.data.trim();
+        if data == "[DONE]" {
+            self.flush(out);
+            self.done = true;
+            out.push(StreamEvent::Finished(
+                self.stop_reason.unwrap_or(StopReason::EndTurn),
+            ));
+            return Ok(());
+        }
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            let shown: String = data.chars().take(200).collect();
+            LlmError::Malformed(format!("a stream chunk is not JSON ({e}): {shown}"))
+        })?;
+        if let Some(err) = v.get("error") {
+            let message = err
+                .get("message")
+                .and_then(Value::as_str)
+                .or_else(|| err.as_str())
+                .unwrap_or("no message");
+            let kind = err
+                .get("type")
+                .or_else(|| err.get("code"))
+                .and_then(Value::as_str)
+                .unwrap_or("api_error");
+            return Err(LlmError::Api {
+                kind: kind.to_string(),
+                message: message.to_string(),
+            });
+        }
+        if let Some(choice) = v.get("choices").and_then(|c| c.get(0)) {
+            if let Some(delta) = choice.get("delta") {
+                let s = |k: &str| {
+                    delta
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                };
+                if let Some(r) = s("reasoning_content").or_else(|| s("reasoning")) {
+                    self.thinking.push_str(r);
+                    out.push(StreamEvent::ThinkingDelta(r.to_string()));
+                }
+                if let Some(t) = s("content") {
+                    self.text.push_str(t);
+                    out.push(StreamEvent::TextDelta(t.to_string()));
+                }
+                for call in delta
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+                    let partial = self.calls.entry(index).or_default();
+                    if let Some(id) = call.get("id").and_then(Value::as_str) {
+                        partial.id = id.to_string();
+                    }
+                    let function = call.get("function");
+                    let name = text(function.and_then(|f| f.get("name")));
+                    if !name.is_empty() {
+                        partial.name = name.to_string();
+                    }
+                    partial
+                        .arguments
+                        .push_str(text(function.and_then(|f| f.get("arguments"))));
+                }
+            }
+            if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.stop_reason = Some(finish_reason(r));
+                self.flush(out);
+            }
+        }
+        if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            let n = |p: &str| u.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+            let cached = n("/prompt_tokens_details/cached_tokens");
+            out.push(StreamEvent::Usage(Usage {
+                input_tokens: n("/prompt_tokens").saturating_sub(cached),
+                output_tokens: n("/completion_tokens"),
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: cached,
+            }));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::types::{Message, ToolSpec};
+
+    fn decode(chunks: &[&str]) -> Vec<StreamEvent> {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        for c in chunks {
+            let f = SseFrame {
+                event: "message".into(),
+                data: c.to_string(),
+            };
+            d.frame(&f, &mut out).unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn maps_the_conversation() {
+        let request = ModelRequest {
+            model: "gpt-x".into(),
+            system: "sys".into(),
+            messages: vec![
+                Message::user_text("read it"),
+                Message {
+                    role: Role::Assistant,
+                    content: vec![
+                        ContentBlock::Text {
+                            text: "Reading".into(),
+                        },
+                        ContentBlock::ToolUse {
+                            id: "c1".into(),
+                            name: "Read".into(),
+                            input: json!({"file_path": "a"}),
+                        },
+                    ],
+                },
+                Message {
+                    role: Role::User,
+                    content: vec![ContentBlock::ToolResult {
+                        tool_use_id: "c1".into(),
+                        content: "no such file".into(),
+                        is_error: true,
+                    }],
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "Read".into(),
+                description: "reads".into(),
+                input_schema: json!({"type": "object"}),
+            }],
+            max_tokens: 64,
+            thinking_budget: None,
+        };
+        assert_eq!(
+            request_body(&request),
+            json!({
+                "model": "gpt-x",
+                "max_tokens": 64,
+                "stream": true,
+                "stream_options": {"include_usage": true},
+                "messages": [
+                    {"role": "system", "content": "sys"},
+                    {"role": "user", "content": "read it"},
+                    {"role": "assistant", "content": "Reading", "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": "Read", "arguments": "{\"file_path\":\"a\"}"}}]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "Error: no such file"},
+                ],
+                "tools": [{"type": "function", "function": {
+                    "name": "Read", "description": "reads", "parameters": {"type": "object"}}}],
+            })
+        );
+    }
+
+    #[test]
+    fn reasoning_models_get_max_completion_tokens() {
+        assert_eq!(max_tokens_field("o3"), "max_completion_tokens");
+        assert_eq!(max_tokens_field("o4-mini"), "max_completion_tokens");
+        assert_eq!(max_tokens_field("gpt-5.1"), "max_completion_tokens");
+        assert_eq!(max_tokens_field("gpt-4o"), "max_tokens");
+        assert_eq!(max_tokens_field("llama3.1:8b"), "max_tokens");
+        assert_eq!(max_tokens_field("o3mega-local"), "max_tokens");
+    }
+
+    #[test]
+    fn assembles_split_tool_calls_and_usage() {
+        let events = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"Read","arguments":""}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"file_"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"path\":\"a\"}"}}]}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"choices":[],"usage":{"prompt_tokens":50,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":20}}}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::BlockComplete(ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "Read".into(),
+                    input: json!({"file_path": "a"})
+                }),
+                StreamEvent::Usage(Usage {
+                    input_tokens: 30,
+                    output_tokens: 9,
+                    cache_creation_input_tokens: 0,
+                    cache_read_input_tokens: 20
+                }),
+                StreamEvent::Finished(StopReason::ToolUse),
+            ]
+        );
+    }
+
+    #[test]
+    fn reasoning_then_text_without_finish_reason() {
+        let events = decode(&[
+            r#"{"choices":[{"delta":{"reasoning_content":"hmm"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"Hi"}}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::ThinkingDelta("hmm".into()),
+                StreamEvent::TextDelta("Hi".into()),
+                StreamEvent::BlockComplete(ContentBlock::Thinking {
+                    thinking: "hmm".into(),
+                    signature: None
+                }),
+                StreamEvent::BlockComplete(ContentBlock::Text { text: "Hi".into() }),
+                StreamEvent::Finished(StopReason::EndTurn),
+            ]
+        );
+    }
+}

@@ -1,0 +1,371 @@
+//! The script a [`super::ScriptedServer`] plays: turns of text, thinking and tool calls, with
+//! faults on demand. Parsing is validation: unknown fields are refused, and a fault must say
+//! exactly one thing to do, so a typo in a test script fails loudly instead of being ignored.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Why a script could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("could not read the script {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("invalid script: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("invalid script: {0}")]
+    Invalid(String),
+}
+
+/// A whole script: the model's answers, one per request, chosen by how many assistant
+/// messages the request already holds.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    pub turns: Vec<Turn>,
+}
+
+impl Script {
+    pub fn new(turns: Vec<Turn>) -> Script {
+        Script { turns }
+    }
+
+    /// Parse and check a script; the error names the bad field and where it is.
+    pub fn from_json(text: &str) -> Result<Script, ScriptError> {
+        let script: Script = serde_json::from_str(text)?;
+        for (i, turn) in script.turns.iter().enumerate() {
+            if turn.chunk_chars == 0 {
+                return Err(ScriptError::Invalid(format!(
+                    "turns[{i}].chunk_chars must be at least 1"
+                )));
+            }
+            for (j, call) in turn.tool_calls.iter().enumerate() {
+                if !call.input.is_object() {
+                    return Err(ScriptError::Invalid(format!(
+                        "turns[{i}].tool_calls[{j}].input must be a JSON object"
+                    )));
+                }
+            }
+        }
+        Ok(script)
+    }
+
+    pub fn from_file(path: &Path) -> Result<Script, ScriptError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Script::from_json(&text)
+    }
+}
+
+/// One answer of the model.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Turn {
+    pub thinking: Option<String>,
+    pub text: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+    /// Default: `tool_use` when there are tool calls, else `end_turn`.
+    pub stop_reason: Option<ScriptStopReason>,
+    /// Default: input ~ request bytes / 4, output ~ generated characters / 4.
+    pub usage: Option<ScriptUsage>,
+    /// Text, thinking and tool-input JSON are streamed in deltas of this many characters.
+    pub chunk_chars: usize,
+    /// Pause before each event, in milliseconds.
+    pub delay_ms: u64,
+    pub faults: Vec<Fault>,
+}
+
+impl Default for Turn {
+    fn default() -> Self {
+        Turn {
+            thinking: None,
+            text: None,
+            tool_calls: Vec::new(),
+            stop_reason: None,
+            usage: None,
+            chunk_chars: 8,
+            delay_ms: 0,
+            faults: Vec::new(),
+        }
+    }
+}
+
+impl Turn {
+    /// A turn that only answers `text`.
+    pub fn text(text: impl Into<String>) -> Turn {
+        Turn {
+            text: Some(text.into()),
+            ..Turn::default()
+        }
+    }
+
+    /// A turn that calls one tool.
+    pub fn tool_call(id: impl Into<String>, name: impl Into<String>, input: Value) -> Turn {
+        Turn {
+            tool_calls: vec![ToolCall {
+                id: Some(id.into()),
+                name: name.into(),
+                input,
+            }],
+            ..Turn::default()
+        }
+    }
+
+    /// This turn with `fault` added.
+    pub fn with_fault(mut self, kind: FaultKind, times: u32) -> Turn {
+        self.faults.push(Fault { kind, times });
+        self
+    }
+
+    pub(crate) fn stop_reason(&self) -> ScriptStopReason {
+        self.stop_reason.unwrap_or(if self.tool_calls.is_empty() {
+            ScriptStopReason::EndTurn
+        } else {
+            ScriptStopReason::ToolUse
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCall {
+    /// Default: `toolu_<turn>_<index>`.
+    #[serde(default)]
+    pub id: Option<String>,
+    pub name: String,
+    #[serde(default = "empty_object")]
+    pub input: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptStopReason {
+    EndTurn,
+    ToolUse,
+    MaxTokens,
+}
+
+impl ScriptStopReason {
+    pub(crate) fn anthropic(self) -> &'static str {
+        match self {
+            ScriptStopReason::EndTurn => "end_turn",
+            ScriptStopReason::ToolUse => "tool_use",
+            ScriptStopReason::MaxTokens => "max_tokens",
+        }
+    }
+
+    pub(crate) fn openai(self) -> &'static str {
+        match self {
+            ScriptStopReason::EndTurn => "stop",
+            ScriptStopReason::ToolUse => "tool_calls",
+            ScriptStopReason::MaxTokens => "length",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScriptUsage {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+}
+
+/// Something to go wrong, for the first `times` requests of a turn.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "FaultSpec")]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub times: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FaultKind {
+    /// Answer with this HTTP status instead of a stream. `body` defaults to the wire format's
+    /// error JSON for the status; `retry_after` (seconds) becomes a `retry-after` header.
+    Status {
+        status: u16,
+        body: Option<String>,
+        retry_after: Option<u64>,
+    },
+    /// Close the connection after this many SSE events.
+    DropAfterEvents(usize),
+    /// Replace the event at this index (0-based) with one whose data is not JSON.
+    MalformedEventAt(usize),
+    /// Send tool-call input that is not valid JSON (the object without its closing brace).
+    InvalidToolJson,
+    /// After the first event, send an in-stream error of this type (e.g. `overloaded_error`)
+    /// and end the response.
+    StreamError(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultSpec {
+    status: Option<u16>,
+    body: Option<Value>,
+    retry_after: Option<u64>,
+    drop_after_events: Option<usize>,
+    malformed_event_at: Option<usize>,
+    invalid_tool_json: Option<bool>,
+    stream_error: Option<String>,
+    #[serde(default = "one")]
+    times: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl TryFrom<FaultSpec> for Fault {
+    type Error = String;
+
+    fn try_from(spec: FaultSpec) -> Result<Fault, String> {
+        let mut kinds = Vec::new();
+        if let Some(status) = spec.status {
+            let body = spec.body.map(|b| match b {
+                Value::String(s) => s,
+                other => other.to_string(),
+            });
+            kinds.push((
+                "status",
+                FaultKind::Status {
+                    status,
+                    body,
+                    retry_after: spec.retry_after,
+                },
+            ));
+        } else if spec.body.is_some() || spec.retry_after.is_some() {
+            return Err("a fault's `body` and `retry_after` need a `status`".into());
+        }
+        if let Some(n) = spec.drop_after_events {
+            kinds.push(("drop_after_events", FaultKind::DropAfterEvents(n)));
+        }
+        if let Some(n) = spec.malformed_event_at {
+            kinds.push(("malformed_event_at", FaultKind::MalformedEventAt(n)));
+        }
+        if spec.invalid_tool_json == Some(true) {
+            kinds.push(("invalid_tool_json", FaultKind::InvalidToolJson));
+        }
+        if let Some(kind) = spec.stream_error {
+            kinds.push(("stream_error", FaultKind::StreamError(kind)));
+        }
+        if kinds.len() != 1 {
+            let given: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();
+            return Err(format!(
+                "a fault needs exactly one of `status`, `drop_after_events`, \
+                 `malformed_event_at`, `invalid_tool_json`, `stream_error` (given: {})",
+                if given.is_empty() {
+                    "none".to_string()
+                } else {
+                    given.join(", ")
+                }
+            ));
+        }
+        let Some((_, kind)) = kinds.pop() else {
+            return Err("a fault needs a kind".into());
+        };
+        Ok(Fault {
+            kind,
+            times: spec.times,
+        })
+    }
+}
+
+/// The fault for attempt `attempt` (0-based) of a turn: faults apply in order, each to
+/// `times` consecutive attempts; after them the turn plays normally.
+pub(crate) fn fault_for_attempt(faults: &[Fault], attempt: u32) -> Option<&FaultKind> {
+    let mut remaining = attempt;
+    for fault in faults {
+        if remaining < fault.times {
+            return Some(&fault.kind);
+        }
+        remaining -= fault.times;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let script = Script::from_json(
+            r#"{"turns": [
+              {"thinking": "hmm", "text": "Hello", "tool_calls": [{"id": "toolu_1", "name": "Read",
+                "input": {"file_path": "src/main.rs"}}],
+               "stop_reason": "tool_use",
+               "usage": {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 0},
+               "chunk_chars": 8, "delay_ms": 0,
+               "faults": [ {"status": 529, "body": {"type": "error"}, "retry_after": 1, "times": 1},
+                           {"drop_after_events": 3, "times": 1},
+                           {"malformed_event_at": 2},
+                           {"invalid_tool_json": true, "times": 2} ]},
+              {"text": "done"}
+            ]}"#,
+        )
+        .unwrap();
+        let faults = &script.turns[0].faults;
+        assert_eq!(
+            faults[0].kind,
+            FaultKind::Status {
+                status: 529,
+                body: Some(r#"{"type":"error"}"#.into()),
+                retry_after: Some(1)
+            }
+        );
+        assert_eq!(faults[2].times, 1);
+        let kinds: Vec<Option<&FaultKind>> = (0..7).map(|a| fault_for_attempt(faults, a)).collect();
+        assert_eq!(kinds[1], Some(&FaultKind::DropAfterEvents(3)));
+        assert_eq!(kinds[2], Some(&FaultKind::MalformedEventAt(2)));
+        assert_eq!(kinds[3], Some(&FaultKind::InvalidToolJson));
+        assert_eq!(kinds[4], Some(&FaultKind::InvalidToolJson));
+        assert_eq!(kinds[5], None);
+        assert_eq!(script.turns[1].stop_reason(), ScriptStopReason::EndTurn);
+        assert_eq!(script.turns[1].chunk_chars, 8);
+    }
+
+    #[test]
+    fn errors_name_the_bad_field() {
+        let err = Script::from_json(r#"{"turns": [{"txt": "hi"}]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("invalid script: unknown field `txt`"),
+            "{err}"
+        );
+        let err = Script::from_json(
+            r#"{"turns": [{"faults": [{"status": 500, "drop_after_events": 1}]}]}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("a fault needs exactly one of")
+                && err.contains("(given: status, drop_after_events)"),
+            "{err}"
+        );
+        let err = Script::from_json(r#"{"turns": [{"chunk_chars": 0}]}"#)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "invalid script: turns[0].chunk_chars must be at least 1"
+        );
+        let err = Script::from_json(r#"{"turns": [{"stop_reason": "halt"}]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown variant `halt`"), "{err}");
+    }
+}

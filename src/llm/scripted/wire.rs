@@ -1,0 +1,285 @@
+//! Rendering a scripted turn as the SSE frames of either wire format, and the error bodies of
+//! HTTP faults. Pure functions: the server decides when and how many frames to send.
+
+use serde_json::{Value, json};
+
+use super::script::{ScriptUsage, Turn};
+
+/// Which API the request came in on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    Anthropic,
+    OpenAi,
+}
+
+/// What a turn renders with, beyond the turn itself.
+pub(crate) struct RenderContext<'a> {
+    pub turn_index: usize,
+    pub model: &'a str,
+    /// Size of the request body, for the default input-token estimate.
+    pub request_bytes: usize,
+    pub invalid_tool_json: bool,
+}
+
+/// `s` in pieces of at most `n` characters (never splitting a character).
+fn pieces(s: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
+}
+
+fn frame(event: Option<&str>, data: &Value) -> String {
+    match event {
+        Some(e) => format!("event: {e}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}
+
+/// The tool calls with their ids and the input JSON text to send.
+fn tool_calls(turn: &Turn, ctx: &RenderContext) -> Vec<(String, String, String)> {
+    turn.tool_calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| {
+            let id = call
+                .id
+                .clone()
+                .unwrap_or_else(|| format!("toolu_{}_{}", ctx.turn_index, i));
+            let mut json = call.input.to_string();
+            if ctx.invalid_tool_json {
+                json.pop();
+            }
+            (id, call.name.clone(), json)
+        })
+        .collect()
+}
+
+fn usage(turn: &Turn, ctx: &RenderContext) -> (u64, u64, ScriptUsage) {
+    let given = turn.usage.unwrap_or_default();
+    let generated = turn.text.as_deref().map_or(0, |t| t.chars().count())
+        + turn.thinking.as_deref().map_or(0, |t| t.chars().count())
+        + turn
+            .tool_calls
+            .iter()
+            .map(|c| c.input.to_string().len() + c.name.len())
+            .sum::<usize>();
+    let input = given
+        .input_tokens
+        .unwrap_or((ctx.request_bytes / 4).max(1) as u64);
+    let output = given.output_tokens.unwrap_or((generated / 4 + 1) as u64);
+    (input, output, given)
+}
+
+/// The Anthropic Messages stream for `turn`.
+pub(crate) fn anthropic_frames(turn: &Turn, ctx: &RenderContext) -> Vec<String> {
+    let (input, output, given) = usage(turn, ctx);
+    let mut out = vec![frame(
+        Some("message_start"),
+        &json!({"type": "message_start", "message": {
+            "id": format!("msg_scripted_{}", ctx.turn_index),
+            "type": "message", "role": "assistant", "model": ctx.model, "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": input, "output_tokens": 1,
+                      "cache_creation_input_tokens": given.cache_creation_input_tokens,
+                      "cache_read_input_tokens": given.cache_read_input_tokens}}}),
+    )];
+    out.push(frame(Some("ping"), &json!({"type": "ping"})));
+    let mut index = 0;
+    let mut block = |out: &mut Vec<String>, start: Value, deltas: Vec<Value>| {
+        out.push(frame(
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        for delta in deltas {
+            out.push(frame(
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        out.push(frame(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
+        index += 1;
+    };
+    if let Some(thinking) = turn.thinking.as_deref().filter(|t| !t.is_empty()) {
+        let mut deltas: Vec<Value> = pieces(thinking, turn.chunk_chars)
+            .into_iter()
+            .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+            .collect();
+        deltas.push(json!({"type": "signature_delta", "signature": "scripted-signature"}));
+        block(
+            &mut out,
+            json!({"type": "thinking", "thinking": ""}),
+            deltas,
+        );
+    }
+    if let Some(text) = turn.text.as_deref().filter(|t| !t.is_empty()) {
+        let deltas = pieces(text, turn.chunk_chars)
+            .into_iter()
+            .map(|p| json!({"type": "text_delta", "text": p}))
+            .collect();
+        block(&mut out, json!({"type": "text", "text": ""}), deltas);
+    }
+    for (id, name, input) in tool_calls(turn, ctx) {
+        let deltas = pieces(&input, turn.chunk_chars)
+            .into_iter()
+            .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+            .collect();
+        block(
+            &mut out,
+            json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+            deltas,
+        );
+    }
+    out.push(frame(
+        Some("message_delta"),
+        &json!({"type": "message_delta",
+                "delta": {"stop_reason": turn.stop_reason().anthropic(), "stop_sequence": null},
+                "usage": {"output_tokens": output}}),
+    ));
+    out.push(frame(
+        Some("message_stop"),
+        &json!({"type": "message_stop"}),
+    ));
+    out
+}
+
+/// The chat-completions stream for `turn`.
+pub(crate) fn openai_frames(turn: &Turn, ctx: &RenderContext) -> Vec<String> {
+    let (input, output, given) = usage(turn, ctx);
+    let id = format!("chatcmpl-scripted-{}", ctx.turn_index);
+    let chunk = |delta: Value, finish: Option<&str>| {
+        frame(
+            None,
+            &json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": ctx.model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let mut out = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    if let Some(thinking) = turn.thinking.as_deref() {
+        for p in pieces(thinking, turn.chunk_chars) {
+            out.push(chunk(json!({"reasoning_content": p}), None));
+        }
+    }
+    if let Some(text) = turn.text.as_deref() {
+        for p in pieces(text, turn.chunk_chars) {
+            out.push(chunk(json!({"content": p}), None));
+        }
+    }
+    for (i, (call_id, name, args)) in tool_calls(turn, ctx).into_iter().enumerate() {
+        out.push(chunk(
+            json!({"tool_calls": [{"index": i, "id": call_id, "type": "function",
+                                   "function": {"name": name, "arguments": ""}}]}),
+            None,
+        ));
+        for p in pieces(&args, turn.chunk_chars) {
+            out.push(chunk(
+                json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
+                None,
+            ));
+        }
+    }
+    out.push(chunk(json!({}), Some(turn.stop_reason().openai())));
+    let prompt = input + given.cache_read_input_tokens + given.cache_creation_input_tokens;
+    out.push(frame(
+        None,
+        &json!({"id": id, "object": "chat.completion.chunk", "created": 0, "model": ctx.model,
+                "choices": [],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": output,
+                          "total_tokens": prompt + output,
+                          "prompt_tokens_details": {"cached_tokens": given.cache_read_input_tokens}}}),
+    ));
+    out.push("data: [DONE]\n\n".to_string());
+    out
+}
+
+/// A frame whose data is not JSON.
+pub(crate) fn malformed_frame(wire: Wire) -> String {
+    match wire {
+        Wire::Anthropic => {
+            "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", oops\n\n".into()
+        }
+        Wire::OpenAi => "data: {\"choices\": [oops\n\n".into(),
+    }
+}
+
+/// An in-stream error event of type `kind`.
+pub(crate) fn error_frame(wire: Wire, kind: &str) -> String {
+    let message = default_message(kind);
+    match wire {
+        Wire::Anthropic => frame(
+            Some("error"),
+            &json!({"type": "error", "error": {"type": kind, "message": message}}),
+        ),
+        Wire::OpenAi => frame(
+            None,
+            &json!({"error": {"type": kind, "message": message, "code": null}}),
+        ),
+    }
+}
+
+fn default_message(kind: &str) -> &'static str {
+    match kind {
+        "overloaded_error" => "Overloaded",
+        "rate_limit_error" => "Rate limited",
+        "authentication_error" => "invalid x-api-key",
+        "permission_error" => "Permission denied",
+        "not_found_error" => "Not found",
+        "invalid_request_error" => "Invalid request",
+        _ => "Internal server error",
+    }
+}
+
+/// The error type an HTTP status stands for.
+fn status_kind(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// The default JSON error body for an HTTP fault.
+pub(crate) fn error_body(wire: Wire, status: u16) -> String {
+    let kind = status_kind(status);
+    let message = default_message(kind);
+    match wire {
+        Wire::Anthropic => {
+            json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
+        }
+        Wire::OpenAi => {
+            json!({"error": {"message": message, "type": kind, "code": null}}).to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_respect_characters() {
+        assert_eq!(pieces("héllo", 2), vec!["hé", "ll", "o"]);
+        assert!(pieces("", 3).is_empty());
+    }
+
+    #[test]
+    fn invalid_tool_json_drops_the_closing_brace() {
+        let turn = Turn::tool_call("t", "Read", json!({"file_path": "a"}));
+        let ctx = RenderContext {
+            turn_index: 0,
+            model: "m",
+            request_bytes: 40,
+            invalid_tool_json: true,
+        };
+        assert_eq!(
+            tool_calls(&turn, &ctx),
+            vec![("t".into(), "Read".into(), r#"{"file_path":"a""#.into())]
+        );
+    }
+}
