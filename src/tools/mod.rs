@@ -8,7 +8,9 @@
 //! for the model, a [`Display`] for people) or a [`ToolError`] whose message tells the model what
 //! to do next.
 
+pub mod diff_snippet;
 pub mod registry;
+pub mod text_match;
 
 use std::any::Any;
 use std::path::PathBuf;
