@@ -5,3 +5,4 @@ pub mod atomic;
 pub mod encoding;
 pub mod paths;
 pub mod state;
+pub mod watcher;

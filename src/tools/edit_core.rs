@@ -316,12 +316,16 @@ fn plan_merge(
             snippet.join("\n")
         ))
     };
-    let Ok(ours_on_base) = apply_edits(base, edits, format.line_ending) else {
-        // The edit targets text the model never saw: it came with the outside change.
-        return Err(conflict());
+    let on_base = apply_edits(base, edits, format.line_ending);
+    let on_theirs = apply_edits(&theirs, edits, format.line_ending);
+    let (ours_on_base, after) = match (on_base, on_theirs) {
+        (Ok(b), Ok(t)) => (b, t),
+        // Fails on both: an ordinary mistake, reported against the current file.
+        (Err(_), Err(e)) => return Err(e),
+        // Works on only one side: the edit touches text the outside change added or changed.
+        _ => return Err(conflict()),
     };
     check_seen(snap, base, &changed_hunks(base, &ours_on_base))?;
-    let after = apply_edits(&theirs, edits, format.line_ending)?;
     let ours = changed_hunks(&theirs, &after);
     let overlaps = ours.iter().any(|o| {
         outside.iter().any(|t| {
