@@ -980,3 +980,26 @@ async fn watcher_ignores_own_writes_and_reports_deletion() {
     );
     assert!(!w.session.read_files.contains(&w.path("own.txt")));
 }
+
+#[tokio::test]
+async fn invalid_utf8_file_refuses_edit_but_takes_write() {
+    let w = ws();
+    w.write_file("bad.txt", b"caf\xE9\n");
+    w.read("bad.txt").await;
+    let err = w
+        .run(
+            &EditTool,
+            json!({"file_path": w.p("bad.txt"), "old_string": "caf", "new_string": "tea"}),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.contains("not valid text in its encoding"), "{err}");
+    assert_eq!(std::fs::read(w.path("bad.txt")).unwrap(), b"caf\xE9\n");
+    w.run(
+        &WriteTool,
+        json!({"file_path": w.p("bad.txt"), "content": "café\n"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(w.file("bad.txt"), "café\n");
+}

@@ -156,6 +156,9 @@ fn run(mut debouncer: FileDebouncer, rx: Receiver<Msg>, session: Weak<SessionCon
 /// Compare a tracked file with what the state recorded and report a real outside change.
 pub fn check_path(session: &SessionContext, path: &Path) {
     let state = &session.read_files;
+    // Wait for any write in progress: between its rename and its record the file would look
+    // changed by someone else.
+    let _no_write_in_progress = state.lock_writes();
     let Some(snap) = state.get(path) else {
         return;
     };

@@ -113,7 +113,8 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
         check_edits_in_memory(edits)?;
     }
     let snap = state.get(path);
-    let Some(disk) = load_for_edit(path)? else {
+    let whole_write = matches!(change, Change::Write(_));
+    let Some(disk) = load_for_edit(path, whole_write)? else {
         return plan_new_file(path, change);
     };
     let creating = matches!(change, Change::Edits(e) if e[0].old_string.is_empty());

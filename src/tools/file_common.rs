@@ -111,9 +111,10 @@ pub struct DiskText {
 }
 
 /// Load `path` for an edit: `Ok(None)` when it does not exist. Refuses directories, devices,
-/// binary files, files too large to edit, and text that did not decode cleanly (writing it
-/// back would corrupt the bytes that were replaced).
-pub fn load_for_edit(path: &Path) -> Result<Option<DiskText>, ToolError> {
+/// binary files, files too large to edit, and — unless `allow_lossy` (a whole-file Write, which
+/// keeps none of the old text) — text that did not decode cleanly, since writing it back would
+/// corrupt the bytes that were replaced.
+pub fn load_for_edit(path: &Path, allow_lossy: bool) -> Result<Option<DiskText>, ToolError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -147,7 +148,7 @@ pub fn load_for_edit(path: &Path) -> Result<Option<DiskText>, ToolError> {
         return Err(binary_error(path));
     }
     let decoded = encoding::decode(&bytes);
-    if decoded.lossy {
+    if decoded.lossy && !allow_lossy {
         return Err(ToolError::new(format!(
             "{} is not valid text in its encoding; editing it would corrupt the invalid bytes. Use Bash to change it.",
             path.display()
