@@ -1,7 +1,397 @@
-//! The read-file state: per absolute path, what the model last saw (content, mtime, ranges).
+//! The read-file state: per absolute path, what the model last saw of a file.
 //!
-//! Placeholder; filled in by the file-tools work.
+//! Read records an entry (content when the whole file was loaded, mtime, size, a hash of the
+//! bytes, the text format and the line ranges shown); Write/Edit/MultiEdit replace it after
+//! their own write. The guards consult it: an existing file must have an entry before it is
+//! written, an edit must fall inside seen lines, and an entry whose file changed on disk sends
+//! the edit through the merge path. The watcher marks entries stale or drops them.
+//!
+//! Invariants: one `Mutex` guards everything and is never held across I/O or an await (the
+//! only calls made under it are non-blocking sends to the watcher thread); content is bounded
+//! by least-recently-used eviction past [`DEFAULT_CONTENT_LIMIT`] bytes — an evicted entry
+//! keeps its metadata, only the merge base is lost. The directory of every tracked file is
+//! watched exactly while at least one of its files is tracked (reference counts).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::SystemTime;
+
+use super::encoding::TextFormat;
+use crate::tools::diff_snippet::Hunk;
+
+/// Content kept in memory across all entries before the least recently used is dropped.
+pub const DEFAULT_CONTENT_LIMIT: usize = 100 * 1024 * 1024;
+
+/// Where an entry came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntrySource {
+    Read,
+    OwnWrite,
+}
+
+/// A copy of one entry, as the tools see it (content is shared, not copied).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSnapshot {
+    /// Logical text (see `files::encoding`) when the whole file was loaded; the merge base.
+    pub content: Option<Arc<str>>,
+    pub mtime: SystemTime,
+    pub size: u64,
+    /// [`content_hash`] of the bytes on disk, when they were all read.
+    pub hash: Option<u64>,
+    pub format: TextFormat,
+    /// 1-based inclusive line ranges the model has seen, sorted and merged.
+    pub ranges: Vec<(usize, usize)>,
+    pub source: EntrySource,
+    /// Changed on disk since the model saw it (set by the watcher).
+    pub stale: bool,
+    /// `(offset, limit)` of the last Read, for answering an identical Read briefly.
+    pub last_read: Option<(usize, usize)>,
+}
+
+impl FileSnapshot {
+    /// Whether the model has seen every line of `start..=end` (1-based).
+    pub fn has_seen(&self, start: usize, end: usize) -> bool {
+        self.ranges.iter().any(|&(s, e)| s <= start && end <= e)
+    }
+}
+
+/// Watches directories for the state. Implemented by `files::watcher`; calls must not block.
+pub trait DirWatch: Send + Sync + std::fmt::Debug {
+    fn watch(&self, dir: &Path);
+    fn unwatch(&self, dir: &Path);
+}
+
+#[derive(Debug)]
+struct Entry {
+    snap: FileSnapshot,
+    last_used: u64,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    entries: HashMap<PathBuf, Entry>,
+    content_bytes: usize,
+    tick: u64,
+    dir_refs: HashMap<PathBuf, usize>,
+    watcher: Option<Arc<dyn DirWatch>>,
+}
 
 /// Shared by every file tool; see the module docs.
-#[derive(Debug, Default)]
-pub struct ReadFileState {}
+#[derive(Debug)]
+pub struct ReadFileState {
+    inner: Mutex<Inner>,
+    /// Held from the last disk check to the rename of every write (the critical section).
+    write_lock: Mutex<()>,
+    content_limit: usize,
+}
+
+impl Default for ReadFileState {
+    fn default() -> Self {
+        ReadFileState::with_content_limit(DEFAULT_CONTENT_LIMIT)
+    }
+}
+
+/// A fast non-cryptographic hash of file bytes, for "is this still the same file".
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    }
+    for &b in chunks.remainder() {
+        h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+    }
+    h
+}
+
+/// What a Read saw.
+#[derive(Debug, Clone)]
+pub struct ReadRecord {
+    pub content: Option<Arc<str>>,
+    pub mtime: SystemTime,
+    pub size: u64,
+    pub hash: Option<u64>,
+    pub format: TextFormat,
+    /// 1-based inclusive lines shown (None for an empty file or an offset past the end).
+    pub shown: Option<(usize, usize)>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// What our own write left on disk.
+#[derive(Debug, Clone)]
+pub struct WriteRecord {
+    pub content: Arc<str>,
+    pub mtime: SystemTime,
+    pub size: u64,
+    pub hash: u64,
+    pub format: TextFormat,
+    /// Lines the model knows after the write.
+    pub ranges: Vec<(usize, usize)>,
+}
+
+impl ReadFileState {
+    pub fn with_content_limit(content_limit: usize) -> Self {
+        ReadFileState {
+            inner: Mutex::new(Inner::default()),
+            write_lock: Mutex::new(()),
+            content_limit,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        match self.inner.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// The critical section of a write: hold this from the last check of the disk to the rename.
+    pub fn lock_writes(&self) -> MutexGuard<'_, ()> {
+        match self.write_lock.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Connect the directory watcher; directories already tracked are watched at once.
+    pub fn set_watcher(&self, watcher: Arc<dyn DirWatch>) {
+        let mut inner = self.lock();
+        for dir in inner.dir_refs.keys() {
+            watcher.watch(dir);
+        }
+        inner.watcher = Some(watcher);
+    }
+
+    pub fn get(&self, path: &Path) -> Option<FileSnapshot> {
+        let mut inner = self.lock();
+        inner.tick += 1;
+        let tick = inner.tick;
+        inner.entries.get_mut(path).map(|e| {
+            e.last_used = tick;
+            e.snap.clone()
+        })
+    }
+
+    pub fn contains(&self, path: &Path) -> bool {
+        self.lock().entries.contains_key(path)
+    }
+
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.lock().entries.keys().cloned().collect()
+    }
+
+    /// Record a Read. Ranges accumulate while the file is unchanged; a changed file starts over.
+    pub fn record_read(&self, path: &Path, r: ReadRecord) {
+        let mut inner = self.lock();
+        let unchanged = inner
+            .entries
+            .get(path)
+            .filter(|e| !e.snap.stale && e.snap.mtime == r.mtime && e.snap.size == r.size);
+        let mut ranges = unchanged.map(|e| e.snap.ranges.clone()).unwrap_or_default();
+        let old_content = unchanged.and_then(|e| e.snap.content.clone());
+        let old_hash = unchanged.and_then(|e| e.snap.hash);
+        if let Some(shown) = r.shown {
+            add_range(&mut ranges, shown);
+        }
+        let snap = FileSnapshot {
+            content: r.content.or(old_content),
+            mtime: r.mtime,
+            size: r.size,
+            hash: r.hash.or(old_hash),
+            format: r.format,
+            ranges,
+            source: EntrySource::Read,
+            stale: false,
+            last_read: Some((r.offset, r.limit)),
+        };
+        self.insert(&mut inner, path, snap);
+    }
+
+    /// Record our own write (the watcher will recognise it by mtime, size and hash).
+    pub fn record_write(&self, path: &Path, w: WriteRecord) {
+        let mut inner = self.lock();
+        let mut ranges = Vec::new();
+        for r in w.ranges {
+            add_range(&mut ranges, r);
+        }
+        let snap = FileSnapshot {
+            content: Some(w.content),
+            mtime: w.mtime,
+            size: w.size,
+            hash: Some(w.hash),
+            format: w.format,
+            ranges,
+            source: EntrySource::OwnWrite,
+            stale: false,
+            last_read: None,
+        };
+        self.insert(&mut inner, path, snap);
+    }
+
+    fn insert(&self, inner: &mut Inner, path: &Path, snap: FileSnapshot) {
+        inner.tick += 1;
+        let tick = inner.tick;
+        let added = snap.content.as_ref().map_or(0, |c| c.len());
+        let entry = Entry {
+            snap,
+            last_used: tick,
+        };
+        match inner.entries.insert(path.to_path_buf(), entry) {
+            Some(old) => {
+                inner.content_bytes -= old.snap.content.as_ref().map_or(0, |c| c.len());
+            }
+            None => {
+                if let Some(dir) = path.parent() {
+                    let n = inner.dir_refs.entry(dir.to_path_buf()).or_insert(0);
+                    *n += 1;
+                    if *n == 1
+                        && let Some(w) = &inner.watcher
+                    {
+                        w.watch(dir);
+                    }
+                }
+            }
+        }
+        inner.content_bytes += added;
+        self.evict(inner, path);
+    }
+
+    /// Drop content of the least recently used entries until under the limit; `keep` is the
+    /// entry just touched and keeps its content even when it alone is over the limit.
+    fn evict(&self, inner: &mut Inner, keep: &Path) {
+        while inner.content_bytes > self.content_limit {
+            let victim = inner
+                .entries
+                .iter()
+                .filter(|(p, e)| e.snap.content.is_some() && p.as_path() != keep)
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(p, _)| p.clone());
+            let Some(victim) = victim else { break };
+            if let Some(e) = inner.entries.get_mut(&victim)
+                && let Some(c) = e.snap.content.take()
+            {
+                inner.content_bytes -= c.len();
+            }
+        }
+    }
+
+    /// Mark an entry stale (changed on disk). Returns whether it was tracked.
+    pub fn mark_stale(&self, path: &Path) -> bool {
+        let mut inner = self.lock();
+        match inner.entries.get_mut(path) {
+            Some(e) => {
+                e.snap.stale = true;
+                e.snap.last_read = None;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Update mtime/size after a change that left the bytes as they were.
+    pub fn touch(&self, path: &Path, mtime: SystemTime, size: u64) {
+        if let Some(e) = self.lock().entries.get_mut(path) {
+            e.snap.mtime = mtime;
+            e.snap.size = size;
+        }
+    }
+
+    /// Forget a file (deleted or renamed away). Returns whether it was tracked.
+    pub fn remove(&self, path: &Path) -> bool {
+        let mut inner = self.lock();
+        let Some(old) = inner.entries.remove(path) else {
+            return false;
+        };
+        inner.content_bytes -= old.snap.content.as_ref().map_or(0, |c| c.len());
+        if let Some(dir) = path.parent()
+            && let Some(n) = inner.dir_refs.get_mut(dir)
+        {
+            *n -= 1;
+            if *n == 0 {
+                inner.dir_refs.remove(dir);
+                if let Some(w) = &inner.watcher {
+                    w.unwatch(dir);
+                }
+            }
+        }
+        true
+    }
+
+    /// Bytes of content held (for tests and diagnostics).
+    pub fn content_bytes(&self) -> usize {
+        self.lock().content_bytes
+    }
+
+    /// Directories watched right now, with how many tracked files each holds.
+    pub fn watched_dirs(&self) -> Vec<(PathBuf, usize)> {
+        let mut v: Vec<_> = self
+            .lock()
+            .dir_refs
+            .iter()
+            .map(|(d, n)| (d.clone(), *n))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// Insert a 1-based inclusive range, merging overlapping and touching ranges.
+pub fn add_range(ranges: &mut Vec<(usize, usize)>, r: (usize, usize)) {
+    ranges.push(r);
+    ranges.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(ranges.len());
+    for &(s, e) in ranges.iter() {
+        match merged.last_mut() {
+            Some(last) if s <= last.1.saturating_add(1) => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    *ranges = merged;
+}
+
+/// Seen ranges after an edit described by `hunks` (0-based, from before to after): lines
+/// outside the hunks move with them, and the new lines of each hunk count as seen (the model
+/// wrote them).
+pub fn shift_ranges(ranges: &[(usize, usize)], hunks: &[Hunk]) -> Vec<(usize, usize)> {
+    // Map a 0-based old line to its new line.
+    let map = |line: usize, at_end: bool| -> usize {
+        let mut delta: isize = 0;
+        for h in hunks {
+            if line >= h.old.end {
+                delta += h.new.len() as isize - h.old.len() as isize;
+            } else if line >= h.old.start {
+                return if at_end {
+                    h.new.end.max(h.new.start + 1) - 1
+                } else {
+                    h.new.start
+                };
+            } else {
+                break;
+            }
+        }
+        (line as isize + delta).max(0) as usize
+    };
+    let mut out = Vec::new();
+    for &(s, e) in ranges {
+        let ns = map(s.saturating_sub(1), false) + 1;
+        let ne = map(e.saturating_sub(1), true) + 1;
+        if ne >= ns {
+            add_range(&mut out, (ns, ne));
+        }
+    }
+    for h in hunks {
+        if !h.new.is_empty() {
+            add_range(&mut out, (h.new.start + 1, h.new.end));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "state_tests.rs"]
+mod tests;

@@ -13,7 +13,12 @@ use super::{DynTool, ToolHandle};
 
 /// The built-in tools for a session, unfiltered.
 pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
-    let tools: Vec<ToolHandle> = Vec::new();
+    let tools: Vec<ToolHandle> = vec![
+        Arc::new(super::read::ReadTool),
+        Arc::new(super::write::WriteTool),
+        Arc::new(super::edit::EditTool),
+        Arc::new(super::multi_edit::MultiEditTool),
+    ];
     tools
 }
 

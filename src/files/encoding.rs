@@ -1,0 +1,261 @@
+//! Text encodings and line endings of files on disk.
+//!
+//! The tools work on *logical text*: a Rust `String` with `\n` line endings and no byte-order
+//! mark. [`decode`] turns bytes into logical text plus the [`TextFormat`] it came in; [`encode`]
+//! turns logical text back into bytes in that same format, so an edit keeps a file's BOM,
+//! UTF-16 encoding and CRLF line endings. The final-newline state is part of the text itself
+//! and so survives untouched.
+//!
+//! Invariant: for a file that decoded without loss, `encode(decode(bytes))` gives back the same
+//! bytes. A file is only treated as CRLF when *every* `\n` is preceded by `\r`; a file with
+//! mixed endings is kept as-is (its `\r` stay in the text) so nothing is silently rewritten.
+
+/// How the bytes of a file encode its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    #[default]
+    Utf8,
+    /// UTF-8 with a byte-order mark.
+    Utf8Bom,
+    Utf16Le,
+    Utf16Be,
+}
+
+/// Line-ending style of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LineEnding {
+    #[default]
+    Lf,
+    CrLf,
+}
+
+/// Everything needed to write logical text back the way the file had it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextFormat {
+    pub encoding: Encoding,
+    pub line_ending: LineEnding,
+}
+
+/// The result of decoding a file's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    /// Logical text: `\n` line endings, no BOM.
+    pub text: String,
+    pub format: TextFormat,
+    /// Some bytes were not valid in the encoding and were replaced by U+FFFD.
+    pub lossy: bool,
+}
+
+/// How many leading bytes are inspected for NUL to call a file binary.
+pub const BINARY_SNIFF_BYTES: usize = 8192;
+
+/// Detect the encoding from a byte-order mark.
+pub fn detect_encoding(bytes: &[u8]) -> Encoding {
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        Encoding::Utf8Bom
+    } else if bytes.starts_with(&[0xFF, 0xFE]) {
+        Encoding::Utf16Le
+    } else if bytes.starts_with(&[0xFE, 0xFF]) {
+        Encoding::Utf16Be
+    } else {
+        Encoding::Utf8
+    }
+}
+
+/// A file is binary when its first 8 KiB hold a NUL byte (UTF-16 with a BOM is text).
+pub fn looks_binary(bytes: &[u8]) -> bool {
+    match detect_encoding(bytes) {
+        Encoding::Utf16Le | Encoding::Utf16Be => false,
+        _ => bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0),
+    }
+}
+
+/// Decode a whole file into logical text.
+pub fn decode(bytes: &[u8]) -> Decoded {
+    let encoding = detect_encoding(bytes);
+    let (raw, lossy) = match encoding {
+        Encoding::Utf8 => utf8_lossy(bytes),
+        Encoding::Utf8Bom => utf8_lossy(&bytes[3..]),
+        Encoding::Utf16Le => utf16_lossy(&bytes[2..], u16::from_le_bytes),
+        Encoding::Utf16Be => utf16_lossy(&bytes[2..], u16::from_be_bytes),
+    };
+    let (text, line_ending) = to_logical(raw);
+    Decoded {
+        text,
+        format: TextFormat {
+            encoding,
+            line_ending,
+        },
+        lossy,
+    }
+}
+
+/// Encode logical text in `format`.
+pub fn encode(text: &str, format: TextFormat) -> Vec<u8> {
+    let with_endings: std::borrow::Cow<'_, str> = match format.line_ending {
+        LineEnding::Lf => text.into(),
+        LineEnding::CrLf => to_crlf(text).into(),
+    };
+    match format.encoding {
+        Encoding::Utf8 => with_endings.as_bytes().to_vec(),
+        Encoding::Utf8Bom => {
+            let mut v = Vec::with_capacity(with_endings.len() + 3);
+            v.extend_from_slice(&[0xEF, 0xBB, 0xBF]);
+            v.extend_from_slice(with_endings.as_bytes());
+            v
+        }
+        Encoding::Utf16Le => {
+            let mut v = vec![0xFF, 0xFE];
+            for u in with_endings.encode_utf16() {
+                v.extend_from_slice(&u.to_le_bytes());
+            }
+            v
+        }
+        Encoding::Utf16Be => {
+            let mut v = vec![0xFE, 0xFF];
+            for u in with_endings.encode_utf16() {
+                v.extend_from_slice(&u.to_be_bytes());
+            }
+            v
+        }
+    }
+}
+
+/// Text the model wrote, made logical for a file with `line_ending` (a CRLF file's edits may
+/// arrive with `\r\n` or with `\n`; both mean the same lines).
+pub fn normalize_input(text: &str, line_ending: LineEnding) -> std::borrow::Cow<'_, str> {
+    match line_ending {
+        LineEnding::CrLf if text.contains("\r\n") => text.replace("\r\n", "\n").into(),
+        _ => text.into(),
+    }
+}
+
+fn utf8_lossy(bytes: &[u8]) -> (String, bool) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => (s.to_string(), false),
+        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+    }
+}
+
+fn utf16_lossy(bytes: &[u8], from: fn([u8; 2]) -> u16) -> (String, bool) {
+    let odd = !bytes.len().is_multiple_of(2);
+    let units = bytes.chunks_exact(2).map(|c| from([c[0], c[1]]));
+    let mut lossy = odd;
+    let mut s = String::with_capacity(bytes.len() / 2);
+    for r in char::decode_utf16(units) {
+        match r {
+            Ok(c) => s.push(c),
+            Err(_) => {
+                lossy = true;
+                s.push(char::REPLACEMENT_CHARACTER);
+            }
+        }
+    }
+    if odd {
+        s.push(char::REPLACEMENT_CHARACTER);
+    }
+    (s, lossy)
+}
+
+/// CRLF only when every `\n` has a `\r` before it; then the `\r` are dropped.
+fn to_logical(raw: String) -> (String, LineEnding) {
+    let bytes = raw.as_bytes();
+    let mut newlines = 0usize;
+    let mut crlf = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            newlines += 1;
+            if i > 0 && bytes[i - 1] == b'\r' {
+                crlf += 1;
+            }
+        }
+    }
+    if newlines > 0 && crlf == newlines {
+        (raw.replace("\r\n", "\n"), LineEnding::CrLf)
+    } else {
+        (raw, LineEnding::Lf)
+    }
+}
+
+fn to_crlf(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 32);
+    for (i, piece) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push_str("\r\n");
+        }
+        out.push_str(piece);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_round_trip() {
+        let d = decode(b"a\nb\n");
+        assert_eq!(d.text, "a\nb\n");
+        assert_eq!(d.format, TextFormat::default());
+        assert!(!d.lossy);
+        assert_eq!(encode(&d.text, d.format), b"a\nb\n");
+    }
+
+    #[test]
+    fn crlf_and_bom_round_trip() {
+        let bytes = b"\xEF\xBB\xBFone\r\ntwo\r\nthree";
+        let d = decode(bytes);
+        assert_eq!(d.text, "one\ntwo\nthree");
+        assert_eq!(d.format.encoding, Encoding::Utf8Bom);
+        assert_eq!(d.format.line_ending, LineEnding::CrLf);
+        assert_eq!(encode(&d.text, d.format), bytes.to_vec());
+    }
+
+    #[test]
+    fn mixed_endings_stay_as_they_are() {
+        let bytes = b"a\r\nb\nc\r\n";
+        let d = decode(bytes);
+        assert_eq!(d.format.line_ending, LineEnding::Lf);
+        assert_eq!(d.text, "a\r\nb\nc\r\n");
+        assert_eq!(encode(&d.text, d.format), bytes.to_vec());
+    }
+
+    #[test]
+    fn utf16_round_trips() {
+        for enc in [Encoding::Utf16Le, Encoding::Utf16Be] {
+            let fmt = TextFormat {
+                encoding: enc,
+                line_ending: LineEnding::CrLf,
+            };
+            let bytes = encode("héllo\nwörld ✓\n", fmt);
+            assert!(!looks_binary(&bytes));
+            let d = decode(&bytes);
+            assert_eq!(d.text, "héllo\nwörld ✓\n");
+            assert_eq!(d.format, fmt);
+            assert!(!d.lossy);
+            assert_eq!(encode(&d.text, d.format), bytes);
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_lossy() {
+        let d = decode(b"ok \xFF\xFE? no, \xC3(");
+        assert!(d.lossy);
+        assert!(d.text.contains('\u{FFFD}'));
+    }
+
+    #[test]
+    fn binary_sniffing() {
+        assert!(looks_binary(b"PK\x03\x04\x00\x00"));
+        assert!(!looks_binary(b"plain text"));
+        let mut late_nul = vec![b'a'; BINARY_SNIFF_BYTES];
+        late_nul.push(0);
+        assert!(!looks_binary(&late_nul));
+    }
+
+    #[test]
+    fn input_normalisation_for_crlf_files() {
+        assert_eq!(normalize_input("a\r\nb", LineEnding::CrLf), "a\nb");
+        assert_eq!(normalize_input("a\r\nb", LineEnding::Lf), "a\r\nb");
+    }
+}

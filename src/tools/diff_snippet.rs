@@ -1,0 +1,266 @@
+//! Unified diffs for the model: 3 lines of context, line numbers on every line, `+N -M` counts.
+//!
+//! Edits change a small part of a possibly large file, so the common prefix and suffix are cut
+//! off (at line boundaries, by plain byte comparison) before the line diff runs; the diff then
+//! only sees the changed window plus its context. This keeps an edit of a 10 MiB file cheap.
+//! The same trimming backs [`changed_hunks`], which the merge of outside changes uses.
+
+use std::ops::Range;
+use std::time::Duration;
+
+use similar::{ChangeTag, DiffTag, TextDiff};
+
+/// Lines of context around each change.
+pub const CONTEXT: usize = 3;
+/// A snippet longer than this many lines is cut, saying how much was left out.
+pub const MAX_SNIPPET_LINES: usize = 300;
+
+/// A diff summary for the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffSummary {
+    pub added: usize,
+    pub removed: usize,
+    /// Hunks in unified form with line numbers; empty when nothing changed.
+    pub snippet: String,
+}
+
+/// One changed region, as 0-based line ranges in `before` and `after`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    pub old: Range<usize>,
+    pub new: Range<usize>,
+}
+
+/// The window of both texts that holds every change, with `context` lines around it.
+struct Window<'a> {
+    old: &'a str,
+    new: &'a str,
+    /// Lines before the window (same in both texts).
+    first_line: usize,
+}
+
+fn window<'a>(before: &'a str, after: &'a str, context: usize) -> Window<'a> {
+    let (b, a) = (before.as_bytes(), after.as_bytes());
+    let prefix = b.iter().zip(a).take_while(|(x, y)| x == y).count();
+    // Cut after the last newline of the common prefix: a line start in both texts.
+    let mut start = b[..prefix]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    let max_suffix = b.len().min(a.len()) - start;
+    let suffix = b
+        .iter()
+        .rev()
+        .zip(a.iter().rev())
+        .take(max_suffix)
+        .take_while(|(x, y)| x == y)
+        .count();
+    // Cut after the first newline inside the common suffix: again a line start in both.
+    let suffix_start = b.len() - suffix;
+    let mut end_from_back = match b[suffix_start..].iter().position(|&c| c == b'\n') {
+        Some(i) => b.len() - (suffix_start + i + 1),
+        None => 0,
+    };
+    for _ in 0..context {
+        if start == 0 {
+            break;
+        }
+        start = b[..start - 1]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+    }
+    for _ in 0..context {
+        if end_from_back == 0 {
+            break;
+        }
+        let from = b.len() - end_from_back;
+        end_from_back = match b[from..].iter().position(|&c| c == b'\n') {
+            Some(i) => b.len() - (from + i + 1),
+            None => 0,
+        };
+    }
+    let first_line = b[..start].iter().filter(|&&c| c == b'\n').count();
+    Window {
+        old: &before[start..before.len() - end_from_back],
+        new: &after[start..after.len() - end_from_back],
+        first_line,
+    }
+}
+
+fn line_diff<'a>(w: &Window<'a>) -> TextDiff<'a, 'a, str> {
+    TextDiff::configure()
+        .timeout(Duration::from_millis(500))
+        .diff_lines(w.old, w.new)
+}
+
+/// The unified diff of `before` -> `after` (see the module docs).
+pub fn diff_snippet(before: &str, after: &str) -> DiffSummary {
+    if before == after {
+        return DiffSummary {
+            added: 0,
+            removed: 0,
+            snippet: String::new(),
+        };
+    }
+    let w = window(before, after, CONTEXT);
+    let diff = line_diff(&w);
+    let mut added = 0;
+    let mut removed = 0;
+    let mut lines: Vec<String> = Vec::new();
+    for group in diff.grouped_ops(CONTEXT) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_start = first.old_range().start;
+        let new_start = first.new_range().start;
+        let old_len = last.old_range().end - old_start;
+        let new_len = last.new_range().end - new_start;
+        lines.push(format!(
+            "@@ -{},{} +{},{} @@",
+            w.first_line + old_start + 1,
+            old_len,
+            w.first_line + new_start + 1,
+            new_len
+        ));
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let text = change.value().trim_end_matches(['\n', '\r']);
+                let (sign, idx) = match change.tag() {
+                    ChangeTag::Equal => (' ', change.new_index()),
+                    ChangeTag::Delete => {
+                        removed += 1;
+                        ('-', change.old_index())
+                    }
+                    ChangeTag::Insert => {
+                        added += 1;
+                        ('+', change.new_index())
+                    }
+                };
+                let n = w.first_line + idx.unwrap_or(0) + 1;
+                lines.push(format!("{sign}{n:>6} {text}"));
+            }
+        }
+    }
+    let total = lines.len();
+    if total > MAX_SNIPPET_LINES {
+        lines.truncate(MAX_SNIPPET_LINES);
+        lines.push(format!(
+            "... (diff cut: {} more lines)",
+            total - MAX_SNIPPET_LINES
+        ));
+    }
+    DiffSummary {
+        added,
+        removed,
+        snippet: lines.join("\n"),
+    }
+}
+
+/// Changed regions of `before` -> `after` without context, adjacent changes merged.
+pub fn changed_hunks(before: &str, after: &str) -> Vec<Hunk> {
+    if before == after {
+        return Vec::new();
+    }
+    let w = window(before, after, 0);
+    let diff = line_diff(&w);
+    let off = w.first_line;
+    let mut hunks: Vec<Hunk> = Vec::new();
+    for op in diff.ops() {
+        let (tag, old, new) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            continue;
+        }
+        let h = Hunk {
+            old: old.start + off..old.end + off,
+            new: new.start + off..new.end + off,
+        };
+        match hunks.last_mut() {
+            Some(prev) if prev.old.end == h.old.start && prev.new.end == h.new.start => {
+                prev.old.end = h.old.end;
+                prev.new.end = h.new.end;
+            }
+            _ => hunks.push(h),
+        }
+    }
+    hunks
+}
+
+/// `+N -M`, the short form used in results and titles.
+pub fn counts(summary: &DiffSummary) -> String {
+    format!("+{} -{}", summary.added, summary.removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_change_with_context() {
+        let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+        let after = before.replace("line 10\n", "line ten\n");
+        let d = diff_snippet(&before, &after);
+        assert_eq!((d.added, d.removed), (1, 1));
+        let expected = "@@ -7,7 +7,7 @@\n      7 line 7\n      8 line 8\n      9 line 9\n-    10 line 10\n+    10 line ten\n     11 line 11\n     12 line 12\n     13 line 13";
+        assert_eq!(d.snippet, expected);
+    }
+
+    #[test]
+    fn insertion_at_start_and_end_without_newline() {
+        let d = diff_snippet("a\nb", "x\na\nb\ny");
+        assert_eq!((d.added, d.removed), (3, 1));
+        assert_eq!(
+            d.snippet,
+            "@@ -1,2 +1,4 @@\n+     1 x\n      2 a\n-     2 b\n+     3 b\n+     4 y"
+        );
+    }
+
+    #[test]
+    fn new_file_and_identical() {
+        let d = diff_snippet("", "one\ntwo\n");
+        assert_eq!((d.added, d.removed), (2, 0));
+        assert_eq!(d.snippet, "@@ -1,0 +1,2 @@\n+     1 one\n+     2 two");
+        assert_eq!(diff_snippet("same", "same").snippet, "");
+    }
+
+    #[test]
+    fn hunks_are_absolute_line_ranges() {
+        let before: String = (0..100).map(|i| format!("{i}\n")).collect();
+        let after = before
+            .replace("10\n", "ten\n")
+            .replace("50\n", "")
+            .replace("90\n", "90\nx\ny\n");
+        assert_eq!(
+            changed_hunks(&before, &after),
+            vec![
+                Hunk {
+                    old: 10..11,
+                    new: 10..11
+                },
+                Hunk {
+                    old: 50..51,
+                    new: 50..50
+                },
+                Hunk {
+                    old: 91..91,
+                    new: 90..92
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn multibyte_content_is_cut_on_boundaries() {
+        let d = diff_snippet("é\nü\nö\n", "é\nü\nø\n");
+        assert_eq!((d.added, d.removed), (1, 1));
+        assert!(d.snippet.contains("-     3 ö"));
+    }
+
+    #[test]
+    fn long_snippets_are_cut() {
+        let after: String = (0..1000).map(|i| format!("{i}\n")).collect();
+        let d = diff_snippet("", &after);
+        assert_eq!(d.added, 1000);
+        assert!(d.snippet.ends_with("... (diff cut: 701 more lines)"));
+    }
+}

@@ -1,0 +1,110 @@
+//! The Edit tool: replace one exact string in a file (or every occurrence with replace_all).
+//!
+//! All the guarding, matching, merging and writing lives in `edit_core`; this file is the
+//! tool's face: input, title, permissions, preview and result wording.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::edit_core::{self, Change, EditSpec};
+use super::file_common::{check_path_no_io, input_path, title_path};
+use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
+use crate::agent::session::SessionContext;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditInput {
+    /// The absolute path of the file to modify.
+    pub file_path: String,
+    /// The exact text to replace (without Read's line-number prefixes).
+    pub old_string: String,
+    /// The text to replace it with (must differ from old_string).
+    pub new_string: String,
+    /// Replace every occurrence of old_string (default false).
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+impl EditInput {
+    fn spec(&self) -> [EditSpec; 1] {
+        [EditSpec {
+            old_string: self.old_string.clone(),
+            new_string: self.new_string.clone(),
+            replace_all: self.replace_all,
+        }]
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct EditTool;
+
+#[async_trait]
+impl Tool for EditTool {
+    type Input = EditInput;
+
+    fn name(&self) -> &'static str {
+        "Edit"
+    }
+
+    fn description(&self) -> String {
+        "Performs an exact string replacement in a file. The file must have been read with Read \
+first. old_string must match the file exactly (indentation included) and be unique unless \
+replace_all is true; new_string must differ. An empty old_string creates a new file. The result \
+shows a diff of the change."
+            .into()
+    }
+
+    fn prompt(&self) -> String {
+        "- Prefer Edit over Write for changes to existing files; include enough surrounding lines in \
+old_string to make it unique.\n\
+- Keep the file's indentation exactly; never include Read's line-number prefix in old_string."
+            .into()
+    }
+
+    fn title(&self, input: &EditInput, ctx: &SessionContext) -> String {
+        format!("Edit {}", title_path(&input.file_path, ctx))
+    }
+
+    fn accesses(&self, input: &EditInput, ctx: &SessionContext) -> Vec<Access> {
+        input_path(&input.file_path, ctx)
+            .map(|p| vec![Access::Write(p)])
+            .unwrap_or_default()
+    }
+
+    async fn validate(&self, input: &EditInput, ctx: &ToolContext) -> Result<(), ToolError> {
+        edit_core::check_edits_in_memory(&input.spec())?;
+        let path = input_path(&input.file_path, &ctx.session)?;
+        check_path_no_io(&path)
+    }
+
+    async fn preview(
+        &self,
+        input: &EditInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        let path = input_path(&input.file_path, &ctx.session)?;
+        let spec = input.spec();
+        let plan = edit_core::plan(&ctx.session.read_files, &path, Change::Edits(&spec))?;
+        Ok(Some(plan.preview()))
+    }
+
+    async fn call(&self, input: EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = input_path(&input.file_path, &ctx.session)?;
+        check_path_no_io(&path)?;
+        let spec = input.spec();
+        let (plan, written) = edit_core::commit(
+            &ctx.session.read_files,
+            &path,
+            Change::Edits(&spec),
+            ctx.preview.as_ref(),
+            ctx.content_override.as_ref(),
+        )?;
+        let headline = if plan.existed {
+            format!("The file {} has been updated successfully.", path.display())
+        } else {
+            format!("File created successfully at: {}", path.display())
+        };
+        Ok(edit_core::result(&plan, &written, headline))
+    }
+}

@@ -1,0 +1,430 @@
+//! The guarded write path shared by Write, Edit and MultiEdit.
+//!
+//! [`plan`] computes, without writing, exactly what a call would put on disk: it loads the
+//! file, enforces read-before-write, applies the edits in memory (all or nothing), checks the
+//! change lies in lines the model has seen, and — when the file changed on disk since it was
+//! read — merges: the edits are applied to the disk version when they do not overlap the
+//! outside change, and refused with a compact diff of that change when they do. [`commit`]
+//! runs the same plan again inside the state's write lock, checks it still produces the
+//! previewed content, and writes atomically in the file's own encoding and line endings. There
+//! is no await between that last check of the disk and the rename.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::diff_snippet::{Hunk, changed_hunks, diff_snippet};
+use super::file_common::{DiskText, line_count, load_for_edit};
+use super::text_match::{closest_region, locate, numbered_line};
+use super::{ContentOverride, Preview, ToolError, ToolOutput};
+use crate::files::atomic::write_atomic;
+use crate::files::encoding::{self, LineEnding, TextFormat};
+use crate::files::state::{FileSnapshot, ReadFileState, WriteRecord, content_hash, shift_ranges};
+use crate::protocol::Display;
+
+pub const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
+pub const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
+pub const NO_CHANGES: &str = "No changes to make: old_string and new_string are exactly the same.";
+pub const ALREADY_EXISTS: &str = "Cannot create new file - file already exists.";
+
+/// One replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditSpec {
+    pub old_string: String,
+    pub new_string: String,
+    pub replace_all: bool,
+}
+
+/// What a call asks for.
+#[derive(Debug, Clone, Copy)]
+pub enum Change<'a> {
+    /// Replace the whole content (Write).
+    Write(&'a str),
+    /// Replacements applied in order (Edit has one, MultiEdit several).
+    Edits(&'a [EditSpec]),
+}
+
+/// The exact outcome of a call, computed without writing.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub path: PathBuf,
+    pub existed: bool,
+    /// Logical text on disk now ("" for a new file).
+    pub before: String,
+    /// Logical text to write.
+    pub after: String,
+    pub format: TextFormat,
+    /// Lines the model had seen of `before`.
+    pub ranges_before: Vec<(usize, usize)>,
+    /// Lines the model knows once the write is done.
+    pub ranges_after: Vec<(usize, usize)>,
+    /// Said to the model with the result (e.g. that an outside change was merged).
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    pub fn preview(&self) -> Preview {
+        Preview {
+            display: Display::Diff {
+                path: self.path.clone(),
+                before: self.before.clone(),
+                after: self.after.clone(),
+            },
+            new_content: Some(self.after.clone()),
+        }
+    }
+}
+
+/// Cheap checks that need no disk: run first.
+pub fn check_edits_in_memory(edits: &[EditSpec]) -> Result<(), ToolError> {
+    if edits.is_empty() {
+        return Err(ToolError::new(
+            "edits is empty: give at least one {old_string, new_string}.",
+        ));
+    }
+    for (i, e) in edits.iter().enumerate() {
+        if e.old_string == e.new_string {
+            return Err(name_edit(i, edits.len(), NO_CHANGES.into()));
+        }
+        if e.old_string.is_empty() && i > 0 {
+            return Err(name_edit(
+                i,
+                edits.len(),
+                "old_string is empty; only the first edit may create a file.".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn name_edit(i: usize, n: usize, msg: String) -> ToolError {
+    if n == 1 {
+        ToolError::new(msg)
+    } else {
+        ToolError::new(format!(
+            "Edit {} of {n} (edits[{i}]) failed: {msg}\nNo edit was applied; the file is unchanged.",
+            i + 1
+        ))
+    }
+}
+
+/// Compute the plan (see the module docs). Synchronous: reads the disk, writes nothing.
+pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Plan, ToolError> {
+    if let Change::Edits(edits) = change {
+        check_edits_in_memory(edits)?;
+    }
+    let snap = state.get(path);
+    let whole_write = matches!(change, Change::Write(_));
+    let Some(disk) = load_for_edit(path, whole_write)? else {
+        return plan_new_file(path, change);
+    };
+    let creating = matches!(change, Change::Edits(e) if e[0].old_string.is_empty());
+    if creating && !disk.decoded.text.trim().is_empty() {
+        return Err(ToolError::new(ALREADY_EXISTS));
+    }
+    let Some(snap) = snap else {
+        return Err(ToolError::new(NOT_READ));
+    };
+    let format = disk.decoded.format;
+    let changed = snap.stale || snap.mtime != disk.mtime || snap.size != disk.size;
+    let same_bytes = snap.hash == Some(disk.hash)
+        || snap
+            .content
+            .as_deref()
+            .is_some_and(|c| c == disk.decoded.text);
+    if changed && !same_bytes {
+        return match (change, snap.content.clone()) {
+            (Change::Edits(edits), Some(base)) => plan_merge(path, &snap, &base, disk, edits),
+            _ => Err(ToolError::new(MODIFIED)),
+        };
+    }
+    let before = disk.decoded.text;
+    match change {
+        Change::Write(content) => {
+            let after = encoding::normalize_input(content, format.line_ending).into_owned();
+            let n = line_count(&after);
+            Ok(Plan {
+                path: path.to_path_buf(),
+                existed: true,
+                ranges_before: snap.ranges.clone(),
+                ranges_after: if n > 0 { vec![(1, n)] } else { Vec::new() },
+                before,
+                after,
+                format,
+                notes: Vec::new(),
+            })
+        }
+        Change::Edits(edits) => {
+            let after = apply_edits(&before, edits, format.line_ending)?;
+            let hunks = changed_hunks(&before, &after);
+            check_seen(&snap, &before, &hunks)?;
+            Ok(Plan {
+                path: path.to_path_buf(),
+                existed: true,
+                ranges_before: snap.ranges.clone(),
+                ranges_after: shift_ranges(&snap.ranges, &hunks),
+                before,
+                after,
+                format,
+                notes: Vec::new(),
+            })
+        }
+    }
+}
+
+fn plan_new_file(path: &Path, change: Change<'_>) -> Result<Plan, ToolError> {
+    let after = match change {
+        Change::Write(content) => content.to_string(),
+        Change::Edits(edits) if edits[0].old_string.is_empty() => {
+            let first = edits[0].new_string.clone();
+            apply_edits(&first, &edits[1..], LineEnding::Lf)?
+        }
+        Change::Edits(_) => {
+            return Err(ToolError::new(format!(
+                "File does not exist: {}. To create it, use Write (or Edit with an empty old_string).",
+                path.display()
+            )));
+        }
+    };
+    let n = line_count(&after);
+    Ok(Plan {
+        path: path.to_path_buf(),
+        existed: false,
+        before: String::new(),
+        ranges_before: Vec::new(),
+        ranges_after: if n > 0 { vec![(1, n)] } else { Vec::new() },
+        after,
+        format: TextFormat::default(),
+        notes: Vec::new(),
+    })
+}
+
+/// Apply `edits` in order to `text`, each on the result of the previous.
+pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<String, ToolError> {
+    let mut text = text.to_string();
+    for (i, e) in edits.iter().enumerate() {
+        let old = encoding::normalize_input(&e.old_string, le);
+        let new = encoding::normalize_input(&e.new_string, le);
+        if old.is_empty() {
+            if !text.trim().is_empty() {
+                return Err(name_edit(i, edits.len(), ALREADY_EXISTS.into()));
+            }
+            text = new.into_owned();
+            continue;
+        }
+        let Some(found) = locate(&text, &old, &new) else {
+            return Err(name_edit(
+                i,
+                edits.len(),
+                not_found_message(&text, &e.old_string),
+            ));
+        };
+        let n = found.occurrences.len();
+        if n > 1 && !e.replace_all {
+            return Err(name_edit(
+                i,
+                edits.len(),
+                format!(
+                    "Found {n} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {}",
+                    e.old_string
+                ),
+            ));
+        }
+        let mut out = String::with_capacity(text.len() + new.len());
+        let mut last = 0;
+        for occ in &found.occurrences {
+            out.push_str(&text[last..occ.range.start]);
+            out.push_str(&occ.replacement);
+            last = occ.range.end;
+        }
+        out.push_str(&text[last..]);
+        text = out;
+    }
+    Ok(text)
+}
+
+fn not_found_message(text: &str, old: &str) -> String {
+    let mut msg = format!("String to replace not found in file.\nString: {old}");
+    if let Some((start, end)) = closest_region(text, old) {
+        let lines: Vec<String> = text
+            .lines()
+            .enumerate()
+            .skip(start - 1)
+            .take(end + 1 - start)
+            .map(|(i, l)| numbered_line(i + 1, l))
+            .collect();
+        msg.push_str(&format!(
+            "\n\nThe closest match in the file is at lines {start}-{end}:\n{}\nCopy old_string exactly from these lines (without the line-number prefix), or Read the file again.",
+            lines.join("\n")
+        ));
+    }
+    msg
+}
+
+/// Every line the change touches must have been shown to the model.
+fn check_seen(snap: &FileSnapshot, before: &str, hunks: &[Hunk]) -> Result<(), ToolError> {
+    let total = line_count(before);
+    if total == 0 {
+        return Ok(());
+    }
+    for h in hunks {
+        // An insertion between lines k and k+1 needs line k (or line 1 at the very start).
+        let (s, e) = if h.old.is_empty() {
+            let k = h.old.start.clamp(1, total);
+            (k, k)
+        } else {
+            (h.old.start + 1, h.old.end.min(total))
+        };
+        if !snap.has_seen(s, e) {
+            let seen: Vec<String> = snap
+                .ranges
+                .iter()
+                .map(|(a, b)| format!("{a}-{b}"))
+                .collect();
+            let seen = if seen.is_empty() {
+                "none".to_string()
+            } else {
+                seen.join(", ")
+            };
+            return Err(ToolError::new(format!(
+                "This edit changes lines {s}-{e}, which you have not read (lines read so far: {seen}). Read them first (offset={s}, limit={}) and retry.",
+                e + 1 - s
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The file changed on disk since it was read: apply the edits to the disk version when they
+/// do not touch what changed outside.
+fn plan_merge(
+    path: &Path,
+    snap: &FileSnapshot,
+    base: &str,
+    disk: DiskText,
+    edits: &[EditSpec],
+) -> Result<Plan, ToolError> {
+    let format = disk.decoded.format;
+    let theirs = disk.decoded.text;
+    let outside = changed_hunks(base, &theirs);
+    let conflict = || {
+        let d = diff_snippet(base, &theirs);
+        let mut snippet: Vec<&str> = d.snippet.lines().take(40).collect();
+        if d.snippet.lines().count() > 40 {
+            snippet.push("...");
+        }
+        ToolError::new(format!(
+            "{MODIFIED}\nThe outside change overlaps your edit:\n{}",
+            snippet.join("\n")
+        ))
+    };
+    let on_base = apply_edits(base, edits, format.line_ending);
+    let on_theirs = apply_edits(&theirs, edits, format.line_ending);
+    let (ours_on_base, after) = match (on_base, on_theirs) {
+        (Ok(b), Ok(t)) => (b, t),
+        // Fails on both: an ordinary mistake, reported against the current file.
+        (Err(_), Err(e)) => return Err(e),
+        // Works on only one side: the edit touches text the outside change added or changed.
+        _ => return Err(conflict()),
+    };
+    check_seen(snap, base, &changed_hunks(base, &ours_on_base))?;
+    let ours = changed_hunks(&theirs, &after);
+    let overlaps = ours.iter().any(|o| {
+        outside.iter().any(|t| {
+            // Both in the coordinates of the disk version; touching ranges count as overlap.
+            o.old.start <= t.new.end && t.new.start <= o.old.end
+        })
+    });
+    if overlaps {
+        return Err(conflict());
+    }
+    let changed: Vec<String> = outside
+        .iter()
+        .map(|h| {
+            if h.new.is_empty() {
+                format!("deleted after line {}", h.new.start)
+            } else {
+                format!("{}-{}", h.new.start + 1, h.new.end)
+            }
+        })
+        .collect();
+    let note = format!(
+        "Note: {} was modified outside cairn after you read it (lines {} of the current file changed). Your edit did not overlap that change and was applied to the current version; content around it may differ from what you read.",
+        path.display(),
+        changed.join(", ")
+    );
+    // The model has seen only what it wrote; the rest must be read again before more edits.
+    let ranges_after = shift_ranges(&[], &ours);
+    Ok(Plan {
+        path: path.to_path_buf(),
+        existed: true,
+        before: theirs,
+        after,
+        format,
+        ranges_before: Vec::new(),
+        ranges_after,
+        notes: vec![note],
+    })
+}
+
+/// Plan again under the write lock, check it matches the approved preview, write atomically.
+pub fn commit(
+    state: &ReadFileState,
+    path: &Path,
+    change: Change<'_>,
+    preview: Option<&Preview>,
+    content_override: Option<&ContentOverride>,
+) -> Result<(Plan, String), ToolError> {
+    let _guard = state.lock_writes();
+    let mut plan = plan(state, path, change)?;
+    if let Some(expected) = preview.and_then(|p| p.new_content.as_ref())
+        && *expected != plan.after
+    {
+        return Err(ToolError::new(format!(
+            "{MODIFIED} (It changed after the edit was shown for approval.)"
+        )));
+    }
+    let mut written = plan.after.clone();
+    if let Some(o) = content_override {
+        written = o.content.clone();
+        plan.notes.push(o.note.clone());
+        let hunks = changed_hunks(&plan.before, &written);
+        plan.ranges_after = shift_ranges(&plan.ranges_before, &hunks);
+    }
+    let bytes = encoding::encode(&written, plan.format);
+    let stamp = write_atomic(path, &bytes)
+        .map_err(|e| ToolError::new(format!("Cannot write {}: {e}", path.display())))?;
+    state.record_write(
+        path,
+        WriteRecord {
+            content: Arc::from(written.as_str()),
+            mtime: stamp.mtime,
+            size: stamp.size,
+            hash: content_hash(&bytes),
+            format: plan.format,
+            ranges: plan.ranges_after.clone(),
+        },
+    );
+    Ok((plan, written))
+}
+
+/// The result the model and the person see after a successful write.
+pub fn result(plan: &Plan, written: &str, headline: String) -> ToolOutput {
+    let d = diff_snippet(&plan.before, written);
+    let mut text = format!("{headline}\n(+{} -{})", d.added, d.removed);
+    if !d.snippet.is_empty() {
+        text.push('\n');
+        text.push_str(&d.snippet);
+    }
+    for note in &plan.notes {
+        text.push_str("\n\n");
+        text.push_str(note);
+    }
+    ToolOutput::with_display(
+        text,
+        Display::Diff {
+            path: plan.path.clone(),
+            before: plan.before.clone(),
+            after: written.to_string(),
+        },
+    )
+}

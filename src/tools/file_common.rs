@@ -1,0 +1,174 @@
+//! Helpers shared by Read, Write, Edit and MultiEdit: turning the model's path into an
+//! absolute one, showing paths relative to the session, refusing devices and binary files
+//! before any I/O, and loading a file's text for an edit (synchronously, so a write can check
+//! and replace it inside one critical section with no await in between).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::ToolError;
+use crate::agent::session::SessionContext;
+use crate::files::encoding::{self, Decoded};
+use crate::files::paths::expand_path;
+use crate::files::state::content_hash;
+
+/// Devices that never reach end of file or block waiting for input. `/dev/null` is fine.
+const BLOCKED_DEVICES: &[&str] = &[
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/full",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/console",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/fd/0",
+    "/dev/fd/1",
+    "/dev/fd/2",
+    "/proc/self/fd/0",
+    "/proc/self/fd/1",
+    "/proc/self/fd/2",
+];
+
+/// Extensions of formats that are never text.
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "tif", "psd", "heic", "avif", "pdf",
+    "zip", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "jar", "war", "ear", "exe", "dll",
+    "so", "dylib", "o", "obj", "a", "lib", "class", "pyc", "pyo", "wasm", "rlib", "mp3", "mp4",
+    "m4a", "wav", "ogg", "flac", "aac", "avi", "mov", "mkv", "webm", "ttf", "otf", "woff", "woff2",
+    "eot", "iso", "dmg", "sqlite", "sqlite3", "db", "parquet", "npy", "npz", "pkl", "bin", "deb",
+    "rpm", "apk", "ipa", "docx", "xlsx", "pptx", "odt",
+];
+
+/// Files larger than this are not loaded for an edit.
+pub const MAX_EDIT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The model's `file_path`, absolute and normalised against the session cwd.
+pub fn input_path(raw: &str, session: &SessionContext) -> Result<PathBuf, ToolError> {
+    expand_path(raw, &session.cwd()).map_err(|e| ToolError::new(e.to_string()))
+}
+
+/// `path` relative to the session cwd when inside it, else absolute.
+pub fn shown_path(path: &Path, session: &SessionContext) -> String {
+    let cwd = session.cwd();
+    match path.strip_prefix(&cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// The path for a title: expanded when possible, as given otherwise.
+pub fn title_path(raw: &str, session: &SessionContext) -> String {
+    match expand_path(raw, &session.cwd()) {
+        Ok(p) => shown_path(&p, session),
+        Err(_) => raw.to_string(),
+    }
+}
+
+pub fn is_blocked_device(path: &Path) -> bool {
+    BLOCKED_DEVICES.iter().any(|d| path == Path::new(d))
+}
+
+pub fn has_binary_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| BINARY_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// Cheap checks that need no I/O; shared by every file tool.
+pub fn check_path_no_io(path: &Path) -> Result<(), ToolError> {
+    if is_blocked_device(path) {
+        return Err(ToolError::new(format!(
+            "Cannot read {}: it is a device that never ends or waits for input.",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+pub fn binary_error(path: &Path) -> ToolError {
+    ToolError::new(format!(
+        "{} appears to be a binary file; this tool only reads and edits text. Use Bash (e.g. `file`, `xxd | head`) to inspect it.",
+        path.display()
+    ))
+}
+
+pub fn directory_error(path: &Path) -> ToolError {
+    ToolError::new(format!(
+        "{} is a directory, not a file. Use Glob (or `ls` in Bash) to list its contents.",
+        path.display()
+    ))
+}
+
+/// A text file as loaded for an edit.
+#[derive(Debug, Clone)]
+pub struct DiskText {
+    pub decoded: Decoded,
+    pub mtime: SystemTime,
+    pub size: u64,
+    pub hash: u64,
+}
+
+/// Load `path` for an edit: `Ok(None)` when it does not exist. Refuses directories, devices,
+/// binary files, files too large to edit, and — unless `allow_lossy` (a whole-file Write, which
+/// keeps none of the old text) — text that did not decode cleanly, since writing it back would
+/// corrupt the bytes that were replaced.
+pub fn load_for_edit(path: &Path, allow_lossy: bool) -> Result<Option<DiskText>, ToolError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(ToolError::new(format!(
+                "Cannot access {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    if meta.is_dir() {
+        return Err(directory_error(path));
+    }
+    if !meta.is_file() {
+        return Err(ToolError::new(format!(
+            "{} is not a regular file (device, FIFO or socket); it cannot be edited.",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(ToolError::new(format!(
+            "{} is {} bytes, larger than the {} bytes this tool edits. Use Bash (e.g. sed) for files this large.",
+            path.display(),
+            meta.len(),
+            MAX_EDIT_BYTES
+        )));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| ToolError::new(format!("Cannot read {}: {e}", path.display())))?;
+    if encoding::looks_binary(&bytes) {
+        return Err(binary_error(path));
+    }
+    let decoded = encoding::decode(&bytes);
+    if decoded.lossy && !allow_lossy {
+        return Err(ToolError::new(format!(
+            "{} is not valid text in its encoding; editing it would corrupt the invalid bytes. Use Bash to change it.",
+            path.display()
+        )));
+    }
+    // Re-stat after reading: the read content belongs with the mtime it was read at.
+    let meta = std::fs::metadata(path).unwrap_or(meta);
+    Ok(Some(DiskText {
+        hash: content_hash(&bytes),
+        decoded,
+        mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        size: meta.len(),
+    }))
+}
+
+/// Number of lines as Read counts them (a final newline does not start a new line).
+pub fn line_count(text: &str) -> usize {
+    if text.is_empty() {
+        0
+    } else {
+        text.split('\n').count() - usize::from(text.ends_with('\n'))
+    }
+}

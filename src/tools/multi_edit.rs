@@ -1,0 +1,131 @@
+//! The MultiEdit tool: several replacements in one file, applied in order in memory, each on
+//! the result of the previous; all or nothing, one write, one diff. The shared machinery is in
+//! `edit_core`.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::edit_core::{self, Change, EditSpec};
+use super::file_common::{check_path_no_io, input_path, title_path};
+use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
+use crate::agent::session::SessionContext;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultiEditItem {
+    /// The exact text to replace.
+    pub old_string: String,
+    /// The text to replace it with.
+    pub new_string: String,
+    /// Replace every occurrence (default false).
+    #[serde(default)]
+    pub replace_all: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultiEditInput {
+    /// The absolute path of the file to modify.
+    pub file_path: String,
+    /// Replacements, applied in order; each sees the result of the ones before it.
+    pub edits: Vec<MultiEditItem>,
+}
+
+impl MultiEditInput {
+    fn specs(&self) -> Vec<EditSpec> {
+        self.edits
+            .iter()
+            .map(|e| EditSpec {
+                old_string: e.old_string.clone(),
+                new_string: e.new_string.clone(),
+                replace_all: e.replace_all,
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct MultiEditTool;
+
+#[async_trait]
+impl Tool for MultiEditTool {
+    type Input = MultiEditInput;
+
+    fn name(&self) -> &'static str {
+        "MultiEdit"
+    }
+
+    fn description(&self) -> String {
+        "Makes several exact string replacements in one file in a single step. The file must have \
+been read first. Edits are applied in order, each to the result of the previous one; if any edit \
+fails, none is applied. Each edit follows Edit's rules (exact, unique unless replace_all)."
+            .into()
+    }
+
+    fn prompt(&self) -> String {
+        "- Use MultiEdit for several changes to one file; later edits see the result of earlier ones, \
+so do not repeat text an earlier edit already replaced."
+            .into()
+    }
+
+    fn title(&self, input: &MultiEditInput, ctx: &SessionContext) -> String {
+        let n = input.edits.len();
+        format!(
+            "MultiEdit {} ({n} edit{})",
+            title_path(&input.file_path, ctx),
+            if n == 1 { "" } else { "s" }
+        )
+    }
+
+    fn accesses(&self, input: &MultiEditInput, ctx: &SessionContext) -> Vec<Access> {
+        input_path(&input.file_path, ctx)
+            .map(|p| vec![Access::Write(p)])
+            .unwrap_or_default()
+    }
+
+    async fn validate(&self, input: &MultiEditInput, ctx: &ToolContext) -> Result<(), ToolError> {
+        edit_core::check_edits_in_memory(&input.specs())?;
+        let path = input_path(&input.file_path, &ctx.session)?;
+        check_path_no_io(&path)
+    }
+
+    async fn preview(
+        &self,
+        input: &MultiEditInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        let path = input_path(&input.file_path, &ctx.session)?;
+        let specs = input.specs();
+        let plan = edit_core::plan(&ctx.session.read_files, &path, Change::Edits(&specs))?;
+        Ok(Some(plan.preview()))
+    }
+
+    async fn call(
+        &self,
+        input: MultiEditInput,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let path = input_path(&input.file_path, &ctx.session)?;
+        check_path_no_io(&path)?;
+        let specs = input.specs();
+        let (plan, written) = edit_core::commit(
+            &ctx.session.read_files,
+            &path,
+            Change::Edits(&specs),
+            ctx.preview.as_ref(),
+            ctx.content_override.as_ref(),
+        )?;
+        let headline = if plan.existed {
+            format!(
+                "Applied {} edit{} to {}: the file has been updated successfully.",
+                specs.len(),
+                if specs.len() == 1 { "" } else { "s" },
+                path.display()
+            )
+        } else {
+            format!("File created successfully at: {}", path.display())
+        };
+        Ok(edit_core::result(&plan, &written, headline))
+    }
+}

@@ -1,0 +1,92 @@
+//! The Write tool: create a file or replace all of its content. An existing file must have
+//! been read and be unchanged since; the file keeps its encoding and line endings. The shared
+//! machinery is in `edit_core`.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::edit_core::{self, Change};
+use super::file_common::{check_path_no_io, input_path, title_path};
+use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
+use crate::agent::session::SessionContext;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteInput {
+    /// The absolute path of the file to write.
+    pub file_path: String,
+    /// The whole content of the file.
+    pub content: String,
+}
+
+#[derive(Debug, Default)]
+pub struct WriteTool;
+
+#[async_trait]
+impl Tool for WriteTool {
+    type Input = WriteInput;
+
+    fn name(&self) -> &'static str {
+        "Write"
+    }
+
+    fn description(&self) -> String {
+        "Writes a file, creating parent directories as needed, or replaces the whole content of an \
+existing one. An existing file must have been read with Read first. Prefer Edit for changes to \
+existing files."
+            .into()
+    }
+
+    fn prompt(&self) -> String {
+        "- Use Write for new files or complete rewrites; use Edit for changes to existing files."
+            .into()
+    }
+
+    fn title(&self, input: &WriteInput, ctx: &SessionContext) -> String {
+        format!("Write {}", title_path(&input.file_path, ctx))
+    }
+
+    fn accesses(&self, input: &WriteInput, ctx: &SessionContext) -> Vec<Access> {
+        input_path(&input.file_path, ctx)
+            .map(|p| vec![Access::Write(p)])
+            .unwrap_or_default()
+    }
+
+    async fn validate(&self, input: &WriteInput, ctx: &ToolContext) -> Result<(), ToolError> {
+        let path = input_path(&input.file_path, &ctx.session)?;
+        check_path_no_io(&path)
+    }
+
+    async fn preview(
+        &self,
+        input: &WriteInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        let path = input_path(&input.file_path, &ctx.session)?;
+        let plan = edit_core::plan(
+            &ctx.session.read_files,
+            &path,
+            Change::Write(&input.content),
+        )?;
+        Ok(Some(plan.preview()))
+    }
+
+    async fn call(&self, input: WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = input_path(&input.file_path, &ctx.session)?;
+        check_path_no_io(&path)?;
+        let (plan, written) = edit_core::commit(
+            &ctx.session.read_files,
+            &path,
+            Change::Write(&input.content),
+            ctx.preview.as_ref(),
+            ctx.content_override.as_ref(),
+        )?;
+        let headline = if plan.existed {
+            format!("The file {} has been updated successfully.", path.display())
+        } else {
+            format!("File created successfully at: {}", path.display())
+        };
+        Ok(edit_core::result(&plan, &written, headline))
+    }
+}
