@@ -5,6 +5,8 @@
 //! agent-core issue: read-only tools run; others ask (or, headless, are refused) unless the
 //! mode is acceptEdits or bypassPermissions. The permission-system work replaces its insides.
 
+pub mod shell;
+
 use std::collections::HashSet;
 use std::sync::Mutex;
 
@@ -30,7 +32,9 @@ pub struct CallInfo<'a> {
 pub enum GateOutcome {
     Allow,
     /// Refused; the message goes to the model as the tool result.
-    Deny { message: String },
+    Deny {
+        message: String,
+    },
     /// Ask the person. The executor assigns the request id.
     Ask(Box<PermissionRequest>),
 }

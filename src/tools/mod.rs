@@ -8,7 +8,12 @@
 //! for the model, a [`Display`] for people) or a [`ToolError`] whose message tells the model what
 //! to do next.
 
+pub mod bash;
+pub mod glob;
+pub mod grep;
 pub mod registry;
+pub mod spill;
+pub mod web_fetch;
 
 use std::any::Any;
 use std::path::PathBuf;

@@ -13,7 +13,16 @@ use super::{DynTool, ToolHandle};
 
 /// The built-in tools for a session, unfiltered.
 pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
-    let tools: Vec<ToolHandle> = Vec::new();
+    let mut tools: Vec<ToolHandle> = Vec::new();
+    // Bash, BashOutput and KillShell share one registry of background shells; its last Arc
+    // going away (the registry dropped at exit) kills whatever still runs.
+    let shells = Arc::new(super::bash::BackgroundShells::new());
+    tools.push(Arc::new(super::bash::BashTool::new(shells.clone())));
+    tools.push(Arc::new(super::bash::BashOutputTool::new(shells.clone())));
+    tools.push(Arc::new(super::bash::KillShellTool::new(shells)));
+    tools.push(Arc::new(super::glob::GlobTool));
+    tools.push(Arc::new(super::grep::GrepTool));
+    tools.push(Arc::new(super::web_fetch::WebFetchTool::new()));
     tools
 }
 
@@ -44,7 +53,11 @@ impl ToolRegistry {
     pub fn filtered(&self, keep: impl Fn(&dyn DynTool) -> bool) -> ToolRegistry {
         let (builtins, mcp) = self.tools.split_at(self.builtin_count);
         ToolRegistry::new(
-            builtins.iter().filter(|t| keep(t.as_ref())).cloned().collect(),
+            builtins
+                .iter()
+                .filter(|t| keep(t.as_ref()))
+                .cloned()
+                .collect(),
             mcp.iter().filter(|t| keep(t.as_ref())).cloned().collect(),
         )
     }
