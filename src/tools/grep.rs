@@ -179,9 +179,14 @@ impl Search {
             // Lets the searcher find candidate lines fast; a match can never cross a line.
             builder.line_terminator(Some(b'\n'));
         }
-        let matcher = builder
-            .build(&input.pattern)
-            .map_err(|e| ToolError::new(format!("Invalid regex `{}`: {e}", input.pattern)))?;
+        let matcher = builder.build(&input.pattern).map_err(|e| {
+            let hint = if !multiline && e.to_string().contains(r"\n") {
+                " Set multiline: true to match across lines."
+            } else {
+                ""
+            };
+            ToolError::new(format!("Invalid regex `{}`: {e}.{hint}", input.pattern))
+        })?;
         let overrides = match input.glob.as_deref().map(str::trim) {
             Some(globs) if !globs.is_empty() => {
                 let mut b = OverrideBuilder::new(&root);
