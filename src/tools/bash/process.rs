@@ -138,6 +138,8 @@ pub async fn run_foreground(
     };
     let mut recent: Vec<u8> = Vec::new();
     let mut last_progress: Option<Instant> = None;
+    // Output that arrived within the throttle window is reported when the window ends.
+    let mut progress_due: Option<Instant> = None;
     let mut timeout_at = Some(Instant::now() + timeout);
     let mut kill_at: Option<Instant> = None;
     let mut drain_until: Option<Instant> = None;
@@ -176,6 +178,11 @@ pub async fn run_foreground(
                 timeout_at = None;
                 signal_group(pgid, libc::SIGKILL);
             }
+            _ = sleep_until_opt(progress_due) => {
+                progress_due = None;
+                last_progress = Some(Instant::now());
+                progress(last_lines(&recent, PROGRESS_LINES));
+            }
             _ = sleep_until_opt(drain_until) => {
                 // The shell is gone but something it started still holds the pipes.
                 signal_group(pgid, libc::SIGKILL);
@@ -194,9 +201,15 @@ pub async fn run_foreground(
             if recent.len() > 8192 {
                 recent.drain(..recent.len() - 4096);
             }
-            if last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
-                last_progress = Some(Instant::now());
-                progress(last_lines(&recent, PROGRESS_LINES));
+            match last_progress {
+                Some(t) if t.elapsed() < PROGRESS_EVERY => {
+                    progress_due.get_or_insert(t + PROGRESS_EVERY);
+                }
+                _ => {
+                    last_progress = Some(Instant::now());
+                    progress_due = None;
+                    progress(last_lines(&recent, PROGRESS_LINES));
+                }
             }
         }
     }
