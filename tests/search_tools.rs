@@ -356,6 +356,16 @@ async fn grep_type_and_glob_filters() {
         out.content,
         format!("Found 1 file\n{}", r.join("docs/a.md").display())
     );
+    // A file as the path searches just that file, whatever the filters say.
+    let out = grep(
+        &e,
+        json!({"pattern": "hello", "path": "docs/a.md", "type": "rust"}),
+    )
+    .await;
+    assert_eq!(
+        out.content,
+        format!("Found 1 file\n{}", r.join("docs/a.md").display())
+    );
     let err = run(
         &GrepTool,
         json!({"pattern": "x", "type": "nosuchtype"}),
