@@ -8,15 +8,19 @@
 //! for the model, a [`Display`] for people) or a [`ToolError`] whose message tells the model what
 //! to do next.
 
+pub mod bash;
 pub mod diff_snippet;
 pub mod edit;
 pub mod edit_core;
 pub mod file_common;
+pub mod glob;
+pub mod grep;
 pub mod multi_edit;
 pub mod read;
 pub mod registry;
 pub mod spill;
 pub mod text_match;
+pub mod web_fetch;
 pub mod write;
 
 use std::any::Any;

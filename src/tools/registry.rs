@@ -13,12 +13,21 @@ use super::{DynTool, ToolHandle};
 
 /// The built-in tools for a session, unfiltered.
 pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
-    let tools: Vec<ToolHandle> = vec![
+    let mut tools: Vec<ToolHandle> = vec![
         Arc::new(super::read::ReadTool),
         Arc::new(super::write::WriteTool),
         Arc::new(super::edit::EditTool),
         Arc::new(super::multi_edit::MultiEditTool),
     ];
+    // Bash, BashOutput and KillShell share one registry of background shells; its last Arc
+    // going away (the registry dropped at exit) kills whatever still runs.
+    let shells = Arc::new(super::bash::BackgroundShells::new());
+    tools.push(Arc::new(super::bash::BashTool::new(shells.clone())));
+    tools.push(Arc::new(super::bash::BashOutputTool::new(shells.clone())));
+    tools.push(Arc::new(super::bash::KillShellTool::new(shells)));
+    tools.push(Arc::new(super::glob::GlobTool));
+    tools.push(Arc::new(super::grep::GrepTool));
+    tools.push(Arc::new(super::web_fetch::WebFetchTool::new()));
     tools
 }
 

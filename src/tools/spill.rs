@@ -1,29 +1,151 @@
-//! Large results: keep head and tail, spill the whole text to a file the model can Read.
+//! Large tool results: one policy for every tool. A result longer than its tool's limit keeps
+//! its head and tail with a `[... N characters truncated ...]` marker between them, and the
+//! whole text is written to `<spill dir>/<call id>.txt` so the model can Read it.
 //!
-//! Placeholder with the final signature; replaced by the search/shell work.
+//! Invariants: the returned text is never longer than `max_chars` characters (so applying the
+//! policy twice changes nothing), cuts fall on char boundaries, and a failure to write the spill
+//! file is reported in the result instead of being hidden or panicking.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Return `content` if it fits in `max_chars`, else head + marker + tail and the spill path.
+/// Keep `content` within `max_chars` characters; past that keep head and tail and spill the
+/// full text to `spill_dir/<call_id>.txt`, naming the file in a last line.
 pub fn limit_result(content: String, max_chars: usize, spill_dir: &Path, call_id: &str) -> String {
-    if content.chars().count() <= max_chars {
+    let total = content.chars().count();
+    if total <= max_chars {
         return content;
     }
-    let half = max_chars / 2;
-    let head: String = content.chars().take(half).collect();
-    let total = content.chars().count();
-    let tail: String = content.chars().skip(total - half).collect();
-    let path = spill_dir.join(format!("{call_id}.txt"));
-    let saved = std::fs::create_dir_all(spill_dir)
-        .and_then(|_| std::fs::write(&path, &content))
-        .is_ok();
-    let note = if saved {
-        format!("Full output saved to {}", path.display())
-    } else {
-        "The full output could not be saved.".to_string()
+    let path = spill_dir.join(format!("{}.txt", safe_file_stem(call_id)));
+    let footer = match write_spill(spill_dir, &path, &content) {
+        Ok(()) => format!(
+            "\n\nThe full output ({total} characters) was saved to {}. Read it with the Read \
+             tool (use offset and limit), or search it with Grep.",
+            path.display()
+        ),
+        Err(e) => format!(
+            "\n\nThe full output ({total} characters) could not be saved to {}: {e}",
+            path.display()
+        ),
     };
+    cut_middle(
+        &content,
+        total,
+        max_chars.saturating_sub(footer.chars().count()),
+    ) + &footer
+}
+
+/// Head and tail of `text` within `max_chars` characters, with a marker saying how much was
+/// left out; `text` itself when it fits. For display copies that need no spill file.
+pub fn head_tail(text: &str, max_chars: usize) -> String {
+    let total = text.chars().count();
+    if total <= max_chars {
+        return text.to_string();
+    }
+    cut_middle(text, total, max_chars)
+}
+
+/// `text` (of `total` chars) cut to at most `budget` chars: 60% head, 40% tail (the end of a
+/// command's output — test summaries, compiler errors — matters as much as its start).
+fn cut_middle(text: &str, total: usize, budget: usize) -> String {
+    // The marker's length depends on the number it carries; size it for the worst case.
+    let marker_len = format!("\n\n[... {total} characters truncated ...]\n\n")
+        .chars()
+        .count();
+    let keep = budget.saturating_sub(marker_len);
+    let head_chars = keep * 3 / 5;
+    let tail_chars = keep - head_chars;
+    let head_end = byte_index_of_char(text, head_chars);
+    let tail_start = byte_index_of_char(text, total - tail_chars);
+    let omitted = total - head_chars - tail_chars;
     format!(
-        "{head}\n[... {} characters truncated ...]\n{tail}\n{note}",
-        total - 2 * half
+        "{}\n\n[... {omitted} characters truncated ...]\n\n{}",
+        &text[..head_end],
+        &text[tail_start..]
     )
+}
+
+/// The byte offset of the `n`th char (or the end).
+fn byte_index_of_char(text: &str, n: usize) -> usize {
+    text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
+}
+
+fn write_spill(dir: &Path, path: &PathBuf, content: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(path, content)
+}
+
+/// Call ids come from the model's provider; keep only characters safe in a file name.
+fn safe_file_stem(call_id: &str) -> String {
+    let stem: String = call_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.is_empty() {
+        "result".to_string()
+    } else {
+        stem
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_content_is_returned_unchanged_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = dir.path().join("spill");
+        assert_eq!(limit_result("hello".into(), 10, &spill, "c1"), "hello");
+        assert!(!spill.exists());
+    }
+
+    #[test]
+    fn long_content_keeps_head_and_tail_and_spills_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = dir.path().join("spill");
+        let content: String = (0..10_000).map(|i| format!("line {i}\n")).collect();
+        let total = content.chars().count();
+        let out = limit_result(content.clone(), 2_000, &spill, "toolu_01");
+        assert!(out.chars().count() <= 2_000, "{}", out.chars().count());
+        assert!(out.starts_with("line 0\nline 1\n"));
+        let file = spill.join("toolu_01.txt");
+        assert!(out.ends_with(&format!(
+            "The full output ({total} characters) was saved to {}. Read it with the Read tool \
+             (use offset and limit), or search it with Grep.",
+            file.display()
+        )));
+        assert!(out.contains("line 9999\n\n\nThe full output"));
+        assert!(out.contains(" characters truncated ...]"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), content);
+        // Applying the policy again is a no-op.
+        assert_eq!(limit_result(out.clone(), 2_000, &spill, "x"), out);
+    }
+
+    #[test]
+    fn truncation_counts_characters_not_bytes() {
+        let text = "é".repeat(1000) + &"ü".repeat(1000);
+        let out = head_tail(&text, 200);
+        assert!(out.chars().count() <= 200);
+        assert!(out.starts_with("éé"));
+        assert!(out.ends_with("üü"));
+        let marker_total = 2000 - out.chars().filter(|c| *c == 'é' || *c == 'ü').count();
+        assert!(out.contains(&format!("[... {marker_total} characters truncated ...]")));
+    }
+
+    #[test]
+    fn unwritable_spill_dir_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "x").unwrap();
+        let out = limit_result("a".repeat(5_000), 1_000, &blocker.join("spill"), "c/../1");
+        assert!(out.chars().count() <= 1_000);
+        assert!(out.contains("could not be saved to"), "{out}");
+        assert!(out.contains("c____1.txt"), "{out}");
+    }
 }

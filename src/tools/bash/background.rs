@@ -1,0 +1,426 @@
+//! Background shells: commands started with `run_in_background`, the registry that owns them,
+//! and the BashOutput and KillShell tools that read and stop them.
+//!
+//! Invariants: one registry per session, shared by Bash, BashOutput and KillShell through an
+//! `Arc`; every shell leads its own process group, and every group still running is killed
+//! when the registry is dropped (cairn exits) or [`BackgroundShells::kill_all`] is called.
+//! Unread output is bounded: past [`MAX_UNREAD`] bytes per stream the oldest is dropped and the
+//! next read says how much.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::io::AsyncReadExt;
+
+use super::process::{self, signal_group};
+use crate::agent::session::SessionContext;
+use crate::protocol::Display;
+use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+
+/// Unread bytes kept per stream of a background shell.
+pub const MAX_UNREAD: usize = 8 * 1024 * 1024;
+
+/// Where a background shell is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShellStatus {
+    Running,
+    /// Exited by itself; the code, or None when a signal ended it.
+    Completed(Option<i32>),
+    /// Stopped with KillShell or kill_all.
+    Killed,
+}
+
+impl ShellStatus {
+    fn word(self) -> &'static str {
+        match self {
+            ShellStatus::Running => "running",
+            ShellStatus::Completed(Some(0)) => "completed",
+            ShellStatus::Completed(_) => "failed",
+            ShellStatus::Killed => "killed",
+        }
+    }
+}
+
+#[derive(Default)]
+struct Unread {
+    bytes: Vec<u8>,
+    dropped: u64,
+}
+
+impl Unread {
+    fn push(&mut self, data: &[u8]) {
+        self.bytes.extend_from_slice(data);
+        if self.bytes.len() > MAX_UNREAD {
+            let excess = self.bytes.len() - MAX_UNREAD;
+            self.bytes.drain(..excess);
+            self.dropped += excess as u64;
+        }
+    }
+
+    fn take(&mut self) -> (String, u64) {
+        let text = String::from_utf8_lossy(&std::mem::take(&mut self.bytes)).into_owned();
+        (text, std::mem::take(&mut self.dropped))
+    }
+}
+
+struct ShellState {
+    stdout: Unread,
+    stderr: Unread,
+    status: ShellStatus,
+}
+
+struct Shell {
+    command: String,
+    pgid: u32,
+    state: Mutex<ShellState>,
+}
+
+impl Shell {
+    fn state(&self) -> MutexGuard<'_, ShellState> {
+        match self.state.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+}
+
+/// The background shells of one session.
+#[derive(Default)]
+pub struct BackgroundShells {
+    shells: Mutex<BTreeMap<String, Arc<Shell>>>,
+    next_id: AtomicU64,
+}
+
+/// New output of a background shell since the last read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShellOutput {
+    pub command: String,
+    pub status: ShellStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// Unread bytes dropped because the buffer was full.
+    pub dropped: u64,
+}
+
+impl BackgroundShells {
+    pub fn new() -> BackgroundShells {
+        BackgroundShells::default()
+    }
+
+    fn map(&self) -> MutexGuard<'_, BTreeMap<String, Arc<Shell>>> {
+        match self.shells.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Start `command` with `shell -c` in `cwd`; returns its id (`bash_1`, `bash_2`, ...).
+    /// Must be called inside a tokio runtime: a task collects the output.
+    pub fn start(&self, shell: &str, command: &str, cwd: &Path) -> std::io::Result<String> {
+        let mut child = process::spawn(shell, command, cwd)?;
+        let pgid = child.id().unwrap_or(0);
+        let id = format!("bash_{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+        let entry = Arc::new(Shell {
+            command: command.to_string(),
+            pgid,
+            state: Mutex::new(ShellState {
+                stdout: Unread::default(),
+                stderr: Unread::default(),
+                status: ShellStatus::Running,
+            }),
+        });
+        self.map().insert(id.clone(), entry.clone());
+        let mut out = child.stdout.take();
+        let mut err = child.stderr.take();
+        tokio::spawn(async move {
+            let (mut obuf, mut ebuf) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
+            while out.is_some() || err.is_some() {
+                tokio::select! {
+                    r = read_opt(&mut out, &mut obuf) => match r {
+                        Ok(n) if n > 0 => entry.state().stdout.push(&obuf[..n]),
+                        _ => out = None,
+                    },
+                    r = read_opt(&mut err, &mut ebuf) => match r {
+                        Ok(n) if n > 0 => entry.state().stderr.push(&ebuf[..n]),
+                        _ => err = None,
+                    },
+                }
+            }
+            let code = child.wait().await.ok().and_then(|s| s.code());
+            let mut st = entry.state();
+            if st.status == ShellStatus::Running {
+                st.status = ShellStatus::Completed(code);
+            }
+        });
+        Ok(id)
+    }
+
+    /// New output since the last read, and the status. None for an unknown id.
+    pub fn read(&self, id: &str) -> Option<ShellOutput> {
+        let shell = self.map().get(id).cloned()?;
+        let mut st = shell.state();
+        let (stdout, d1) = st.stdout.take();
+        let (stderr, d2) = st.stderr.take();
+        Some(ShellOutput {
+            command: shell.command.clone(),
+            status: st.status,
+            stdout,
+            stderr,
+            dropped: d1 + d2,
+        })
+    }
+
+    /// Kill a running shell's process group. Err carries the status of a shell that is not
+    /// running; None for an unknown id.
+    pub fn kill(&self, id: &str) -> Option<Result<String, ShellStatus>> {
+        let shell = self.map().get(id).cloned()?;
+        let mut st = shell.state();
+        if st.status != ShellStatus::Running {
+            return Some(Err(st.status));
+        }
+        signal_group(shell.pgid, libc::SIGKILL);
+        st.status = ShellStatus::Killed;
+        Some(Ok(shell.command.clone()))
+    }
+
+    /// Kill every shell still running (on exit).
+    pub fn kill_all(&self) {
+        for shell in self.map().values() {
+            let mut st = shell.state();
+            if st.status == ShellStatus::Running {
+                signal_group(shell.pgid, libc::SIGKILL);
+                st.status = ShellStatus::Killed;
+            }
+        }
+    }
+
+    /// Ids and commands of all shells, oldest first, with their status.
+    pub fn list(&self) -> Vec<(String, String, ShellStatus)> {
+        self.map()
+            .iter()
+            .map(|(id, s)| (id.clone(), s.command.clone(), s.state().status))
+            .collect()
+    }
+
+    fn unknown(&self, id: &str) -> ToolError {
+        let ids: Vec<String> = self.list().into_iter().map(|(id, _, _)| id).collect();
+        let known = if ids.is_empty() {
+            "There are no background shells.".to_string()
+        } else {
+            format!("Known shells: {}.", ids.join(", "))
+        };
+        ToolError::new(format!("No shell found with ID: {id}. {known}"))
+    }
+}
+
+impl Drop for BackgroundShells {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+async fn read_opt<R: tokio::io::AsyncRead + Unpin>(
+    stream: &mut Option<R>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match stream {
+        Some(s) => s.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashOutputInput {
+    /// The id of the background shell (from Bash with run_in_background).
+    pub bash_id: String,
+    /// Only return new lines matching this regular expression (others are discarded).
+    #[serde(default)]
+    pub filter: Option<String>,
+}
+
+/// Reads new output from a background shell.
+pub struct BashOutputTool {
+    shells: Arc<BackgroundShells>,
+}
+
+impl BashOutputTool {
+    pub fn new(shells: Arc<BackgroundShells>) -> BashOutputTool {
+        BashOutputTool { shells }
+    }
+}
+
+#[async_trait]
+impl Tool for BashOutputTool {
+    type Input = BashOutputInput;
+
+    fn name(&self) -> &'static str {
+        "BashOutput"
+    }
+
+    fn description(&self) -> String {
+        "Returns the new output of a background shell since the last read, with its status \
+         (running, completed, failed, killed) and exit code. `filter` keeps only lines matching \
+         a regular expression; the other lines are consumed."
+            .to_string()
+    }
+
+    fn is_concurrency_safe(&self, _input: &BashOutputInput) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &BashOutputInput) -> bool {
+        true
+    }
+
+    fn title(&self, input: &BashOutputInput, _ctx: &SessionContext) -> String {
+        format!("BashOutput {}", input.bash_id)
+    }
+
+    async fn validate(&self, input: &BashOutputInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+        compile_filter(input.filter.as_deref()).map(|_| ())
+    }
+
+    async fn call(
+        &self,
+        input: BashOutputInput,
+        _ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let filter = compile_filter(input.filter.as_deref())?;
+        let out = self
+            .shells
+            .read(&input.bash_id)
+            .ok_or_else(|| self.shells.unknown(&input.bash_id))?;
+        let keep = |text: &str| -> String {
+            match &filter {
+                Some(re) => text
+                    .lines()
+                    .filter(|l| re.is_match(l))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                None => text.trim_end_matches('\n').to_string(),
+            }
+        };
+        let (stdout, stderr) = (keep(&out.stdout), keep(&out.stderr));
+        let mut text = format!("<status>{}</status>", out.status.word());
+        let exit_code = match out.status {
+            ShellStatus::Completed(code) => code,
+            _ => None,
+        };
+        if let Some(code) = exit_code {
+            text.push_str(&format!("\n<exit_code>{code}</exit_code>"));
+        }
+        if !stdout.is_empty() {
+            text.push_str(&format!("\n<stdout>\n{stdout}\n</stdout>"));
+        }
+        if !stderr.is_empty() {
+            text.push_str(&format!("\n<stderr>\n{stderr}\n</stderr>"));
+        }
+        if stdout.is_empty() && stderr.is_empty() {
+            text.push_str("\n(no new output)");
+        }
+        if out.dropped > 0 {
+            text.push_str(&format!(
+                "\n[{} bytes of older unread output were dropped; read more often]",
+                out.dropped
+            ));
+        }
+        Ok(ToolOutput::with_display(
+            text,
+            Display::Command {
+                command: out.command,
+                stdout,
+                stderr,
+                exit_code,
+                timed_out: false,
+            },
+        ))
+    }
+}
+
+fn compile_filter(filter: Option<&str>) -> Result<Option<regex::Regex>, ToolError> {
+    match filter.filter(|f| !f.is_empty()) {
+        Some(f) => regex::Regex::new(f)
+            .map(Some)
+            .map_err(|e| ToolError::new(format!("Invalid filter regex `{f}`: {e}"))),
+        None => Ok(None),
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KillShellInput {
+    /// The id of the background shell to kill.
+    pub shell_id: String,
+}
+
+/// Kills a background shell and everything it started.
+pub struct KillShellTool {
+    shells: Arc<BackgroundShells>,
+}
+
+impl KillShellTool {
+    pub fn new(shells: Arc<BackgroundShells>) -> KillShellTool {
+        KillShellTool { shells }
+    }
+}
+
+#[async_trait]
+impl Tool for KillShellTool {
+    type Input = KillShellInput;
+
+    fn name(&self) -> &'static str {
+        "KillShell"
+    }
+
+    fn description(&self) -> String {
+        "Kills a background shell (started by Bash with run_in_background) and every process \
+         it started."
+            .to_string()
+    }
+
+    fn title(&self, input: &KillShellInput, _ctx: &SessionContext) -> String {
+        format!("KillShell {}", input.shell_id)
+    }
+
+    async fn call(
+        &self,
+        input: KillShellInput,
+        _ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        match self.shells.kill(&input.shell_id) {
+            None => Err(self.shells.unknown(&input.shell_id)),
+            Some(Err(status)) => Err(ToolError::new(format!(
+                "Shell {} is not running, so it cannot be killed (status: {}).",
+                input.shell_id,
+                status.word()
+            ))),
+            Some(Ok(command)) => Ok(ToolOutput::text(format!(
+                "Successfully killed shell: {} ({command})",
+                input.shell_id
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unread_output_is_bounded() {
+        let mut u = Unread::default();
+        u.push(&vec![b'a'; MAX_UNREAD]);
+        u.push(b"bc");
+        let (text, dropped) = u.take();
+        assert_eq!(dropped, 2);
+        assert_eq!(text.len(), MAX_UNREAD);
+        assert!(text.ends_with("abc"));
+        assert_eq!(u.take(), (String::new(), 0));
+    }
+}

@@ -1,0 +1,335 @@
+//! The Bash tool: runs a command with the user's shell and returns its output, plus the
+//! BashOutput and KillShell tools that manage commands started with `run_in_background`.
+//!
+//! Invariants: each call is a fresh shell (environment changes do not persist) in its own
+//! process group; the working directory does persist — the shell records its final directory
+//! and the session keeps it only when it lies inside a working directory, otherwise the cwd is
+//! reset to the project directory and the result says so. Output past [`MAX_OUTPUT_CHARS`]
+//! keeps head and tail and spills to a file (the shared `spill` policy). A command counts as
+//! read-only only when `permissions::shell::is_read_only` says so.
+
+mod background;
+pub mod process;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+pub use background::{BackgroundShells, BashOutputTool, KillShellTool, ShellStatus};
+
+use crate::agent::session::SessionContext;
+use crate::protocol::Display;
+use crate::tools::spill::{head_tail, limit_result};
+use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
+use process::{Ending, RunOutcome};
+
+/// Default and maximum timeouts, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Characters of output the model gets before head+tail truncation and a spill file.
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+/// Characters of each stream kept in the display value (people see the spill note too).
+const DISPLAY_CHARS: usize = 30_000;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command to run.
+    pub command: String,
+    /// Timeout in milliseconds (default 120000, at most 600000).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// A short description of what the command does, in 5-10 words.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Run in the background and return a shell id at once; read its output with BashOutput.
+    #[serde(default)]
+    pub run_in_background: Option<bool>,
+}
+
+/// Runs shell commands. Shares the background-shell registry with BashOutput and KillShell.
+pub struct BashTool {
+    shells: Arc<BackgroundShells>,
+}
+
+impl BashTool {
+    pub fn new(shells: Arc<BackgroundShells>) -> BashTool {
+        BashTool { shells }
+    }
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    type Input = BashInput;
+
+    fn name(&self) -> &'static str {
+        "Bash"
+    }
+
+    fn description(&self) -> String {
+        format!(
+            "Executes a shell command and returns its output (stdout, then stderr).\n\
+             - The working directory persists between calls (a `cd` holds for the next call \
+             while it stays inside the project); environment variables do not\n\
+             - Default timeout {DEFAULT_TIMEOUT_MS} ms, at most {MAX_TIMEOUT_MS} ms\n\
+             - Output over {MAX_OUTPUT_CHARS} characters is cut in the middle and saved to a \
+             file you can Read\n\
+             - stdin is closed: interactive commands fail; pass flags such as --yes instead\n\
+             - Use run_in_background for long-running processes (servers, watchers), then \
+             BashOutput to read their output and KillShell to stop them\n\
+             - Prefer Glob, Grep and Read over find, grep and cat"
+        )
+    }
+
+    fn is_concurrency_safe(&self, input: &BashInput) -> bool {
+        self.is_read_only(input)
+    }
+
+    fn is_read_only(&self, input: &BashInput) -> bool {
+        crate::permissions::shell::is_read_only(&input.command)
+    }
+
+    fn title(&self, input: &BashInput, _ctx: &SessionContext) -> String {
+        let first = input.command.lines().next().unwrap_or("").trim();
+        let mut title = format!("Bash {}", truncate_chars(first, 100));
+        if input.command.trim().lines().nth(1).is_some() || first.chars().count() > 100 {
+            title.push_str(" …");
+        }
+        title
+    }
+
+    fn accesses(&self, input: &BashInput, ctx: &SessionContext) -> Vec<Access> {
+        vec![Access::Exec {
+            command: input.command.clone(),
+            cwd: ctx.cwd(),
+        }]
+    }
+
+    async fn validate(&self, input: &BashInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+        if input.command.trim().is_empty() {
+            return Err(ToolError::new(
+                "The command is empty. Give a command to run.",
+            ));
+        }
+        if let Some(t) = input.timeout
+            && t > MAX_TIMEOUT_MS
+        {
+            return Err(ToolError::new(format!(
+                "timeout {t} ms is more than the maximum of {MAX_TIMEOUT_MS} ms (10 minutes). \
+                 Use a smaller timeout, or run_in_background for longer commands."
+            )));
+        }
+        Ok(())
+    }
+
+    async fn call(&self, input: BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.validate(&input, ctx).await?;
+        let session = &ctx.session;
+        let mut notes = Vec::new();
+        let mut cwd = session.cwd();
+        if !cwd.is_dir() {
+            cwd = session.project_dir.clone();
+            session.set_cwd(cwd.clone());
+            notes.push(format!("Shell cwd was reset to {}", cwd.display()));
+        }
+        let shell = process::shell_program();
+        if input.run_in_background.unwrap_or(false) {
+            let id = self
+                .shells
+                .start(&shell, &input.command, &cwd)
+                .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
+            let text = format!(
+                "Started background shell {id}\nRead its output with BashOutput (bash_id \
+                 \"{id}\") and stop it with KillShell (shell_id \"{id}\")."
+            );
+            return Ok(ToolOutput::with_display(
+                text.clone(),
+                Display::Text { text },
+            ));
+        }
+        let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).max(1);
+        let cwd_file = cwd_record_path(&session.data_dir);
+        let script = match &cwd_file {
+            Some(f) => format!(
+                "trap 'pwd -P >| {}' EXIT\n{}",
+                shell_quote(f),
+                input.command
+            ),
+            None => input.command.clone(),
+        };
+        let child = process::spawn(&shell, &script, &cwd)
+            .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
+        let progress = ctx.progress.clone();
+        let outcome = process::run_foreground(
+            child,
+            Duration::from_millis(timeout_ms),
+            &ctx.cancel,
+            |tail| progress.output(tail),
+        )
+        .await;
+        if let Some(f) = &cwd_file {
+            if let Some(note) = update_cwd(session, f) {
+                notes.push(note);
+            }
+            let _ = std::fs::remove_file(f);
+        }
+        Ok(shape_result(
+            &input.command,
+            timeout_ms,
+            outcome,
+            notes,
+            ctx,
+        ))
+    }
+}
+
+/// A fresh file for the shell to record its final directory in, under the session data dir.
+fn cwd_record_path(data_dir: &Path) -> Option<PathBuf> {
+    let dir = data_dir.join("shell");
+    std::fs::create_dir_all(&dir).ok()?;
+    Some(dir.join(format!("cwd-{}", uuid::Uuid::new_v4())))
+}
+
+/// Quote for POSIX shells: single quotes, with `'` written as `'\''`.
+fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.to_string_lossy().replace('\'', r"'\''"))
+}
+
+/// Adopt the directory the shell ended in when it lies inside a working directory; otherwise
+/// reset to the project directory. Returns a note for the model when the cwd was reset.
+fn update_cwd(session: &SessionContext, record: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(record).ok()?;
+    let dir = PathBuf::from(text.trim_end_matches(['\n', '\r']));
+    if dir.as_os_str().is_empty() {
+        return None;
+    }
+    let inside = session.working_dirs().iter().any(|w| {
+        let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+        dir.starts_with(&w)
+    });
+    if inside {
+        session.set_cwd(dir);
+        None
+    } else {
+        let project = session.project_dir.clone();
+        session.set_cwd(project.clone());
+        Some(format!(
+            "Shell cwd was reset to {} (the command ended in {}, outside the working \
+             directories)",
+            project.display(),
+            dir.display()
+        ))
+    }
+}
+
+/// The text for the model (truncated and spilled past the limit) and the display value.
+fn shape_result(
+    command: &str,
+    timeout_ms: u64,
+    outcome: RunOutcome,
+    notes: Vec<String>,
+    ctx: &ToolContext,
+) -> ToolOutput {
+    let stdout = String::from_utf8_lossy(&outcome.stdout);
+    let stderr = String::from_utf8_lossy(&outcome.stderr);
+    let (stdout, stderr) = (stdout.trim_end_matches('\n'), stderr.trim_end_matches('\n'));
+    let mut body = stdout.to_string();
+    if !stderr.is_empty() {
+        if !body.is_empty() {
+            body.push('\n');
+        }
+        body.push_str(stderr);
+    }
+    if outcome.dropped > 0 {
+        body.push_str(&format!(
+            "\n[{} more bytes of output were not captured]",
+            outcome.dropped
+        ));
+    }
+    let exit_code = outcome.status.and_then(|s| s.code());
+    let signal = outcome
+        .status
+        .and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
+    let (header, is_error) = match outcome.ending {
+        Ending::TimedOut => (
+            Some(format!("Command timed out after {}", seconds(timeout_ms))),
+            true,
+        ),
+        Ending::Interrupted => (
+            Some("Command was interrupted by the user".to_string()),
+            true,
+        ),
+        Ending::Exited => match (exit_code, signal) {
+            (Some(0), _) => (None, false),
+            (Some(code), _) => (Some(format!("Exit code {code}")), true),
+            (None, Some(sig)) => (Some(format!("Command was killed by signal {sig}")), true),
+            (None, None) => (
+                Some("Command ended without an exit status".to_string()),
+                true,
+            ),
+        },
+    };
+    let mut content = match header {
+        Some(h) if body.is_empty() => h,
+        Some(h) => format!("{h}\n{body}"),
+        None if body.is_empty() => "(no output)".to_string(),
+        None => body,
+    };
+    for note in notes {
+        content.push('\n');
+        content.push_str(&note);
+    }
+    let content = limit_result(
+        content,
+        MAX_OUTPUT_CHARS,
+        &ctx.session.data_dir.join("spill"),
+        &ctx.call_id,
+    );
+    ToolOutput {
+        content,
+        display: Display::Command {
+            command: command.to_string(),
+            stdout: head_tail(stdout, DISPLAY_CHARS),
+            stderr: head_tail(stderr, DISPLAY_CHARS),
+            exit_code,
+            timed_out: outcome.ending == Ending::TimedOut,
+        },
+        is_error,
+    }
+}
+
+/// `1 s`, `1.5 s`.
+fn seconds(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
+fn truncate_chars(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_single_quotes() {
+        assert_eq!(shell_quote(Path::new("/tmp/a'b")), r"'/tmp/a'\''b'");
+    }
+
+    #[test]
+    fn timeouts_read_as_seconds() {
+        assert_eq!(seconds(120_000), "120 s");
+        assert_eq!(seconds(1_500), "1.5 s");
+    }
+}

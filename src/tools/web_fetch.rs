@@ -1,0 +1,601 @@
+//! The WebFetch tool: fetches one URL and returns it as text, HTML converted to Markdown.
+//!
+//! Invariants: plain http is upgraded to https except for loopback hosts (localhost,
+//! 127.0.0.1, ::1); redirects are followed by hand, only within the same host and at most
+//! [`MAX_REDIRECTS`] times — a redirect to another host comes back as a notice naming the new
+//! URL, never followed silently; the whole fetch has one timeout; at most `max_bytes` of body
+//! are read; the result holds at most [`MAX_RESULT_CHARS`] characters (the rest spills to a
+//! file); pages are cached in memory for 15 minutes per URL. Concurrency-safe but not
+//! read-only: it reaches the network, so it goes through permission.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use reqwest::Url;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::agent::session::SessionContext;
+use crate::protocol::Display;
+use crate::tools::spill::{head_tail, limit_result};
+use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+pub const MAX_RESULT_CHARS: usize = 50_000;
+pub const MAX_REDIRECTS: usize = 5;
+pub const CACHE_TTL: Duration = Duration::from_secs(15 * 60);
+/// Pages kept in the cache; the oldest goes first.
+const CACHE_ENTRIES: usize = 64;
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchInput {
+    /// The URL to fetch (http is upgraded to https).
+    pub url: String,
+    /// What to look for in the page; the parts that mention it come first.
+    #[serde(default)]
+    pub prompt: Option<String>,
+}
+
+/// A fetched page, as cached.
+#[derive(Debug, Clone)]
+struct Page {
+    /// The URL the content came from (after same-host redirects).
+    url: String,
+    text: String,
+    /// The body was larger than the download cap and was cut.
+    cut: bool,
+}
+
+enum Fetched {
+    Page(Page),
+    /// A redirect to another host, not followed.
+    Redirect {
+        from: String,
+        to: String,
+        status: u16,
+    },
+}
+
+/// Fetches web pages. Owns its HTTP client and its 15-minute cache.
+pub struct WebFetchTool {
+    timeout: Duration,
+    max_bytes: usize,
+    client: OnceLock<reqwest::Client>,
+    cache: Mutex<HashMap<String, (Instant, Page)>>,
+}
+
+impl Default for WebFetchTool {
+    fn default() -> Self {
+        WebFetchTool::new()
+    }
+}
+
+impl WebFetchTool {
+    pub fn new() -> WebFetchTool {
+        WebFetchTool::with_limits(DEFAULT_TIMEOUT, MAX_BODY_BYTES)
+    }
+
+    /// A tool with another timeout and download cap (tests use short ones).
+    pub fn with_limits(timeout: Duration, max_bytes: usize) -> WebFetchTool {
+        WebFetchTool {
+            timeout,
+            max_bytes,
+            client: OnceLock::new(),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn client(&self) -> Result<&reqwest::Client, ToolError> {
+        if let Some(c) = self.client.get() {
+            return Ok(c);
+        }
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(self.timeout)
+            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION"), " (WebFetch)"))
+            .build()
+            .map_err(|e| ToolError::new(format!("Could not set up the HTTP client: {e}")))?;
+        Ok(self.client.get_or_init(|| client))
+    }
+
+    fn cached(&self, url: &str) -> Option<Page> {
+        let cache = match self.cache.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        cache
+            .get(url)
+            .filter(|(at, _)| at.elapsed() < CACHE_TTL)
+            .map(|(_, page)| page.clone())
+    }
+
+    fn remember(&self, url: String, page: Page) {
+        let mut cache = match self.cache.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        cache.retain(|_, (at, _)| at.elapsed() < CACHE_TTL);
+        if cache.len() >= CACHE_ENTRIES
+            && let Some(oldest) = cache
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(k, _)| k.clone())
+        {
+            cache.remove(&oldest);
+        }
+        cache.insert(url, (Instant::now(), page));
+    }
+
+    /// GET `url`, following same-host redirects.
+    async fn fetch(&self, url: Url) -> Result<Fetched, ToolError> {
+        let client = self.client()?;
+        let mut current = url;
+        for hop in 0..=MAX_REDIRECTS {
+            let mut resp = client
+                .get(current.clone())
+                .send()
+                .await
+                .map_err(|e| request_error(&current, &e, self.timeout))?;
+            let status = resp.status();
+            if status.is_redirection() {
+                let location = resp
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| {
+                        ToolError::new(format!(
+                            "{current} answered {status} without a Location header."
+                        ))
+                    })?;
+                let next = current.join(location).map_err(|e| {
+                    ToolError::new(format!(
+                        "{current} redirected to a bad URL `{location}`: {e}"
+                    ))
+                })?;
+                let next = upgrade(next);
+                if !same_host(&current, &next) {
+                    return Ok(Fetched::Redirect {
+                        from: current.to_string(),
+                        to: next.to_string(),
+                        status: status.as_u16(),
+                    });
+                }
+                if hop == MAX_REDIRECTS {
+                    break;
+                }
+                current = next;
+                continue;
+            }
+            if !status.is_success() {
+                return Err(ToolError::new(format!(
+                    "Request failed with status {status} for {current}"
+                )));
+            }
+            let content_type = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| {
+                    v.split(';')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .to_ascii_lowercase()
+                })
+                .unwrap_or_default();
+            let kind = classify(&content_type);
+            if kind == Kind::Binary {
+                return Err(binary_error(&current, &content_type));
+            }
+            let mut body = Vec::new();
+            let mut cut = false;
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| request_error(&current, &e, self.timeout))?
+            {
+                let room = self.max_bytes - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    cut = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            let kind = match kind {
+                Kind::Unknown => sniff(&body),
+                k => k,
+            };
+            let raw = String::from_utf8_lossy(&body);
+            let text = match kind {
+                Kind::Binary => return Err(binary_error(&current, "unknown type")),
+                Kind::Html => html_to_markdown(&raw)?,
+                Kind::Text | Kind::Unknown => raw.into_owned(),
+            };
+            return Ok(Fetched::Page(Page {
+                url: current.to_string(),
+                text,
+                cut,
+            }));
+        }
+        Err(ToolError::new(format!(
+            "Too many redirects (more than {MAX_REDIRECTS}) starting from {current}"
+        )))
+    }
+}
+
+#[async_trait]
+impl Tool for WebFetchTool {
+    type Input = WebFetchInput;
+
+    fn name(&self) -> &'static str {
+        "WebFetch"
+    }
+
+    fn description(&self) -> String {
+        "Fetches a URL and returns its content; HTML is converted to Markdown.\n\
+         - http:// URLs are upgraded to https://\n\
+         - Give `prompt` to say what you are looking for: the parts that mention it come first\n\
+         - A redirect to another host is reported with the new URL; call WebFetch again with it\n\
+         - Results are cached for 15 minutes; long pages are cut and saved to a file you can Read\n\
+         - Read-only for the web, but it needs permission"
+            .to_string()
+    }
+
+    fn is_concurrency_safe(&self, _input: &WebFetchInput) -> bool {
+        true
+    }
+
+    fn title(&self, input: &WebFetchInput, _ctx: &SessionContext) -> String {
+        format!("WebFetch {}", input.url)
+    }
+
+    fn accesses(&self, input: &WebFetchInput, _ctx: &SessionContext) -> Vec<Access> {
+        let url = parse_url(&input.url).map_or(input.url.clone(), |u| u.to_string());
+        vec![Access::Fetch(url)]
+    }
+
+    async fn validate(&self, input: &WebFetchInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+        parse_url(&input.url).map(|_| ())
+    }
+
+    fn max_result_chars(&self) -> Option<usize> {
+        Some(MAX_RESULT_CHARS)
+    }
+
+    async fn call(&self, input: WebFetchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let url = parse_url(&input.url)?;
+        let key = url.to_string();
+        let page = match self.cached(&key) {
+            Some(page) => page,
+            None => {
+                let fetched = tokio::select! {
+                    r = tokio::time::timeout(self.timeout, self.fetch(url.clone())) => match r {
+                        Ok(r) => r?,
+                        Err(_) => return Err(timeout_error(&url, self.timeout)),
+                    },
+                    _ = ctx.cancel.cancelled() => {
+                        return Err(ToolError::new("Interrupted by the user."));
+                    }
+                };
+                match fetched {
+                    Fetched::Page(page) => {
+                        self.remember(key.clone(), page.clone());
+                        page
+                    }
+                    Fetched::Redirect { from, to, status } => {
+                        let text = format!(
+                            "REDIRECT DETECTED: The URL redirects to a different host.\n\n\
+                             Original URL: {from}\nRedirect URL: {to}\nStatus: {status}\n\n\
+                             To fetch the content, call WebFetch again with url: \"{to}\"."
+                        );
+                        return Ok(ToolOutput::text(text));
+                    }
+                }
+            }
+        };
+        let mut text = String::new();
+        if page.url != key {
+            text.push_str(&format!("(Redirected to {})\n\n", page.url));
+        }
+        match input.prompt.as_deref().map(str::trim) {
+            Some(prompt) if !prompt.is_empty() => {
+                text.push_str(&lead_with_matches(&page.text, prompt))
+            }
+            _ => text.push_str(&page.text),
+        }
+        if page.cut {
+            text.push_str(&format!(
+                "\n\n[The page is larger than {} MiB; only the first part was downloaded.]",
+                self.max_bytes / (1024 * 1024)
+            ));
+        }
+        let display = Display::Markdown {
+            text: head_tail(&text, 20_000),
+        };
+        let content = limit_result(
+            text,
+            MAX_RESULT_CHARS,
+            &ctx.session.data_dir.join("spill"),
+            &ctx.call_id,
+        );
+        Ok(ToolOutput::with_display(content, display))
+    }
+}
+
+/// Parse and check a URL from the model, upgrading http to https where that applies.
+pub fn parse_url(raw: &str) -> Result<Url, ToolError> {
+    let url = Url::parse(raw.trim()).map_err(|e| {
+        ToolError::new(format!(
+            "Invalid URL `{raw}`: {e}. Give a full http(s) URL."
+        ))
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ToolError::new(format!(
+            "Unsupported URL scheme `{}` in {raw}: WebFetch fetches http and https URLs only.",
+            url.scheme()
+        )));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(ToolError::new(format!("The URL {raw} has no host.")));
+    }
+    Ok(upgrade(url))
+}
+
+/// http -> https, except for loopback hosts (local servers rarely speak TLS).
+fn upgrade(mut url: Url) -> Url {
+    if url.scheme() == "http" && !is_loopback(&url) {
+        let _ = url.set_scheme("https");
+    }
+    url
+}
+
+fn is_loopback(url: &Url) -> bool {
+    matches!(
+        url.host_str(),
+        Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
+    )
+}
+
+/// Same host, ignoring a leading `www.` (example.com -> www.example.com is not a new site).
+fn same_host(a: &Url, b: &Url) -> bool {
+    let strip = |u: &Url| {
+        let h = u.host_str().unwrap_or("").to_ascii_lowercase();
+        h.strip_prefix("www.").map(str::to_string).unwrap_or(h)
+    };
+    strip(a) == strip(b)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Html,
+    Text,
+    Binary,
+    /// No content type: decided by looking at the body.
+    Unknown,
+}
+
+fn classify(content_type: &str) -> Kind {
+    match content_type {
+        "" => Kind::Unknown,
+        "text/html" | "application/xhtml+xml" => Kind::Html,
+        t if t.starts_with("text/")
+            || t.ends_with("+json")
+            || t.ends_with("+xml")
+            || matches!(
+                t,
+                "application/json"
+                    | "application/xml"
+                    | "application/javascript"
+                    | "application/x-javascript"
+                    | "application/ecmascript"
+                    | "application/x-yaml"
+                    | "application/yaml"
+                    | "application/toml"
+                    | "application/x-sh"
+                    | "application/ld+json"
+            ) =>
+        {
+            Kind::Text
+        }
+        _ => Kind::Binary,
+    }
+}
+
+fn sniff(body: &[u8]) -> Kind {
+    let head = &body[..body.len().min(8192)];
+    if head.contains(&0) {
+        return Kind::Binary;
+    }
+    let lower = String::from_utf8_lossy(head).to_ascii_lowercase();
+    if lower.contains("<html") || lower.contains("<!doctype html") {
+        Kind::Html
+    } else {
+        Kind::Text
+    }
+}
+
+fn binary_error(url: &Url, content_type: &str) -> ToolError {
+    ToolError::new(format!(
+        "{url} returned binary content ({content_type}); WebFetch only returns text and HTML."
+    ))
+}
+
+fn timeout_error(url: &Url, timeout: Duration) -> ToolError {
+    ToolError::new(format!(
+        "Request to {url} timed out after {} s",
+        timeout.as_secs_f64()
+    ))
+}
+
+/// A reqwest error with its causes, which carry the useful part ("connection refused").
+fn request_error(url: &Url, e: &reqwest::Error, timeout: Duration) -> ToolError {
+    if e.is_timeout() {
+        return timeout_error(url, timeout);
+    }
+    let mut msg = format!("Request to {url} failed: {e}");
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        msg.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    ToolError::new(msg)
+}
+
+/// HTML to Markdown without scripts, styles and other non-content; the title leads.
+pub fn html_to_markdown(html: &str) -> Result<String, ToolError> {
+    let converter = htmd::HtmlToMarkdown::builder()
+        .skip_tags(vec![
+            "script", "style", "noscript", "template", "svg", "iframe", "head",
+        ])
+        .build();
+    let body = converter
+        .convert(html)
+        .map_err(|e| ToolError::new(format!("Could not convert the HTML page: {e}")))?;
+    let title = title_of(html);
+    Ok(match title {
+        Some(t) if !body.contains(&t) => format!("# {t}\n\n{body}"),
+        _ => body,
+    })
+}
+
+fn title_of(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    let start = lower.find("<title")?;
+    let open_end = start + lower[start..].find('>')? + 1;
+    let close = open_end + lower[open_end..].find("</title")?;
+    let t = html[open_end..close]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    (!t.is_empty()).then_some(t)
+}
+
+/// The page with the paragraphs that mention the prompt's words first (most words first),
+/// followed by the whole page.
+pub fn lead_with_matches(text: &str, prompt: &str) -> String {
+    const STOP: &[&str] = &[
+        "the", "and", "for", "what", "how", "does", "with", "this", "that", "from", "are", "about",
+        "which", "when", "where", "who", "why", "find", "page", "tell", "show", "list", "into",
+    ];
+    let words: Vec<String> = prompt
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| w.chars().count() >= 3 && !STOP.contains(&w.as_str()))
+        .fold(Vec::new(), |mut v, w| {
+            if !v.contains(&w) {
+                v.push(w);
+            }
+            v
+        });
+    let mut scored: Vec<(usize, usize, &str)> = text
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let lower = p.to_lowercase();
+            let score = words.iter().filter(|w| lower.contains(w.as_str())).count();
+            (score > 0).then_some((score, i, p))
+        })
+        .collect();
+    if scored.is_empty() {
+        return format!("(No part of the page mentions: {prompt})\n\n{text}");
+    }
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut lead = String::new();
+    for (_, _, p) in scored.iter().take(10) {
+        if lead.len() + p.len() > 10_000 && !lead.is_empty() {
+            break;
+        }
+        lead.push_str(p);
+        lead.push_str("\n\n");
+    }
+    format!("## Parts that mention: {prompt}\n\n{lead}## Full page\n\n{text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_is_upgraded_except_for_loopback() {
+        assert_eq!(
+            parse_url("http://example.com/a").unwrap().as_str(),
+            "https://example.com/a"
+        );
+        assert_eq!(
+            parse_url("http://127.0.0.1:8/a").unwrap().as_str(),
+            "http://127.0.0.1:8/a"
+        );
+        assert_eq!(
+            parse_url("http://localhost/").unwrap().as_str(),
+            "http://localhost/"
+        );
+        assert_eq!(
+            parse_url("http://[::1]:9/").unwrap().as_str(),
+            "http://[::1]:9/"
+        );
+        assert!(
+            parse_url("ftp://x/")
+                .unwrap_err()
+                .message
+                .contains("Unsupported URL scheme")
+        );
+        assert!(
+            parse_url("not a url")
+                .unwrap_err()
+                .message
+                .starts_with("Invalid URL")
+        );
+    }
+
+    #[test]
+    fn www_prefix_is_the_same_host() {
+        let a = Url::parse("https://example.com/").unwrap();
+        assert!(same_host(
+            &a,
+            &Url::parse("https://www.example.com/x").unwrap()
+        ));
+        assert!(!same_host(&a, &Url::parse("https://evil.com/").unwrap()));
+    }
+
+    #[test]
+    fn html_becomes_markdown_without_scripts() {
+        let md = html_to_markdown(
+            "<html><head><title>T1</title><style>p{}</style></head><body><h1>Hello</h1>\
+             <script>alert(1)</script><p>Some <b>bold</b> text</p></body></html>",
+        )
+        .unwrap();
+        assert!(md.starts_with("# T1\n\n"), "{md}");
+        assert!(md.contains("# Hello"), "{md}");
+        assert!(md.contains("Some **bold** text"), "{md}");
+        assert!(!md.contains("alert") && !md.contains("p{}"), "{md}");
+    }
+
+    #[test]
+    fn prompt_words_bring_their_paragraphs_first() {
+        let text = "Intro here.\n\nInstall with cargo.\n\nLicense MIT.\n\nCargo install flags.";
+        let out = lead_with_matches(text, "How to install with cargo?");
+        assert!(
+            out.starts_with(
+                "## Parts that mention: How to install with cargo?\n\nInstall with cargo.\n\n\
+             Cargo install flags.\n\n## Full page\n\nIntro here."
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn content_types_are_classified() {
+        assert_eq!(classify("text/html"), Kind::Html);
+        assert_eq!(classify("application/json"), Kind::Text);
+        assert_eq!(classify("image/png"), Kind::Binary);
+        assert_eq!(sniff(b"<!DOCTYPE html><p>x"), Kind::Html);
+        assert_eq!(sniff(b"a\0b"), Kind::Binary);
+    }
+}
