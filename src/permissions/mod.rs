@@ -5,6 +5,9 @@
 //! agent-core issue: read-only tools run; others ask (or, headless, are refused) unless the
 //! mode is acceptEdits or bypassPermissions. The permission-system work replaces its insides.
 
+pub mod readonly;
+pub mod shell;
+
 use std::collections::HashSet;
 use std::sync::Mutex;
 
