@@ -6,6 +6,7 @@
 //! mode is acceptEdits or bypassPermissions. The permission-system work replaces its insides.
 
 pub mod readonly;
+pub mod rules;
 pub mod shell;
 
 use std::collections::HashSet;
@@ -33,7 +34,9 @@ pub struct CallInfo<'a> {
 pub enum GateOutcome {
     Allow,
     /// Refused; the message goes to the model as the tool result.
-    Deny { message: String },
+    Deny {
+        message: String,
+    },
     /// Ask the person. The executor assigns the request id.
     Ask(Box<PermissionRequest>),
 }

