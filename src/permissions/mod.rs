@@ -5,6 +5,7 @@
 //! agent-core issue: read-only tools run; others ask (or, headless, are refused) unless the
 //! mode is acceptEdits or bypassPermissions. The permission-system work replaces its insides.
 
+pub mod hooks;
 pub mod readonly;
 pub mod rules;
 pub mod shell;
