@@ -1,0 +1,154 @@
+//! Hooks around calls and around the session: PostToolUse (inside [`PermissionGate::after_call`])
+//! and the methods the agent loop calls at UserPromptSubmit, Stop, SessionStart, SessionEnd
+//! and Notification. Failures of hooks are reported to the person as notices, never raised.
+
+use serde_json::{Value, json};
+
+use super::hooks::{HookEvent, HookVerdict, base_payload, verdict};
+use super::{CallInfo, PermissionGate, lock};
+use crate::agent::session::SessionContext;
+use crate::protocol::Event;
+use crate::tools::ToolOutput;
+
+impl PermissionGate {
+    /// PostToolUse hooks: feedback from a hook that blocks (exit 2 or `decision: block`) and
+    /// `additionalContext` are appended to the result the model reads.
+    pub async fn after_call(&self, call: &CallInfo<'_>, output: &mut ToolOutput) {
+        if !self.hooks.has(HookEvent::PostToolUse) {
+            return;
+        }
+        let Some(facts) = lock(&self.last_session).clone() else {
+            return;
+        };
+        let mut payload = base_payload(
+            HookEvent::PostToolUse,
+            &facts.session_id,
+            &self.transcript_path,
+            &facts.cwd,
+            self.mode().as_str(),
+        );
+        payload.insert("tool_name".into(), call.tool.name().into());
+        payload.insert("tool_input".into(), call.raw_input.clone());
+        payload.insert("tool_use_id".into(), call.call_id.into());
+        payload.insert(
+            "tool_response".into(),
+            json!({ "content": output.content, "is_error": output.is_error }),
+        );
+        let runs = self
+            .hooks
+            .run(
+                HookEvent::PostToolUse,
+                Some(call.tool.name()),
+                &Value::Object(payload),
+            )
+            .await;
+        let v = verdict(HookEvent::PostToolUse, &runs, false);
+        for e in v.errors {
+            facts.events.send(Event::Notice { message: e });
+        }
+        if let Some(reason) = v.blocked {
+            output
+                .content
+                .push_str(&format!("\n\nPostToolUse hook feedback:\n{reason}"));
+        }
+        for ctx in v.additional_context {
+            output.content.push_str(&format!("\n\n{ctx}"));
+        }
+    }
+
+    async fn session_hooks(
+        &self,
+        event: HookEvent,
+        session: &SessionContext,
+        match_value: Option<&str>,
+        extra: Value,
+        plain_stdout_is_context: bool,
+    ) -> HookVerdict {
+        if !self.hooks.has(event) {
+            return HookVerdict::default();
+        }
+        let mut payload = base_payload(
+            event,
+            &session.session_id,
+            &self.transcript_path,
+            &session.cwd(),
+            self.mode().as_str(),
+        );
+        if let Value::Object(extra) = extra {
+            payload.extend(extra);
+        }
+        let runs = self
+            .hooks
+            .run(event, match_value, &Value::Object(payload))
+            .await;
+        let v = verdict(event, &runs, plain_stdout_is_context);
+        for e in &v.errors {
+            session.events.send(Event::Notice { message: e.clone() });
+        }
+        v
+    }
+
+    /// Before a prompt goes to the model. `blocked`: drop the prompt and show the reason to
+    /// the person; `additional_context`: add to the model's context with the prompt.
+    pub async fn user_prompt_submit(&self, session: &SessionContext, prompt: &str) -> HookVerdict {
+        self.session_hooks(
+            HookEvent::UserPromptSubmit,
+            session,
+            None,
+            json!({ "prompt": prompt }),
+            true,
+        )
+        .await
+    }
+
+    /// When the model ends its turn. `blocked`: the model must continue, with the reason as
+    /// its next input. `stop_hook_active` is true when this turn was itself forced by a Stop
+    /// hook (hooks use it to avoid loops).
+    pub async fn stop(&self, session: &SessionContext, stop_hook_active: bool) -> HookVerdict {
+        self.session_hooks(
+            HookEvent::Stop,
+            session,
+            None,
+            json!({ "stop_hook_active": stop_hook_active }),
+            false,
+        )
+        .await
+    }
+
+    /// At session start; `source` is `startup`, `resume` or `clear` (matched by matchers).
+    /// `additional_context` goes into the model's context.
+    pub async fn session_start(&self, session: &SessionContext, source: &str) -> HookVerdict {
+        self.session_hooks(
+            HookEvent::SessionStart,
+            session,
+            Some(source),
+            json!({ "source": source }),
+            true,
+        )
+        .await
+    }
+
+    /// At session end; `reason` is e.g. `exit`, `clear`, `logout`, `other`.
+    pub async fn session_end(&self, session: &SessionContext, reason: &str) {
+        self.session_hooks(
+            HookEvent::SessionEnd,
+            session,
+            None,
+            json!({ "reason": reason }),
+            false,
+        )
+        .await;
+    }
+
+    /// When cairn notifies the person (a permission request waits, the prompt is idle).
+    pub async fn notification(&self, session: &SessionContext, message: &str) {
+        self.session_hooks(
+            HookEvent::Notification,
+            session,
+            None,
+            json!({ "message": message }),
+            false,
+        )
+        .await;
+    }
+}
