@@ -408,7 +408,11 @@ impl PermissionGate {
 
     fn plan_approval(&self, call: &CallInfo<'_>, mode: PermissionMode) -> GateOutcome {
         if mode != PermissionMode::Plan {
-            return GateOutcome::Allow;
+            return GateOutcome::Deny {
+                message: "You are not in plan mode, so there is no plan to approve. Go ahead \
+                          with the task (or call EnterPlanMode first if you want to plan)."
+                    .into(),
+            };
         }
         if !self.interactive {
             return GateOutcome::Deny {

@@ -7,13 +7,23 @@ use serde_json::{Value, json};
 use super::hooks::{HookEvent, HookVerdict, base_payload, verdict};
 use super::{CallInfo, PermissionGate, lock};
 use crate::agent::session::SessionContext;
-use crate::protocol::Event;
+use crate::protocol::{Event, PermissionMode};
 use crate::tools::ToolOutput;
 
 impl PermissionGate {
     /// PostToolUse hooks: feedback from a hook that blocks (exit 2 or `decision: block`) and
     /// `additionalContext` are appended to the result the model reads.
+    ///
+    /// A successful EnterPlanMode switches to plan mode here (the tool itself holds no state).
     pub async fn after_call(&self, call: &CallInfo<'_>, output: &mut ToolOutput) {
+        if call.tool.name() == "EnterPlanMode" && !output.is_error {
+            self.set_mode(PermissionMode::Plan);
+            if let Some(facts) = lock(&self.last_session).as_ref() {
+                facts.events.send(Event::ModeChanged {
+                    mode: PermissionMode::Plan,
+                });
+            }
+        }
         if !self.hooks.has(HookEvent::PostToolUse) {
             return;
         }

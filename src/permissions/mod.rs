@@ -21,7 +21,6 @@ pub mod shell;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -79,19 +78,16 @@ pub struct DecisionEffect {
     pub new_mode: Option<PermissionMode>,
 }
 
-/// The permission mode, shared by the gate and the plan-mode tools (no gate handle needed).
+/// The permission mode, shareable with whatever needs to read it without the gate.
 #[derive(Debug, Default)]
 pub struct ModeCell {
     mode: Mutex<PermissionMode>,
-    /// Set by plan approval, taken by ExitPlanMode's call to word its result.
-    plan_approved: AtomicBool,
 }
 
 impl ModeCell {
     pub fn new(mode: PermissionMode) -> ModeCell {
         ModeCell {
             mode: Mutex::new(mode),
-            plan_approved: AtomicBool::new(false),
         }
     }
 
@@ -101,11 +97,6 @@ impl ModeCell {
 
     pub fn set(&self, mode: PermissionMode) {
         *lock(&self.mode) = mode;
-    }
-
-    /// Whether a plan approval happened since the last call (and forget it).
-    pub fn take_plan_approved(&self) -> bool {
-        self.plan_approved.swap(false, Ordering::SeqCst)
     }
 }
 
@@ -266,7 +257,7 @@ impl PermissionGate {
         self.mode.set(mode);
     }
 
-    /// The shared mode, for the plan-mode tools ([`crate::tools::plan_mode`]).
+    /// The shared mode cell (reads and writes go to the same mode as the gate's).
     pub fn mode_cell(&self) -> Arc<ModeCell> {
         self.mode.clone()
     }
@@ -353,7 +344,6 @@ impl PermissionGate {
             }
             Decision::ApprovePlan { mode } => {
                 self.set_mode(*mode);
-                self.mode.plan_approved.store(true, Ordering::SeqCst);
                 DecisionEffect {
                     new_mode: Some(*mode),
                     ..allow(CallOutcome::AllowedOnce)

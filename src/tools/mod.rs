@@ -8,6 +8,7 @@
 //! for the model, a [`Display`] for people) or a [`ToolError`] whose message tells the model what
 //! to do next.
 
+pub mod plan_mode;
 pub mod registry;
 
 use std::any::Any;

@@ -13,7 +13,10 @@ use super::{DynTool, ToolHandle};
 
 /// The built-in tools for a session, unfiltered.
 pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
-    let tools: Vec<ToolHandle> = Vec::new();
+    let tools: Vec<ToolHandle> = vec![
+        Arc::new(super::plan_mode::EnterPlanMode),
+        Arc::new(super::plan_mode::ExitPlanMode),
+    ];
     tools
 }
 
