@@ -881,7 +881,7 @@ proptest! {
             0 => format!("Read(/{})", abs.display()),
             1 => format!("Read({last})"),
             2 => format!("Read(./{rel})"),
-            _ => format!("Read(/{})", ws.proj.join(&segs[0]).display()),
+            _ => format!("Read(/{})", ws.proj.join(segs[0]).display()),
         };
         ws.write_settings(".claude/settings.json", &json!({ "permissions": { "deny": [deny], "allow": allows } }));
         let gate = ws.gate(PermissionMode::parse(mode).unwrap(), interactive, &["Edit", "Read"], &[]);
