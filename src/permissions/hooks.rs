@@ -120,7 +120,7 @@ pub fn parse_hooks(
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            if !simple_matcher(&matcher) && Regex::new(&matcher).is_err() {
+            if matcher.trim() != "*" && !simple_matcher(&matcher) && Regex::new(&matcher).is_err() {
                 diagnostics.push(src.diagnostic(
                     &matcher,
                     &format!("hook matcher `{matcher}` is not a valid regex; ignored"),
