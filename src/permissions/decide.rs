@@ -10,14 +10,14 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
-use super::hooks::{HookEvent, base_payload};
+use super::lifecycle::PreHook;
 use super::rules::{Rule, Specifier, Target};
 use super::safety::{PathFacts, path_facts};
 use super::shell::{ShellCommand, analyze, path_arguments};
 use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, readonly};
 use crate::agent::session::SessionContext;
 use crate::files::paths::expand_path;
-use crate::protocol::{Display, Event, PermissionMode, PermissionRequest, RequestKind};
+use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
 use crate::tools::Access;
 
 /// Tools whose rules and grants are edits.
@@ -48,15 +48,6 @@ struct Facts<'a> {
     hazards: Vec<String>,
     hosts: Vec<String>,
     names: Vec<String>,
-}
-
-/// The PreToolUse hooks' combined answer.
-#[derive(Default)]
-struct PreHook {
-    deny: Option<String>,
-    ask: Option<String>,
-    allow: bool,
-    updated_input: Option<Value>,
 }
 
 impl PermissionGate {
@@ -441,70 +432,6 @@ impl PermissionGate {
             kind: RequestKind::PlanApproval { plan },
         }))
     }
-
-    async fn pre_tool_hooks(&self, call: &CallInfo<'_>, session: &SessionContext) -> PreHook {
-        let mut out = PreHook::default();
-        if !self.hooks.has(HookEvent::PreToolUse) {
-            return out;
-        }
-        let mut payload = base_payload(
-            HookEvent::PreToolUse,
-            &session.session_id,
-            &self.transcript_path,
-            &session.cwd(),
-            self.mode().as_str(),
-        );
-        payload.insert("tool_name".into(), call.tool.name().into());
-        payload.insert("tool_input".into(), call.raw_input.clone());
-        payload.insert("tool_use_id".into(), call.call_id.into());
-        let runs = self
-            .hooks
-            .run(
-                HookEvent::PreToolUse,
-                Some(call.tool.name()),
-                &Value::Object(payload),
-            )
-            .await;
-        for run in &runs {
-            if let Some(err) = run.failure(HookEvent::PreToolUse) {
-                session.events.send(Event::Notice { message: err });
-                continue;
-            }
-            let reason = run
-                .field_str("permissionDecisionReason")
-                .or_else(|| run.field_str("reason"))
-                .unwrap_or("no reason given")
-                .to_string();
-            let stop =
-                run.json.as_ref().and_then(|j| j.get("continue")) == Some(&Value::Bool(false));
-            if run.blocked() {
-                out.deny
-                    .get_or_insert_with(|| run.stderr.trim().to_string());
-            } else if stop {
-                let why = run.field_str("stopReason").unwrap_or(&reason).to_string();
-                out.deny.get_or_insert(why);
-            } else {
-                match run
-                    .field_str("permissionDecision")
-                    .or_else(|| run.field_str("decision"))
-                {
-                    Some("deny" | "block") => {
-                        out.deny.get_or_insert(reason);
-                    }
-                    Some("ask") => {
-                        out.ask
-                            .get_or_insert(format!("a PreToolUse hook asks: {reason}"));
-                    }
-                    Some("allow" | "approve") => out.allow = true,
-                    _ => {}
-                }
-            }
-            if let Some(v) = run.field("updatedInput").filter(|v| v.is_object()) {
-                out.updated_input.get_or_insert_with(|| v.clone());
-            }
-        }
-        out
-    }
 }
 
 /// Whether a deny/ask-side rule matches any part of the call.
@@ -536,12 +463,18 @@ fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
                 })
         }
         Specifier::Command(_) => {
-            f.commands
+            f.commands.iter().any(|c| {
+                // `/usr/bin/curl x` is `curl x` to a deny rule.
+                let short = std::iter::once(c.cmd.program())
+                    .chain(c.cmd.words.iter().skip(1).map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                rule.matches_target(Target::Command(&c.cmd.text()), true)
+                    || rule.matches_target(Target::Command(&short), true)
+            }) || f
+                .lines
                 .iter()
-                .any(|c| rule.matches_target(Target::Command(&c.cmd.text()), true))
-                || f.lines
-                    .iter()
-                    .any(|l| rule.matches_target(Target::Command(l), true))
+                .any(|l| rule.matches_target(Target::Command(l), true))
         }
         Specifier::Domain { .. } => f
             .hosts

@@ -1,4 +1,5 @@
-//! Hooks around calls and around the session: PostToolUse (inside [`PermissionGate::after_call`])
+//! Hooks around calls and around the session: PreToolUse (folded into one answer for `check`),
+//! PostToolUse (inside [`PermissionGate::after_call`])
 //! and the methods the agent loop calls at UserPromptSubmit, Stop, SessionStart, SessionEnd
 //! and Notification. Failures of hooks are reported to the person as notices, never raised.
 
@@ -6,11 +7,89 @@ use serde_json::{Value, json};
 
 use super::hooks::{HookEvent, HookVerdict, base_payload, verdict};
 use super::{CallInfo, PermissionGate, lock};
+
 use crate::agent::session::SessionContext;
 use crate::protocol::{Event, PermissionMode};
 use crate::tools::ToolOutput;
 
+/// The PreToolUse hooks' combined answer.
+#[derive(Default)]
+pub(super) struct PreHook {
+    pub(super) deny: Option<String>,
+    pub(super) ask: Option<String>,
+    pub(super) allow: bool,
+    pub(super) updated_input: Option<Value>,
+}
+
 impl PermissionGate {
+    pub(super) async fn pre_tool_hooks(
+        &self,
+        call: &CallInfo<'_>,
+        session: &SessionContext,
+    ) -> PreHook {
+        let mut out = PreHook::default();
+        if !self.hooks.has(HookEvent::PreToolUse) {
+            return out;
+        }
+        let mut payload = base_payload(
+            HookEvent::PreToolUse,
+            &session.session_id,
+            &self.transcript_path,
+            &session.cwd(),
+            self.mode().as_str(),
+        );
+        payload.insert("tool_name".into(), call.tool.name().into());
+        payload.insert("tool_input".into(), call.raw_input.clone());
+        payload.insert("tool_use_id".into(), call.call_id.into());
+        let runs = self
+            .hooks
+            .run(
+                HookEvent::PreToolUse,
+                Some(call.tool.name()),
+                &Value::Object(payload),
+            )
+            .await;
+        for run in &runs {
+            if let Some(err) = run.failure(HookEvent::PreToolUse) {
+                session.events.send(Event::Notice { message: err });
+                continue;
+            }
+            let reason = run
+                .field_str("permissionDecisionReason")
+                .or_else(|| run.field_str("reason"))
+                .unwrap_or("no reason given")
+                .to_string();
+            let stop =
+                run.json.as_ref().and_then(|j| j.get("continue")) == Some(&Value::Bool(false));
+            if run.blocked() {
+                out.deny
+                    .get_or_insert_with(|| run.stderr.trim().to_string());
+            } else if stop {
+                let why = run.field_str("stopReason").unwrap_or(&reason).to_string();
+                out.deny.get_or_insert(why);
+            } else {
+                match run
+                    .field_str("permissionDecision")
+                    .or_else(|| run.field_str("decision"))
+                {
+                    Some("deny" | "block") => {
+                        out.deny.get_or_insert(reason);
+                    }
+                    Some("ask") => {
+                        out.ask
+                            .get_or_insert(format!("a PreToolUse hook asks: {reason}"));
+                    }
+                    Some("allow" | "approve") => out.allow = true,
+                    _ => {}
+                }
+            }
+            if let Some(v) = run.field("updatedInput").filter(|v| v.is_object()) {
+                out.updated_input.get_or_insert_with(|| v.clone());
+            }
+        }
+        out
+    }
+
     /// PostToolUse hooks: feedback from a hook that blocks (exit 2 or `decision: block`) and
     /// `additionalContext` are appended to the result the model reads.
     ///

@@ -134,6 +134,23 @@ pub enum GateError {
     BypassAsRoot,
 }
 
+/// The mode a session starts in: `--permission-mode` if given, else the settings'
+/// `permissions.defaultMode`, else default. An unknown flag value is an error for the person.
+pub fn starting_mode(
+    flag: Option<&str>,
+    settings: &LoadedSettings,
+) -> Result<PermissionMode, String> {
+    match flag {
+        Some(f) => PermissionMode::parse(f).ok_or_else(|| {
+            format!(
+                "unknown permission mode `{f}`: use default, acceptEdits, plan, \
+                 bypassPermissions or dontAsk"
+            )
+        }),
+        None => Ok(settings.default_mode.unwrap_or_default()),
+    }
+}
+
 /// Whether this process runs as root.
 pub fn running_as_root() -> bool {
     // SAFETY: geteuid(2) takes no arguments, cannot fail and touches no memory.

@@ -175,10 +175,7 @@ fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
 fn word_value(node: Node, src: &[u8]) -> (String, bool) {
     let raw = text(node, src);
     match node.kind() {
-        "word" | "number" => {
-            let literal = !raw.contains(['*', '?', '[', '{']) || raw.contains('\\');
-            (unescape(raw), literal)
-        }
+        "word" | "number" => (unescape(raw), !has_unescaped_glob(raw)),
         "raw_string" => (
             raw.trim_start_matches('\'')
                 .trim_end_matches('\'')
@@ -209,6 +206,20 @@ fn word_value(node: Node, src: &[u8]) -> (String, bool) {
         }
         _ => (raw.to_string(), false),
     }
+}
+
+/// Whether a bare word has a glob or brace character that the shell would expand.
+fn has_unescaped_glob(s: &str) -> bool {
+    let mut escaped = false;
+    for c in s.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '*' | '?' | '[' | '{' => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 fn unescape(s: &str) -> String {
