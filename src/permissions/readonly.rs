@@ -89,6 +89,10 @@ pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
         "date" => !args.iter().any(|a| a == "-s" || a.starts_with("--set")),
         "command" => matches!(args.first().map(String::as_str), Some("-v" | "-V")),
         "git" => git_read_only(args),
+        // `tree -o FILE` and `file -C` write; `rg --pre CMD` runs a program.
+        "tree" => !args.iter().any(|a| a.starts_with("-o")),
+        "file" => !args.iter().any(|a| a == "-C" || a == "--compile"),
+        "rg" => !args.iter().any(|a| a.starts_with("--pre")),
         p => PLAIN.contains(&p),
     }
 }

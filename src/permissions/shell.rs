@@ -281,7 +281,40 @@ fn redirect(node: Node, src: &[u8], out: &mut ShellAnalysis) {
     }
 }
 
+/// Variables that change which program runs or what a shell does: never auto-allowed.
+const DANGEROUS_VARS: &[&str] = &[
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "IFS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "NODE_OPTIONS",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PERL5OPT",
+    "RUBYOPT",
+    "GIT_EXEC_PATH",
+    "GIT_SSH_COMMAND",
+    "GIT_PAGER",
+    "PAGER",
+    "EDITOR",
+    "GIT_EDITOR",
+];
+
+/// Note a `NAME=value` before a command (or after `env`).
+fn assignment(name: &str, seen: &mut bool, out: &mut ShellAnalysis) {
+    *seen = true;
+    if DANGEROUS_VARS.contains(&name) || name.starts_with("LD_") || name.starts_with("DYLD_") {
+        out.hazards
+            .push(format!("sets {name}, which changes what the command runs"));
+    }
+}
+
 fn command_node(node: Node, src: &[u8], depth: usize, out: &mut ShellAnalysis) {
+    let mut prefix_assignments = false;
     let mut words: Vec<(String, bool)> = Vec::new();
     let mut cursor = node.walk();
     for (i, child) in node.children(&mut cursor).enumerate() {
@@ -299,10 +332,23 @@ fn command_node(node: Node, src: &[u8], depth: usize, out: &mut ShellAnalysis) {
                 words.push((v, l));
             }
             (_, Some("argument")) => words.push(word_value(child, src)),
+            ("variable_assignment", _) => {
+                let name = child
+                    .child_by_field_name("name")
+                    .map_or("", |n| text(n, src));
+                assignment(name, &mut prefix_assignments, out);
+            }
             _ => {}
         }
     }
-    let words = strip_wrappers(words);
+    let words = strip_wrappers(words, &mut prefix_assignments, out);
+    let mut words = words;
+    if prefix_assignments {
+        // `FOO=1 ls` is no longer a plain `ls`: never read-only, still matchable by rules.
+        if let Some(first) = words.first_mut() {
+            first.1 = false;
+        }
+    }
     match program_of(words.first().map(|w| w.0.as_str()).unwrap_or("")) {
         "" => {}
         "eval" => out
@@ -349,7 +395,11 @@ fn shell_dash_c(words: Vec<(String, bool)>, depth: usize, out: &mut ShellAnalysi
 }
 
 /// Remove wrapper commands and their options (`timeout 5 nice -n 3 make` -> `make`).
-fn strip_wrappers(mut words: Vec<(String, bool)>) -> Vec<(String, bool)> {
+fn strip_wrappers(
+    mut words: Vec<(String, bool)>,
+    assigned: &mut bool,
+    out: &mut ShellAnalysis,
+) -> Vec<(String, bool)> {
     loop {
         let Some(first) = words.first() else {
             return words;
@@ -378,6 +428,7 @@ fn strip_wrappers(mut words: Vec<(String, bool)>) -> Vec<(String, bool)> {
             if w.starts_with('-') && w.len() > 1 {
                 i += if takes_value { 2 } else { 1 };
             } else if name == "env" && w.contains('=') {
+                assignment(w.split('=').next().unwrap_or(""), assigned, out);
                 i += 1;
             } else {
                 break;
@@ -403,10 +454,22 @@ pub fn path_arguments(command: &ShellCommand) -> Vec<&str> {
             .words
             .iter()
             .skip(1)
-            .map(String::as_str)
-            .filter(|w| !w.starts_with('-'))
+            .filter_map(|w| option_value(w))
             .collect(),
     }
+}
+
+/// A word as a path: itself for an operand; for an option, its attached value when it looks
+/// like a path (`--target-directory=/etc`, `-t/etc`, `-f/etc/x`).
+fn option_value(w: &str) -> Option<&str> {
+    if !w.starts_with('-') || w == "-" {
+        return Some(w);
+    }
+    if let Some((_, value)) = w.split_once('=') {
+        return (!value.is_empty()).then_some(value);
+    }
+    let short_attached = !w.starts_with("--") && w.len() > 2 && w.contains(['/', '~', '.']);
+    short_attached.then(|| &w[2..])
 }
 
 /// Whether a redirection target or argument looks absolute or home-relative.
@@ -464,6 +527,10 @@ mod tests {
         assert!(!analyze("bash -c \"$X\"").hazards.is_empty());
         assert!(!analyze("$CMD arg").hazards.is_empty());
         assert!(!analyze("echo > \"$F\"").hazards.is_empty());
+        assert!(!analyze("PATH=/tmp/evil ls").hazards.is_empty());
+        assert!(!analyze("env LD_PRELOAD=/x.so ls").hazards.is_empty());
+        assert!(analyze("FOO=1 ls").hazards.is_empty());
+        assert!(!is_read_only("FOO=1 ls"));
     }
 
     #[test]
