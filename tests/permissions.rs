@@ -903,3 +903,20 @@ proptest! {
         prop_assert_eq!(verdict(&o), "deny", "{:?}", o);
     }
 }
+
+/// The executor spawns checks on tokio tasks: the gate and its futures must be Send.
+#[allow(dead_code)]
+fn gate_futures_are_send(
+    gate: &PermissionGate,
+    call: &CallInfo<'_>,
+    s: &SessionContext,
+    out: &mut ToolOutput,
+) {
+    fn is_send<T: Send>(_: &T) {}
+    fn is_sync<T: Send + Sync>() {}
+    is_sync::<PermissionGate>();
+    is_send(&gate.check(call, s));
+    is_send(&gate.after_call(call, out));
+    is_send(&gate.user_prompt_submit(s, "x"));
+    is_send(&gate.stop(s, false));
+}

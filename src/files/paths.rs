@@ -50,7 +50,7 @@ pub fn expand_path(raw: &str, cwd: &Path) -> Result<PathBuf, PathError> {
 }
 
 /// Remove `.` and resolve `..` without touching the disk (`/..` stays `/`).
-pub fn normalize_lexically(path: &Path) -> PathBuf {
+fn normalize_lexically(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

@@ -6,9 +6,9 @@
 //! protected directory or file name (below the working directory it is in). Null bytes and
 //! unresolvable chains (cycles, too many hops) are errors: such a call is refused.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
-use crate::files::paths::{normalize_lexically, resolve_symlink_chain};
+use crate::files::paths::resolve_symlink_chain;
 
 /// Directories whose contents configure tools or run code: never auto-approved for writes.
 pub const PROTECTED_DIRS: &[&str] = &[
@@ -80,6 +80,24 @@ impl Roots {
             }
         }
     }
+}
+
+/// Remove `.` and resolve `..` without touching the disk (`/..` stays `/`).
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
 }
 
 /// Gather the facts for an absolute path.
