@@ -291,6 +291,21 @@ impl PermissionGate {
             .any(|r| r.rule.is_bare() && r.rule.names_tool(tool.name()))
     }
 
+    /// Whether a deny rule (or session denial) forbids reading `path`: for search tools to
+    /// leave such files out of their results (Grep over a project must not show `.env`).
+    pub fn read_denied(&self, path: &std::path::Path) -> bool {
+        let Ok(facts) = safety::path_facts(path, &self.working, &self.data) else {
+            return true;
+        };
+        let denied = |r: &Rule| {
+            facts
+                .candidates
+                .iter()
+                .any(|c| r.matches_target(rules::Target::Read(c), true))
+        };
+        self.deny.iter().any(|r| denied(&r.rule)) || lock(&self.session_deny).iter().any(denied)
+    }
+
     /// Apply the person's answer to `request`.
     pub fn apply_decision(
         &self,
