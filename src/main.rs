@@ -43,7 +43,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Config) => {
-            println!("{}", cairn::config::describe(&std::env::current_dir()?));
+            println!("{}", startup::describe_config(&cli)?);
             return Ok(ExitCode::SUCCESS);
         }
         None => {}
@@ -56,6 +56,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         handle,
         notices,
         demo_server: _demo_server,
+        ..
     } = startup::start_session(&cli, true).await?;
     let opts = cairn::tui::TuiOptions {
         initial_prompt: cli.prompt.clone(),
@@ -85,6 +86,7 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
         handle,
         notices,
         demo_server: _demo_server,
+        ..
     } = startup::start_session(&cli, false).await?;
     for notice in &notices {
         eprintln!("cairn: {notice}");

@@ -303,6 +303,9 @@ pub enum RequestKind {
 pub enum Decision {
     AllowOnce,
     AllowSession,
+    /// Allow, and allow every file edit inside the working directories for the rest of the
+    /// session (protected paths still ask).
+    AllowAllEditsSession,
     /// Save the request's `saveable_rule` to the project's local settings and allow.
     AlwaysAllow,
     /// Allow once, but write this content instead of the proposed one (some hunks rejected, or

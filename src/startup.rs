@@ -10,13 +10,13 @@ use anyhow::Context;
 
 use crate::agent::{AgentSetup, start};
 use crate::cli::{Cli, ProviderArg};
+use crate::config::load_settings;
 use crate::config::model::{ModelChoice, ModelEndpoint, ModelFlags, resolve};
 use crate::llm::Provider;
 use crate::llm::client::{ClientOptions, build_client};
 use crate::llm::retry::RetryPolicy;
 use crate::llm::scripted::{Script, ScriptedServer};
-use crate::permissions::PermissionGate;
-use crate::protocol::PermissionMode;
+use crate::permissions::{GateConfig, PermissionGate, running_as_root, starting_mode};
 
 /// The built-in demo script and the sample project it works on.
 pub const DEMO_SCRIPT: &str = include_str!("../assets/demo/tour.json");
@@ -38,6 +38,12 @@ pub struct Started {
     pub notices: Vec<String>,
     /// The demo's scripted server; dropping it stops the server.
     pub demo_server: Option<ScriptedServer>,
+    /// Where the session works (the demo's scratch copy in demo mode).
+    pub project_dir: PathBuf,
+    /// cairn's data folder (history, transcripts, logs).
+    pub data_root: PathBuf,
+    /// Whether bypassPermissions is in the Shift+Tab cycle.
+    pub bypass_allowed: bool,
 }
 
 fn env_var(key: &str) -> Option<String> {
@@ -91,17 +97,16 @@ fn demo_workspace() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
+/// What `cairn config` prints: the merged settings for the current directory and where each
+/// value came from.
+pub fn describe_config(cli: &Cli) -> anyhow::Result<String> {
+    let dir = std::env::current_dir().context("cannot read the current directory")?;
+    let settings = load_settings(&dir, cli.settings.as_deref(), &env_var);
+    Ok(crate::config::render_config(&settings))
+}
+
 /// Start a session as the command line says. `interactive` is false for headless mode.
 pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Started> {
-    let mode = match &cli.permission_mode {
-        Some(m) => PermissionMode::parse(m).with_context(|| {
-            format!(
-                "unknown permission mode {m:?}; expected default, acceptEdits, plan, \
-                 bypassPermissions or dontAsk"
-            )
-        })?,
-        None => PermissionMode::Default,
-    };
     let flags = ModelFlags {
         provider: cli.provider.map(|p| match p {
             ProviderArg::Anthropic => Provider::Anthropic,
@@ -113,7 +118,8 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     };
     let mut notices = Vec::new();
     let mut project_dir = std::env::current_dir().context("cannot read the current directory")?;
-    let choice = resolve(&flags, None, env_var);
+    let mut settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
+    let choice = resolve(&flags, settings.model.as_deref(), env_var);
     let (endpoint, demo_server) = match choice {
         ModelChoice::Real(ep) => (ep, None),
         ModelChoice::Demo => {
@@ -121,6 +127,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             let server = ScriptedServer::start(script)
                 .context("cannot start the demo model server on 127.0.0.1")?;
             project_dir = demo_workspace()?;
+            settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
             notices.push(format!(
                 "No API key found: running the built-in DEMO (a scripted model on {}) in a \
                  scratch copy at {}. Set ANTHROPIC_API_KEY, or OPENAI_API_KEY / \
@@ -139,17 +146,37 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     };
     let client = build_client(&endpoint, &ClientOptions::from_env(env_var))
         .map_err(|e| anyhow::anyhow!("cannot set up the model client: {e}"))?;
+    notices.extend(settings.diagnostics.iter().cloned());
+    let mode =
+        starting_mode(cli.permission_mode.as_deref(), &settings).map_err(|e| anyhow::anyhow!(e))?;
     let session_id = AgentSetup::new_session_id();
     let project_data = project_data_dir(&data_root(), &project_dir);
+    let transcript_path = project_data.join(format!("{session_id}.jsonl"));
+    let data_dir = project_data.join(&session_id);
+    let gate = PermissionGate::new(GateConfig {
+        settings: &settings,
+        cli_allow: cli.allowed_tools.clone(),
+        cli_deny: cli.disallowed_tools.clone(),
+        mode,
+        interactive,
+        project_dir: project_dir.clone(),
+        additional_dirs: cli.add_dir.clone(),
+        session_data_dir: data_dir.clone(),
+        transcript_path: transcript_path.clone(),
+        running_as_root: running_as_root(),
+        sandboxed: env_var("IS_SANDBOX").is_some_and(|v| v == "1"),
+    })?;
+    notices.extend(gate.diagnostics().iter().cloned());
+    let bypass_allowed = gate.bypass_allowed();
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: endpoint.model.clone(),
         additional_dirs: cli.add_dir.clone(),
-        data_dir: project_data.join(&session_id),
-        transcript_path: Some(project_data.join(format!("{session_id}.jsonl"))),
+        data_dir,
+        transcript_path: Some(transcript_path),
         session_id,
-        project_dir,
-        gate: PermissionGate::new(mode, interactive),
+        project_dir: project_dir.clone(),
+        gate,
         max_turns: cli.max_turns,
         retry: retry_policy(),
         max_tokens: env_var("CAIRN_MAX_TOKENS")
@@ -162,6 +189,9 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         handle: start(setup),
         notices,
         demo_server,
+        project_dir,
+        data_root: data_root(),
+        bypass_allowed,
     })
 }
 

@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use cairn::agent::session::SessionContext;
 use cairn::agent::{AgentHandle, AgentSetup, start};
+use cairn::config::LoadedSettings;
 use cairn::config::model::ModelEndpoint;
 use cairn::llm::Provider;
 use cairn::llm::client::{ClientOptions, build_client};
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::scripted::{Script, ScriptedServer};
-use cairn::permissions::PermissionGate;
+use cairn::permissions::{GateConfig, PermissionGate};
 use cairn::protocol::{Decision, Event, Op, PermissionMode, TurnEnd};
 use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput};
 use schemars::JsonSchema;
@@ -124,7 +125,7 @@ async fn harness_with(
         data_dir: dir.path().join(".data"),
         transcript_path: Some(dir.path().join(".data/t.jsonl")),
         session_id: "s-test".into(),
-        gate: test_gate(),
+        gate: test_gate(dir.path()),
         max_turns,
         retry: RetryPolicy {
             max_attempts: 4,
@@ -144,8 +145,26 @@ async fn harness_with(
 }
 
 /// An interactive gate in default mode: unsafe tools ask, and the test answers.
-fn test_gate() -> PermissionGate {
-    PermissionGate::new(PermissionMode::Default, true)
+fn test_gate(dir: &Path) -> PermissionGate {
+    let settings = LoadedSettings {
+        project_root: dir.to_path_buf(),
+        project_dir: dir.to_path_buf(),
+        ..LoadedSettings::default()
+    };
+    PermissionGate::new(GateConfig {
+        settings: &settings,
+        cli_allow: Vec::new(),
+        cli_deny: Vec::new(),
+        mode: PermissionMode::Default,
+        interactive: true,
+        project_dir: dir.to_path_buf(),
+        additional_dirs: Vec::new(),
+        session_data_dir: dir.join(".data"),
+        transcript_path: dir.join(".data/t.jsonl"),
+        running_as_root: false,
+        sandboxed: false,
+    })
+    .unwrap()
 }
 
 async fn harness(provider: Provider, script: Value) -> Harness {

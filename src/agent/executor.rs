@@ -365,23 +365,68 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         Ok(p) => p,
         Err(e) => return fail(e.message, None),
     };
-    let accesses = tool.accesses(&input, &env.session);
-    let info = CallInfo {
-        call_id: &call_id,
-        tool: tool.as_ref(),
-        input: &input,
-        raw_input: &raw,
-        title: &title,
-        accesses: &accesses,
-        preview: preview.as_ref(),
+    let mut input = input;
+    let mut raw = raw;
+    let mut preview = preview;
+    let mut accesses = tool.accesses(&input, &env.session);
+    let verdict = {
+        let info = CallInfo {
+            call_id: &call_id,
+            tool: tool.as_ref(),
+            input: &input,
+            raw_input: &raw,
+            title: &title,
+            accesses: &accesses,
+            preview: preview.as_ref(),
+        };
+        env.gate.check(&info, &env.session).await
+    };
+    // A PreToolUse hook may replace the input: the call then runs with the new one, checked
+    // and previewed like the original.
+    let verdict = match verdict {
+        GateOutcome::UpdatedInput {
+            input: new_raw,
+            then,
+        } => {
+            match tool.parse(&new_raw) {
+                Ok(parsed) => input = parsed,
+                Err(e) => {
+                    return fail(
+                        format!(
+                            "A PreToolUse hook replaced the input with an invalid one: {}",
+                            e.message
+                        ),
+                        None,
+                    );
+                }
+            }
+            raw = new_raw;
+            if let Err(e) = tool.validate(&input, &ctx).await {
+                return fail(e.message, None);
+            }
+            preview = match tool.preview(&input, &ctx).await {
+                Ok(p) => p,
+                Err(e) => return fail(e.message, None),
+            };
+            accesses = tool.accesses(&input, &env.session);
+            *then
+        }
+        v => v,
     };
     let mut outcome = None;
-    match env.gate.check(&info, &env.session).await {
+    match verdict {
         GateOutcome::Allow => {}
         GateOutcome::Deny { message } => return fail(message, Some(CallOutcome::Denied)),
+        GateOutcome::UpdatedInput { .. } => {
+            // The gate never nests these; refuse rather than guess.
+            return fail("internal error: nested input updates".into(), None);
+        }
         GateOutcome::Ask(mut request) => {
             let (id, answer) = env.decisions.register();
             request.id = id;
+            if let Some(p) = &preview {
+                request.preview = Some(p.display.clone());
+            }
             events.send(Event::PermissionRequest((*request).clone()));
             let decision = tokio::select! {
                 biased;

@@ -1,11 +1,9 @@
-//! Configuration: which model to talk to ([`model`]), settings layers and their merge, paths.
+//! Configuration: which model to talk to ([`model`]), the settings layers ([`layers`]) and
+//! their merge ([`settings`]), and saving "always allow" rules ([`local`]).
 
+pub mod layers;
+pub mod local;
 pub mod model;
+pub mod settings;
 
-/// What `cairn config` prints. Placeholder until settings layers land.
-pub fn describe(project_dir: &std::path::Path) -> String {
-    format!(
-        "project: {}\n(no settings layers loaded)",
-        project_dir.display()
-    )
-}
+pub use settings::{LoadedSettings, load_settings, render_config};

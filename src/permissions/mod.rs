@@ -1,20 +1,40 @@
 //! The permission gate: decides, per tool call, whether it runs, is refused, or needs the
-//! person's answer; applies that answer (session grants, saved rules, plan approval).
+//! person's answer; applies that answer (session grants and denials, saved rules, plan
+//! approval); runs the hooks around calls and around the session.
 //!
-//! This is the one place that decision is made. The present gate is the interim policy of the
-//! agent-core issue: read-only tools run; others ask (or, headless, are refused) unless the
-//! mode is acceptEdits or bypassPermissions. The permission-system work replaces its insides.
+//! This is the one place that decision is made, in this order (see [`decide`]): PreToolUse
+//! hooks -> session denials and deny rules -> plan mode -> hook deny -> ask rules (and hook
+//! ask) -> hook allow -> bypassPermissions -> safety (paths as given, every symlink hop and
+//! resolved; protected paths; outside the working directories) -> acceptEdits -> allow rules ->
+//! session grants -> read-only allowances -> ask the person (or, headless / dontAsk, refuse
+//! with a message naming what would allow it). Invariant: nothing allows a call that a deny
+//! rule matches — not allow rules, not modes, not hooks, not session grants.
 
+pub mod ask;
+mod decide;
+pub mod hooks;
+mod lifecycle;
+pub mod readonly;
+pub mod rules;
+pub mod safety;
 pub mod shell;
 
-use std::collections::HashSet;
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::agent::session::SessionContext;
+use crate::agent::session::{EventSender, SessionContext};
+use crate::config::LoadedSettings;
+use crate::config::layers::{Layer, Origin};
+use crate::config::settings::SourcedRule;
 use crate::protocol::{CallOutcome, Decision, PermissionMode, PermissionRequest, RequestKind};
-use crate::tools::{Access, DynTool, ParsedInput, Preview, ToolOutput};
+use crate::tools::{Access, DynTool, ParsedInput, Preview};
+
+pub use hooks::{HookRunner, HookVerdict};
+use rules::{Rule, RuleContext, split_rule_list};
+use safety::Roots;
 
 /// What the gate knows about one call.
 pub struct CallInfo<'a> {
@@ -37,6 +57,13 @@ pub enum GateOutcome {
     },
     /// Ask the person. The executor assigns the request id.
     Ask(Box<PermissionRequest>),
+    /// A PreToolUse hook replaced the call's input (`updatedInput`). The executor must parse
+    /// `input` with the same tool and run the call with it; `then` is the verdict for the new
+    /// input (never itself `UpdatedInput`). A denial is never wrapped.
+    UpdatedInput {
+        input: Value,
+        then: Box<GateOutcome>,
+    },
 }
 
 /// What the person's answer means for the call.
@@ -44,20 +71,125 @@ pub enum GateOutcome {
 pub struct DecisionEffect {
     pub allow: bool,
     pub outcome: CallOutcome,
-    /// For a denial: the tool result text.
+    /// For a denial: the tool result text. For an allowance: a note for the person, when
+    /// something went wrong on the side (e.g. the rule could not be saved).
     pub message: Option<String>,
     /// Plan approval switches the mode.
     pub new_mode: Option<PermissionMode>,
 }
 
-pub struct PermissionGate {
+/// The permission mode, shareable with whatever needs to read it without the gate.
+#[derive(Debug, Default)]
+pub struct ModeCell {
     mode: Mutex<PermissionMode>,
+}
+
+impl ModeCell {
+    pub fn new(mode: PermissionMode) -> ModeCell {
+        ModeCell {
+            mode: Mutex::new(mode),
+        }
+    }
+
+    pub fn get(&self) -> PermissionMode {
+        *lock(&self.mode)
+    }
+
+    pub fn set(&self, mode: PermissionMode) {
+        *lock(&self.mode) = mode;
+    }
+}
+
+/// Everything the gate is built from.
+pub struct GateConfig<'a> {
+    pub settings: &'a LoadedSettings,
+    /// `--allowedTools` values (comma or space separated rules).
+    pub cli_allow: Vec<String>,
+    /// `--disallowedTools` values.
+    pub cli_deny: Vec<String>,
+    /// The starting mode (`--permission-mode`, else `settings.default_mode`, else default).
+    pub mode: PermissionMode,
     /// Whether a person can be asked (false in headless mode).
+    pub interactive: bool,
+    /// Where cairn started (the first working directory).
+    pub project_dir: PathBuf,
+    /// `--add-dir` directories (settings' `additionalDirectories` are added by the gate).
+    pub additional_dirs: Vec<PathBuf>,
+    /// The session's data directory: spill files there are always readable.
+    pub session_data_dir: PathBuf,
+    /// Given to hooks as `transcript_path`.
+    pub transcript_path: PathBuf,
+    /// Whether the process runs as root ([`running_as_root`]).
+    pub running_as_root: bool,
+    /// Whether `IS_SANDBOX=1` is set: allows bypassPermissions as root.
+    pub sandboxed: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GateError {
+    #[error(
+        "bypassPermissions cannot be used when running as root, for safety. Run as a normal \
+         user, or set IS_SANDBOX=1 if this is an isolated sandbox."
+    )]
+    BypassAsRoot,
+}
+
+/// The mode a session starts in: `--permission-mode` if given, else the settings'
+/// `permissions.defaultMode`, else default. An unknown flag value is an error for the person.
+pub fn starting_mode(
+    flag: Option<&str>,
+    settings: &LoadedSettings,
+) -> Result<PermissionMode, String> {
+    match flag {
+        Some(f) => PermissionMode::parse(f).ok_or_else(|| {
+            format!(
+                "unknown permission mode `{f}`: use default, acceptEdits, plan, \
+                 bypassPermissions or dontAsk"
+            )
+        }),
+        None => Ok(settings.default_mode.unwrap_or_default()),
+    }
+}
+
+/// Whether this process runs as root.
+pub fn running_as_root() -> bool {
+    // SAFETY: geteuid(2) takes no arguments, cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The scope of an open request: what "for this session" covers.
+#[derive(Debug, Clone)]
+struct Pending {
+    scope: Vec<Rule>,
+}
+
+pub struct PermissionGate {
+    mode: Arc<ModeCell>,
     interactive: bool,
-    /// Whether bypassPermissions is in the Shift+Tab cycle (started with it).
     bypass_allowed: bool,
-    session_allowed: Mutex<HashSet<String>>,
-    session_denied: Mutex<HashSet<String>>,
+    deny: Vec<SourcedRule>,
+    ask: Vec<SourcedRule>,
+    allow: Mutex<Vec<SourcedRule>>,
+    rule_ctx: RuleContext,
+    project_root: PathBuf,
+    project_dir: PathBuf,
+    working: Roots,
+    data: Roots,
+    session_allow: Mutex<Vec<Rule>>,
+    session_deny: Mutex<Vec<Rule>>,
+    pending: Mutex<HashMap<String, Pending>>,
+    hooks: HookRunner,
+    transcript_path: PathBuf,
+    /// Filled at the first `check`, for PostToolUse hooks (whose signature has no session).
+    last_session: Mutex<Option<SessionFacts>>,
+    diagnostics: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+struct SessionFacts {
+    session_id: String,
+    cwd: PathBuf,
+    events: EventSender,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -68,22 +200,83 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl PermissionGate {
-    pub fn new(mode: PermissionMode, interactive: bool) -> PermissionGate {
-        PermissionGate {
-            mode: Mutex::new(mode),
-            interactive,
-            bypass_allowed: mode == PermissionMode::BypassPermissions,
-            session_allowed: Mutex::new(HashSet::new()),
-            session_denied: Mutex::new(HashSet::new()),
+    /// Build the gate. Fails only for bypassPermissions as root outside a sandbox. Rules from
+    /// the flags that cannot be parsed are skipped and listed in [`Self::diagnostics`].
+    pub fn new(config: GateConfig<'_>) -> Result<PermissionGate, GateError> {
+        if config.mode == PermissionMode::BypassPermissions
+            && config.running_as_root
+            && !config.sandboxed
+        {
+            return Err(GateError::BypassAsRoot);
         }
+        let settings = config.settings;
+        let mut diagnostics = Vec::new();
+        let ctx = RuleContext {
+            root: settings.project_root.clone(),
+            cwd: config.project_dir.clone(),
+            home: settings.home.clone(),
+        };
+        let cli_rules = |values: &[String], flag: &str, diags: &mut Vec<String>| {
+            let mut out = Vec::new();
+            for text in split_rule_list(values) {
+                match Rule::parse(&text, &ctx) {
+                    Ok(rule) => out.push(SourcedRule {
+                        rule,
+                        origin: Origin {
+                            layer: Layer::Cli,
+                            source: flag.to_string(),
+                        },
+                    }),
+                    Err(e) => diags.push(format!("{flag} `{text}`: {e}; rule skipped")),
+                }
+            }
+            out
+        };
+        let mut deny = cli_rules(&config.cli_deny, "--disallowedTools", &mut diagnostics);
+        deny.extend(settings.permissions.deny.iter().cloned());
+        let mut allow = cli_rules(&config.cli_allow, "--allowedTools", &mut diagnostics);
+        allow.extend(settings.permissions.allow.iter().cloned());
+        let mut dirs = vec![config.project_dir.clone()];
+        dirs.extend(config.additional_dirs.iter().cloned());
+        dirs.extend(settings.additional_directories.iter().cloned());
+        Ok(PermissionGate {
+            mode: Arc::new(ModeCell::new(config.mode)),
+            interactive: config.interactive,
+            bypass_allowed: config.mode == PermissionMode::BypassPermissions,
+            deny,
+            ask: settings.permissions.ask.clone(),
+            allow: Mutex::new(allow),
+            rule_ctx: ctx.clone(),
+            project_root: settings.project_root.clone(),
+            project_dir: config.project_dir.clone(),
+            working: Roots::new(&dirs),
+            data: Roots::new(&[config.session_data_dir]),
+            session_allow: Mutex::new(Vec::new()),
+            session_deny: Mutex::new(Vec::new()),
+            pending: Mutex::new(HashMap::new()),
+            hooks: HookRunner::new(settings.hooks.clone(), config.project_dir.clone()),
+            transcript_path: config.transcript_path,
+            last_session: Mutex::new(None),
+            diagnostics,
+        })
+    }
+
+    /// Problems with the flag rules (the settings' own are in `LoadedSettings::diagnostics`).
+    pub fn diagnostics(&self) -> &[String] {
+        &self.diagnostics
     }
 
     pub fn mode(&self) -> PermissionMode {
-        *lock(&self.mode)
+        self.mode.get()
     }
 
     pub fn set_mode(&self, mode: PermissionMode) {
-        *lock(&self.mode) = mode;
+        self.mode.set(mode);
+    }
+
+    /// The shared mode cell (reads and writes go to the same mode as the gate's).
+    pub fn mode_cell(&self) -> Arc<ModeCell> {
+        self.mode.clone()
     }
 
     pub fn bypass_allowed(&self) -> bool {
@@ -91,60 +284,26 @@ impl PermissionGate {
     }
 
     /// Whether a tool is offered to the model at all (a bare deny rule hides it).
-    pub fn offers_tool(&self, _tool: &dyn DynTool) -> bool {
-        true
+    pub fn offers_tool(&self, tool: &dyn DynTool) -> bool {
+        !self
+            .deny
+            .iter()
+            .any(|r| r.rule.is_bare() && r.rule.names_tool(tool.name()))
     }
 
-    pub async fn check(&self, call: &CallInfo<'_>, _session: &SessionContext) -> GateOutcome {
-        let name = call.tool.name();
-        if lock(&self.session_denied).contains(name) {
-            return GateOutcome::Deny {
-                message: format!(
-                    "The user denied {name} for the rest of this session. Do not retry it; \
-                     ask the user how to proceed."
-                ),
-            };
-        }
-        let read_only = call.tool.is_read_only(call.input);
-        let mode = self.mode();
-        if read_only {
-            return GateOutcome::Allow;
-        }
-        if mode == PermissionMode::Plan {
-            return GateOutcome::Deny {
-                message: format!(
-                    "{name} is not available in plan mode: only read-only tools may run until \
-                     the user approves the plan (call ExitPlanMode with your plan)."
-                ),
-            };
-        }
-        if matches!(
-            mode,
-            PermissionMode::AcceptEdits | PermissionMode::BypassPermissions
-        ) || lock(&self.session_allowed).contains(name)
-        {
-            return GateOutcome::Allow;
-        }
-        if !self.interactive || mode == PermissionMode::DontAsk {
-            return GateOutcome::Deny {
-                message: format!(
-                    "Permission to use {name} was not granted: no one can be asked in this mode. \
-                     Run with --permission-mode acceptEdits or bypassPermissions to allow it."
-                ),
-            };
-        }
-        GateOutcome::Ask(Box::new(PermissionRequest {
-            id: 0,
-            call_id: call.call_id.to_string(),
-            tool: name.to_string(),
-            title: call.title.to_string(),
-            input: call.raw_input.clone(),
-            reason: format!("{name} changes things and no rule allows it"),
-            preview: call.preview.map(|p| p.display.clone()),
-            session_scope: Some(format!("all {name} calls")),
-            saveable_rule: None,
-            kind: RequestKind::Tool,
-        }))
+    /// Whether a deny rule (or session denial) forbids reading `path`: for search tools to
+    /// leave such files out of their results (Grep over a project must not show `.env`).
+    pub fn read_denied(&self, path: &std::path::Path) -> bool {
+        let Ok(facts) = safety::path_facts(path, &self.working, &self.data) else {
+            return true;
+        };
+        let denied = |r: &Rule| {
+            facts
+                .candidates
+                .iter()
+                .any(|c| r.matches_target(rules::Target::Read(c), true))
+        };
+        self.deny.iter().any(|r| denied(&r.rule)) || lock(&self.session_deny).iter().any(denied)
     }
 
     /// Apply the person's answer to `request`.
@@ -153,6 +312,16 @@ impl PermissionGate {
         request: &PermissionRequest,
         decision: &Decision,
     ) -> DecisionEffect {
+        let pending = lock(&self.pending).remove(&request.call_id);
+        let scope = pending.map(|p| p.scope).unwrap_or_else(|| {
+            // A request we did not build (or already answered): its shown rule, else the tool.
+            let text = request
+                .saveable_rule
+                .clone()
+                .unwrap_or(request.tool.clone());
+            Rule::parse(&text, &self.rule_ctx).into_iter().collect()
+        });
+        let plan = matches!(request.kind, RequestKind::PlanApproval { .. });
         let allow = |outcome| DecisionEffect {
             allow: true,
             outcome,
@@ -168,9 +337,42 @@ impl PermissionGate {
         match decision {
             Decision::AllowOnce => allow(CallOutcome::AllowedOnce),
             Decision::AllowEdited { .. } => allow(CallOutcome::AllowedEdited),
-            Decision::AllowSession | Decision::AlwaysAllow => {
-                lock(&self.session_allowed).insert(request.tool.clone());
+            Decision::AllowSession => {
+                lock(&self.session_allow).extend(scope);
                 allow(CallOutcome::AllowedForSession)
+            }
+            Decision::AllowAllEditsSession => {
+                lock(&self.session_allow).extend(Rule::parse("Edit", &self.rule_ctx));
+                allow(CallOutcome::AllowedForSession)
+            }
+            Decision::AlwaysAllow => {
+                let mut effect = allow(CallOutcome::AllowedAlways);
+                match &request.saveable_rule {
+                    Some(text) => {
+                        match crate::config::local::save_allow_rule(&self.project_root, text) {
+                            Ok(path) => {
+                                if let Ok(rule) = Rule::parse(text, &self.rule_ctx) {
+                                    lock(&self.allow).push(SourcedRule {
+                                        rule,
+                                        origin: Origin {
+                                            layer: Layer::ProjectLocal,
+                                            source: path.display().to_string(),
+                                        },
+                                    });
+                                }
+                            }
+                            Err(e) => {
+                                lock(&self.session_allow).extend(scope);
+                                effect.message = Some(format!("The rule was not saved: {e}"));
+                            }
+                        }
+                    }
+                    None => {
+                        lock(&self.session_allow).extend(scope);
+                        effect.outcome = CallOutcome::AllowedForSession;
+                    }
+                }
+                effect
             }
             Decision::ApprovePlan { mode } => {
                 self.set_mode(*mode);
@@ -179,6 +381,12 @@ impl PermissionGate {
                     ..allow(CallOutcome::AllowedOnce)
                 }
             }
+            Decision::DenyOnce if plan => deny(
+                CallOutcome::Denied,
+                "The user rejected the plan and wants to keep planning. Stay in plan mode, \
+                 refine the plan, and ask again with ExitPlanMode when it is ready."
+                    .into(),
+            ),
             Decision::DenyOnce => deny(
                 CallOutcome::Denied,
                 "The user doesn't want to proceed with this tool use. The tool use was rejected. \
@@ -186,15 +394,26 @@ impl PermissionGate {
                     .into(),
             ),
             Decision::DenySession => {
-                lock(&self.session_denied).insert(request.tool.clone());
+                let words = request
+                    .session_scope
+                    .clone()
+                    .unwrap_or_else(|| format!("{} calls", request.tool));
+                lock(&self.session_deny).extend(scope);
                 deny(
                     CallOutcome::DeniedForSession,
                     format!(
-                        "The user denied {} for the rest of this session. Do not retry it.",
-                        request.tool
+                        "The user denied this for the rest of the session ({words}). Do not \
+                         retry it; find another way or ask the user how to proceed."
                     ),
                 )
             }
+            Decision::DenyWithFeedback { feedback } if plan => deny(
+                CallOutcome::Denied,
+                format!(
+                    "The user wants to keep planning and said:\n{feedback}\nStay in plan mode, \
+                     revise the plan, and call ExitPlanMode again when it is ready."
+                ),
+            ),
             Decision::DenyWithFeedback { feedback } => deny(
                 CallOutcome::Denied,
                 format!(
@@ -204,6 +423,11 @@ impl PermissionGate {
         }
     }
 
-    /// PostToolUse hooks may add context to the result.
-    pub async fn after_call(&self, _call: &CallInfo<'_>, _output: &mut ToolOutput) {}
+    fn remember_session(&self, session: &SessionContext) {
+        *lock(&self.last_session) = Some(SessionFacts {
+            session_id: session.session_id.clone(),
+            cwd: session.cwd(),
+            events: session.events.clone(),
+        });
+    }
 }

@@ -16,6 +16,7 @@ pub mod file_common;
 pub mod glob;
 pub mod grep;
 pub mod multi_edit;
+pub mod plan_mode;
 pub mod read;
 pub mod registry;
 pub mod spill;

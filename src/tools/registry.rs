@@ -18,6 +18,8 @@ pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
         Arc::new(super::write::WriteTool),
         Arc::new(super::edit::EditTool),
         Arc::new(super::multi_edit::MultiEditTool),
+        Arc::new(super::plan_mode::EnterPlanMode),
+        Arc::new(super::plan_mode::ExitPlanMode),
     ];
     // Bash, BashOutput and KillShell share one registry of background shells; its last Arc
     // going away (the registry dropped at exit) kills whatever still runs.

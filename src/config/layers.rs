@@ -1,0 +1,224 @@
+//! Where settings files live and how one is read: the layers (managed, `--settings`, project
+//! local, project, user), the project root, and reading a file into JSON with diagnostics that
+//! name the file and line. Reading never fails the program: a broken file becomes a diagnostic
+//! and is skipped.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// A settings layer, highest precedence first (the derive order is the precedence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    Managed,
+    /// `--settings`, `--allowedTools`, `--disallowedTools`.
+    Cli,
+    ProjectLocal,
+    Project,
+    User,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Managed => "managed",
+            Layer::Cli => "command line",
+            Layer::ProjectLocal => "project local",
+            Layer::Project => "project",
+            Layer::User => "user",
+        }
+    }
+}
+
+/// Where a value came from: the layer and the file (or flag).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub layer: Layer,
+    /// A file path, or the flag (`--settings (inline JSON)`, `--allowedTools`).
+    pub source: String,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.layer.name(), self.source)
+    }
+}
+
+/// The candidate files of every layer, in precedence order within each layer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettingsPaths {
+    pub managed: Vec<PathBuf>,
+    pub project_local: Vec<PathBuf>,
+    pub project: Vec<PathBuf>,
+    pub user: Vec<PathBuf>,
+}
+
+impl SettingsPaths {
+    /// The standard places, for a project root and an environment lookup.
+    pub fn standard(project_root: &Path, env: &dyn Fn(&str) -> Option<String>) -> SettingsPaths {
+        let mut managed = Vec::new();
+        for dir in ["/etc/cairn", "/etc/claude-code"] {
+            managed.extend(managed_files(Path::new(dir)));
+        }
+        SettingsPaths {
+            managed,
+            project_local: vec![
+                project_root.join(".cairn/settings.local.json"),
+                project_root.join(".claude/settings.local.json"),
+            ],
+            project: vec![
+                project_root.join(".cairn/settings.json"),
+                project_root.join(".claude/settings.json"),
+            ],
+            user: user_files(env),
+        }
+    }
+}
+
+/// `managed-settings.json` then `managed-settings.d/*.json` (sorted) of one directory.
+pub fn managed_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.join("managed-settings.json")];
+    if let Ok(entries) = std::fs::read_dir(dir.join("managed-settings.d")) {
+        let mut extra: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        extra.sort();
+        out.extend(extra);
+    }
+    out
+}
+
+fn non_empty(v: Option<String>) -> Option<String> {
+    v.filter(|s| !s.is_empty())
+}
+
+/// `$XDG_CONFIG_HOME/cairn/settings.json` (or `~/.config/...`), then Claude's user settings.
+fn user_files(env: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    let home = non_empty(env("HOME")).map(PathBuf::from);
+    let mut out = Vec::new();
+    match (non_empty(env("XDG_CONFIG_HOME")), &home) {
+        (Some(xdg), _) => out.push(PathBuf::from(xdg).join("cairn/settings.json")),
+        (None, Some(h)) => out.push(h.join(".config/cairn/settings.json")),
+        (None, None) => {}
+    }
+    match (non_empty(env("CLAUDE_CONFIG_DIR")), &home) {
+        (Some(dir), _) => out.push(PathBuf::from(dir).join("settings.json")),
+        (None, Some(h)) => out.push(h.join(".claude/settings.json")),
+        (None, None) => {}
+    }
+    out
+}
+
+/// The nearest ancestor of `dir` holding `.git`, `.cairn` or `.claude`; `dir` itself when none.
+/// The home directory only counts when it is `dir` itself: `~/.claude` holds user settings,
+/// not a project.
+pub fn project_root(dir: &Path, home: Option<&Path>) -> PathBuf {
+    for ancestor in dir.ancestors() {
+        if Some(ancestor) == home && ancestor != dir {
+            break;
+        }
+        if [".git", ".cairn", ".claude"]
+            .iter()
+            .any(|m| ancestor.join(m).exists())
+        {
+            return ancestor.to_path_buf();
+        }
+    }
+    dir.to_path_buf()
+}
+
+/// One settings document, read and parsed.
+#[derive(Debug, Clone)]
+pub struct SettingsSource {
+    pub origin: Origin,
+    pub text: String,
+    pub value: Value,
+}
+
+impl SettingsSource {
+    /// The 1-based line where `needle` first appears in the text (for diagnostics).
+    pub fn line_of(&self, needle: &str) -> Option<usize> {
+        self.text
+            .find(needle)
+            .map(|at| self.text[..at].matches('\n').count() + 1)
+    }
+
+    /// `file:line: message` (or `file: message` when the line is unknown).
+    pub fn diagnostic(&self, needle: &str, message: &str) -> String {
+        match self.line_of(needle) {
+            Some(line) => format!("{}:{line}: {message}", self.origin.source),
+            None => format!("{}: {message}", self.origin.source),
+        }
+    }
+}
+
+/// Read a file; `None` when it does not exist (silently) or is broken (with a diagnostic).
+pub fn read_source(
+    path: &Path,
+    layer: Layer,
+    diagnostics: &mut Vec<String>,
+) -> Option<SettingsSource> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => {
+            diagnostics.push(format!(
+                "{}: cannot read settings: {e}; this file is skipped",
+                path.display()
+            ));
+            return None;
+        }
+    };
+    parse_source(
+        text,
+        Origin {
+            layer,
+            source: path.display().to_string(),
+        },
+        diagnostics,
+    )
+}
+
+/// Parse a settings document; a JSON error or a non-object becomes a diagnostic.
+pub fn parse_source(
+    text: String,
+    origin: Origin,
+    diagnostics: &mut Vec<String>,
+) -> Option<SettingsSource> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    match serde_json::from_str::<Value>(&text) {
+        Ok(value @ Value::Object(_)) => Some(SettingsSource {
+            origin,
+            text,
+            value,
+        }),
+        Ok(_) => {
+            diagnostics.push(format!(
+                "{}:1: settings must be a JSON object; this file is skipped",
+                origin.source
+            ));
+            None
+        }
+        Err(e) => {
+            diagnostics.push(format!(
+                "{}:{}:{}: invalid JSON: {}; this file is skipped",
+                origin.source,
+                e.line(),
+                e.column(),
+                strip_position(&e.to_string())
+            ));
+            None
+        }
+    }
+}
+
+/// serde_json appends " at line L column C"; the diagnostic already says where.
+fn strip_position(message: &str) -> &str {
+    message
+        .find(" at line ")
+        .map_or(message, |at| &message[..at])
+}

@@ -1,0 +1,389 @@
+//! The merged settings of a session: every layer read, checked and merged, each value with the
+//! layer it came from, and every problem as a diagnostic (`file:line: what is wrong`).
+//!
+//! Merge rules: scalars (`model`, `permissions.defaultMode`, each `env` key) — the highest
+//! layer wins; lists (`permissions.allow/ask/deny`, `additionalDirectories`) and hooks —
+//! every layer contributes. A broken file is skipped as a whole, a bad value or rule alone.
+//! Loading never fails and never reads the real environment: the caller passes a lookup.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::layers::{
+    Layer, Origin, SettingsPaths, SettingsSource, parse_source, project_root, read_source,
+};
+use crate::files::paths::expand_path;
+use crate::permissions::hooks::{HooksConfig, parse_hooks};
+use crate::permissions::rules::{Rule, RuleContext};
+use crate::protocol::PermissionMode;
+
+/// A rule and where it was written.
+#[derive(Debug, Clone)]
+pub struct SourcedRule {
+    pub rule: Rule,
+    pub origin: Origin,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PermissionRules {
+    pub allow: Vec<SourcedRule>,
+    pub ask: Vec<SourcedRule>,
+    pub deny: Vec<SourcedRule>,
+}
+
+/// Everything read from the layers.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedSettings {
+    /// The nearest ancestor with `.git`, `.cairn` or `.claude` (`/path` rules anchor here).
+    pub project_root: PathBuf,
+    /// Where cairn started (`path` and `./path` rules anchor here).
+    pub project_dir: PathBuf,
+    pub home: Option<PathBuf>,
+    pub model: Option<String>,
+    pub default_mode: Option<PermissionMode>,
+    pub permissions: PermissionRules,
+    /// Absolute, `~` expanded.
+    pub additional_directories: Vec<PathBuf>,
+    /// Parallel to `additional_directories`.
+    pub additional_directory_origins: Vec<Origin>,
+    pub hooks: HooksConfig,
+    pub env: BTreeMap<String, String>,
+    /// Where each scalar came from: `model`, `defaultMode`, `env.KEY`.
+    pub origins: BTreeMap<String, Origin>,
+    /// Every settings document that was read, highest layer first.
+    pub sources: Vec<Origin>,
+    pub diagnostics: Vec<String>,
+}
+
+impl LoadedSettings {
+    /// The context rules written in settings resolve against.
+    pub fn rule_context(&self) -> RuleContext {
+        RuleContext {
+            root: self.project_root.clone(),
+            cwd: self.project_dir.clone(),
+            home: self.home.clone(),
+        }
+    }
+}
+
+/// Load and merge every layer for a session started in `project_dir`. `cli_settings` is the
+/// `--settings` value (a file path or inline JSON); `env` looks up HOME, XDG_CONFIG_HOME and
+/// CLAUDE_CONFIG_DIR.
+pub fn load_settings(
+    project_dir: &Path,
+    cli_settings: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> LoadedSettings {
+    let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let root = project_root(project_dir, home.as_deref());
+    let paths = SettingsPaths::standard(&root, env);
+    load_settings_from(&paths, project_dir, cli_settings, env)
+}
+
+/// As [`load_settings`], with the candidate files given (tests use this for managed files).
+pub fn load_settings_from(
+    paths: &SettingsPaths,
+    project_dir: &Path,
+    cli_settings: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> LoadedSettings {
+    let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let mut loaded = LoadedSettings {
+        project_root: project_root(project_dir, home.as_deref()),
+        project_dir: project_dir.to_path_buf(),
+        home,
+        ..LoadedSettings::default()
+    };
+    let mut diagnostics = Vec::new();
+    let mut sources = Vec::new();
+    for path in &paths.managed {
+        sources.extend(read_source(path, Layer::Managed, &mut diagnostics));
+    }
+    if let Some(cli) = cli_settings.map(str::trim).filter(|s| !s.is_empty()) {
+        if cli.starts_with('{') {
+            let origin = Origin {
+                layer: Layer::Cli,
+                source: "--settings (inline JSON)".into(),
+            };
+            sources.extend(parse_source(cli.to_string(), origin, &mut diagnostics));
+        } else {
+            let path = expand_path(cli, project_dir).unwrap_or_else(|_| PathBuf::from(cli));
+            match read_source(&path, Layer::Cli, &mut diagnostics) {
+                Some(s) => sources.push(s),
+                None if !path.exists() => diagnostics.push(format!(
+                    "--settings {cli}: no such file (and not inline JSON); ignored"
+                )),
+                None => {}
+            }
+        }
+    }
+    for (layer, files) in [
+        (Layer::ProjectLocal, &paths.project_local),
+        (Layer::Project, &paths.project),
+        (Layer::User, &paths.user),
+    ] {
+        for path in files {
+            sources.extend(read_source(path, layer, &mut diagnostics));
+        }
+    }
+    let ctx = loaded.rule_context();
+    for src in &sources {
+        merge_source(&mut loaded, src, &ctx, &mut diagnostics);
+        loaded.sources.push(src.origin.clone());
+    }
+    loaded.diagnostics = diagnostics;
+    loaded
+}
+
+fn merge_source(
+    loaded: &mut LoadedSettings,
+    src: &SettingsSource,
+    ctx: &RuleContext,
+    diags: &mut Vec<String>,
+) {
+    let obj = &src.value;
+    if let Some(model) = obj.get("model") {
+        match model.as_str() {
+            Some(m) if loaded.model.is_none() => {
+                loaded.model = Some(m.to_string());
+                loaded.origins.insert("model".into(), src.origin.clone());
+            }
+            Some(_) => {}
+            None => diags.push(src.diagnostic("\"model\"", "`model` must be a string; ignored")),
+        }
+    }
+    if let Some(env) = obj.get("env") {
+        match env.as_object() {
+            Some(map) => {
+                for (k, v) in map {
+                    let value = match v {
+                        Value::String(s) => s.clone(),
+                        Value::Number(n) => n.to_string(),
+                        Value::Bool(b) => b.to_string(),
+                        _ => {
+                            diags.push(src.diagnostic(
+                                &format!("\"{k}\""),
+                                &format!("`env.{k}` must be a string; ignored"),
+                            ));
+                            continue;
+                        }
+                    };
+                    if !loaded.env.contains_key(k) {
+                        loaded.env.insert(k.clone(), value);
+                        loaded
+                            .origins
+                            .insert(format!("env.{k}"), src.origin.clone());
+                    }
+                }
+            }
+            None => diags.push(src.diagnostic("\"env\"", "`env` must be an object; ignored")),
+        }
+    }
+    if let Some(hooks) = obj.get("hooks") {
+        loaded.hooks.groups.extend(parse_hooks(src, hooks, diags));
+    }
+    let Some(perms) = obj.get("permissions") else {
+        return;
+    };
+    if !perms.is_object() {
+        diags.push(src.diagnostic(
+            "\"permissions\"",
+            "`permissions` must be an object; ignored",
+        ));
+        return;
+    }
+    if let Some(mode) = perms.get("defaultMode") {
+        match mode.as_str().and_then(PermissionMode::parse) {
+            Some(m) if loaded.default_mode.is_none() => {
+                loaded.default_mode = Some(m);
+                loaded
+                    .origins
+                    .insert("defaultMode".into(), src.origin.clone());
+            }
+            Some(_) => {}
+            None => diags.push(src.diagnostic(
+                "\"defaultMode\"",
+                &format!(
+                    "`permissions.defaultMode` {mode} is not one of default, acceptEdits, plan, \
+                     bypassPermissions, dontAsk; ignored"
+                ),
+            )),
+        }
+    }
+    for key in ["allow", "ask", "deny"] {
+        for text in string_list(src, perms, key, diags) {
+            match Rule::parse(&text, ctx) {
+                Ok(rule) => {
+                    let list = match key {
+                        "allow" => &mut loaded.permissions.allow,
+                        "ask" => &mut loaded.permissions.ask,
+                        _ => &mut loaded.permissions.deny,
+                    };
+                    if !list.iter().any(|r| r.rule.text == rule.text) {
+                        list.push(SourcedRule {
+                            rule,
+                            origin: src.origin.clone(),
+                        });
+                    }
+                }
+                Err(e) => diags.push(src.diagnostic(
+                    &format!("\"{}", text.replace('"', "\\\"")),
+                    &format!("permissions.{key}: `{text}`: {e}; rule skipped"),
+                )),
+            }
+        }
+    }
+    for dir in string_list(src, perms, "additionalDirectories", diags) {
+        match expand_path(&dir, &loaded.project_root) {
+            Ok(p) if !loaded.additional_directories.contains(&p) => {
+                loaded.additional_directories.push(p);
+                loaded.additional_directory_origins.push(src.origin.clone());
+            }
+            Ok(_) => {}
+            Err(e) => diags.push(src.diagnostic(
+                &dir,
+                &format!("additionalDirectories: `{dir}`: {e}; ignored"),
+            )),
+        }
+    }
+}
+
+/// `permissions.<key>` as a list of strings; wrong types are reported and skipped.
+fn string_list(
+    src: &SettingsSource,
+    perms: &Value,
+    key: &str,
+    diags: &mut Vec<String>,
+) -> Vec<String> {
+    let Some(v) = perms.get(key) else {
+        return Vec::new();
+    };
+    let Some(items) = v.as_array() else {
+        diags.push(src.diagnostic(
+            &format!("\"{key}\""),
+            &format!("`permissions.{key}` must be a list of strings; ignored"),
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for item in items {
+        match item.as_str() {
+            Some(s) => out.push(s.to_string()),
+            None => diags.push(src.diagnostic(
+                &format!("\"{key}\""),
+                &format!("`permissions.{key}` holds {item}, which is not a string; skipped"),
+            )),
+        }
+    }
+    out
+}
+
+/// The merged settings for `cairn config`: each value with the layer it came from.
+pub fn render_config(loaded: &LoadedSettings) -> String {
+    let mut out = String::new();
+    let from = |key: &str| {
+        loaded
+            .origins
+            .get(key)
+            .map_or(String::new(), |o| format!("  ({o})"))
+    };
+    let _ = writeln!(out, "project root: {}", loaded.project_root.display());
+    let _ = writeln!(
+        out,
+        "model: {}{}",
+        loaded.model.as_deref().unwrap_or("(not set)"),
+        from("model")
+    );
+    let _ = writeln!(
+        out,
+        "permissions.defaultMode: {}{}",
+        loaded.default_mode.map_or("(not set)", |m| m.as_str()),
+        from("defaultMode")
+    );
+    for (name, list) in [
+        ("allow", &loaded.permissions.allow),
+        ("ask", &loaded.permissions.ask),
+        ("deny", &loaded.permissions.deny),
+    ] {
+        let _ = writeln!(
+            out,
+            "permissions.{name}:{}",
+            if list.is_empty() { " (none)" } else { "" }
+        );
+        for r in list {
+            let _ = writeln!(out, "  {}  ({})", r.rule.text, r.origin);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "additionalDirectories:{}",
+        if loaded.additional_directories.is_empty() {
+            " (none)"
+        } else {
+            ""
+        }
+    );
+    for (d, o) in loaded
+        .additional_directories
+        .iter()
+        .zip(&loaded.additional_directory_origins)
+    {
+        let _ = writeln!(out, "  {}  ({o})", d.display());
+    }
+    let _ = writeln!(
+        out,
+        "env:{}",
+        if loaded.env.is_empty() { " (none)" } else { "" }
+    );
+    for (k, v) in &loaded.env {
+        let _ = writeln!(out, "  {k}={v}{}", from(&format!("env.{k}")));
+    }
+    let _ = writeln!(
+        out,
+        "hooks:{}",
+        if loaded.hooks.groups.is_empty() {
+            " (none)"
+        } else {
+            ""
+        }
+    );
+    for g in &loaded.hooks.groups {
+        for c in &g.commands {
+            let matcher = if g.matcher.is_empty() {
+                "*"
+            } else {
+                &g.matcher
+            };
+            let _ = writeln!(
+                out,
+                "  {} [{matcher}] {} (timeout {}s)  ({})",
+                g.event.name(),
+                c.command,
+                c.timeout.as_secs(),
+                g.origin
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "files read:{}",
+        if loaded.sources.is_empty() {
+            " (none)"
+        } else {
+            ""
+        }
+    );
+    for s in &loaded.sources {
+        let _ = writeln!(out, "  {s}");
+    }
+    if !loaded.diagnostics.is_empty() {
+        let _ = writeln!(out, "problems:");
+        for d in &loaded.diagnostics {
+            let _ = writeln!(out, "  {d}");
+        }
+    }
+    out
+}

@@ -1,0 +1,508 @@
+//! The decision for one call: [`PermissionGate::check`] and its steps.
+//!
+//! First the call is turned into facts (every path with its symlink chain, every simple
+//! command of a command line, hosts, names), then the steps run in the order the module
+//! docs of [`super`] give. Deny-side checks treat a path as matched when any candidate
+//! (as given, a hop, resolved) matches; allow-side checks need every candidate to match.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
+use super::lifecycle::PreHook;
+use super::rules::{Rule, Specifier, Target};
+use super::safety::{PathFacts, path_facts};
+use super::shell::{ShellCommand, analyze, path_arguments};
+use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, readonly};
+use crate::agent::session::SessionContext;
+use crate::files::paths::expand_path;
+use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
+use crate::tools::Access;
+
+/// Tools whose rules and grants are edits.
+const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+/// What acceptEdits lets Bash do inside the working directories.
+const ACCEPT_EDITS_COMMANDS: &[&str] = &["mkdir", "touch", "mv", "cp"];
+
+struct PathItem {
+    path: PathBuf,
+    write: bool,
+    facts: PathFacts,
+}
+
+struct CommandItem {
+    cmd: ShellCommand,
+    /// Its path-like arguments, resolved against the command's directory.
+    args: Vec<Result<PathFacts, String>>,
+}
+
+/// Everything rules are matched against, for one call.
+struct Facts<'a> {
+    tool: &'a str,
+    read_only: bool,
+    paths: Vec<PathItem>,
+    commands: Vec<CommandItem>,
+    /// Whole command lines (deny rules also see them unsplit).
+    lines: Vec<String>,
+    hazards: Vec<String>,
+    hosts: Vec<String>,
+    names: Vec<String>,
+}
+
+impl PermissionGate {
+    pub async fn check(&self, call: &CallInfo<'_>, session: &SessionContext) -> GateOutcome {
+        self.remember_session(session);
+        let hook = self.pre_tool_hooks(call, session).await;
+        let Some(input) = hook.updated_input.clone() else {
+            let read_only = call.tool.is_read_only(call.input);
+            return self.decide(call, call.accesses, read_only, &hook, None);
+        };
+        // The hook rewrote the input: everything is decided on the new one.
+        let parsed = match call.tool.parse(&input) {
+            Ok(p) => p,
+            Err(e) => {
+                return GateOutcome::Deny {
+                    message: format!("A PreToolUse hook rewrote the input, and it is invalid: {e}"),
+                };
+            }
+        };
+        let accesses = call.tool.accesses(&parsed, session);
+        let read_only = call.tool.is_read_only(&parsed);
+        match self.decide(call, &accesses, read_only, &hook, Some(&input)) {
+            deny @ GateOutcome::Deny { .. } => deny,
+            then => GateOutcome::UpdatedInput {
+                input,
+                then: Box::new(then),
+            },
+        }
+    }
+
+    fn decide(
+        &self,
+        call: &CallInfo<'_>,
+        accesses: &[Access],
+        read_only: bool,
+        hook: &PreHook,
+        updated: Option<&Value>,
+    ) -> GateOutcome {
+        let tool = call.tool.name();
+        let facts = match self.facts(tool, accesses, read_only) {
+            Ok(f) => f,
+            Err(message) => return GateOutcome::Deny { message },
+        };
+        let mode = self.mode();
+        // Session denials and deny rules: nothing below can undo them.
+        if let Some(rule) = lock(&self.session_deny).iter().find(|r| blocks(r, &facts)) {
+            return GateOutcome::Deny {
+                message: format!(
+                    "The user denied this for the rest of the session (`{}`). Do not retry it; \
+                     find another way or ask the user how to proceed.",
+                    rule.text
+                ),
+            };
+        }
+        if let Some(r) = self.deny.iter().find(|r| blocks(&r.rule, &facts)) {
+            return GateOutcome::Deny {
+                message: format!(
+                    "Permission to use {tool} has been denied by the rule `{}` ({}).",
+                    r.rule.text, r.origin
+                ),
+            };
+        }
+        if tool == "ExitPlanMode" {
+            return self.plan_approval(call, mode);
+        }
+        if mode == PermissionMode::Plan && !read_only {
+            return GateOutcome::Deny {
+                message: format!(
+                    "{tool} is not available in plan mode: only read-only tools may run until \
+                     the user approves the plan. Finish researching, then call ExitPlanMode \
+                     with your plan."
+                ),
+            };
+        }
+        if let Some(reason) = &hook.deny {
+            return GateOutcome::Deny {
+                message: format!("A PreToolUse hook denied this call: {reason}"),
+            };
+        }
+        let ask_rule = self.ask.iter().find(|r| blocks(&r.rule, &facts));
+        if let Some(r) = ask_rule.filter(|_| mode != PermissionMode::BypassPermissions) {
+            let reason = format!("the rule `{}` ({}) asks before this", r.rule.text, r.origin);
+            return self.ask_or_refuse(call, &facts, Vec::new(), reason, mode, updated);
+        }
+        if let Some(reason) = &hook.ask {
+            return self.ask_or_refuse(call, &facts, Vec::new(), reason.clone(), mode, updated);
+        }
+        if hook.allow || mode == PermissionMode::BypassPermissions {
+            return GateOutcome::Allow;
+        }
+        let gaps = self.gaps(&facts, mode);
+        if gaps.is_empty() {
+            return GateOutcome::Allow;
+        }
+        let reason = gap_reason(&gaps[0], tool, &self.project_dir);
+        self.ask_or_refuse(call, &facts, gaps, reason, mode, updated)
+    }
+
+    fn facts<'a>(
+        &self,
+        tool: &'a str,
+        accesses: &[Access],
+        read_only: bool,
+    ) -> Result<Facts<'a>, String> {
+        let mut f = Facts {
+            tool,
+            read_only,
+            paths: Vec::new(),
+            commands: Vec::new(),
+            lines: Vec::new(),
+            hazards: Vec::new(),
+            hosts: Vec::new(),
+            names: Vec::new(),
+        };
+        for access in accesses {
+            match access {
+                Access::Read(p) | Access::Write(p) => f.paths.push(PathItem {
+                    path: p.clone(),
+                    write: matches!(access, Access::Write(_)),
+                    facts: path_facts(p, &self.working, &self.data)?,
+                }),
+                Access::Exec { command, cwd } => {
+                    let analysis = analyze(command);
+                    f.lines.push(command.trim().to_string());
+                    f.hazards.extend(analysis.hazards.iter().cloned());
+                    for target in analysis.file_writes() {
+                        let path = expand_path(target, cwd).map_err(|e| {
+                            format!("The command writes to `{target}`, which is refused: {e}.")
+                        })?;
+                        f.paths.push(PathItem {
+                            facts: path_facts(&path, &self.working, &self.data)?,
+                            path,
+                            write: true,
+                        });
+                    }
+                    for cmd in analysis.commands {
+                        let args = path_arguments(&cmd)
+                            .into_iter()
+                            .map(|a| {
+                                expand_path(a, cwd)
+                                    .map_err(|e| e.to_string())
+                                    .and_then(|p| path_facts(&p, &self.working, &self.data))
+                            })
+                            .collect();
+                        f.commands.push(CommandItem { cmd, args });
+                    }
+                }
+                Access::Fetch(url) => f.hosts.push(host_of(url)),
+                Access::Named(n) => f.names.push(n.clone()),
+            }
+        }
+        Ok(f)
+    }
+
+    /// Everything no rule, mode, grant or allowance covers. Empty = allowed.
+    fn gaps(&self, f: &Facts<'_>, mode: PermissionMode) -> Vec<Gap> {
+        let allow = lock(&self.allow);
+        let session = lock(&self.session_allow);
+        let settings_rules = || allow.iter().map(|r| &r.rule);
+        let all_rules = || settings_rules().chain(session.iter());
+        let bare = all_rules().any(|r| r.is_bare() && r.names_tool(f.tool));
+        let accept_edits = mode == PermissionMode::AcceptEdits;
+        let mut gaps = Vec::new();
+        for item in &f.paths {
+            let all_match = |r: &Rule| {
+                r.path_family().is_some()
+                    && item.facts.candidates.iter().all(|c| {
+                        r.matches_target(
+                            if item.write {
+                                Target::Write(c)
+                            } else {
+                                Target::Read(c)
+                            },
+                            false,
+                        )
+                    })
+            };
+            let why = if item.write && item.facts.protected {
+                // Only a session grant for this very path overrides protection.
+                (!session.iter().any(all_match)).then_some(PathWhy::Protected)
+            } else if all_rules().any(all_match) {
+                None
+            } else if item.write {
+                let edit_tool = EDIT_TOOLS.contains(&f.tool) || f.tool == "Bash";
+                let granted = bare || (accept_edits && edit_tool);
+                match (item.facts.inside, granted) {
+                    (true, true) => None,
+                    (true, false) => Some(PathWhy::NotAllowed),
+                    (false, _) => Some(PathWhy::Outside),
+                }
+            } else if item.facts.inside || item.facts.in_data_dir {
+                (!(f.read_only || bare)).then_some(PathWhy::NotAllowed)
+            } else {
+                Some(PathWhy::Outside)
+            };
+            if let Some(why) = why {
+                gaps.push(Gap::Path {
+                    path: item.path.clone(),
+                    write: item.write,
+                    why,
+                });
+            }
+        }
+        gaps.extend(f.hazards.iter().map(|h| Gap::Hazard(h.clone())));
+        for item in &f.commands {
+            let text = item.cmd.text();
+            let args_inside = |protect: bool| {
+                item.args.iter().all(|a| {
+                    a.as_ref()
+                        .is_ok_and(|p| (p.inside || p.in_data_dir) && !(protect && p.protected))
+                })
+            };
+            let covered = all_rules().any(|r| {
+                matches!(r.spec, Specifier::Command(_))
+                    && r.matches_target(Target::Command(&text), false)
+            }) || (bare && f.tool == "Bash")
+                || (readonly::is_read_only_command(&item.cmd) && args_inside(false))
+                || (accept_edits
+                    && item.cmd.literal
+                    && ACCEPT_EDITS_COMMANDS.contains(&item.cmd.program())
+                    && args_inside(true));
+            if !covered {
+                gaps.push(Gap::Command(item.cmd.clone()));
+            }
+        }
+        for host in &f.hosts {
+            if !(bare
+                || all_rules()
+                    .any(|r| r.names_tool(f.tool) && r.matches_target(Target::Host(host), false)))
+            {
+                gaps.push(Gap::Host(host.clone()));
+            }
+        }
+        for name in &f.names {
+            if !(bare
+                || all_rules()
+                    .any(|r| r.names_tool(f.tool) && r.matches_target(Target::Name(name), false)))
+            {
+                gaps.push(Gap::Name(name.clone()));
+            }
+        }
+        let has_targets = !(f.paths.is_empty()
+            && f.commands.is_empty()
+            && f.hazards.is_empty()
+            && f.hosts.is_empty()
+            && f.names.is_empty());
+        if !(has_targets || f.read_only || bare) {
+            gaps.push(Gap::Tool);
+        }
+        gaps
+    }
+
+    /// Ask the person, or, when no one can be asked, refuse saying what would allow it.
+    fn ask_or_refuse(
+        &self,
+        call: &CallInfo<'_>,
+        f: &Facts<'_>,
+        gaps: Vec<Gap>,
+        reason: String,
+        mode: PermissionMode,
+        updated: Option<&Value>,
+    ) -> GateOutcome {
+        let tool = f.tool;
+        let gaps = if gaps.is_empty() {
+            vec![Gap::Tool]
+        } else {
+            gaps
+        };
+        let derived: Vec<Option<(String, String, String)>> = gaps
+            .iter()
+            .map(|g| gap_rule(g, tool, &self.project_dir))
+            .collect();
+        let all_grantable = derived.iter().all(Option::is_some);
+        let parts: Vec<&(String, String, String)> = derived.iter().flatten().collect();
+        let saveable: Vec<String> = parts
+            .iter()
+            .map(|p| p.1.clone())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !self.interactive || mode == PermissionMode::DontAsk {
+            let rules = if all_grantable && saveable.len() == parts.len() {
+                saveable
+            } else {
+                Vec::new()
+            };
+            let write = f.paths.iter().any(|p| p.write) || EDIT_TOOLS.contains(&tool);
+            return GateOutcome::Deny {
+                message: headless_message(
+                    tool,
+                    &reason,
+                    &rules,
+                    mode == PermissionMode::DontAsk,
+                    write,
+                ),
+            };
+        }
+        let scope: Vec<Rule> = if all_grantable {
+            parts
+                .iter()
+                .filter_map(|p| Rule::parse(&p.0, &self.rule_ctx).ok())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        lock(&self.pending).insert(
+            call.call_id.to_string(),
+            Pending {
+                scope: scope.clone(),
+            },
+        );
+        let preview = match (updated, call.preview) {
+            (None, Some(p)) => Some(p.display.clone()),
+            _ => f
+                .lines
+                .first()
+                .map(|c| Display::Command {
+                    command: c.clone(),
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    exit_code: None,
+                    timed_out: false,
+                })
+                .or_else(|| {
+                    f.hosts.first().map(|_| Display::Text {
+                        text: fetch_url(call, updated),
+                    })
+                }),
+        };
+        GateOutcome::Ask(Box::new(PermissionRequest {
+            id: 0,
+            call_id: call.call_id.to_string(),
+            tool: tool.to_string(),
+            title: call.title.to_string(),
+            input: updated.cloned().unwrap_or_else(|| call.raw_input.clone()),
+            reason,
+            preview,
+            session_scope: (!scope.is_empty()).then(|| {
+                parts
+                    .iter()
+                    .map(|p| p.2.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }),
+            saveable_rule: (all_grantable && saveable.len() == 1 && parts.len() == 1)
+                .then(|| saveable[0].clone()),
+            kind: RequestKind::Tool,
+        }))
+    }
+
+    fn plan_approval(&self, call: &CallInfo<'_>, mode: PermissionMode) -> GateOutcome {
+        if mode != PermissionMode::Plan {
+            return GateOutcome::Deny {
+                message: "You are not in plan mode, so there is no plan to approve. Go ahead \
+                          with the task (or call EnterPlanMode first if you want to plan)."
+                    .into(),
+            };
+        }
+        if !self.interactive {
+            return GateOutcome::Deny {
+                message: "The plan cannot be approved: no one can be asked in non-interactive \
+                          mode. Run without plan mode (e.g. --permission-mode acceptEdits) to \
+                          let the work proceed."
+                    .into(),
+            };
+        }
+        let plan = call
+            .raw_input
+            .get("plan")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        GateOutcome::Ask(Box::new(PermissionRequest {
+            id: 0,
+            call_id: call.call_id.to_string(),
+            tool: call.tool.name().to_string(),
+            title: call.title.to_string(),
+            input: call.raw_input.clone(),
+            reason: "the plan needs your approval before any change is made".into(),
+            preview: Some(Display::Markdown { text: plan.clone() }),
+            session_scope: None,
+            saveable_rule: None,
+            kind: RequestKind::PlanApproval { plan },
+        }))
+    }
+}
+
+/// Whether a deny/ask-side rule matches any part of the call.
+fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
+    if rule.is_bare() {
+        return rule.names_tool(f.tool);
+    }
+    match rule.spec {
+        Specifier::Path { .. } => {
+            f.paths.iter().any(|p| {
+                p.facts.candidates.iter().any(|c| {
+                    rule.matches_target(
+                        if p.write {
+                            Target::Write(c)
+                        } else {
+                            Target::Read(c)
+                        },
+                        true,
+                    )
+                })
+            }) || f
+                .commands
+                .iter()
+                .flat_map(|c| c.args.iter().flatten())
+                .any(|p| {
+                    p.candidates
+                        .iter()
+                        .any(|c| rule.matches_target(Target::Read(c), true))
+                })
+        }
+        Specifier::Command(_) => {
+            f.commands.iter().any(|c| {
+                // `/usr/bin/curl x` is `curl x` to a deny rule.
+                let short = std::iter::once(c.cmd.program())
+                    .chain(c.cmd.words.iter().skip(1).map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                rule.matches_target(Target::Command(&c.cmd.text()), true)
+                    || rule.matches_target(Target::Command(&short), true)
+            }) || f
+                .lines
+                .iter()
+                .any(|l| rule.matches_target(Target::Command(l), true))
+        }
+        Specifier::Domain { .. } => f
+            .hosts
+            .iter()
+            .any(|h| rule.matches_target(Target::Host(h), true)),
+        Specifier::Name(_) => {
+            rule.names_tool(f.tool)
+                && f.names
+                    .iter()
+                    .any(|n| rule.matches_target(Target::Name(n), true))
+        }
+        Specifier::Any => rule.names_tool(f.tool),
+    }
+}
+
+/// The host of a URL (lower case), or the text itself when it does not parse.
+fn host_of(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+        .unwrap_or_else(|| url.to_string())
+}
+
+fn fetch_url(call: &CallInfo<'_>, updated: Option<&Value>) -> String {
+    updated
+        .unwrap_or(call.raw_input)
+        .get("url")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}

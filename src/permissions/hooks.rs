@@ -1,0 +1,436 @@
+//! Hooks: the person's own commands run at points of the session (Claude Code format).
+//!
+//! Configured under `hooks` in settings: per event, groups with a `matcher` (empty or `*` =
+//! all; `A|B` = a list of names; otherwise an unanchored regex) and `type: command` entries
+//! with an optional `timeout` in seconds (default 60). The matching commands of one event run
+//! in parallel, each once even when several groups list it, under `sh -c` in the project
+//! directory with `CLAUDE_PROJECT_DIR` and `CAIRN_PROJECT_DIR` set and the event's JSON on
+//! stdin. Exit 0 = fine (stdout parsed as JSON when it starts with `{`), exit 2 = block (stderr
+//! is the reason), anything else = a non-blocking error reported to the person. A hook that
+//! outlives its timeout is killed with its whole process group. Nothing a hook does can crash
+//! cairn; interpreting the outcome for each event is done by the callers in this module.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use regex::Regex;
+use serde_json::{Map, Value, json};
+use tokio::io::AsyncWriteExt;
+
+use crate::config::layers::{Origin, SettingsSource};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HookEvent {
+    PreToolUse,
+    PostToolUse,
+    UserPromptSubmit,
+    Stop,
+    SubagentStop,
+    SessionStart,
+    SessionEnd,
+    Notification,
+    PreCompact,
+}
+
+const EVENTS: &[HookEvent] = &[
+    HookEvent::PreToolUse,
+    HookEvent::PostToolUse,
+    HookEvent::UserPromptSubmit,
+    HookEvent::Stop,
+    HookEvent::SubagentStop,
+    HookEvent::SessionStart,
+    HookEvent::SessionEnd,
+    HookEvent::Notification,
+    HookEvent::PreCompact,
+];
+
+impl HookEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::UserPromptSubmit => "UserPromptSubmit",
+            HookEvent::Stop => "Stop",
+            HookEvent::SubagentStop => "SubagentStop",
+            HookEvent::SessionStart => "SessionStart",
+            HookEvent::SessionEnd => "SessionEnd",
+            HookEvent::Notification => "Notification",
+            HookEvent::PreCompact => "PreCompact",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<HookEvent> {
+        EVENTS.iter().copied().find(|e| e.name() == s)
+    }
+}
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookCommand {
+    pub command: String,
+    pub timeout: Duration,
+}
+
+/// One `{ "matcher": …, "hooks": [...] }` group of one event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookGroup {
+    pub event: HookEvent,
+    pub matcher: String,
+    pub commands: Vec<HookCommand>,
+    pub origin: Origin,
+}
+
+/// Every hook group of every layer (they all run; none overrides another).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HooksConfig {
+    pub groups: Vec<HookGroup>,
+}
+
+/// Read the `hooks` object of one settings document; bad entries become diagnostics.
+pub fn parse_hooks(
+    src: &SettingsSource,
+    value: &Value,
+    diagnostics: &mut Vec<String>,
+) -> Vec<HookGroup> {
+    let mut out = Vec::new();
+    let Some(events) = value.as_object() else {
+        diagnostics.push(src.diagnostic("\"hooks\"", "`hooks` must be an object; ignored"));
+        return out;
+    };
+    for (name, groups) in events {
+        let Some(event) = HookEvent::parse(name) else {
+            diagnostics.push(src.diagnostic(
+                &format!("\"{name}\""),
+                &format!("unknown hook event `{name}`; ignored"),
+            ));
+            continue;
+        };
+        let Some(groups) = groups.as_array() else {
+            diagnostics.push(src.diagnostic(
+                &format!("\"{name}\""),
+                &format!("`hooks.{name}` must be a list; ignored"),
+            ));
+            continue;
+        };
+        for group in groups {
+            let matcher = group
+                .get("matcher")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if matcher.trim() != "*" && !simple_matcher(&matcher) && Regex::new(&matcher).is_err() {
+                diagnostics.push(src.diagnostic(
+                    &matcher,
+                    &format!("hook matcher `{matcher}` is not a valid regex; ignored"),
+                ));
+                continue;
+            }
+            let mut commands = Vec::new();
+            for hook in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let kind = hook
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("command");
+                match (kind, hook.get("command").and_then(Value::as_str)) {
+                    ("command", Some(command)) if !command.trim().is_empty() => {
+                        let timeout = hook
+                            .get("timeout")
+                            .and_then(Value::as_f64)
+                            .filter(|t| *t > 0.0)
+                            .map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64);
+                        commands.push(HookCommand {
+                            command: command.to_string(),
+                            timeout,
+                        });
+                    }
+                    _ => diagnostics.push(src.diagnostic(
+                        &format!("\"{name}\""),
+                        &format!(
+                            "a `hooks.{name}` entry needs `\"type\": \"command\"` and a \
+                             `command`; that entry is ignored"
+                        ),
+                    )),
+                }
+            }
+            if !commands.is_empty() {
+                out.push(HookGroup {
+                    event,
+                    matcher,
+                    commands,
+                    origin: src.origin.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn simple_matcher(m: &str) -> bool {
+    m.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '|' || c == '-')
+}
+
+/// Whether a group's matcher selects `value` (a tool name, a session-start source).
+pub fn matcher_matches(matcher: &str, value: Option<&str>) -> bool {
+    let (m, Some(v)) = (matcher.trim(), value) else {
+        return true;
+    };
+    if m.is_empty() || m == "*" {
+        return true;
+    }
+    if simple_matcher(m) {
+        return m.split('|').any(|part| part == v);
+    }
+    Regex::new(m).is_ok_and(|re| re.is_match(v))
+}
+
+/// What one hook command did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookRun {
+    pub command: String,
+    /// None when it was killed or could not start.
+    pub exit_code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    /// stdout parsed, when it was a JSON object.
+    pub json: Option<Map<String, Value>>,
+}
+
+impl HookRun {
+    pub fn blocked(&self) -> bool {
+        self.exit_code == Some(2)
+    }
+
+    /// A failure that does not block: worth telling the person, nothing more.
+    pub fn failure(&self, event: HookEvent) -> Option<String> {
+        if self.timed_out {
+            return Some(format!(
+                "{} hook `{}` timed out and was killed",
+                event.name(),
+                self.command
+            ));
+        }
+        match self.exit_code {
+            Some(0) | Some(2) => None,
+            code => Some(format!(
+                "{} hook `{}` failed ({}): {}",
+                event.name(),
+                self.command,
+                code.map_or("could not run".to_string(), |c| format!("exit {c}")),
+                self.stderr.trim()
+            )),
+        }
+    }
+
+    /// `hookSpecificOutput.<key>`, or a top-level `<key>`.
+    pub fn field(&self, key: &str) -> Option<&Value> {
+        let json = self.json.as_ref()?;
+        json.get("hookSpecificOutput")
+            .and_then(|h| h.get(key))
+            .or_else(|| json.get(key))
+    }
+
+    pub fn field_str(&self, key: &str) -> Option<&str> {
+        self.field(key).and_then(Value::as_str)
+    }
+}
+
+/// Runs the configured hooks of a session.
+#[derive(Debug, Clone, Default)]
+pub struct HookRunner {
+    pub config: HooksConfig,
+    pub project_dir: PathBuf,
+}
+
+impl HookRunner {
+    pub fn new(config: HooksConfig, project_dir: PathBuf) -> HookRunner {
+        HookRunner {
+            config,
+            project_dir,
+        }
+    }
+
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.config.groups.iter().any(|g| g.event == event)
+    }
+
+    /// Run every hook of `event` whose matcher selects `match_value`, in parallel, each
+    /// distinct command once. `payload` is the event's JSON (common fields included by caller).
+    pub async fn run(
+        &self,
+        event: HookEvent,
+        match_value: Option<&str>,
+        payload: &Value,
+    ) -> Vec<HookRun> {
+        let mut commands: Vec<&HookCommand> = Vec::new();
+        for group in &self.config.groups {
+            if group.event == event && matcher_matches(&group.matcher, match_value) {
+                for c in &group.commands {
+                    if !commands.iter().any(|k| k.command == c.command) {
+                        commands.push(c);
+                    }
+                }
+            }
+        }
+        let stdin = payload.to_string();
+        let runs = commands
+            .into_iter()
+            .map(|c| run_one(c, &self.project_dir, stdin.clone()));
+        futures::future::join_all(runs).await
+    }
+}
+
+async fn run_one(hook: &HookCommand, project_dir: &Path, stdin: String) -> HookRun {
+    let mut run = HookRun {
+        command: hook.command.clone(),
+        exit_code: None,
+        stdout: String::new(),
+        stderr: String::new(),
+        timed_out: false,
+        json: None,
+    };
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(&hook.command)
+        .current_dir(project_dir)
+        .env("CLAUDE_PROJECT_DIR", project_dir)
+        .env("CAIRN_PROJECT_DIR", project_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // Its own process group, so a timeout kills what the hook started too.
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            run.stderr = format!("could not start: {e}");
+            return run;
+        }
+    };
+    let pid = child.id();
+    if let Some(mut pipe) = child.stdin.take() {
+        tokio::spawn(async move {
+            // A hook that ignores its input closes the pipe early; that is fine.
+            let _ = pipe.write_all(stdin.as_bytes()).await;
+        });
+    }
+    match tokio::time::timeout(hook.timeout, child.wait_with_output()).await {
+        Ok(Ok(output)) => {
+            run.exit_code = output.status.code();
+            run.stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+            run.stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            if run.stdout.trim_start().starts_with('{') {
+                run.json = serde_json::from_str(run.stdout.trim()).ok();
+            }
+        }
+        Ok(Err(e)) => run.stderr = format!("could not wait for it: {e}"),
+        Err(_) => {
+            run.timed_out = true;
+            kill_group(pid);
+        }
+    }
+    run
+}
+
+fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created for this
+        // hook (process_group(0) made its leader's pid the group id); no memory is touched.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// The verdict of UserPromptSubmit, Stop and SessionStart hooks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookVerdict {
+    /// Set when a hook blocked: the reason (for UserPromptSubmit the prompt is dropped and the
+    /// reason shown to the person; for Stop the model continues with the reason as input).
+    pub blocked: Option<String>,
+    /// Text to add to the model's context.
+    pub additional_context: Vec<String>,
+    /// Non-blocking failures, for the person.
+    pub errors: Vec<String>,
+}
+
+/// Fold runs into a verdict. `plain_stdout_is_context`: for UserPromptSubmit and SessionStart,
+/// plain stdout of a successful hook is context for the model.
+pub fn verdict(event: HookEvent, runs: &[HookRun], plain_stdout_is_context: bool) -> HookVerdict {
+    let mut v = HookVerdict::default();
+    for run in runs {
+        if let Some(err) = run.failure(event) {
+            v.errors.push(err);
+            continue;
+        }
+        if run.blocked() {
+            v.blocked
+                .get_or_insert_with(|| run.stderr.trim().to_string());
+            continue;
+        }
+        let stop = run.json.as_ref().and_then(|j| j.get("continue")) == Some(&Value::Bool(false));
+        if run.field_str("decision") == Some("block") || stop {
+            let reason = run
+                .field_str("reason")
+                .or_else(|| run.field_str("stopReason"))
+                .unwrap_or("blocked by a hook");
+            v.blocked.get_or_insert_with(|| reason.to_string());
+        }
+        if let Some(ctx) = run.field_str("additionalContext") {
+            v.additional_context.push(ctx.to_string());
+        } else if plain_stdout_is_context && run.json.is_none() && !run.stdout.trim().is_empty() {
+            v.additional_context.push(run.stdout.trim().to_string());
+        }
+    }
+    v
+}
+
+/// The common fields of every hook's stdin.
+pub fn base_payload(
+    event: HookEvent,
+    session_id: &str,
+    transcript_path: &Path,
+    cwd: &Path,
+    mode: &str,
+) -> Map<String, Value> {
+    let v = json!({
+        "session_id": session_id,
+        "transcript_path": transcript_path,
+        "cwd": cwd,
+        "permission_mode": mode,
+        "hook_event_name": event.name(),
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matchers() {
+        assert!(matcher_matches("", Some("Bash")));
+        assert!(matcher_matches("*", Some("Bash")));
+        assert!(matcher_matches("Edit|Write", Some("Write")));
+        assert!(!matcher_matches("Edit|Write", Some("WriteX")));
+        assert!(matcher_matches("mcp__.*", Some("mcp__gh__issue")));
+        assert!(matcher_matches("Notebook.*", Some("NotebookEdit")));
+        assert!(!matcher_matches("Bash", Some("Read")));
+    }
+}

@@ -1,0 +1,179 @@
+//! Path safety: the facts the gate needs about one path before any rule may allow it.
+//!
+//! A path is checked as given, through each symlink hop, and as finally resolved (for a new
+//! file: its deepest existing ancestor resolved plus the rest). It is inside the working
+//! directories only when every one of those is; it is protected when any of them has a
+//! protected directory or file name (below the working directory it is in). Null bytes and
+//! unresolvable chains (cycles, too many hops) are errors: such a call is refused.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::files::paths::resolve_symlink_chain;
+
+/// Directories whose contents configure tools or run code: never auto-approved for writes.
+pub const PROTECTED_DIRS: &[&str] = &[
+    ".git", ".vscode", ".idea", ".claude", ".cairn", ".cargo", ".husky",
+];
+/// Files that configure shells and tools: never auto-approved for writes.
+pub const PROTECTED_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".zshrc",
+    ".zprofile",
+    ".profile",
+    ".gitconfig",
+    ".gitmodules",
+    ".npmrc",
+    ".mcp.json",
+    ".claude.json",
+    ".ripgreprc",
+];
+
+/// What the gate knows about one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathFacts {
+    /// The path as given, every symlink hop, and the resolved path (deduplicated).
+    pub candidates: Vec<PathBuf>,
+    /// Every candidate is inside a working directory.
+    pub inside: bool,
+    /// Every candidate is inside the session's data directory (spill files).
+    pub in_data_dir: bool,
+    /// Some candidate is a protected file or lies in a protected directory.
+    pub protected: bool,
+}
+
+/// Directories to compare against: as given and canonicalised (a working dir may itself be
+/// reached through a symlink, e.g. /tmp on macOS).
+#[derive(Debug, Clone, Default)]
+pub struct Roots(Vec<PathBuf>);
+
+impl Roots {
+    pub fn new<'a>(dirs: impl IntoIterator<Item = &'a PathBuf>) -> Roots {
+        let mut out = Vec::new();
+        for d in dirs {
+            let d = normalize_lexically(d);
+            if let Ok(real) = std::fs::canonicalize(&d)
+                && !out.contains(&real)
+            {
+                out.push(real);
+            }
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        Roots(out)
+    }
+
+    /// The root containing `p`, if any.
+    pub fn containing(&self, p: &Path) -> Option<&Path> {
+        self.0
+            .iter()
+            .filter(|r| p.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .map(PathBuf::as_path)
+    }
+
+    pub fn extend(&mut self, other: &Roots) {
+        for r in &other.0 {
+            if !self.0.contains(r) {
+                self.0.push(r.clone());
+            }
+        }
+    }
+}
+
+/// Remove `.` and resolve `..` without touching the disk (`/..` stays `/`).
+pub fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+/// Gather the facts for an absolute path.
+pub fn path_facts(path: &Path, working: &Roots, data: &Roots) -> Result<PathFacts, String> {
+    if path.to_string_lossy().contains('\0') {
+        return Err(format!(
+            "The path {:?} contains a null byte; such paths are refused.",
+            path.to_string_lossy()
+        ));
+    }
+    if !path.is_absolute() {
+        return Err(format!(
+            "The path {} is not absolute; give an absolute path.",
+            path.display()
+        ));
+    }
+    let path = normalize_lexically(path);
+    let chain = resolve_symlink_chain(&path).map_err(|e| {
+        format!(
+            "The path {} cannot be resolved safely ({e}); it is refused.",
+            path.display()
+        )
+    })?;
+    let mut candidates = chain.hops;
+    if !candidates.contains(&chain.resolved) {
+        candidates.push(chain.resolved);
+    }
+    let inside = candidates.iter().all(|c| working.containing(c).is_some());
+    let in_data_dir = candidates.iter().all(|c| data.containing(c).is_some());
+    let protected = candidates.iter().any(|c| is_protected(c, working));
+    Ok(PathFacts {
+        candidates,
+        inside,
+        in_data_dir,
+        protected,
+    })
+}
+
+/// Whether a path names a protected file or lies in a protected directory; only components
+/// below the working directory holding it count (a project may itself live under `.cargo`).
+pub fn is_protected(path: &Path, working: &Roots) -> bool {
+    let rel = working
+        .containing(path)
+        .and_then(|root| path.strip_prefix(root).ok())
+        .unwrap_or(path);
+    let names: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let Some((file, dirs)) = names.split_last() else {
+        return false;
+    };
+    PROTECTED_FILES.contains(&file.as_str())
+        || PROTECTED_DIRS.contains(&file.as_str())
+        || dirs.iter().any(|d| PROTECTED_DIRS.contains(&d.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protected_names_below_the_working_dir() {
+        let roots = Roots::new(&[PathBuf::from("/home/u/.cargo/proj")]);
+        assert!(!is_protected(
+            Path::new("/home/u/.cargo/proj/src/a.rs"),
+            &roots
+        ));
+        assert!(is_protected(
+            Path::new("/home/u/.cargo/proj/.git/config"),
+            &roots
+        ));
+        assert!(is_protected(Path::new("/home/u/.bashrc"), &roots));
+        assert!(is_protected(
+            Path::new("/home/u/.cargo/proj/.vscode"),
+            &roots
+        ));
+    }
+}

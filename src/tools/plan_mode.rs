@@ -1,0 +1,106 @@
+//! EnterPlanMode and ExitPlanMode: the model asks to plan before acting, and presents its plan
+//! for approval.
+//!
+//! The tools hold no state and never touch the mode themselves: the permission gate does.
+//! EnterPlanMode is read-only (allowed unless a rule denies it); once it has run, the gate's
+//! `after_call` switches to plan mode. ExitPlanMode's permission check is the plan approval
+//! (a request of kind `PlanApproval`); approving switches the mode in `apply_decision`, so when
+//! its `call` runs the plan has been approved. Outside plan mode the gate refuses it.
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::agent::session::SessionContext;
+use crate::protocol::Display;
+
+pub struct EnterPlanMode;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnterPlanModeInput {}
+
+#[async_trait]
+impl Tool for EnterPlanMode {
+    type Input = EnterPlanModeInput;
+
+    fn name(&self) -> &'static str {
+        "EnterPlanMode"
+    }
+
+    fn description(&self) -> String {
+        "Switch to plan mode before a non-trivial change: only read-only tools run while you \
+         explore the code and design an approach; then call ExitPlanMode with the plan for the \
+         user to approve."
+            .into()
+    }
+
+    fn is_read_only(&self, _input: &Self::Input) -> bool {
+        true
+    }
+
+    fn title(&self, _input: &Self::Input, _ctx: &SessionContext) -> String {
+        "Enter plan mode".into()
+    }
+
+    async fn call(&self, _input: Self::Input, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::with_display(
+            "Entered plan mode. Explore the codebase with read-only tools and design an \
+             implementation approach. Do not edit files or run commands that change anything. \
+             When the plan is ready, call ExitPlanMode with it for the user to approve.",
+            Display::Text {
+                text: "Entered plan mode".into(),
+            },
+        ))
+    }
+}
+
+pub struct ExitPlanMode;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExitPlanModeInput {
+    /// The plan, in markdown, for the user to approve.
+    pub plan: String,
+}
+
+#[async_trait]
+impl Tool for ExitPlanMode {
+    type Input = ExitPlanModeInput;
+
+    fn name(&self) -> &'static str {
+        "ExitPlanMode"
+    }
+
+    fn description(&self) -> String {
+        "In plan mode, present your plan (markdown) to the user for approval. Only call it when \
+         the plan for an implementation task is ready; the user approves it or asks you to keep \
+         planning."
+            .into()
+    }
+
+    fn is_read_only(&self, _input: &Self::Input) -> bool {
+        true
+    }
+
+    fn title(&self, _input: &Self::Input, _ctx: &SessionContext) -> String {
+        "Plan ready for approval".into()
+    }
+
+    async fn validate(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<(), ToolError> {
+        if input.plan.trim().is_empty() {
+            return Err(ToolError::new(
+                "The plan is empty. Write the plan in the `plan` field and call ExitPlanMode again.",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn call(&self, input: Self::Input, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::with_display(
+            "User has approved your plan. You can now start coding. Start with updating your \
+             todo list if applicable.",
+            Display::Markdown { text: input.plan },
+        ))
+    }
+}

@@ -1,0 +1,922 @@
+//! Permission decisions end to end: settings files on disk -> load_settings -> PermissionGate
+//! -> check, with a small probe tool whose name and accesses each case chooses. Real files and
+//! real symlinks in temp dirs; no mocks of our own code.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn::agent::session::{EventSender, SessionContext};
+use cairn::config::load_settings;
+use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate, shell};
+use cairn::protocol::{Decision, PermissionMode, PermissionRequest, RequestKind};
+use cairn::tools::plan_mode::{EnterPlanMode, ExitPlanMode};
+use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
+use proptest::prelude::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// A tool with any name: its input lists what it touches.
+struct Probe {
+    name: &'static str,
+    read_only: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ProbeInput {
+    #[serde(default)]
+    read: Vec<String>,
+    #[serde(default)]
+    write: Vec<String>,
+    #[serde(default)]
+    exec: Vec<String>,
+    #[serde(default)]
+    fetch: Vec<String>,
+    #[serde(default)]
+    named: Vec<String>,
+}
+
+#[async_trait]
+impl Tool for Probe {
+    type Input = ProbeInput;
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> String {
+        "probe".into()
+    }
+    fn is_read_only(&self, _input: &ProbeInput) -> bool {
+        self.read_only
+    }
+    fn title(&self, _input: &ProbeInput, _ctx: &SessionContext) -> String {
+        self.name.to_string()
+    }
+    fn accesses(&self, i: &ProbeInput, ctx: &SessionContext) -> Vec<Access> {
+        let mut out = Vec::new();
+        out.extend(i.read.iter().map(|p| Access::Read(p.into())));
+        out.extend(i.write.iter().map(|p| Access::Write(p.into())));
+        out.extend(i.exec.iter().map(|c| Access::Exec {
+            command: c.clone(),
+            cwd: ctx.cwd(),
+        }));
+        out.extend(i.fetch.iter().map(|u| Access::Fetch(u.clone())));
+        out.extend(i.named.iter().map(|n| Access::Named(n.clone())));
+        out
+    }
+    async fn call(&self, _input: ProbeInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+/// A workspace: `home/`, `proj/` (a git project) and `outside/`.
+struct Ws {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    proj: PathBuf,
+    out: PathBuf,
+    data: PathBuf,
+}
+
+impl Ws {
+    fn new() -> Ws {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let (home, proj, out) = (root.join("home"), root.join("proj"), root.join("outside"));
+        for d in [
+            &home,
+            &out,
+            &proj.join(".git"),
+            &proj.join("src"),
+            &proj.join("secrets"),
+        ] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        for f in ["src/main.rs", ".env", "secrets/key", "a.txt"] {
+            std::fs::write(proj.join(f), "x").unwrap();
+        }
+        std::fs::write(home.join(".zshrc"), "x").unwrap();
+        std::fs::write(out.join("file"), "x").unwrap();
+        Ws {
+            data: root.join("data"),
+            _tmp: tmp,
+            home,
+            proj,
+            out,
+        }
+    }
+
+    fn sub(&self, s: &str) -> String {
+        s.replace("$P", &self.proj.to_string_lossy())
+            .replace("$H", &self.home.to_string_lossy())
+            .replace("$O", &self.out.to_string_lossy())
+    }
+
+    fn env(&self) -> impl Fn(&str) -> Option<String> + use<> {
+        let home = self.home.to_string_lossy().into_owned();
+        move |k: &str| (k == "HOME").then(|| home.clone())
+    }
+
+    fn write_settings(&self, rel: &str, v: &Value) {
+        let p = self.proj.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    }
+
+    fn session(&self) -> Arc<SessionContext> {
+        let (events, _rx) = EventSender::channel();
+        Arc::new(SessionContext::new(
+            "s1".into(),
+            self.proj.clone(),
+            Vec::new(),
+            self.data.clone(),
+            events,
+        ))
+    }
+
+    fn gate(
+        &self,
+        mode: PermissionMode,
+        interactive: bool,
+        cli_allow: &[&str],
+        cli_deny: &[&str],
+    ) -> PermissionGate {
+        let settings = load_settings(&self.proj, None, &self.env());
+        assert!(
+            settings.diagnostics.is_empty(),
+            "{:?}",
+            settings.diagnostics
+        );
+        PermissionGate::new(GateConfig {
+            settings: &settings,
+            cli_allow: cli_allow.iter().map(|s| self.sub(s)).collect(),
+            cli_deny: cli_deny.iter().map(|s| self.sub(s)).collect(),
+            mode,
+            interactive,
+            project_dir: self.proj.clone(),
+            additional_dirs: Vec::new(),
+            session_data_dir: self.data.clone(),
+            transcript_path: self.data.join("t.jsonl"),
+            running_as_root: false,
+            sandboxed: false,
+        })
+        .unwrap()
+    }
+}
+
+/// The input for a probe call of `tool` with argument `arg`.
+fn probe_for(ws: &Ws, tool: &str, arg: &str) -> (Probe, Value) {
+    let arg = ws.sub(arg);
+    let (read_only, input) = match tool {
+        "Bash" => (shell::is_read_only(&arg), json!({ "exec": [arg] })),
+        "Read" | "Glob" | "Grep" => (true, json!({ "read": [arg] })),
+        "Edit" | "Write" | "MultiEdit" => (false, json!({ "write": [arg] })),
+        "WebFetch" => (true, json!({ "fetch": [arg] })),
+        "Agent" => (false, json!({ "named": [arg] })),
+        _ => (false, json!({})),
+    };
+    (
+        Probe {
+            name: leak(tool),
+            read_only,
+        },
+        input,
+    )
+}
+
+async fn run_check(
+    gate: &PermissionGate,
+    session: &SessionContext,
+    tool: &dyn DynTool,
+    input: &Value,
+) -> GateOutcome {
+    let parsed: ParsedInput = tool.parse(input).unwrap();
+    let accesses = tool.accesses(&parsed, session);
+    let info = CallInfo {
+        call_id: "call-1",
+        tool,
+        input: &parsed,
+        raw_input: input,
+        title: "t",
+        accesses: &accesses,
+        preview: None,
+    };
+    gate.check(&info, session).await
+}
+
+fn verdict(o: &GateOutcome) -> &'static str {
+    match o {
+        GateOutcome::Allow => "allow",
+        GateOutcome::Deny { .. } => "deny",
+        GateOutcome::Ask(_) => "ask",
+        GateOutcome::UpdatedInput { then, .. } => verdict(then),
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Case {
+    allow: &'static [&'static str],
+    ask: &'static [&'static str],
+    deny: &'static [&'static str],
+    cli_allow: &'static [&'static str],
+    cli_deny: &'static [&'static str],
+    mode: &'static str,
+    tool: &'static str,
+    arg: &'static str,
+    expect: &'static str,
+}
+
+const B: Case = Case {
+    allow: &[],
+    ask: &[],
+    deny: &[],
+    cli_allow: &[],
+    cli_deny: &[],
+    mode: "default",
+    tool: "Bash",
+    arg: "",
+    expect: "ask",
+};
+
+#[rustfmt::skip]
+const CASES: &[Case] = &[
+    // Bash: exact, prefix, word boundary, `:*`, `*` anywhere.
+    Case { allow: &["Bash(npm run lint)"], arg: "npm run lint", expect: "allow", ..B },
+    Case { allow: &["Bash(npm run lint)"], arg: "npm run lint --fix", expect: "ask", ..B },
+    Case { allow: &["Bash(npm run test *)"], arg: "npm run test unit", expect: "allow", ..B },
+    Case { allow: &["Bash(npm run test *)"], arg: "npm run test", expect: "allow", ..B },
+    Case { allow: &["Bash(npm run test *)"], arg: "npm run testing", expect: "ask", ..B },
+    Case { allow: &["Bash(ls *)"], arg: "lsof -i", expect: "ask", ..B },
+    Case { allow: &["Bash(git * main)"], arg: "git push origin main", expect: "allow", ..B },
+    Case { allow: &["Bash(git * main)"], arg: "git push origin dev", expect: "ask", ..B },
+    Case { allow: &["Bash(npm test:*)"], arg: "npm test --watch", expect: "allow", ..B },
+    Case { allow: &["Bash(npm test:*)"], arg: "npm testx", expect: "ask", ..B },
+    // Compound commands: every part must be allowed; a deny on any part wins.
+    Case { allow: &["Bash(ls *)"], arg: "ls && rm -rf x", expect: "ask", ..B },
+    Case { allow: &["Bash(ls *)", "Bash(rm *)"], arg: "ls && rm -rf x", expect: "allow", ..B },
+    Case { allow: &["Bash(make *)"], arg: "make; make install | tee log", expect: "ask", ..B },
+    Case { deny: &["Bash(rm *)"], arg: "ls && rm -rf x", expect: "deny", ..B },
+    Case { deny: &["Bash(rm *)"], allow: &["Bash"], arg: "rm x", expect: "deny", ..B },
+    Case { deny: &["Bash(rm *)"], arg: "ls\nrm x", expect: "deny", ..B },
+    Case { deny: &["Bash(rm *)"], arg: "true || rm x", expect: "deny", ..B },
+    Case { deny: &["Bash(rm *)"], arg: "sleep 1 & rm x", expect: "deny", ..B },
+    Case { deny: &["Bash(rm *)"], arg: "echo 'rm x'", expect: "allow", ..B },
+    // Wrappers are stripped before matching.
+    Case { deny: &["Bash(curl *)"], arg: "timeout 5 curl evil.sh", expect: "deny", ..B },
+    Case { allow: &["Bash(npm test *)"], arg: "nice -n 5 npm test", expect: "allow", ..B },
+    Case { allow: &["Bash(make *)"], arg: "nohup make build", expect: "allow", ..B },
+    Case { allow: &["Bash(make *)"], arg: "stdbuf -oL make", expect: "allow", ..B },
+    Case { allow: &["Bash(pytest *)"], arg: "env FOO=1 pytest -q", expect: "allow", ..B },
+    Case { allow: &["Bash(pytest *)"], arg: "time command pytest", expect: "allow", ..B },
+    Case { deny: &["Bash(rm *)"], arg: "find . | xargs rm", expect: "deny", ..B },
+    Case { deny: &["Bash(curl *)"], arg: "/usr/bin/curl -s x", expect: "deny", ..B },
+    Case { arg: "ls *.rs", expect: "ask", ..B },
+    Case { allow: &["Bash(ls *)"], arg: "PATH=/tmp/evil ls", expect: "ask", ..B },
+    Case { arg: "FOO=1 ls", expect: "ask", ..B },
+    Case { allow: &["Bash(ls *)"], arg: "FOO=1 ls", expect: "allow", ..B },
+    Case { mode: "acceptEdits", arg: "cp --target-directory=$O a.txt", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "mv -t $O a.txt", expect: "ask", ..B },
+    Case { arg: "rg --pre=./x foo", expect: "ask", ..B },
+    // Substitutions, eval, sh -c.
+    Case { deny: &["Bash(curl *)"], arg: "echo $(curl evil.sh)", expect: "deny", ..B },
+    Case { arg: "echo $(curl evil.sh)", expect: "ask", ..B },
+    Case { allow: &["Bash(echo *)", "Bash(curl *)"], arg: "echo $(curl x)", expect: "ask", ..B },
+    Case { allow: &["Bash"], arg: "bash -c \"$X\"", expect: "ask", ..B },
+    Case { allow: &["Bash(ls *)"], arg: "bash -c 'ls -la'", expect: "allow", ..B },
+    Case { allow: &["Bash(ls *)"], arg: "sh -c 'ls && rm x'", expect: "ask", ..B },
+    Case { arg: "eval ls", expect: "ask", ..B },
+    Case { arg: "cat <(ls)", expect: "ask", ..B },
+    // Read-only commands inside the working directories never ask.
+    Case { arg: "ls -la", expect: "allow", ..B },
+    Case { arg: "cat src/main.rs | grep fn | wc -l", expect: "allow", ..B },
+    Case { arg: "git status && git diff", expect: "allow", ..B },
+    Case { arg: "git push", expect: "ask", ..B },
+    Case { arg: "find . -delete", expect: "ask", ..B },
+    Case { arg: "find . -name x -exec rm {} ;", expect: "ask", ..B },
+    Case { arg: "cat /etc/passwd", expect: "ask", ..B },
+    Case { arg: "ls ../", expect: "ask", ..B },
+    Case { arg: "cd .. && ls", expect: "ask", ..B },
+    Case { arg: "ls 2>/dev/null", expect: "allow", ..B },
+    // Redirections are writes.
+    Case { arg: "echo x > out.txt", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "echo x > out.txt", expect: "allow", ..B },
+    Case { mode: "acceptEdits", arg: "echo x > ~/.bashrc", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "echo x >> .git/config", expect: "ask", ..B },
+    Case { deny: &["Edit(out.txt)"], mode: "acceptEdits", arg: "echo x > out.txt", expect: "deny", ..B },
+    Case { deny: &["Read(.env)"], arg: "cat .env", expect: "deny", ..B },
+    // Modes.
+    Case { mode: "acceptEdits", arg: "mkdir -p build/x", expect: "allow", ..B },
+    Case { mode: "acceptEdits", arg: "touch a.txt && cp a.txt b.txt", expect: "allow", ..B },
+    Case { mode: "acceptEdits", arg: "cp a.txt $O/x", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "rm a.txt", expect: "ask", ..B },
+    Case { mode: "dontAsk", arg: "rm a.txt", expect: "deny", ..B },
+    Case { mode: "dontAsk", arg: "ls", expect: "allow", ..B },
+    Case { mode: "bypassPermissions", arg: "rm -rf x", expect: "allow", ..B },
+    Case { mode: "bypassPermissions", deny: &["Bash(rm *)"], arg: "rm -rf x", expect: "deny", ..B },
+    Case { mode: "plan", arg: "rm x", expect: "deny", ..B },
+    Case { mode: "plan", arg: "ls", expect: "allow", ..B },
+    // Ask rules come before allow rules.
+    Case { ask: &["Bash(git push *)"], allow: &["Bash(git *)"], arg: "git push origin", expect: "ask", ..B },
+    Case { ask: &["Bash(git push *)"], mode: "bypassPermissions", arg: "git push", expect: "allow", ..B },
+    Case { deny: &["Bash"], arg: "ls", expect: "deny", ..B },
+    Case { deny: &["Bash(*)"], arg: "ls", expect: "deny", ..B },
+    // Read/Edit paths: the four anchors, gitignore semantics.
+    Case { tool: "Read", arg: "$P/src/main.rs", expect: "allow", ..B },
+    Case { tool: "Glob", arg: "$P", expect: "allow", ..B },
+    Case { tool: "Read", arg: "$O/file", expect: "ask", ..B },
+    Case { tool: "Read", arg: "$P/../outside/file", expect: "ask", ..B },
+    Case { allow: &["Read(/$O/**)"], tool: "Read", arg: "$O/file", expect: "allow", ..B },
+    Case { allow: &["Read(~/.zshrc)"], tool: "Read", arg: "$H/.zshrc", expect: "allow", ..B },
+    Case { deny: &["Read(./.env)"], tool: "Read", arg: "$P/.env", expect: "deny", ..B },
+    Case { deny: &["Read(.env)"], tool: "Read", arg: "$P/src/.env", expect: "deny", ..B },
+    Case { deny: &["Read(./secrets/**)"], tool: "Read", arg: "$P/secrets/key", expect: "deny", ..B },
+    Case { deny: &["Read(/secrets/**)"], tool: "Grep", arg: "$P/secrets/key", expect: "deny", ..B },
+    Case { deny: &["Read(secrets)"], tool: "Read", arg: "$P/secrets/key", expect: "deny", ..B },
+    Case { deny: &["Read(src/*.rs)"], tool: "Read", arg: "$P/src/deep/a.rs", expect: "allow", ..B },
+    Case { deny: &["Read(.env)"], mode: "bypassPermissions", tool: "Edit", arg: "$P/.env", expect: "deny", ..B },
+    Case { deny: &["Edit(src/**)"], tool: "Read", arg: "$P/src/main.rs", expect: "allow", ..B },
+    Case { deny: &["Edit(src/**)"], tool: "Write", arg: "$P/src/main.rs", expect: "deny", ..B },
+    Case { ask: &["Read(./secrets/**)"], tool: "Read", arg: "$P/secrets/key", expect: "ask", ..B },
+    Case { deny: &["Read(/$O/**)"], mode: "bypassPermissions", tool: "Read", arg: "$O/file", expect: "deny", ..B },
+    Case { tool: "Edit", arg: "$P/src/main.rs", expect: "ask", ..B },
+    Case { mode: "acceptEdits", tool: "Edit", arg: "$P/src/main.rs", expect: "allow", ..B },
+    Case { mode: "acceptEdits", tool: "Write", arg: "$P/new/dir/file.rs", expect: "allow", ..B },
+    Case { mode: "acceptEdits", tool: "Edit", arg: "$P/.git/config", expect: "ask", ..B },
+    Case { mode: "acceptEdits", tool: "Edit", arg: "$P/.bashrc", expect: "ask", ..B },
+    Case { mode: "acceptEdits", tool: "Write", arg: "$P/.claude/settings.json", expect: "ask", ..B },
+    Case { mode: "acceptEdits", tool: "Write", arg: "$P/.cairn/settings.json", expect: "ask", ..B },
+    Case { mode: "acceptEdits", tool: "Edit", arg: "$P/.vscode/settings.json", expect: "ask", ..B },
+    Case { mode: "acceptEdits", tool: "Edit", arg: "$P/.mcp.json", expect: "ask", ..B },
+    Case { mode: "acceptEdits", tool: "Edit", arg: "$O/file", expect: "ask", ..B },
+    Case { allow: &["Edit(src/**)"], tool: "Write", arg: "$P/src/new.rs", expect: "allow", ..B },
+    Case { allow: &["Edit(/src/**)"], tool: "MultiEdit", arg: "$P/src/main.rs", expect: "allow", ..B },
+    Case { allow: &["Edit(src/*.rs)"], tool: "Write", arg: "$P/src/a/b.rs", expect: "ask", ..B },
+    Case { allow: &["Edit"], tool: "Edit", arg: "$P/src/main.rs", expect: "allow", ..B },
+    Case { allow: &["Edit"], tool: "Edit", arg: "$P/.git/config", expect: "ask", ..B },
+    Case { allow: &["Edit(.git/**)"], tool: "Edit", arg: "$P/.git/config", expect: "ask", ..B },
+    Case { allow: &["Edit"], tool: "Edit", arg: "$O/file", expect: "ask", ..B },
+    Case { allow: &["Edit(/$O/**)"], tool: "Edit", arg: "$O/file", expect: "allow", ..B },
+    Case { allow: &["Edit(src/**)"], tool: "Read", arg: "$O/../proj/src/main.rs", expect: "allow", ..B },
+    Case { mode: "bypassPermissions", tool: "Edit", arg: "$P/.git/config", expect: "allow", ..B },
+    Case { mode: "dontAsk", tool: "Edit", arg: "$P/src/main.rs", expect: "deny", ..B },
+    Case { mode: "plan", tool: "Edit", arg: "$P/src/main.rs", expect: "deny", ..B },
+    Case { mode: "plan", tool: "Read", arg: "$P/src/main.rs", expect: "allow", ..B },
+    // WebFetch domains.
+    Case { allow: &["WebFetch(domain:example.com)"], tool: "WebFetch", arg: "https://example.com/x", expect: "allow", ..B },
+    Case { allow: &["WebFetch(domain:example.com)"], tool: "WebFetch", arg: "https://api.example.com/", expect: "ask", ..B },
+    Case { allow: &["WebFetch(domain:*.example.com)"], tool: "WebFetch", arg: "https://api.example.com/", expect: "allow", ..B },
+    Case { allow: &["WebFetch(domain:*.example.com)"], tool: "WebFetch", arg: "https://example.com/", expect: "ask", ..B },
+    Case { allow: &["WebFetch(domain:*.example.com)"], tool: "WebFetch", arg: "https://evilexample.com/", expect: "ask", ..B },
+    Case { deny: &["WebFetch"], allow: &["WebFetch(domain:example.com)"], tool: "WebFetch", arg: "https://example.com/", expect: "deny", ..B },
+    Case { deny: &["WebFetch(domain:evil.com)"], mode: "bypassPermissions", tool: "WebFetch", arg: "http://EVIL.com/a", expect: "deny", ..B },
+    Case { tool: "WebFetch", arg: "https://example.com/", expect: "ask", ..B },
+    Case { allow: &["WebFetch"], tool: "WebFetch", arg: "https://example.com/", expect: "allow", ..B },
+    // MCP names.
+    Case { allow: &["mcp__gh"], tool: "mcp__gh__issue", expect: "allow", ..B },
+    Case { allow: &["mcp__gh__*"], tool: "mcp__gh__issue", expect: "allow", ..B },
+    Case { allow: &["mcp__gh__issue"], tool: "mcp__gh__pr", expect: "ask", ..B },
+    Case { allow: &["mcp__gh"], tool: "mcp__ghx__a", expect: "ask", ..B },
+    Case { deny: &["mcp__gh"], allow: &["mcp__gh__pr"], tool: "mcp__gh__pr", expect: "deny", ..B },
+    Case { deny: &["mcp__*"], tool: "mcp__any__thing", expect: "deny", ..B },
+    Case { tool: "mcp__gh__pr", expect: "ask", ..B },
+    // Agents.
+    Case { allow: &["Agent(Explore)"], tool: "Agent", arg: "Explore", expect: "allow", ..B },
+    Case { allow: &["Agent(Explore)"], tool: "Agent", arg: "general-purpose", expect: "ask", ..B },
+    Case { allow: &["Task(Explore)"], tool: "Agent", arg: "Explore", expect: "allow", ..B },
+    Case { deny: &["Agent(Plan)"], allow: &["Agent"], tool: "Agent", arg: "Plan", expect: "deny", ..B },
+    // The command-line layer.
+    Case { cli_allow: &["Bash(npm test *),Read"], arg: "npm test", expect: "allow", ..B },
+    Case { cli_allow: &["Bash(git log *) Edit"], tool: "Edit", arg: "$P/src/main.rs", expect: "allow", ..B },
+    Case { cli_deny: &["Bash(npm test *)"], allow: &["Bash(npm test *)"], arg: "npm test", expect: "deny", ..B },
+    Case { deny: &["Bash(curl *)"], cli_allow: &["Bash(curl *)"], arg: "curl x", expect: "deny", ..B },
+    Case { cli_deny: &["WebFetch"], cli_allow: &["WebFetch"], tool: "WebFetch", arg: "https://a.b/", expect: "deny", ..B },
+];
+
+#[tokio::test]
+async fn rule_and_decision_table() {
+    assert!(CASES.len() >= 80, "{} cases", CASES.len());
+    let ws = Ws::new();
+    let session = ws.session();
+    let mut failures = Vec::new();
+    for (i, c) in CASES.iter().enumerate() {
+        let list = |l: &[&str]| l.iter().map(|r| ws.sub(r)).collect::<Vec<_>>();
+        ws.write_settings(
+            ".claude/settings.json",
+            &json!({ "permissions": { "allow": list(c.allow), "ask": list(c.ask), "deny": list(c.deny) } }),
+        );
+        let mode = PermissionMode::parse(c.mode).unwrap();
+        let gate = ws.gate(mode, true, c.cli_allow, c.cli_deny);
+        let (tool, input) = probe_for(&ws, c.tool, c.arg);
+        let got = run_check(&gate, &session, &tool, &input).await;
+        if verdict(&got) != c.expect {
+            failures.push(format!(
+                "case {i}: {} `{}` mode {} allow {:?} ask {:?} deny {:?}: expected {}, got {got:?}",
+                c.tool, c.arg, c.mode, c.allow, c.ask, c.deny, c.expect
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+async fn check_one(ws: &Ws, gate: &PermissionGate, tool: &str, arg: &str) -> GateOutcome {
+    let (tool, input) = probe_for(ws, tool, arg);
+    run_check(gate, &ws.session(), &tool, &input).await
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn attack_symlink_inside_project_to_denied_file() {
+    let ws = Ws::new();
+    std::os::unix::fs::symlink(ws.proj.join(".env"), ws.proj.join("notes.txt")).unwrap();
+    std::os::unix::fs::symlink(ws.out.join("file"), ws.proj.join("ext")).unwrap();
+    ws.write_settings(
+        ".claude/settings.json",
+        &json!({ "permissions": { "deny": ["Read(./.env)", ws.sub("Read(/$O/file)")], "allow": ["Read(./notes.txt)", "Read(./ext)"] } }),
+    );
+    let gate = ws.gate(PermissionMode::BypassPermissions, true, &[], &[]);
+    for link in ["$P/notes.txt", "$P/ext"] {
+        let o = check_one(&ws, &gate, "Read", link).await;
+        assert_eq!(verdict(&o), "deny", "{link}: {o:?}");
+    }
+    // An allow must match the link and its target: allowing only the link is not enough.
+    ws.write_settings(
+        ".claude/settings.json",
+        &json!({ "permissions": { "allow": ["Read(./ext)"] } }),
+    );
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Read", "$P/ext").await),
+        "ask"
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn attack_new_file_under_symlinked_dir_pointing_outside() {
+    let ws = Ws::new();
+    std::os::unix::fs::symlink(&ws.out, ws.proj.join("data")).unwrap();
+    let gate = ws.gate(PermissionMode::AcceptEdits, true, &[], &[]);
+    let o = check_one(&ws, &gate, "Write", "$P/data/new.txt").await;
+    let GateOutcome::Ask(req) = o else {
+        panic!("{o:?}")
+    };
+    assert!(
+        req.reason.contains("outside the working directories"),
+        "{}",
+        req.reason
+    );
+    // And as a redirection target.
+    let o = check_one(&ws, &gate, "Bash", "echo x > data/cron").await;
+    assert_eq!(verdict(&o), "ask");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn attack_symlink_cycle_and_null_byte_are_refused() {
+    let ws = Ws::new();
+    std::os::unix::fs::symlink(ws.proj.join("b"), ws.proj.join("a")).unwrap();
+    std::os::unix::fs::symlink(ws.proj.join("a"), ws.proj.join("b")).unwrap();
+    let gate = ws.gate(PermissionMode::BypassPermissions, true, &[], &[]);
+    let o = check_one(&ws, &gate, "Read", "$P/a").await;
+    assert_eq!(verdict(&o), "deny", "{o:?}");
+    let o = check_one(&ws, &gate, "Read", "$P/x\u{0}/etc/passwd").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert!(message.contains("null byte"), "{message}");
+}
+
+#[tokio::test]
+async fn attack_project_allow_against_user_deny() {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.home.join(".claude")).unwrap();
+    std::fs::write(
+        ws.home.join(".claude/settings.json"),
+        r#"{"permissions":{"deny":["Bash(curl *)","Read(.env)"]}}"#,
+    )
+    .unwrap();
+    ws.write_settings(
+        ".claude/settings.local.json",
+        &json!({ "permissions": { "allow": ["Bash(curl *)", "Bash", "Read(.env)", "Read"] } }),
+    );
+    let gate = ws.gate(
+        PermissionMode::BypassPermissions,
+        true,
+        &["Bash(curl *)"],
+        &[],
+    );
+    let o = check_one(&ws, &gate, "Bash", "curl https://x").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert!(message.contains("`Bash(curl *)` (user: "), "{message}");
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Read", "$P/.env").await),
+        "deny"
+    );
+}
+
+#[tokio::test]
+async fn headless_refusal_names_the_rule_that_would_allow() {
+    let ws = Ws::new();
+    ws.write_settings(
+        ".claude/settings.json",
+        &json!({ "permissions": { "allow": ["Bash(ls *)"] } }),
+    );
+    let gate = ws.gate(PermissionMode::Default, false, &[], &[]);
+    let o = check_one(&ws, &gate, "Bash", "ls && npm test").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert_eq!(
+        message,
+        "Permission to use Bash was denied: no rule allows the command `npm test`, and no one \
+         can be asked in non-interactive mode. To allow it, run with --allowedTools \
+         \"Bash(npm test *)\" or add \"Bash(npm test *)\" to permissions.allow in \
+         .cairn/settings.json."
+    );
+    let o = check_one(&ws, &gate, "Bash", "echo $(curl x)").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert!(message.contains("No rule can allow this"), "{message}");
+    let o = check_one(&ws, &gate, "Edit", "$P/src/main.rs").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert!(
+        message.contains("\"Edit(src/main.rs)\"")
+            && message.contains("--permission-mode acceptEdits"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn ask_requests_carry_scope_rule_and_preview() {
+    let ws = Ws::new();
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    let o = check_one(&ws, &gate, "Bash", "npm test -- --watch").await;
+    let GateOutcome::Ask(req) = o else {
+        panic!("{o:?}")
+    };
+    assert_eq!(req.saveable_rule.as_deref(), Some("Bash(npm test *)"));
+    assert_eq!(
+        req.session_scope.as_deref(),
+        Some("commands matching `npm test *`")
+    );
+    assert_eq!(
+        req.reason,
+        "no rule allows the command `npm test -- --watch`"
+    );
+    assert!(
+        matches!(req.preview, Some(cairn::protocol::Display::Command { ref command, .. }) if command == "npm test -- --watch")
+    );
+    let o = check_one(&ws, &gate, "Edit", "$P/src/main.rs").await;
+    let GateOutcome::Ask(req) = o else {
+        panic!("{o:?}")
+    };
+    assert_eq!(req.saveable_rule.as_deref(), Some("Edit(src/main.rs)"));
+    assert_eq!(req.session_scope.as_deref(), Some("edits to src/main.rs"));
+    let o = check_one(&ws, &gate, "WebFetch", "https://Docs.rs/x").await;
+    let GateOutcome::Ask(req) = o else {
+        panic!("{o:?}")
+    };
+    assert_eq!(
+        req.saveable_rule.as_deref(),
+        Some("WebFetch(domain:docs.rs)")
+    );
+}
+
+async fn ask_then(
+    ws: &Ws,
+    gate: &PermissionGate,
+    tool: &str,
+    arg: &str,
+    d: Decision,
+) -> (PermissionRequest, cairn::permissions::DecisionEffect) {
+    let o = check_one(ws, gate, tool, arg).await;
+    let GateOutcome::Ask(req) = o else {
+        panic!("{o:?}")
+    };
+    let effect = gate.apply_decision(&req, &d);
+    (*req, effect)
+}
+
+#[tokio::test]
+async fn session_grants_and_denials_use_the_shown_scope() {
+    let ws = Ws::new();
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    let (_, e) = ask_then(&ws, &gate, "Bash", "npm test a", Decision::AllowSession).await;
+    assert!(e.allow);
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "npm test b").await),
+        "allow"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "npm publish").await),
+        "ask"
+    );
+    let (_, e) = ask_then(&ws, &gate, "Edit", "$P/src/main.rs", Decision::DenySession).await;
+    assert!(!e.allow);
+    let o = check_one(&ws, &gate, "Edit", "$P/src/main.rs").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert!(
+        message.contains("denied this for the rest of the session"),
+        "{message}"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Edit", "$P/a.txt").await),
+        "ask"
+    );
+    let (_, _) = ask_then(
+        &ws,
+        &gate,
+        "Edit",
+        "$P/a.txt",
+        Decision::AllowAllEditsSession,
+    )
+    .await;
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Write", "$P/src/new.rs").await),
+        "allow"
+    );
+    // Still: protected paths ask, and the session denial holds.
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Write", "$P/.git/hooks/pre-commit").await),
+        "ask"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Edit", "$P/src/main.rs").await),
+        "deny"
+    );
+    let (_, e) = ask_then(
+        &ws,
+        &gate,
+        "Bash",
+        "rm x",
+        Decision::DenyWithFeedback {
+            feedback: "use git rm".into(),
+        },
+    )
+    .await;
+    assert_eq!(
+        e.message.as_deref(),
+        Some("The user doesn't want to proceed with this tool use. The user said:\nuse git rm")
+    );
+}
+
+#[tokio::test]
+async fn always_allow_writes_local_settings_and_keeps_other_keys() {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
+    std::fs::write(
+        ws.proj.join(".cairn/settings.local.json"),
+        r#"{"model":"m1","permissions":{"allow":["Read"],"deny":["Bash(rm *)"]}}"#,
+    )
+    .unwrap();
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    let (_, e) = ask_then(
+        &ws,
+        &gate,
+        "Bash",
+        "cargo test --lib",
+        Decision::AlwaysAllow,
+    )
+    .await;
+    assert!(e.allow && e.message.is_none(), "{e:?}");
+    let saved: Value = serde_json::from_str(
+        &std::fs::read_to_string(ws.proj.join(".cairn/settings.local.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        saved,
+        json!({"model":"m1","permissions":{"allow":["Read","Bash(cargo test *)"],"deny":["Bash(rm *)"]}})
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "cargo test x").await),
+        "allow"
+    );
+    // A new session reads it back.
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "cargo test y").await),
+        "allow"
+    );
+}
+
+#[tokio::test]
+async fn bare_deny_hides_tools_and_bypass_as_root_is_refused() {
+    let ws = Ws::new();
+    ws.write_settings(
+        ".claude/settings.json",
+        &json!({ "permissions": { "deny": ["WebFetch", "mcp__gh", "Bash(rm *)"] } }),
+    );
+    let gate = ws.gate(PermissionMode::Default, true, &[], &["Edit"]);
+    let offered = |name: &str| {
+        gate.offers_tool(&Probe {
+            name: leak(name),
+            read_only: false,
+        })
+    };
+    assert!(!offered("WebFetch"));
+    assert!(!offered("mcp__gh__issue"));
+    assert!(!offered("Edit") && !offered("Write") && !offered("MultiEdit"));
+    assert!(offered("Bash") && offered("Read"));
+    let settings = load_settings(&ws.proj, None, &ws.env());
+    let config = |sandboxed| GateConfig {
+        settings: &settings,
+        cli_allow: vec![],
+        cli_deny: vec![],
+        mode: PermissionMode::BypassPermissions,
+        interactive: true,
+        project_dir: ws.proj.clone(),
+        additional_dirs: vec![],
+        session_data_dir: ws.data.clone(),
+        transcript_path: ws.data.join("t"),
+        running_as_root: true,
+        sandboxed,
+    };
+    let err = PermissionGate::new(config(false)).err().unwrap();
+    assert!(err.to_string().contains("IS_SANDBOX=1"));
+    assert!(PermissionGate::new(config(true)).unwrap().bypass_allowed());
+}
+
+#[tokio::test]
+async fn additional_directories_and_spill_files() {
+    let ws = Ws::new();
+    ws.write_settings(
+        ".claude/settings.json",
+        &json!({ "permissions": { "additionalDirectories": [ws.out.to_string_lossy()] } }),
+    );
+    std::fs::create_dir_all(&ws.data).unwrap();
+    std::fs::write(ws.data.join("spill-1.txt"), "big").unwrap();
+    let gate = ws.gate(PermissionMode::AcceptEdits, true, &[], &[]);
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Read", "$O/file").await),
+        "allow"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Edit", "$O/file").await),
+        "allow"
+    );
+    let spill = ws.data.join("spill-1.txt").to_string_lossy().into_owned();
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Read", &spill).await),
+        "allow"
+    );
+    assert_eq!(verdict(&check_one(&ws, &gate, "Edit", &spill).await), "ask");
+}
+
+#[tokio::test]
+async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
+    let ws = Ws::new();
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    let session = ws.session();
+    // EnterPlanMode is allowed and, once run, switches the mode.
+    let enter = EnterPlanMode;
+    let input = json!({});
+    assert_eq!(
+        run_check(&gate, &session, &enter, &input).await,
+        GateOutcome::Allow
+    );
+    let parsed = enter.parse(&input).unwrap();
+    let info = CallInfo {
+        call_id: "c0",
+        tool: &enter,
+        input: &parsed,
+        raw_input: &input,
+        title: "t",
+        accesses: &[],
+        preview: None,
+    };
+    let mut out = ToolOutput::text("Entered plan mode");
+    gate.after_call(&info, &mut out).await;
+    assert_eq!(gate.mode(), PermissionMode::Plan);
+
+    let o = check_one(&ws, &gate, "Write", "$P/src/main.rs").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert!(
+        message.starts_with("Write is not available in plan mode"),
+        "{message}"
+    );
+
+    let exit = ExitPlanMode;
+    let input = json!({ "plan": "1. edit main.rs" });
+    let o = run_check(&gate, &session, &exit, &input).await;
+    let GateOutcome::Ask(req) = o else {
+        panic!("{o:?}")
+    };
+    assert_eq!(
+        req.kind,
+        RequestKind::PlanApproval {
+            plan: "1. edit main.rs".into()
+        }
+    );
+    let e = gate.apply_decision(
+        &req,
+        &Decision::DenyWithFeedback {
+            feedback: "also tests".into(),
+        },
+    );
+    assert!(!e.allow && e.message.unwrap().contains("keep planning"));
+    assert_eq!(gate.mode(), PermissionMode::Plan);
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Write", "$P/src/main.rs").await),
+        "deny"
+    );
+
+    let GateOutcome::Ask(req) = run_check(&gate, &session, &exit, &input).await else {
+        panic!()
+    };
+    let e = gate.apply_decision(
+        &req,
+        &Decision::ApprovePlan {
+            mode: PermissionMode::AcceptEdits,
+        },
+    );
+    assert!(e.allow);
+    assert_eq!(e.new_mode, Some(PermissionMode::AcceptEdits));
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Write", "$P/src/main.rs").await),
+        "allow"
+    );
+    // Out of plan mode there is nothing to approve.
+    assert_eq!(
+        verdict(&run_check(&gate, &session, &exit, &input).await),
+        "deny"
+    );
+}
+
+fn edit_probe() -> Probe {
+    Probe {
+        name: "Edit",
+        read_only: false,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    /// Whenever a deny rule matches a path, no allow rules, mode or grant allows the call.
+    #[test]
+    fn a_matching_deny_is_never_allowed(
+        segs in proptest::collection::vec(prop::sample::select(vec!["src", "a", ".env", "lib", "k.rs"]), 1..4),
+        deny_kind in 0..4usize,
+        allows in proptest::collection::vec(prop::sample::select(vec![
+            "Edit", "Read", "Bash", "Edit(**)", "Read(**)", "Edit(/**)", "Read(//**)", "Write",
+        ]), 0..4),
+        mode in prop::sample::select(vec!["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]),
+        write in any::<bool>(),
+        interactive in any::<bool>(),
+    ) {
+        let ws = Ws::new();
+        let rel = segs.join("/");
+        let abs = ws.proj.join(&rel);
+        let last = segs.last().unwrap();
+        let deny = match deny_kind {
+            0 => format!("Read(/{})", abs.display()),
+            1 => format!("Read({last})"),
+            2 => format!("Read(./{rel})"),
+            _ => format!("Read(/{})", ws.proj.join(segs[0]).display()),
+        };
+        ws.write_settings(".claude/settings.json", &json!({ "permissions": { "deny": [deny], "allow": allows } }));
+        let gate = ws.gate(PermissionMode::parse(mode).unwrap(), interactive, &["Edit", "Read"], &[]);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let (tool, input) = if write {
+            (edit_probe(), json!({ "write": [abs] }))
+        } else {
+            (Probe { name: "Read", read_only: true }, json!({ "read": [abs] }))
+        };
+        let o = rt.block_on(run_check(&gate, &ws.session(), &tool, &input));
+        prop_assert_eq!(verdict(&o), "deny", "{:?}", o);
+    }
+}
+
+/// The executor spawns checks on tokio tasks: the gate and its futures must be Send.
+#[allow(dead_code)]
+fn gate_futures_are_send(
+    gate: &PermissionGate,
+    call: &CallInfo<'_>,
+    s: &SessionContext,
+    out: &mut ToolOutput,
+) {
+    fn is_send<T: Send>(_: &T) {}
+    fn is_sync<T: Send + Sync>() {}
+    is_sync::<PermissionGate>();
+    is_send(&gate.check(call, s));
+    is_send(&gate.after_call(call, out));
+    is_send(&gate.user_prompt_submit(s, "x"));
+    is_send(&gate.stop(s, false));
+}

@@ -1,0 +1,605 @@
+//! Hooks with real shell scripts, and settings layers read from real files in temp dirs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use cairn::agent::session::{EventSender, SessionContext};
+use cairn::config::layers::{Layer, SettingsPaths};
+use cairn::config::settings::load_settings_from;
+use cairn::config::{LoadedSettings, load_settings, render_config};
+use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
+use cairn::protocol::{Event, PermissionMode};
+use cairn::tools::{Access, DynTool, Tool, ToolContext, ToolError, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+struct Probe {
+    name: &'static str,
+    read_only: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ProbeInput {
+    #[serde(default)]
+    read: Vec<String>,
+    #[serde(default)]
+    write: Vec<String>,
+}
+
+#[async_trait]
+impl Tool for Probe {
+    type Input = ProbeInput;
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> String {
+        "probe".into()
+    }
+    fn is_read_only(&self, _input: &ProbeInput) -> bool {
+        self.read_only
+    }
+    fn title(&self, _input: &ProbeInput, _ctx: &SessionContext) -> String {
+        self.name.into()
+    }
+    fn accesses(&self, i: &ProbeInput, _ctx: &SessionContext) -> Vec<Access> {
+        let mut out: Vec<Access> = i.read.iter().map(|p| Access::Read(p.into())).collect();
+        out.extend(i.write.iter().map(|p| Access::Write(p.into())));
+        out
+    }
+    async fn call(&self, _input: ProbeInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+struct Ws {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+    proj: PathBuf,
+}
+
+impl Ws {
+    fn new() -> Ws {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let proj = root.join("proj");
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        std::fs::create_dir_all(proj.join("src")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(proj.join("src/main.rs"), "fn main() {}").unwrap();
+        Ws {
+            _tmp: tmp,
+            root,
+            home,
+            proj,
+        }
+    }
+
+    fn env(&self) -> impl Fn(&str) -> Option<String> + use<> {
+        let home = self.home.to_string_lossy().into_owned();
+        move |k: &str| (k == "HOME").then(|| home.clone())
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn settings(&self) -> LoadedSettings {
+        load_settings(&self.proj, None, &self.env())
+    }
+
+    fn gate(&self, mode: PermissionMode) -> PermissionGate {
+        let settings = self.settings();
+        assert!(
+            settings.diagnostics.is_empty(),
+            "{:?}",
+            settings.diagnostics
+        );
+        PermissionGate::new(GateConfig {
+            settings: &settings,
+            cli_allow: vec![],
+            cli_deny: vec![],
+            mode,
+            interactive: true,
+            project_dir: self.proj.clone(),
+            additional_dirs: vec![],
+            session_data_dir: self.root.join("data"),
+            transcript_path: self.root.join("data/t.jsonl"),
+            running_as_root: false,
+            sandboxed: false,
+        })
+        .unwrap()
+    }
+
+    fn session(&self) -> (Arc<SessionContext>, UnboundedReceiver<Event>) {
+        let (events, rx) = EventSender::channel();
+        let s = SessionContext::new(
+            "sess-9".into(),
+            self.proj.clone(),
+            vec![],
+            self.root.join("data"),
+            events,
+        );
+        (Arc::new(s), rx)
+    }
+
+    /// Project settings with these hooks.
+    fn hooks(&self, hooks: Value) {
+        self.write(
+            "proj/.claude/settings.json",
+            &json!({ "hooks": hooks, "permissions": { "deny": ["Read(./secret.txt)"] } })
+                .to_string(),
+        );
+    }
+}
+
+fn pre(matcher: &str, command: &str) -> Value {
+    json!({ "PreToolUse": [ { "matcher": matcher, "hooks": [ { "type": "command", "command": command } ] } ] })
+}
+
+async fn check(
+    ws: &Ws,
+    gate: &PermissionGate,
+    session: &SessionContext,
+    tool: &'static str,
+    input: Value,
+) -> GateOutcome {
+    let probe = Probe {
+        name: tool,
+        read_only: tool == "Read",
+    };
+    let input =
+        serde_json::from_str::<Value>(&input.to_string().replace("$P", &ws.proj.to_string_lossy()))
+            .unwrap();
+    let parsed = probe.parse(&input).unwrap();
+    let accesses = DynTool::accesses(&probe, &parsed, session);
+    let info = CallInfo {
+        call_id: "toolu_1",
+        tool: &probe,
+        input: &parsed,
+        raw_input: &input,
+        title: "t",
+        accesses: &accesses,
+        preview: None,
+    };
+    gate.check(&info, session).await
+}
+
+fn notices(rx: &mut UnboundedReceiver<Event>) -> Vec<String> {
+    let mut out = vec![];
+    while let Ok(e) = rx.try_recv() {
+        if let Event::Notice { message } = e {
+            out.push(message);
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn pre_tool_use_exit_2_blocks_with_stderr_and_matcher_selects() {
+    let ws = Ws::new();
+    ws.hooks(pre("Edit|Write", "echo 'no edits today' >&2; exit 2"));
+    let gate = ws.gate(PermissionMode::BypassPermissions);
+    let (s, _rx) = ws.session();
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Write",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert_eq!(
+        o,
+        GateOutcome::Deny {
+            message: "A PreToolUse hook denied this call: no edits today".into()
+        }
+    );
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Read",
+        json!({ "read": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert_eq!(o, GateOutcome::Allow);
+}
+
+fn decision(d: &str, extra: Value) -> String {
+    let mut out = json!({ "hookSpecificOutput": { "hookEventName": "PreToolUse", "permissionDecision": d, "permissionDecisionReason": format!("hook says {d}") } });
+    if let (Value::Object(o), Value::Object(e)) = (&mut out["hookSpecificOutput"], extra) {
+        o.extend(e);
+    }
+    format!("echo '{out}'")
+}
+
+#[tokio::test]
+async fn pre_tool_use_json_decisions_never_override_deny_rules() {
+    let ws = Ws::new();
+    std::fs::write(ws.proj.join("secret.txt"), "s").unwrap();
+    ws.hooks(pre("*", &decision("allow", json!({}))));
+    let gate = ws.gate(PermissionMode::Default);
+    let (s, _rx) = ws.session();
+    // Would ask without the hook; the hook allows.
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert_eq!(o, GateOutcome::Allow);
+    // A deny rule wins over the hook's allow.
+    let o = check(&ws, &gate, &s, "Read", json!({ "read": ["$P/secret.txt"] })).await;
+    assert!(
+        matches!(o, GateOutcome::Deny { ref message } if message.contains("`Read(./secret.txt)`")),
+        "{o:?}"
+    );
+
+    ws.hooks(pre("", &decision("ask", json!({}))));
+    let gate = ws.gate(PermissionMode::Default);
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Read",
+        json!({ "read": ["$P/src/main.rs"] }),
+    )
+    .await;
+    let GateOutcome::Ask(req) = o else {
+        panic!("{o:?}")
+    };
+    assert_eq!(req.reason, "a PreToolUse hook asks: hook says ask");
+
+    ws.hooks(pre("Read", &decision("deny", json!({}))));
+    let gate = ws.gate(PermissionMode::BypassPermissions);
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Read",
+        json!({ "read": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert_eq!(
+        o,
+        GateOutcome::Deny {
+            message: "A PreToolUse hook denied this call: hook says deny".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn pre_tool_use_updated_input_is_checked_and_returned() {
+    let ws = Ws::new();
+    std::fs::write(ws.proj.join("secret.txt"), "s").unwrap();
+    let main = ws.proj.join("src/main.rs");
+    ws.hooks(pre(
+        "Read",
+        &decision("allow", json!({ "updatedInput": { "read": [main] } })),
+    ));
+    let gate = ws.gate(PermissionMode::Default);
+    let (s, _rx) = ws.session();
+    let o = check(&ws, &gate, &s, "Read", json!({ "read": ["/etc/hostname"] })).await;
+    assert_eq!(
+        o,
+        GateOutcome::UpdatedInput {
+            input: json!({ "read": [main] }),
+            then: Box::new(GateOutcome::Allow)
+        }
+    );
+    // Rewritten onto a denied path: denied.
+    let secret = ws.proj.join("secret.txt");
+    ws.hooks(pre(
+        "Read",
+        &decision("allow", json!({ "updatedInput": { "read": [secret] } })),
+    ));
+    let gate = ws.gate(PermissionMode::Default);
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Read",
+        json!({ "read": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert!(matches!(o, GateOutcome::Deny { .. }), "{o:?}");
+}
+
+#[tokio::test]
+async fn hooks_get_stdin_json_and_project_dir_env_and_run_once() {
+    let ws = Ws::new();
+    let cmd = "cat > \"$CLAUDE_PROJECT_DIR/stdin.json\"; echo \"$CAIRN_PROJECT_DIR\" >> \"$CLAUDE_PROJECT_DIR/env.txt\"";
+    ws.hooks(json!({ "PreToolUse": [
+        { "matcher": "Read", "hooks": [ { "type": "command", "command": cmd } ] },
+        { "matcher": "*", "hooks": [ { "type": "command", "command": cmd } ] } ] }));
+    let gate = ws.gate(PermissionMode::AcceptEdits);
+    let (s, _rx) = ws.session();
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Read",
+        json!({ "read": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert_eq!(o, GateOutcome::Allow);
+    let stdin: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.proj.join("stdin.json")).unwrap())
+            .unwrap();
+    assert_eq!(stdin["hook_event_name"], "PreToolUse");
+    assert_eq!(stdin["tool_name"], "Read");
+    assert_eq!(stdin["tool_use_id"], "toolu_1");
+    assert_eq!(stdin["session_id"], "sess-9");
+    assert_eq!(stdin["permission_mode"], "acceptEdits");
+    assert_eq!(stdin["cwd"], ws.proj.to_string_lossy().as_ref());
+    assert_eq!(
+        stdin["tool_input"]["read"][0],
+        ws.proj.join("src/main.rs").to_string_lossy().as_ref()
+    );
+    let env = std::fs::read_to_string(ws.proj.join("env.txt")).unwrap();
+    assert_eq!(
+        env,
+        format!("{}\n", ws.proj.display()),
+        "the same command runs once"
+    );
+}
+
+#[tokio::test]
+async fn a_hanging_hook_is_killed_and_a_failing_one_reported() {
+    let ws = Ws::new();
+    ws.hooks(json!({ "PreToolUse": [ { "matcher": "", "hooks": [
+        { "type": "command", "command": "sleep 30; echo late", "timeout": 1 },
+        { "type": "command", "command": "echo broken >&2; exit 1" } ] } ] }));
+    let gate = ws.gate(PermissionMode::Default);
+    let (s, mut rx) = ws.session();
+    let start = Instant::now();
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Read",
+        json!({ "read": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(o, GateOutcome::Allow, "failures do not block");
+    let mut n = notices(&mut rx);
+    n.sort();
+    assert_eq!(
+        n,
+        vec![
+            "PreToolUse hook `echo broken >&2; exit 1` failed (exit 1): broken".to_string(),
+            "PreToolUse hook `sleep 30; echo late` timed out and was killed".to_string(),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn post_tool_use_feedback_and_context_reach_the_model() {
+    let ws = Ws::new();
+    ws.hooks(json!({ "PostToolUse": [ { "matcher": "Edit", "hooks": [
+        { "type": "command", "command": "echo 'run cargo fmt' >&2; exit 2" },
+        { "type": "command", "command": "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"lint: ok\"}}'" } ] } ] }));
+    let gate = ws.gate(PermissionMode::AcceptEdits);
+    let (s, _rx) = ws.session();
+    let probe = Probe {
+        name: "Edit",
+        read_only: false,
+    };
+    let input = json!({ "write": [ws.proj.join("src/main.rs")] });
+    let parsed = probe.parse(&input).unwrap();
+    let accesses = DynTool::accesses(&probe, &parsed, &s);
+    let info = CallInfo {
+        call_id: "c",
+        tool: &probe,
+        input: &parsed,
+        raw_input: &input,
+        title: "t",
+        accesses: &accesses,
+        preview: None,
+    };
+    assert_eq!(gate.check(&info, &s).await, GateOutcome::Allow);
+    let mut out = ToolOutput::text("edited");
+    gate.after_call(&info, &mut out).await;
+    assert_eq!(
+        out.content,
+        "edited\n\nPostToolUse hook feedback:\nrun cargo fmt\n\nlint: ok"
+    );
+}
+
+#[tokio::test]
+async fn prompt_stop_and_session_start_hooks() {
+    let ws = Ws::new();
+    ws.hooks(json!({
+        "UserPromptSubmit": [ { "hooks": [ { "type": "command", "command": "grep -q password && { echo 'no secrets' >&2; exit 2; }; echo 'branch: main'" } ] } ],
+        "Stop": [ { "hooks": [ { "type": "command", "command": "echo '{\"decision\":\"block\",\"reason\":\"tests still fail\"}'" } ] } ],
+        "SessionStart": [ { "matcher": "startup", "hooks": [ { "type": "command", "command": "echo started" } ] } ],
+        "SessionEnd": [ { "hooks": [ { "type": "command", "command": "cat > \"$CAIRN_PROJECT_DIR/end.json\"" } ] } ]
+    }));
+    let gate = ws.gate(PermissionMode::Default);
+    let (s, _rx) = ws.session();
+    let v = gate.user_prompt_submit(&s, "fix the bug").await;
+    assert_eq!(
+        (v.blocked, v.additional_context),
+        (None, vec!["branch: main".to_string()])
+    );
+    let v = gate.user_prompt_submit(&s, "my password is x").await;
+    assert_eq!(v.blocked.as_deref(), Some("no secrets"));
+    let v = gate.stop(&s, false).await;
+    assert_eq!(v.blocked.as_deref(), Some("tests still fail"));
+    assert_eq!(
+        gate.session_start(&s, "startup").await.additional_context,
+        vec!["started"]
+    );
+    assert!(
+        gate.session_start(&s, "resume")
+            .await
+            .additional_context
+            .is_empty()
+    );
+    gate.session_end(&s, "exit").await;
+    let end: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.proj.join("end.json")).unwrap()).unwrap();
+    assert_eq!(
+        (end["hook_event_name"].as_str(), end["reason"].as_str()),
+        (Some("SessionEnd"), Some("exit"))
+    );
+}
+
+#[test]
+fn layers_merge_with_origins() {
+    let ws = Ws::new();
+    ws.write("home/.claude/settings.json", r#"{"model":"user-model","env":{"A":"user","B":"user"},"permissions":{"allow":["Read"],"deny":["Bash(curl *)"],"defaultMode":"plan"}}"#);
+    ws.write(
+        "home/.config/cairn/settings.json",
+        r#"{"permissions":{"allow":["Bash(cargo *)"]}}"#,
+    );
+    ws.write("proj/.claude/settings.json", r#"{"model":"project-model","env":{"A":"project"},"permissions":{"deny":["WebFetch"],"additionalDirectories":["../docs"]}}"#);
+    ws.write(
+        "proj/.cairn/settings.local.json",
+        r#"{"permissions":{"allow":["Bash(npm test *)"],"defaultMode":"acceptEdits"}}"#,
+    );
+    let s = load_settings(&ws.proj, Some(r#"{"model":"cli-model"}"#), &ws.env());
+    assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
+    assert_eq!(s.model.as_deref(), Some("cli-model"));
+    assert_eq!(s.origins["model"].layer, Layer::Cli);
+    assert_eq!(s.default_mode, Some(PermissionMode::AcceptEdits));
+    assert_eq!(s.origins["defaultMode"].layer, Layer::ProjectLocal);
+    assert_eq!(s.env["A"], "project");
+    assert_eq!(s.env["B"], "user");
+    let texts = |l: &Vec<cairn::config::settings::SourcedRule>| {
+        l.iter().map(|r| r.rule.text.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        texts(&s.permissions.allow),
+        vec!["Bash(npm test *)", "Bash(cargo *)", "Read"]
+    );
+    assert_eq!(texts(&s.permissions.deny), vec!["WebFetch", "Bash(curl *)"]);
+    assert_eq!(s.additional_directories, vec![ws.root.join("docs")]);
+    let out = render_config(&s);
+    assert!(
+        out.contains("model: cli-model  (command line: --settings (inline JSON))"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "  Bash(curl *)  (user: {})",
+            ws.home.join(".claude/settings.json").display()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "  A=project  (project: {})",
+            ws.proj.join(".claude/settings.json").display()
+        )),
+        "{out}"
+    );
+}
+
+#[test]
+fn broken_files_are_reported_with_file_and_line_and_skipped() {
+    let ws = Ws::new();
+    ws.write(
+        "proj/.claude/settings.json",
+        "{\n  \"model\": \"m\",\n  \"permissions\": {\"allow\": [\"Read\",]}\n}\n",
+    );
+    ws.write(
+        "proj/.claude/settings.local.json",
+        "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls\", \"Edit\"],\n    \"deny\": \"WebFetch\",\n    \"defaultMode\": \"yolo\"\n  },\n  \"env\": {\"N\": {\"x\": 1}}\n}\n",
+    );
+    let s = load_settings(&ws.proj, Some("/nonexistent/settings.json"), &ws.env());
+    let local = ws
+        .proj
+        .join(".claude/settings.local.json")
+        .display()
+        .to_string();
+    let shared = ws.proj.join(".claude/settings.json").display().to_string();
+    assert_eq!(
+        s.diagnostics,
+        vec![
+            "--settings /nonexistent/settings.json: no such file (and not inline JSON); ignored"
+                .to_string(),
+            format!("{shared}:3:36: invalid JSON: trailing comma; this file is skipped"),
+            format!("{local}:7: `env.N` must be a string; ignored"),
+            format!(
+                "{local}:5: `permissions.defaultMode` \"yolo\" is not one of default, acceptEdits, plan, bypassPermissions, dontAsk; ignored"
+            ),
+            format!(
+                "{local}:3: permissions.allow: `Bash(ls`: missing `)` at the end; rule skipped"
+            ),
+            format!("{local}:4: `permissions.deny` must be a list of strings; ignored"),
+        ]
+    );
+    assert_eq!(s.model, None, "the broken file is skipped whole");
+    assert_eq!(
+        s.permissions.allow.len(),
+        1,
+        "the good rule of the local file is kept"
+    );
+    assert!(render_config(&s).contains("problems:\n"));
+}
+
+#[test]
+fn managed_layer_beats_everything_and_user_paths_follow_env() {
+    let ws = Ws::new();
+    ws.write(
+        "etc/managed-settings.json",
+        r#"{"model":"managed","permissions":{"deny":["Bash(rm *)"]}}"#,
+    );
+    ws.write(
+        "etc/managed-settings.d/10-extra.json",
+        r#"{"permissions":{"deny":["WebFetch"]}}"#,
+    );
+    ws.write("xdg/cairn/settings.json", r#"{"env":{"X":"xdg"}}"#);
+    ws.write(
+        "claude-dir/settings.json",
+        r#"{"env":{"X":"claude","Y":"claude"}}"#,
+    );
+    let root = ws.root.clone();
+    let home = ws.home.clone();
+    let env = move |k: &str| match k {
+        "HOME" => Some(home.to_string_lossy().into_owned()),
+        "XDG_CONFIG_HOME" => Some(root.join("xdg").to_string_lossy().into_owned()),
+        "CLAUDE_CONFIG_DIR" => Some(root.join("claude-dir").to_string_lossy().into_owned()),
+        _ => None,
+    };
+    let mut paths = SettingsPaths::standard(&ws.proj, &env);
+    paths.managed = cairn::config::layers::managed_files(&ws.root.join("etc"));
+    let s = load_settings_from(&paths, &ws.proj, Some(r#"{"model":"cli"}"#), &env);
+    assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
+    assert_eq!(s.model.as_deref(), Some("managed"));
+    assert_eq!(
+        (s.env["X"].as_str(), s.env["Y"].as_str()),
+        ("xdg", "claude")
+    );
+    assert_eq!(s.permissions.deny.len(), 2);
+}
+
+#[test]
+fn project_root_is_the_nearest_marked_ancestor() {
+    let ws = Ws::new();
+    let sub = ws.proj.join("src/deep");
+    std::fs::create_dir_all(&sub).unwrap();
+    ws.write(
+        "proj/.claude/settings.json",
+        r#"{"permissions":{"deny":["Read(/src/**)"]}}"#,
+    );
+    let s = load_settings(&sub, None, &ws.env());
+    assert_eq!(s.project_root, ws.proj);
+    assert_eq!(s.permissions.deny.len(), 1);
+}
