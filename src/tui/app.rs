@@ -1,0 +1,754 @@
+//! The App: all TUI state and the logic that changes it, with no terminal in sight.
+//!
+//! Inputs come in as [`InputEvent`]s (keys, pastes, wheel), core [`Event`]s and [`AppEvent`]s
+//! (results of background work the event loop ran for us). Ops go to the core through the
+//! channel given at construction; everything the event loop must do for the app (quit, suspend,
+//! write OSC 52, run a shell command, walk or match files) comes back as [`AppAction`]s.
+//! Rendering reads this state (see `render.rs`) and never changes what the person sees next.
+//!
+//! Invariants: at most one prompt is in flight; text sent while a turn runs is queued and sent,
+//! one prompt per finished turn, in order. Every permission request gets exactly one answer.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::protocol::{Event, Op, PermissionMode};
+use crate::tui::composer::Composer;
+use crate::tui::composer::history::History;
+use crate::tui::conversation::{Conversation, NoticeKind, ScrollState};
+use crate::tui::highlight::Highlighter;
+use crate::tui::input::{InputEvent, Key, KeyInput};
+use crate::tui::keymap::{self, Action, Context};
+use crate::tui::permission::{PermissionPrompt, PromptResult};
+use crate::tui::picker::{Picker, PickerKind, commands};
+use crate::tui::status::{Header, StatusState, mode_label};
+
+/// Lines moved per mouse wheel step.
+const WHEEL_LINES: usize = 3;
+
+/// Something the event loop does on the app's behalf.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppAction {
+    Quit,
+    /// Ctrl+Z: restore the terminal, stop the process, set the terminal up again on resume.
+    Suspend,
+    /// Put this text on the clipboard with OSC 52.
+    CopyToClipboard(String),
+    /// `!command`: run with `sh -c` in the project directory, report an [`AppEvent::ShellFinished`].
+    RunShell {
+        command: String,
+    },
+    /// Walk the project's files in the background, report [`AppEvent::FilesListed`].
+    ListFiles {
+        root: PathBuf,
+    },
+    /// Fuzzy-match in the background, report [`AppEvent::FilesMatched`] with the same id.
+    MatchFiles {
+        request_id: u64,
+        query: String,
+        files: Arc<Vec<String>>,
+    },
+}
+
+/// Results of background work, fed back by the event loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppEvent {
+    ShellFinished {
+        command: String,
+        output: String,
+        exit_code: Option<i32>,
+    },
+    FilesListed(Arc<Vec<String>>),
+    FilesMatched {
+        request_id: u64,
+        paths: Vec<String>,
+    },
+}
+
+/// Overlays, drawn bottom-up over the main view; keys go to the top one first.
+#[derive(Debug)]
+pub enum Layer {
+    Transcript(ScrollState),
+    Permission(PermissionPrompt),
+}
+
+/// Settings of the app that come from outside.
+#[derive(Debug, Clone)]
+pub struct AppConfig {
+    pub cwd: PathBuf,
+    /// Whether Shift+Tab may cycle into bypassPermissions (only when started in it).
+    pub bypass_allowed: bool,
+    pub highlighter: Highlighter,
+}
+
+/// The file list for the `@` picker, loaded once in the background.
+#[derive(Debug, Default)]
+struct FileIndex {
+    files: Option<Arc<Vec<String>>>,
+    loading: bool,
+    next_request: u64,
+}
+
+/// The whole TUI state.
+pub struct App {
+    pub(crate) conversation: Conversation,
+    pub(crate) scroll: ScrollState,
+    pub(crate) composer: Composer,
+    pub(crate) picker: Option<Picker>,
+    file_index: FileIndex,
+    pub(crate) status: StatusState,
+    pub(crate) header: Header,
+    pub(crate) layers: Vec<Layer>,
+    pub(crate) queued: VecDeque<String>,
+    ops: UnboundedSender<Op>,
+    turn_running: bool,
+    quit_armed: bool,
+    bypass_allowed: bool,
+    dirty: bool,
+}
+
+impl App {
+    pub fn new(config: AppConfig, history: History, ops: UnboundedSender<Op>) -> App {
+        App {
+            conversation: Conversation::new(config.highlighter),
+            scroll: ScrollState::default(),
+            composer: Composer::new(history),
+            picker: None,
+            file_index: FileIndex::default(),
+            status: StatusState::default(),
+            header: Header::for_dir(&config.cwd),
+            layers: Vec::new(),
+            queued: VecDeque::new(),
+            ops,
+            turn_running: false,
+            quit_armed: false,
+            bypass_allowed: config.bypass_allowed,
+            dirty: true,
+        }
+    }
+
+    // ----- queries (for the event loop, rendering and tests) -----
+
+    pub fn is_turn_running(&self) -> bool {
+        self.turn_running
+    }
+
+    pub fn composer_text(&self) -> String {
+        self.composer.text()
+    }
+
+    pub fn queued(&self) -> impl Iterator<Item = &str> {
+        self.queued.iter().map(String::as_str)
+    }
+
+    pub fn mode(&self) -> PermissionMode {
+        self.status.mode
+    }
+
+    pub fn status(&self) -> &StatusState {
+        &self.status
+    }
+
+    pub fn picker(&self) -> Option<&Picker> {
+        self.picker.as_ref()
+    }
+
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    pub fn permission_prompt(&self) -> Option<&PermissionPrompt> {
+        self.layers.iter().rev().find_map(|l| match l {
+            Layer::Permission(p) => Some(p),
+            Layer::Transcript(_) => None,
+        })
+    }
+
+    pub fn is_transcript_open(&self) -> bool {
+        matches!(self.layers.last(), Some(Layer::Transcript(_)))
+    }
+
+    /// The summary printed after exit.
+    pub fn exit_summary(&self) -> String {
+        self.status.exit_summary()
+    }
+
+    /// Whether something changed since the last draw.
+    pub fn needs_redraw(&self) -> bool {
+        self.dirty || self.conversation.is_dirty()
+    }
+
+    pub(crate) fn mark_drawn(&mut self) {
+        self.dirty = false;
+    }
+
+    /// Force a full redraw (after resume, resize).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// Show an inline notice in the conversation.
+    pub fn push_notice(&mut self, kind: NoticeKind, text: &str) {
+        self.dirty = true;
+        self.conversation.push_notice(kind, text);
+    }
+
+    /// Advance animations; true when the screen must be redrawn.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let changed = self.conversation.tick(now) || self.status.working_since.is_some();
+        self.dirty |= changed;
+        changed
+    }
+
+    /// Whether anything animates (spinners, elapsed time), so the loop keeps a slow tick.
+    pub fn is_animating(&self) -> bool {
+        self.status.working_since.is_some()
+    }
+
+    // ----- core events -----
+
+    /// Fold a core event into the state.
+    pub fn handle_core_event(&mut self, event: &Event) {
+        self.dirty = true;
+        self.conversation.apply_event(event);
+        match event {
+            Event::SessionConfigured(info) => {
+                self.status.mode = info.mode;
+                self.bypass_allowed |= info.mode == PermissionMode::BypassPermissions;
+                self.header = Header::for_dir(&info.cwd);
+                self.status.session = Some(info.clone());
+            }
+            Event::TurnStarted { .. } => {
+                self.turn_running = true;
+                self.status.working_since.get_or_insert_with(Instant::now);
+            }
+            Event::PermissionRequest(req) => {
+                let existing = self.layers.iter_mut().find_map(|l| match l {
+                    Layer::Permission(p) => Some(p),
+                    Layer::Transcript(_) => None,
+                });
+                match existing {
+                    Some(p) => p.push(req.clone()),
+                    None => {
+                        let mut p = PermissionPrompt::default();
+                        p.push(req.clone());
+                        self.layers.push(Layer::Permission(p));
+                    }
+                }
+            }
+            Event::Usage {
+                last,
+                total,
+                total_cost_usd,
+                context_window,
+            } => {
+                self.status.last = *last;
+                self.status.total = *total;
+                self.status.cost_usd = *total_cost_usd;
+                self.status.context_window = *context_window;
+            }
+            Event::ModeChanged { mode } => self.status.mode = *mode,
+            Event::TurnFinished { .. } => {
+                self.turn_running = false;
+                self.status.working_since = None;
+                // The core no longer waits for answers to this turn's requests.
+                self.layers.retain(|l| !matches!(l, Layer::Permission(_)));
+                if let Some(next) = self.queued.pop_front() {
+                    self.send_prompt(next);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // ----- background results -----
+
+    pub fn handle_app_event(&mut self, event: AppEvent) -> Vec<AppAction> {
+        self.dirty = true;
+        match event {
+            AppEvent::ShellFinished {
+                command,
+                output,
+                exit_code,
+            } => {
+                let status = match exit_code {
+                    Some(0) => String::new(),
+                    Some(c) => format!("\n(exit code {c})"),
+                    None => "\n(killed by a signal)".into(),
+                };
+                let kind = if exit_code == Some(0) {
+                    NoticeKind::Info
+                } else {
+                    NoticeKind::Warning
+                };
+                let body = output.trim_end();
+                let text = if body.is_empty() {
+                    format!("$ {command}{status}")
+                } else {
+                    format!("$ {command}\n{body}{status}")
+                };
+                self.conversation.push_notice(kind, &text);
+                Vec::new()
+            }
+            AppEvent::FilesListed(files) => {
+                self.file_index.loading = false;
+                self.file_index.files = Some(files);
+                self.request_file_matches()
+            }
+            AppEvent::FilesMatched { request_id, paths } => {
+                if let Some(p) = &mut self.picker
+                    && p.kind == PickerKind::Files
+                    && p.pending == Some(request_id)
+                {
+                    p.pending = None;
+                    p.set_files(paths);
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    // ----- input -----
+
+    /// Handle one input event; returns what the event loop must do.
+    pub fn handle_input(&mut self, input: InputEvent) -> Vec<AppAction> {
+        self.dirty = true;
+        match input {
+            InputEvent::Resize { .. } => Vec::new(),
+            InputEvent::ScrollUp => {
+                self.active_scroll().scroll_up(WHEEL_LINES);
+                Vec::new()
+            }
+            InputEvent::ScrollDown => {
+                self.active_scroll().scroll_down(WHEEL_LINES);
+                Vec::new()
+            }
+            InputEvent::Paste(text) => {
+                if self.layers.is_empty() {
+                    self.composer.paste(&text);
+                    return self.refresh_picker();
+                }
+                Vec::new()
+            }
+            InputEvent::Key(key) => self.handle_key(key),
+        }
+    }
+
+    fn active_scroll(&mut self) -> &mut ScrollState {
+        match self.layers.last_mut() {
+            Some(Layer::Transcript(s)) => s,
+            _ => &mut self.scroll,
+        }
+    }
+
+    fn handle_key(&mut self, key: KeyInput) -> Vec<AppAction> {
+        let global = keymap::lookup(Context::Global, key);
+        if global != Some(Action::CtrlC) {
+            self.quit_armed = false;
+            self.status.hint = None;
+        }
+        match self.layers.last_mut() {
+            Some(Layer::Permission(prompt)) => {
+                let own = keymap::lookup(Context::Permission, key).is_some()
+                    || prompt.is_typing_feedback();
+                if own || !passes_through_overlay(global) {
+                    let result = prompt.handle_key(key);
+                    if prompt.is_empty() {
+                        self.layers.pop();
+                    }
+                    if let PromptResult::Decided(op) = result {
+                        self.send(op);
+                    }
+                    return Vec::new();
+                }
+            }
+            Some(Layer::Transcript(scroll)) => match keymap::lookup(Context::Transcript, key) {
+                Some(Action::ToggleTranscript) => {
+                    self.layers.pop();
+                    return Vec::new();
+                }
+                Some(Action::FocusPrev) => {
+                    scroll.scroll_up(1);
+                    return Vec::new();
+                }
+                Some(Action::FocusNext) => {
+                    scroll.scroll_down(1);
+                    return Vec::new();
+                }
+                _ if passes_through_overlay(global) => {}
+                _ => return Vec::new(),
+            },
+            None => {}
+        }
+        if self.layers.is_empty() && self.composer.is_searching() {
+            if key == KeyInput::ctrl('r') {
+                self.composer.search_step();
+                return Vec::new();
+            }
+            if global != Some(Action::CtrlC) {
+                self.composer.search_key(key);
+                return Vec::new();
+            }
+        }
+        if self.layers.is_empty()
+            && let Some(actions) = self.picker_key(key)
+        {
+            return actions;
+        }
+        let composer_action = if self.layers.is_empty() {
+            keymap::lookup(Context::Composer, key)
+        } else {
+            None
+        };
+        match composer_action.or(global) {
+            Some(action) => self.run_action(action, key),
+            None if self.layers.is_empty() => {
+                self.composer.edit(key);
+                self.refresh_picker()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Keys for an open picker: Up/Down select, Tab/Enter accept, Esc closes.
+    fn picker_key(&mut self, key: KeyInput) -> Option<Vec<AppAction>> {
+        let picker = self.picker.as_mut()?;
+        if key.mods != crate::tui::input::Mods::NONE {
+            return None;
+        }
+        match key.code {
+            Key::Up => picker.select_prev(),
+            Key::Down => picker.select_next(),
+            Key::Esc => self.picker = None,
+            Key::Tab | Key::Enter => {
+                let kind = picker.kind;
+                let Some(item) = picker.selected().cloned() else {
+                    self.picker = None;
+                    return if key.code == Key::Enter {
+                        None
+                    } else {
+                        Some(Vec::new())
+                    };
+                };
+                self.picker = None;
+                match kind {
+                    PickerKind::Commands if key.code == Key::Enter => {
+                        self.composer.clear();
+                        return Some(self.run_command_text(&item.label));
+                    }
+                    PickerKind::Commands => self.composer.set_text(&format!("{} ", item.label)),
+                    PickerKind::Files => self
+                        .composer
+                        .replace_word_at_cursor(&format!("@{} ", item.label)),
+                }
+            }
+            _ => return None,
+        }
+        Some(Vec::new())
+    }
+
+    fn run_action(&mut self, action: Action, key: KeyInput) -> Vec<AppAction> {
+        match action {
+            Action::Submit => return self.submit(),
+            Action::Newline => self.composer.insert_newline(),
+            Action::HistoryPrev => {
+                if !self.composer.history_prev() {
+                    self.composer.edit(key);
+                }
+            }
+            Action::HistoryNext => {
+                if !self.composer.history_next() {
+                    self.composer.edit(key);
+                }
+            }
+            Action::HistorySearch => self.composer.search_step(),
+            Action::Cancel => {
+                if self.picker.take().is_none() && self.turn_running {
+                    self.send(Op::Interrupt);
+                }
+            }
+            Action::CtrlC => return self.ctrl_c(),
+            Action::QuitIfEmpty => {
+                if self.composer.is_empty() {
+                    return vec![AppAction::Quit];
+                }
+                self.composer.edit(key);
+            }
+            Action::Suspend => return vec![AppAction::Suspend],
+            Action::CycleMode => {
+                let next = self.status.mode.next_in_cycle(self.bypass_allowed);
+                self.set_mode(next);
+            }
+            Action::PageUp => self.active_scroll().page_up(),
+            Action::PageDown => self.active_scroll().page_down(),
+            Action::ScrollTop => self.active_scroll().to_top(),
+            Action::ScrollBottom => self.active_scroll().to_bottom(),
+            Action::ToggleTranscript => self.toggle_transcript(),
+            Action::ToggleExpanded => self.conversation.toggle_expanded(),
+            Action::FocusPrev => self.conversation.focus_prev(),
+            Action::FocusNext => self.conversation.focus_next(),
+            Action::AllowOnce
+            | Action::AllowSession
+            | Action::DenyOnce
+            | Action::DenySession
+            | Action::DenyWithFeedback
+            | Action::AlwaysAllow => {}
+        }
+        Vec::new()
+    }
+
+    fn ctrl_c(&mut self) -> Vec<AppAction> {
+        if self.turn_running {
+            self.send(Op::Interrupt);
+            return Vec::new();
+        }
+        if self.composer.is_searching() || !self.composer.is_empty() {
+            self.composer.clear();
+            self.picker = None;
+            return Vec::new();
+        }
+        if self.quit_armed {
+            return vec![AppAction::Quit];
+        }
+        self.quit_armed = true;
+        self.status.hint = Some("Press Ctrl+C again to quit".into());
+        Vec::new()
+    }
+
+    fn toggle_transcript(&mut self) {
+        if self.is_transcript_open() {
+            self.layers.pop();
+        } else {
+            self.picker = None;
+            self.layers.push(Layer::Transcript(ScrollState::default()));
+        }
+    }
+
+    fn set_mode(&mut self, mode: PermissionMode) {
+        self.status.mode = mode;
+        self.send(Op::SetMode { mode });
+    }
+
+    fn send(&mut self, op: Op) {
+        if self.ops.send(op).is_err() {
+            self.conversation
+                .push_notice(NoticeKind::Error, "the agent has stopped; quit and restart");
+        }
+    }
+
+    /// The prompt given on the command line: sent as soon as the app starts.
+    pub fn send_initial_prompt(&mut self, text: String) {
+        self.send_prompt(text);
+    }
+
+    fn send_prompt(&mut self, text: String) {
+        self.conversation.push_user(&text);
+        self.scroll.to_bottom();
+        self.turn_running = true;
+        self.status.working_since = Some(Instant::now());
+        self.send(Op::Submit { text });
+    }
+
+    /// Enter: a newline after a trailing `\`, a command, a shell command, or a prompt (queued
+    /// while a turn runs).
+    fn submit(&mut self) -> Vec<AppAction> {
+        if self.composer.backslash_newline() {
+            return Vec::new();
+        }
+        let Some(text) = self.composer.take_submission() else {
+            return Vec::new();
+        };
+        self.picker = None;
+        if text.starts_with('/') {
+            return self.run_command_text(&text);
+        }
+        if let Some(command) = text.strip_prefix('!') {
+            let command = command.trim().to_string();
+            if command.is_empty() {
+                return Vec::new();
+            }
+            return vec![AppAction::RunShell { command }];
+        }
+        if self.turn_running {
+            self.queued.push_back(text);
+        } else {
+            self.send_prompt(text);
+        }
+        Vec::new()
+    }
+
+    fn run_command_text(&mut self, text: &str) -> Vec<AppAction> {
+        let Some((command, args)) = commands::parse(text.trim()) else {
+            let name = text.split_whitespace().next().unwrap_or(text);
+            self.conversation.push_notice(
+                NoticeKind::Error,
+                &format!("Unknown command {name}. Type / to see the commands."),
+            );
+            return Vec::new();
+        };
+        self.run_command(command, args)
+    }
+
+    fn run_command(&mut self, command: commands::Command, args: &str) -> Vec<AppAction> {
+        use commands::Command as C;
+        match command {
+            C::Help => {
+                let mut text = String::from("Commands:\n");
+                for (name, _, help) in commands::COMMANDS {
+                    text.push_str(&format!("  /{name:<12} {help}\n"));
+                }
+                text.push_str(
+                    "  !command      run a shell command\n  @path         mention a file\nKeys:\n",
+                );
+                for line in
+                    keymap::help_lines(&[Context::Global, Context::Composer, Context::Transcript])
+                {
+                    text.push_str(&format!("  {line}\n"));
+                }
+                self.conversation
+                    .push_notice(NoticeKind::Info, text.trim_end());
+            }
+            C::Clear => {
+                self.conversation.clear();
+                self.scroll.to_bottom();
+            }
+            C::Model => {
+                let text = match &self.status.session {
+                    Some(s) => format!(
+                        "model: {} ({}). Start with --model to use another.",
+                        s.model, s.provider
+                    ),
+                    None => "The session is still starting.".into(),
+                };
+                self.conversation.push_notice(NoticeKind::Info, &text);
+            }
+            C::Mode => self.mode_command(args),
+            C::Copy => match self.conversation.last_answer() {
+                Some(answer) => {
+                    self.conversation.push_notice(
+                        NoticeKind::Info,
+                        &format!(
+                            "Copied the last answer ({} characters) to the clipboard.",
+                            answer.chars().count()
+                        ),
+                    );
+                    return vec![AppAction::CopyToClipboard(answer)];
+                }
+                None => self
+                    .conversation
+                    .push_notice(NoticeKind::Warning, "There is no answer to copy yet."),
+            },
+            C::Transcript => self.toggle_transcript(),
+            C::Exit => return vec![AppAction::Quit],
+        }
+        Vec::new()
+    }
+
+    fn mode_command(&mut self, args: &str) {
+        if args.is_empty() {
+            let text = format!(
+                "mode: {}. Shift+Tab cycles; /mode default, acceptEdits, plan or dontAsk sets it.",
+                self.status.mode.as_str()
+            );
+            self.conversation.push_notice(NoticeKind::Info, &text);
+            return;
+        }
+        match PermissionMode::parse(args) {
+            Some(PermissionMode::BypassPermissions) if !self.bypass_allowed => {
+                self.conversation.push_notice(
+                    NoticeKind::Error,
+                    "bypassPermissions is only available when cairn starts in it \
+                     (--permission-mode bypassPermissions).",
+                );
+            }
+            Some(mode) => {
+                self.set_mode(mode);
+                self.conversation
+                    .push_notice(NoticeKind::Info, &format!("mode: {}", mode_label(mode)));
+            }
+            None => self.conversation.push_notice(
+                NoticeKind::Error,
+                &format!(
+                    "Unknown mode {args:?}. Use default, acceptEdits, plan, dontAsk or \
+                     bypassPermissions."
+                ),
+            ),
+        }
+    }
+
+    /// Open, update or close the picker from the text around the cursor.
+    fn refresh_picker(&mut self) -> Vec<AppAction> {
+        let text = self.composer.text();
+        if text.starts_with('/') && !text.contains(char::is_whitespace) {
+            self.picker = Some(Picker::commands(&text[1..]));
+            return Vec::new();
+        }
+        let Some((_, word)) = self.composer.word_at_cursor() else {
+            self.picker = None;
+            return Vec::new();
+        };
+        let Some(query) = word.strip_prefix('@') else {
+            self.picker = None;
+            return Vec::new();
+        };
+        match &mut self.picker {
+            Some(p) if p.kind == PickerKind::Files && p.query == query => return Vec::new(),
+            Some(p) if p.kind == PickerKind::Files => p.query = query.to_string(),
+            _ => self.picker = Some(Picker::files(query)),
+        }
+        if self.file_index.files.is_none() {
+            if self.file_index.loading {
+                return Vec::new();
+            }
+            self.file_index.loading = true;
+            if let Some(p) = &mut self.picker {
+                p.pending = Some(u64::MAX);
+            }
+            return vec![AppAction::ListFiles {
+                root: self.header.cwd.clone(),
+            }];
+        }
+        self.request_file_matches()
+    }
+
+    fn request_file_matches(&mut self) -> Vec<AppAction> {
+        let (Some(p), Some(files)) = (&mut self.picker, &self.file_index.files) else {
+            return Vec::new();
+        };
+        if p.kind != PickerKind::Files {
+            return Vec::new();
+        }
+        self.file_index.next_request += 1;
+        let request_id = self.file_index.next_request;
+        p.pending = Some(request_id);
+        vec![AppAction::MatchFiles {
+            request_id,
+            query: p.query.clone(),
+            files: Arc::clone(files),
+        }]
+    }
+}
+
+/// Global keys that still work while an overlay is on top.
+fn passes_through_overlay(action: Option<Action>) -> bool {
+    matches!(
+        action,
+        Some(
+            Action::CtrlC
+                | Action::Suspend
+                | Action::PageUp
+                | Action::PageDown
+                | Action::ScrollTop
+                | Action::ScrollBottom
+                | Action::ToggleTranscript
+        )
+    )
+}
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

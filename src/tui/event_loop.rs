@@ -1,0 +1,158 @@
+//! The event loop: one `tokio::select!` with `biased;` over, in priority order,
+//!
+//! 1. core events (cheap to fold in, and the person is waiting for them),
+//! 2. terminal input (already converted to [`InputEvent`]; the stream is a parameter so tests
+//!    inject keys),
+//! 3. results of background work the app asked for (shell commands, file walks and matches),
+//! 4. the frame timer.
+//!
+//! Producers only mark the app dirty; drawing happens here, only when something changed, at most
+//! once per [`FRAME`] (60 fps). A due frame is drawn at the top of every iteration before
+//! waiting, so a flood of core events cannot starve the screen: output lags by at most a frame.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use futures::{Stream, StreamExt};
+use tokio::sync::mpsc;
+
+use crate::protocol::Event;
+use crate::tui::app::{App, AppAction, AppEvent};
+use crate::tui::conversation::NoticeKind;
+use crate::tui::input::InputEvent;
+use crate::tui::picker::files;
+use crate::tui::shell;
+use crate::tui::terminal::Screen;
+
+/// The shortest time between two frames (60 fps).
+pub const FRAME: Duration = Duration::from_micros(16_667);
+/// How often spinners and elapsed times advance while something runs.
+const ANIMATION: Duration = Duration::from_millis(100);
+/// How long to sleep when nothing is due (any event wakes the loop earlier).
+const IDLE: Duration = Duration::from_secs(3600);
+
+/// Options of one run of the loop.
+#[derive(Debug, Clone, Default)]
+pub struct LoopOptions {
+    /// Where `!command`s run and the `@` picker walks.
+    pub cwd: PathBuf,
+    /// When set, log the time from this instant to the first frame (CAIRN_TRACE_FIRST_FRAME).
+    pub trace_first_frame: Option<Instant>,
+}
+
+/// Run until the app asks to quit or the input ends.
+pub async fn run_loop<S, I>(
+    app: &mut App,
+    screen: &mut S,
+    mut input: I,
+    core: &mut mpsc::UnboundedReceiver<Event>,
+    opts: LoopOptions,
+) -> anyhow::Result<()>
+where
+    S: Screen,
+    I: Stream<Item = InputEvent> + Unpin,
+{
+    let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
+    screen.draw(app)?;
+    let mut last_draw = Instant::now();
+    if let Some(start) = opts.trace_first_frame {
+        tracing::info!(
+            "first frame drawn {:.1} ms after start",
+            last_draw.duration_since(start).as_secs_f64() * 1000.0
+        );
+    }
+    let mut core_open = true;
+    loop {
+        let now = Instant::now();
+        if app.needs_redraw() && now >= last_draw + FRAME {
+            screen.draw(app)?;
+            last_draw = now;
+        }
+        let deadline = if app.needs_redraw() {
+            last_draw + FRAME
+        } else if app.is_animating() {
+            last_draw + ANIMATION
+        } else {
+            now + IDLE
+        };
+        let actions = tokio::select! {
+            biased;
+            event = core.recv(), if core_open => {
+                match event {
+                    Some(event) => app.handle_core_event(&event),
+                    None => {
+                        core_open = false;
+                        notice_core_stopped(app);
+                    }
+                }
+                Vec::new()
+            }
+            input = input.next() => match input {
+                Some(input) => app.handle_input(input),
+                // The terminal is gone: nothing more can be typed.
+                None => vec![AppAction::Quit],
+            },
+            Some(event) = bg_rx.recv() => app.handle_app_event(event),
+            _ = tokio::time::sleep_until(deadline.into()) => {
+                app.tick(Instant::now());
+                Vec::new()
+            }
+        };
+        for action in actions {
+            if !perform(action, app, screen, &bg_tx, &opts)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn notice_core_stopped(app: &mut App) {
+    app.push_notice(
+        NoticeKind::Error,
+        "The agent stopped. Quit with Ctrl+D and start again.",
+    );
+}
+
+/// Do one action. Returns false to quit.
+fn perform<S: Screen>(
+    action: AppAction,
+    app: &mut App,
+    screen: &mut S,
+    bg: &mpsc::UnboundedSender<AppEvent>,
+    opts: &LoopOptions,
+) -> anyhow::Result<bool> {
+    match action {
+        AppAction::Quit => return Ok(false),
+        AppAction::Suspend => {
+            screen.suspend()?;
+            app.mark_dirty();
+        }
+        AppAction::CopyToClipboard(text) => screen.copy_to_clipboard(&text)?,
+        AppAction::RunShell { command } => {
+            let bg = bg.clone();
+            let cwd = opts.cwd.clone();
+            tokio::spawn(async move {
+                let _ = bg.send(shell::run_shell(command, &cwd).await);
+            });
+        }
+        AppAction::ListFiles { root } => {
+            let bg = bg.clone();
+            tokio::task::spawn_blocking(move || {
+                let list = files::list_files(&root);
+                let _ = bg.send(AppEvent::FilesListed(list.into()));
+            });
+        }
+        AppAction::MatchFiles {
+            request_id,
+            query,
+            files,
+        } => {
+            let bg = bg.clone();
+            tokio::task::spawn_blocking(move || {
+                let paths = files::match_files(&files, &query);
+                let _ = bg.send(AppEvent::FilesMatched { request_id, paths });
+            });
+        }
+    }
+    Ok(true)
+}
