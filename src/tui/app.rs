@@ -751,4 +751,4 @@ fn passes_through_overlay(action: Option<Action>) -> bool {
 
 #[cfg(test)]
 #[path = "app_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -156,3 +156,106 @@ fn perform<S: Screen>(
     }
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use futures::channel::mpsc as fmpsc;
+
+    use super::*;
+    use crate::protocol::{Op, PermissionMode};
+    use crate::tui::app::AppConfig;
+    use crate::tui::app::tests::{finished, session};
+    use crate::tui::composer::history::History;
+    use crate::tui::highlight::Highlighter;
+    use crate::tui::input::{Key, KeyInput};
+    use crate::tui::terminal::{TestScreen, osc52};
+
+    fn app(ops: mpsc::UnboundedSender<Op>) -> App {
+        let config = AppConfig {
+            cwd: PathBuf::from("/work/project"),
+            bypass_allowed: false,
+            highlighter: Highlighter::plain(),
+        };
+        App::new(config, History::in_memory(Vec::new()), ops)
+    }
+
+    fn keys(tx: &fmpsc::UnboundedSender<InputEvent>, text: &str) {
+        for c in text.chars() {
+            let code = if c == '\n' { Key::Enter } else { Key::Char(c) };
+            tx.unbounded_send(InputEvent::Key(KeyInput::plain(code)))
+                .unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn keys_in_ops_out_and_copy_reaches_the_clipboard() {
+        let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+        let (core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(60, 12);
+        core_tx.send(session(PermissionMode::Default)).unwrap();
+        let driver = async {
+            keys(&in_tx, "hi\n");
+            assert_eq!(ops_rx.recv().await, Some(Op::Submit { text: "hi".into() }));
+            core_tx
+                .send(Event::TextDelta {
+                    text: "hello back".into(),
+                })
+                .unwrap();
+            core_tx.send(finished(1)).unwrap();
+            keys(&in_tx, "/copy\n");
+            in_tx
+                .unbounded_send(InputEvent::Key(KeyInput::ctrl('d')))
+                .unwrap();
+        };
+        let looped = run_loop(
+            &mut app,
+            &mut screen,
+            in_rx,
+            &mut core_rx,
+            LoopOptions::default(),
+        );
+        let (result, ()) = tokio::join!(looped, driver);
+        result.unwrap();
+        assert_eq!(screen.clipboard, [osc52("hello back")]);
+        assert!(screen.text().starts_with(" cairn /work/project\n"));
+        assert!(!app.is_turn_running());
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_deltas_is_drawn_in_few_frames_and_input_end_quits() {
+        let (ops_tx, _ops_rx) = mpsc::unbounded_channel();
+        let (core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(60, 12);
+        for i in 0..2000 {
+            core_tx
+                .send(Event::TextDelta {
+                    text: format!("w{i} "),
+                })
+                .unwrap();
+        }
+        drop(core_tx);
+        drop(in_tx);
+        run_loop(
+            &mut app,
+            &mut screen,
+            in_rx,
+            &mut core_rx,
+            LoopOptions::default(),
+        )
+        .await
+        .unwrap();
+        // Generous bound: frames are capped at 60 fps, never one per delta.
+        assert!(screen.draws < 200, "{} draws", screen.draws);
+        assert_eq!(
+            app.conversation().len(),
+            2,
+            "the answer and the stop notice"
+        );
+    }
+}

@@ -127,10 +127,15 @@ impl PermissionPrompt {
         };
         let dim = Style::default().fg(Color::DarkGray);
         let bold = Style::default().add_modifier(Modifier::BOLD);
-        let mut lines = vec![Line::from(vec![
-            Span::styled(format!("{} ", req.tool), bold.fg(Color::Yellow)),
-            Span::styled(req.title.clone(), bold),
-        ])];
+        // Titles usually start with the tool name already (`Bash npm test`).
+        let mut lines = vec![if req.title.starts_with(&req.tool) {
+            Line::styled(req.title.clone(), bold)
+        } else {
+            Line::from(vec![
+                Span::styled(format!("{} ", req.tool), bold.fg(Color::Yellow)),
+                Span::styled(req.title.clone(), bold),
+            ])
+        }];
         if !req.reason.is_empty() {
             lines.push(Line::styled(req.reason.clone(), dim));
         }

@@ -116,6 +116,8 @@ impl Picker {
             };
             vec![Line::styled(text, Style::default().fg(Color::DarkGray))]
         } else {
+            let label_width = self.items.iter().map(|i| i.label.chars().count()).max();
+            let label_width = label_width.unwrap_or(0);
             self.items
                 .iter()
                 .enumerate()
@@ -128,7 +130,7 @@ impl Picker {
                         Style::default()
                     };
                     Line::from(vec![
-                        Span::styled(it.label.clone(), style),
+                        Span::styled(format!("{:<label_width$}", it.label), style),
                         Span::styled(
                             format!("  {}", it.detail),
                             Style::default().fg(Color::DarkGray),
