@@ -56,8 +56,13 @@ where
     screen.draw(app)?;
     let mut last_draw = Instant::now();
     if let Some(start) = opts.trace_first_frame {
+        // The wall-clock time lets a script that noted the time before exec measure the whole
+        // startup, process creation included.
+        let unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
         tracing::info!(
-            "first frame drawn {:.1} ms after start",
+            "first frame drawn {:.1} ms after start (unix_ms={unix_ms})",
             last_draw.duration_since(start).as_secs_f64() * 1000.0
         );
     }

@@ -84,7 +84,7 @@ impl App {
                     let rect = Rect {
                         x: body.x,
                         y: body.y + body.height - h,
-                        width: body.width.min(72),
+                        width: body.width.min(100),
                         height: h,
                     };
                     picker.render(rect, frame.buffer_mut());

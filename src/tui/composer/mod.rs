@@ -13,7 +13,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Widget};
-use tui_textarea::{CursorMove, TextArea, WrapMode};
+use tui_textarea::{CursorMove, CursorRenderMode, TextArea, WrapMode};
 
 use crate::tui::input::{Key, KeyInput};
 use history::History;
@@ -226,7 +226,12 @@ impl Composer {
 
     /// An editing key for the text engine. Returns true if the text changed.
     pub fn edit(&mut self, key: KeyInput) -> bool {
-        let changed = self.textarea.input(to_textarea_input(key));
+        let changed = if key == KeyInput::ctrl('u') {
+            // Readline's Ctrl+U (the text engine would undo).
+            self.textarea.delete_line_by_head()
+        } else {
+            self.textarea.input(to_textarea_input(key))
+        };
         if changed {
             self.history.stop_walking();
         }
@@ -318,9 +323,8 @@ impl Composer {
             ..inner
         };
         (&self.textarea).render(text_area, buf);
-        self.textarea
-            .rendered_cursor_position()
-            .map(|p| Position::new(text_area.x + p.x, text_area.y + p.y))
+        // Already in terminal coordinates.
+        self.textarea.rendered_cursor_position()
     }
 }
 
@@ -328,6 +332,8 @@ fn new_textarea() -> TextArea<'static> {
     let mut t = TextArea::default();
     t.set_wrap_mode(WrapMode::WordOrGlyph);
     t.set_cursor_line_style(Style::default());
+    // The terminal's own cursor is placed at the text cursor (blinks, and IMEs follow it).
+    t.set_cursor_render_mode(CursorRenderMode::Hidden);
     t.set_placeholder_text(PLACEHOLDER);
     t.set_placeholder_style(Style::default().fg(Color::DarkGray));
     t.set_max_rows(MAX_ROWS);

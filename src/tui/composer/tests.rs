@@ -30,3 +30,16 @@ fn editing_keys_reach_the_text_engine() {
     c.edit(KeyInput::new(Key::Char('w'), Mods::CTRL));
     assert_eq!(c.text(), "hello ");
 }
+
+#[test]
+fn ctrl_u_deletes_to_the_line_start_and_the_cursor_is_reported_in_terminal_coordinates() {
+    let mut c = Composer::new(History::default());
+    c.insert_str("first\nsecond");
+    c.edit(KeyInput::ctrl('u'));
+    assert_eq!(c.text(), "first\n");
+    let mut buf = Buffer::empty(Rect::new(0, 0, 30, 6));
+    let area = Rect::new(0, 3, 30, 3);
+    let pos = c.render(area, &mut buf, false);
+    // Row 2 of the text (below the rule), after the two-column prompt sign.
+    assert_eq!(pos, Some(Position::new(2, 5)));
+}
