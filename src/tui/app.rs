@@ -191,6 +191,17 @@ impl App {
         self.dirty = true;
     }
 
+    /// The core's event channel closed: nothing will finish the turn or answer prompts.
+    pub fn core_stopped(&mut self) {
+        self.turn_running = false;
+        self.status.working_since = None;
+        self.layers.retain(|l| !matches!(l, Layer::Permission(_)));
+        self.push_notice(
+            NoticeKind::Error,
+            "The agent stopped. Quit with Ctrl+D and start again.",
+        );
+    }
+
     /// Show an inline notice in the conversation.
     pub fn push_notice(&mut self, kind: NoticeKind, text: &str) {
         self.dirty = true;
@@ -584,6 +595,16 @@ impl App {
     fn run_command_text(&mut self, text: &str) -> Vec<AppAction> {
         let Some((command, args)) = commands::parse(text.trim()) else {
             let name = text.split_whitespace().next().unwrap_or(text);
+            if name[1..].contains('/') {
+                // A path (`/etc/hosts is wrong`), not a command: it is a prompt.
+                let text = text.to_string();
+                if self.turn_running {
+                    self.queued.push_back(text);
+                } else {
+                    self.send_prompt(text);
+                }
+                return Vec::new();
+            }
             self.conversation.push_notice(
                 NoticeKind::Error,
                 &format!("Unknown command {name}. Type / to see the commands."),

@@ -601,3 +601,49 @@ fn wheel_and_page_keys_scroll_the_view() {
     h.press(Key::PageUp);
     assert!(!h.app.scroll.is_following());
 }
+
+#[test]
+fn a_prompt_starting_with_a_path_is_not_a_command() {
+    let mut h = Harness::new();
+    h.type_text("/etc/hosts looks wrong");
+    h.press(Key::Enter);
+    assert_eq!(h.sent(), [submit("/etc/hosts looks wrong")]);
+}
+
+#[test]
+fn empty_feedback_is_a_plain_no() {
+    let mut h = Harness::new();
+    h.event(Event::PermissionRequest(request(3, false)));
+    h.press(Key::Char('f'));
+    h.press(Key::Enter);
+    assert_eq!(
+        h.sent(),
+        [Op::PermissionDecision {
+            request_id: 3,
+            decision: Decision::DenyOnce
+        }]
+    );
+}
+
+#[test]
+fn a_stopped_core_ends_the_turn_and_says_so() {
+    let mut h = Harness::new();
+    h.type_text("go");
+    h.press(Key::Enter);
+    h.event(Event::PermissionRequest(request(1, false)));
+    h.app.core_stopped();
+    assert!(!h.app.is_turn_running());
+    assert!(h.app.permission_prompt().is_none());
+    assert_eq!(h.app.conversation().len(), 2);
+}
+
+#[test]
+fn recalled_pastes_come_back_whole() {
+    let mut h = Harness::new();
+    let big: String = (1..=10).map(|i| format!("{i}\n")).collect();
+    h.app.handle_input(InputEvent::Paste(big.clone()));
+    h.press(Key::Enter);
+    h.event(finished(1));
+    h.press(Key::Up);
+    assert_eq!(h.app.composer_text(), big);
+}

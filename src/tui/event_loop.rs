@@ -18,7 +18,6 @@ use tokio::sync::mpsc;
 
 use crate::protocol::Event;
 use crate::tui::app::{App, AppAction, AppEvent};
-use crate::tui::conversation::NoticeKind;
 use crate::tui::input::InputEvent;
 use crate::tui::picker::files;
 use crate::tui::shell;
@@ -87,7 +86,7 @@ where
                     Some(event) => app.handle_core_event(&event),
                     None => {
                         core_open = false;
-                        notice_core_stopped(app);
+                        app.core_stopped();
                     }
                 }
                 Vec::new()
@@ -109,13 +108,6 @@ where
             }
         }
     }
-}
-
-fn notice_core_stopped(app: &mut App) {
-    app.push_notice(
-        NoticeKind::Error,
-        "The agent stopped. Quit with Ctrl+D and start again.",
-    );
 }
 
 /// Do one action. Returns false to quit.

@@ -68,8 +68,11 @@ impl PermissionPrompt {
         if let Some(text) = &mut self.feedback {
             match key.code {
                 Key::Enter => {
-                    let feedback = std::mem::take(text);
+                    let feedback = std::mem::take(text).trim().to_string();
                     self.feedback = None;
+                    if feedback.is_empty() {
+                        return self.decide(Decision::DenyOnce);
+                    }
                     return self.decide(Decision::DenyWithFeedback { feedback });
                 }
                 Key::Esc => self.feedback = None,

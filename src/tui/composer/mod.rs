@@ -108,7 +108,8 @@ impl Composer {
             return None;
         }
         let full = paste::expand(&shown, &self.pastes);
-        self.history.record(&shown);
+        // The full text: a recalled placeholder would have lost its paste.
+        self.history.record(&full);
         self.clear();
         Some(full)
     }
