@@ -70,14 +70,14 @@ pub enum AppEvent {
 }
 
 /// Overlays, drawn bottom-up over the main view; keys go to the top one first.
-#[derive(Debug)]
+// No derives that would require them of the conversation view's types (`ScrollState`).
 pub enum Layer {
     Transcript(ScrollState),
     Permission(PermissionPrompt),
 }
 
 /// Settings of the app that come from outside.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AppConfig {
     pub cwd: PathBuf,
     /// Whether Shift+Tab may cycle into bypassPermissions (only when started in it).

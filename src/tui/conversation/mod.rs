@@ -19,7 +19,7 @@ use crate::protocol::Event;
 use crate::tui::highlight::Highlighter;
 
 /// How an inline notice is styled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum NoticeKind {
     Info,
     Warning,
@@ -35,7 +35,6 @@ enum Entry {
 }
 
 /// The conversation: a list of entries drawn as plain text (placeholder).
-#[derive(Debug)]
 pub struct Conversation {
     entries: Vec<Entry>,
     streaming: bool,

@@ -3,7 +3,7 @@
 //! `offset` counts lines up from the bottom; 0 means following the bottom.
 
 /// Where the conversation view is scrolled to. Default: following the bottom.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub struct ScrollState {
     pub(crate) offset: usize,
     pub(crate) page: usize,
