@@ -26,6 +26,7 @@ pub mod status;
 pub mod terminal;
 pub mod theme;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -80,6 +81,12 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
         app.send_initial_prompt(prompt);
     }
 
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "the full-screen UI needs a terminal (stdin or stdout is not one); use -p for \
+             headless mode"
+        );
+    }
     install_panic_hook();
     let mut guard = TerminalGuard::enter()?;
     let input = EventStream::new()
@@ -90,16 +97,28 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
         cwd,
         trace_first_frame: trace.then(|| opts.started_at.unwrap_or(called_at)),
     };
-    let result = run_loop(
-        &mut app,
-        &mut guard,
-        Box::pin(input),
-        &mut events,
-        loop_opts,
-    )
-    .await;
+    let result = tokio::select! {
+        result = run_loop(&mut app, &mut guard, Box::pin(input), &mut events, loop_opts) => result,
+        // Killed or the terminal hung up: still leave the terminal as it was.
+        () = terminated() => Ok(()),
+    };
     guard.leave();
     let _ = ops.send(Op::Shutdown);
     result?;
     Ok(app.exit_summary())
+}
+
+/// Resolves on SIGTERM or SIGHUP (never, if the handlers cannot be installed).
+async fn terminated() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = hup.recv() => {}
+    }
 }
