@@ -255,4 +255,29 @@ mod tests {
             "the answer and the stop notice"
         );
     }
+
+    #[tokio::test]
+    async fn ctrl_z_suspends_through_the_screen_and_the_loop_goes_on() {
+        let (ops_tx, _ops_rx) = mpsc::unbounded_channel();
+        let (_core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(40, 10);
+        in_tx
+            .unbounded_send(InputEvent::Key(KeyInput::ctrl('z')))
+            .unwrap();
+        keys(&in_tx, "after");
+        drop(in_tx);
+        run_loop(
+            &mut app,
+            &mut screen,
+            in_rx,
+            &mut core_rx,
+            LoopOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(screen.suspended, 1);
+        assert_eq!(app.composer_text(), "after");
+    }
 }

@@ -290,3 +290,102 @@ fn preview_lines(display: &Display) -> Vec<Line<'static>> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn edit_request() -> PermissionRequest {
+        PermissionRequest {
+            id: 4,
+            call_id: "c4".into(),
+            tool: "Edit".into(),
+            title: "Edit src/lib.rs".into(),
+            input: json!({}),
+            reason: "edits ask in default mode".into(),
+            preview: Some(Display::Diff {
+                path: PathBuf::from("src/lib.rs"),
+                before: "a\nb\nc\n".into(),
+                after: "a\nB\nc\n".into(),
+            }),
+            session_scope: Some("edits to src/lib.rs".into()),
+            saveable_rule: None,
+            kind: RequestKind::Tool,
+        }
+    }
+
+    fn text(p: &PermissionPrompt) -> Vec<String> {
+        p.lines().iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn shows_the_diff_preview_and_no_always_choice_without_a_rule() {
+        let mut p = PermissionPrompt::default();
+        p.push(edit_request());
+        assert_eq!(
+            text(&p),
+            [
+                "Edit src/lib.rs",
+                "edits ask in default mode",
+                "",
+                "src/lib.rs",
+                "…",
+                "  a",
+                "- b",
+                "+ B",
+                "  c",
+                "",
+                "1 yes",
+                "2 yes, for this session (edits to src/lib.rs)",
+                "3 no",
+                "4 no, for this session (edits to src/lib.rs)",
+                "5 no, and tell the model what to do instead",
+            ]
+        );
+    }
+
+    #[test]
+    fn long_previews_are_cut_with_a_count() {
+        let mut req = edit_request();
+        req.preview = Some(Display::Text {
+            text: (1..=20).map(|i| format!("{i}\n")).collect(),
+        });
+        let mut p = PermissionPrompt::default();
+        p.push(req);
+        let lines = text(&p);
+        assert!(lines.contains(&"12".to_string()));
+        assert!(!lines.contains(&"13".to_string()));
+        assert!(lines.contains(&"… +8 more lines".to_string()), "{lines:#?}");
+    }
+
+    #[test]
+    fn feedback_typing_and_backing_out() {
+        let mut p = PermissionPrompt::default();
+        p.push(edit_request());
+        assert_eq!(
+            p.handle_key(KeyInput::plain(Key::Char('f'))),
+            PromptResult::Consumed
+        );
+        assert!(p.is_typing_feedback());
+        for c in "nox".chars() {
+            p.handle_key(KeyInput::plain(Key::Char(c)));
+        }
+        p.handle_key(KeyInput::plain(Key::Backspace));
+        // Digits are text while typing feedback, not choices.
+        p.handle_key(KeyInput::plain(Key::Char('1')));
+        assert_eq!(
+            p.handle_key(KeyInput::plain(Key::Enter)),
+            PromptResult::Decided(Op::PermissionDecision {
+                request_id: 4,
+                decision: Decision::DenyWithFeedback {
+                    feedback: "no1".into()
+                }
+            })
+        );
+        assert!(p.is_empty());
+    }
+}

@@ -293,3 +293,45 @@ mod tests {
         assert_eq!(s.context_percent(), Some(25));
     }
 }
+
+#[cfg(test)]
+mod render_tests {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+
+    use super::*;
+
+    fn row(s: &StatusState, width: u16) -> String {
+        let mut buf = Buffer::empty(Rect::new(0, 0, width, 1));
+        s.render(buf.area, &mut buf, Instant::now());
+        (0..width)
+            .map(|x| buf[(x, 0)].symbol().to_string())
+            .collect::<String>()
+            .trim_end()
+            .to_string()
+    }
+
+    #[test]
+    fn drops_right_hand_parts_from_the_end_when_narrow() {
+        let s = StatusState {
+            session: Some(SessionInfo {
+                session_id: "s".into(),
+                model: "m1".into(),
+                provider: "openai".into(),
+                cwd: PathBuf::from("/"),
+                tools: vec![],
+                mode: PermissionMode::Plan,
+                demo: true,
+            }),
+            mode: PermissionMode::Plan,
+            cost_usd: 1.5,
+            ..StatusState::default()
+        };
+        assert_eq!(
+            row(&s, 70),
+            " plan   DEMO               m1 (openai) · $1.5000 · in 0 out 0 cache 0"
+        );
+        assert_eq!(row(&s, 40), " plan   DEMO      m1 (openai) · $1.5000");
+        assert_eq!(row(&s, 20), " plan   DEMO");
+    }
+}
