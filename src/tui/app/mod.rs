@@ -442,7 +442,7 @@ impl App {
             Action::HistorySearch => self.composer.search_step(),
             Action::Cancel => {
                 if self.picker.take().is_none() && self.turn_running {
-                    self.send(Op::Interrupt);
+                    self.interrupt();
                 }
             }
             Action::CtrlC => return self.ctrl_c(),
@@ -477,7 +477,7 @@ impl App {
 
     fn ctrl_c(&mut self) -> Vec<AppAction> {
         if self.turn_running {
-            self.send(Op::Interrupt);
+            self.interrupt();
             return Vec::new();
         }
         if self.composer.is_searching() || !self.composer.is_empty() {
@@ -491,6 +491,20 @@ impl App {
         self.quit_armed = true;
         self.status.hint = Some("Press Ctrl+C again to quit".into());
         Vec::new()
+    }
+
+    /// Stop the running turn. Queued prompts come back into the composer for editing rather
+    /// than going out on their own after a stop the person asked for.
+    fn interrupt(&mut self) {
+        self.send(Op::Interrupt);
+        if self.queued.is_empty() {
+            return;
+        }
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        if !self.composer.is_empty() {
+            parts.push(self.composer.text());
+        }
+        self.composer.set_text(&parts.join("\n"));
     }
 
     fn toggle_transcript(&mut self) {

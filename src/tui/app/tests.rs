@@ -648,3 +648,21 @@ fn recalled_pastes_come_back_whole() {
     h.press(Key::Up);
     assert_eq!(h.app.composer_text(), big);
 }
+
+#[test]
+fn interrupting_puts_queued_prompts_back_into_the_composer() {
+    let mut h = Harness::new();
+    h.type_text("first");
+    h.press(Key::Enter);
+    h.type_text("second");
+    h.press(Key::Enter);
+    h.type_text("third");
+    h.press(Key::Enter);
+    h.type_text("draft");
+    h.press(Key::Esc);
+    assert_eq!(h.sent(), [submit("first"), Op::Interrupt]);
+    assert_eq!(h.app.queued().count(), 0);
+    assert_eq!(h.app.composer_text(), "second\nthird\ndraft");
+    h.event(finished(1));
+    assert_eq!(h.sent(), [], "nothing goes out by itself after a stop");
+}
