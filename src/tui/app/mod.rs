@@ -7,7 +7,8 @@
 //! Rendering reads this state (see `render.rs`) and never changes what the person sees next.
 //!
 //! Invariants: at most one prompt is in flight; text sent while a turn runs is queued and sent,
-//! one prompt per finished turn, in order. Every permission request gets exactly one answer.
+//! one prompt per finished turn, in order (an interrupt puts the queue back into the composer).
+//! Every permission request gets at most one answer, and none after its turn ended.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

@@ -666,3 +666,14 @@ fn interrupting_puts_queued_prompts_back_into_the_composer() {
     h.event(finished(1));
     assert_eq!(h.sent(), [], "nothing goes out by itself after a stop");
 }
+
+#[test]
+fn ctrl_c_leaves_history_search_with_an_empty_composer() {
+    let mut h = Harness::with_history(History::in_memory(vec!["old".into()]));
+    h.key(KeyInput::ctrl('r'));
+    h.type_text("ol");
+    h.key(KeyInput::ctrl('c'));
+    assert_eq!(h.app.composer_text(), "");
+    h.type_text("new");
+    assert_eq!(h.app.composer_text(), "new", "typing edits again");
+}

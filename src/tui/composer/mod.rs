@@ -70,6 +70,7 @@ impl Composer {
     pub fn clear(&mut self) {
         self.textarea = new_textarea();
         self.pastes.clear();
+        self.search = None;
         self.history.stop_walking();
     }
 
