@@ -1,3 +1,5 @@
+//! Composer unit tests: word at cursor, height, editing keys, cursor position.
+
 use super::*;
 use crate::tui::input::Mods;
 
