@@ -103,7 +103,9 @@ impl KeyInput {
         }
         let key = match self.code {
             Key::Char(' ') => "Space".to_string(),
-            Key::Char(c) => c.to_ascii_uppercase().to_string(),
+            // Chords read `Ctrl+R`; a plain key is the character itself (`q`, `?`).
+            Key::Char(c) if self.mods.ctrl || self.mods.alt => c.to_ascii_uppercase().to_string(),
+            Key::Char(c) => c.to_string(),
             Key::Enter => "Enter".into(),
             Key::Esc => "Esc".into(),
             Key::Backspace => "Backspace".into(),

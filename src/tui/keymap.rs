@@ -277,26 +277,33 @@ pub fn lookup(context: Context, key: KeyInput) -> Option<Action> {
         .map(|b| b.action)
 }
 
-/// `Key: help` lines for `/help`, one per distinct action of the given contexts.
+/// `Key  help` lines for `/help`, one per distinct action of the given contexts, keys aligned.
 pub fn help_lines(contexts: &[Context]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    let mut rows: Vec<(String, &str)> = Vec::new();
     let mut seen: Vec<(Context, Action)> = Vec::new();
     for b in DEFAULT_BINDINGS
         .iter()
         .filter(|b| contexts.contains(&b.context))
     {
+        if seen.contains(&(b.context, b.action)) {
+            continue;
+        }
+        seen.push((b.context, b.action));
         let keys: Vec<String> = DEFAULT_BINDINGS
             .iter()
             .filter(|o| o.context == b.context && o.action == b.action)
             .map(|o| o.key.label())
             .collect();
-        if seen.contains(&(b.context, b.action)) {
-            continue;
-        }
-        seen.push((b.context, b.action));
-        out.push(format!("{:<22} {}", keys.join(" / "), b.help));
+        rows.push((keys.join(" / "), b.help));
     }
-    out
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    rows.into_iter()
+        .map(|(keys, help)| format!("{keys:<width$}  {help}"))
+        .collect()
 }
 
 #[cfg(test)]
@@ -336,7 +343,7 @@ mod tests {
         assert!(
             lines
                 .iter()
-                .any(|l| l.starts_with("Shift+Enter / Alt+Enter / Ctrl+J")),
+                .any(|l| l.starts_with("Shift+Enter / Alt+Enter / Ctrl+J  new line")),
             "{lines:#?}"
         );
     }

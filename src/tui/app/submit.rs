@@ -65,11 +65,12 @@ impl App {
                 text.push_str(
                     "  !command      run a shell command\n  @path         mention a file\nKeys:\n",
                 );
-                for line in
-                    keymap::help_lines(&[Context::Global, Context::Composer, Context::Transcript])
-                {
+                for line in keymap::help_lines(&[Context::Global, Context::Composer]) {
                     text.push_str(&format!("  {line}\n"));
                 }
+                text.push_str(
+                    "In the transcript (Ctrl+T): Esc or q closes, Up/Down/PgUp/PgDn scroll.\n",
+                );
                 self.conversation
                     .push_notice(NoticeKind::Info, text.trim_end());
             }
