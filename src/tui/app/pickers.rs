@@ -57,24 +57,34 @@ impl App {
             self.picker = None;
             return Vec::new();
         };
-        match &mut self.picker {
+        let opened = match &mut self.picker {
             Some(p) if p.kind == PickerKind::Files && p.query == query => return Vec::new(),
-            Some(p) if p.kind == PickerKind::Files => p.query = query.to_string(),
-            _ => self.picker = Some(Picker::files(query)),
+            Some(p) if p.kind == PickerKind::Files => {
+                p.query = query.to_string();
+                false
+            }
+            _ => {
+                self.picker = Some(Picker::files(query));
+                true
+            }
+        };
+        let mut actions = Vec::new();
+        // Walk again each time the picker opens, so new files show up; until the new list
+        // arrives, the previous one answers.
+        if opened && !self.file_index.loading {
+            self.file_index.loading = true;
+            actions.push(AppAction::ListFiles {
+                root: self.header.cwd.clone(),
+            });
         }
         if self.file_index.files.is_none() {
-            if self.file_index.loading {
-                return Vec::new();
-            }
-            self.file_index.loading = true;
             if let Some(p) = &mut self.picker {
                 p.pending = Some(u64::MAX);
             }
-            return vec![AppAction::ListFiles {
-                root: self.header.cwd.clone(),
-            }];
+            return actions;
         }
-        self.request_file_matches()
+        actions.extend(self.request_file_matches());
+        actions
     }
 
     pub(super) fn request_file_matches(&mut self) -> Vec<AppAction> {

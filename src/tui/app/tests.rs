@@ -677,3 +677,22 @@ fn ctrl_c_leaves_history_search_with_an_empty_composer() {
     h.type_text("new");
     assert_eq!(h.app.composer_text(), "new", "typing edits again");
 }
+
+#[test]
+fn reopening_the_file_picker_walks_again_and_matches_the_old_list_meanwhile() {
+    let mut h = Harness::new();
+    h.press(Key::Char('@'));
+    let files: Arc<Vec<String>> = Arc::new(vec!["a.rs".into()]);
+    h.app
+        .handle_app_event(AppEvent::FilesListed(Arc::clone(&files)));
+    h.press(Key::Char(' '));
+    assert!(h.app.picker().is_none());
+    let actions = h.press(Key::Char('@'));
+    assert!(
+        matches!(
+            actions.as_slice(),
+            [AppAction::ListFiles { .. }, AppAction::MatchFiles { .. }]
+        ),
+        "{actions:?}"
+    );
+}
