@@ -124,6 +124,10 @@ fn perform<S: Screen>(
             screen.suspend()?;
             app.mark_dirty();
         }
+        AppAction::Repaint => {
+            screen.repaint()?;
+            app.mark_dirty();
+        }
         AppAction::CopyToClipboard(text) => screen.copy_to_clipboard(&text)?,
         AppAction::RunShell { command } => {
             let bg = bg.clone();
@@ -266,6 +270,9 @@ mod tests {
         in_tx
             .unbounded_send(InputEvent::Key(KeyInput::ctrl('z')))
             .unwrap();
+        in_tx
+            .unbounded_send(InputEvent::Key(KeyInput::ctrl('l')))
+            .unwrap();
         keys(&in_tx, "after");
         drop(in_tx);
         run_loop(
@@ -278,6 +285,7 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(screen.suspended, 1);
+        assert_eq!(screen.repaints, 1);
         assert_eq!(app.composer_text(), "after");
     }
 }

@@ -40,6 +40,8 @@ pub enum Action {
     FocusPrev,
     FocusNext,
     Suspend,
+    /// Ctrl+L: repaint the whole screen.
+    Repaint,
     AllowOnce,
     AllowSession,
     DenyOnce,
@@ -98,6 +100,12 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         KeyInput::ctrl('z'),
         A::Suspend,
         "suspend (fg resumes)",
+    ),
+    bind(
+        C::Global,
+        KeyInput::ctrl('l'),
+        A::Repaint,
+        "repaint the screen",
     ),
     bind(
         C::Global,

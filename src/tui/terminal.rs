@@ -33,6 +33,8 @@ pub trait Screen {
     fn copy_to_clipboard(&mut self, text: &str) -> io::Result<()>;
     /// Ctrl+Z: give the terminal back, stop the process, take it again when resumed.
     fn suspend(&mut self) -> io::Result<()>;
+    /// Forget what is on the screen so the next draw repaints every cell.
+    fn repaint(&mut self) -> io::Result<()>;
 }
 
 /// The OSC 52 sequence that asks the terminal to set the clipboard (works over SSH too).
@@ -109,6 +111,10 @@ impl Screen for TerminalGuard {
         // The screen was someone else's meanwhile: repaint everything.
         self.terminal.clear()
     }
+
+    fn repaint(&mut self) -> io::Result<()> {
+        self.terminal.clear()
+    }
 }
 
 fn setup() -> io::Result<bool> {
@@ -167,6 +173,7 @@ pub struct TestScreen {
     /// Every OSC 52 sequence written.
     pub clipboard: Vec<String>,
     pub suspended: usize,
+    pub repaints: usize,
     pub draws: usize,
 }
 
@@ -180,6 +187,7 @@ impl TestScreen {
             terminal,
             clipboard: Vec::new(),
             suspended: 0,
+            repaints: 0,
             draws: 0,
         }
     }
@@ -216,6 +224,11 @@ impl Screen for TestScreen {
 
     fn suspend(&mut self) -> io::Result<()> {
         self.suspended += 1;
+        Ok(())
+    }
+
+    fn repaint(&mut self) -> io::Result<()> {
+        self.repaints += 1;
         Ok(())
     }
 }

@@ -37,6 +37,8 @@ pub enum AppAction {
     Quit,
     /// Ctrl+Z: restore the terminal, stop the process, set the terminal up again on resume.
     Suspend,
+    /// Ctrl+L: clear the terminal and draw everything again.
+    Repaint,
     /// Put this text on the clipboard with OSC 52.
     CopyToClipboard(String),
     /// `!command`: run with `sh -c` in the project directory, report an [`AppEvent::ShellFinished`].
@@ -454,6 +456,7 @@ impl App {
                 self.composer.edit(key);
             }
             Action::Suspend => return vec![AppAction::Suspend],
+            Action::Repaint => return vec![AppAction::Repaint],
             Action::CycleMode => {
                 let next = self.status.mode.next_in_cycle(self.bypass_allowed);
                 self.set_mode(next);
@@ -550,6 +553,7 @@ fn passes_through_overlay(action: Option<Action>) -> bool {
         Some(
             Action::CtrlC
                 | Action::Suspend
+                | Action::Repaint
                 | Action::PageUp
                 | Action::PageDown
                 | Action::ScrollTop
