@@ -108,6 +108,13 @@ impl PermissionPrompt {
         self.decide(decision)
     }
 
+    /// A paste while typing feedback joins the line (newlines become spaces); else ignored.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(line) = &mut self.feedback {
+            line.push_str(&text.replace(['\r', '\n'], " "));
+        }
+    }
+
     /// Drop every pending request (the turn ended; the core no longer waits for answers).
     pub fn clear(&mut self) {
         self.queue.clear();
@@ -377,12 +384,13 @@ mod tests {
         p.handle_key(KeyInput::plain(Key::Backspace));
         // Digits are text while typing feedback, not choices.
         p.handle_key(KeyInput::plain(Key::Char('1')));
+        p.paste(" use\nthe  test");
         assert_eq!(
             p.handle_key(KeyInput::plain(Key::Enter)),
             PromptResult::Decided(Op::PermissionDecision {
                 request_id: 4,
                 decision: Decision::DenyWithFeedback {
-                    feedback: "no1".into()
+                    feedback: "no1 use the  test".into()
                 }
             })
         );

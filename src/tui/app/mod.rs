@@ -4,7 +4,7 @@
 //! (results of background work the event loop ran for us). Ops go to the core through the
 //! channel given at construction; everything the event loop must do for the app (quit, suspend,
 //! write OSC 52, run a shell command, walk or match files) comes back as [`AppAction`]s.
-//! Rendering reads this state (see `render.rs`) and never changes what the person sees next.
+//! Rendering (`render.rs`) only reads this state.
 //!
 //! Invariants: at most one prompt is in flight; text sent while a turn runs is queued and sent,
 //! one prompt per finished turn, in order (an interrupt puts the queue back into the composer).
@@ -342,9 +342,13 @@ impl App {
                 Vec::new()
             }
             InputEvent::Paste(text) => {
-                if self.layers.is_empty() {
-                    self.composer.paste(&text);
-                    return self.refresh_picker();
+                match self.layers.last_mut() {
+                    None => {
+                        self.composer.paste(&text);
+                        return self.refresh_picker();
+                    }
+                    Some(Layer::Permission(p)) => p.paste(&text),
+                    Some(Layer::Transcript(_)) => {}
                 }
                 Vec::new()
             }
