@@ -122,3 +122,31 @@ async fn terminated() {
         _ = hup.recv() => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::mpsc;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn refuses_to_start_without_a_terminal() {
+        // Under the test harness stdin/stdout are not a terminal.
+        if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+            return;
+        }
+        let (ops, _ops_rx) = mpsc::unbounded_channel();
+        let (_events_tx, events) = mpsc::unbounded_channel();
+        let err = run(AgentHandle { ops, events }, TuiOptions::default())
+            .await
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some(
+                "the full-screen UI needs a terminal (stdin or stdout is not one); use -p for \
+                 headless mode"
+            )
+        );
+    }
+}
