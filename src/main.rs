@@ -10,6 +10,7 @@ use cairn::cli::{Cli, Command};
 use cairn::startup;
 
 fn main() -> ExitCode {
+    let started_at = std::time::Instant::now();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -23,7 +24,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli)) {
+    match runtime.block_on(run(cli, started_at)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("cairn: {e:#}");
@@ -32,7 +33,7 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Some(Command::MockServer { script, port }) => {
             let text = std::fs::read_to_string(script)
@@ -56,11 +57,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         handle,
         notices,
         demo_server: _demo_server,
-        ..
+        project_dir,
+        data_root,
+        bypass_allowed,
     } = startup::start_session(&cli, true).await?;
     let opts = cairn::tui::TuiOptions {
         initial_prompt: cli.prompt.clone(),
         notices,
+        data_dir: Some(data_root),
+        cwd: Some(project_dir),
+        bypass_allowed,
+        started_at: Some(started_at),
     };
     let summary = cairn::tui::run(handle, opts).await?;
     println!("{summary}");

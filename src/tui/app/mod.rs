@@ -1,0 +1,574 @@
+//! The App: all TUI state and the logic that changes it, with no terminal in sight.
+//!
+//! Inputs come in as [`InputEvent`]s (keys, pastes, wheel), core [`Event`]s and [`AppEvent`]s
+//! (results of background work the event loop ran for us). Ops go to the core through the
+//! channel given at construction; everything the event loop must do for the app (quit, suspend,
+//! write OSC 52, run a shell command, walk or match files) comes back as [`AppAction`]s.
+//! Rendering (`render.rs`) only reads this state.
+//!
+//! Invariants: at most one prompt is in flight; text sent while a turn runs is queued and sent,
+//! one prompt per finished turn, in order (an interrupt puts the queue back into the composer).
+//! Every permission request gets at most one answer, and none after its turn ended.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::protocol::{Event, Op, PermissionMode};
+use crate::tui::composer::Composer;
+use crate::tui::composer::history::History;
+use crate::tui::conversation::{Conversation, NoticeKind, ScrollState};
+use crate::tui::highlight::Highlighter;
+use crate::tui::input::{InputEvent, Key, KeyInput};
+use crate::tui::keymap::{self, Action, Context};
+use crate::tui::permission::{PermissionPrompt, PromptResult};
+use crate::tui::picker::{Picker, PickerKind, commands};
+use crate::tui::status::{Header, StatusState, mode_label};
+
+/// Lines moved per mouse wheel step.
+const WHEEL_LINES: usize = 3;
+
+/// Something the event loop does on the app's behalf.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppAction {
+    Quit,
+    /// Ctrl+Z: restore the terminal, stop the process, set the terminal up again on resume.
+    Suspend,
+    /// Ctrl+L: clear the terminal and draw everything again.
+    Repaint,
+    /// Put this text on the clipboard with OSC 52.
+    CopyToClipboard(String),
+    /// `!command`: run with `sh -c` in the project directory, report an [`AppEvent::ShellFinished`].
+    RunShell {
+        command: String,
+    },
+    /// Walk the project's files in the background, report [`AppEvent::FilesListed`].
+    ListFiles {
+        root: PathBuf,
+    },
+    /// Fuzzy-match in the background, report [`AppEvent::FilesMatched`] with the same id.
+    MatchFiles {
+        request_id: u64,
+        query: String,
+        files: Arc<Vec<String>>,
+    },
+}
+
+/// Results of background work, fed back by the event loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppEvent {
+    ShellFinished {
+        command: String,
+        output: String,
+        exit_code: Option<i32>,
+    },
+    FilesListed(Arc<Vec<String>>),
+    FilesMatched {
+        request_id: u64,
+        paths: Vec<String>,
+    },
+}
+
+/// Overlays, drawn bottom-up over the main view; keys go to the top one first.
+// No derives that would require them of the conversation view's types (`ScrollState`).
+pub enum Layer {
+    Transcript(ScrollState),
+    Permission(PermissionPrompt),
+}
+
+/// Settings of the app that come from outside.
+#[derive(Clone)]
+pub struct AppConfig {
+    pub cwd: PathBuf,
+    /// Whether Shift+Tab may cycle into bypassPermissions (only when started in it).
+    pub bypass_allowed: bool,
+    pub highlighter: Highlighter,
+}
+
+/// The file list for the `@` picker, loaded once in the background.
+#[derive(Debug, Default)]
+struct FileIndex {
+    files: Option<Arc<Vec<String>>>,
+    loading: bool,
+    next_request: u64,
+}
+
+/// The whole TUI state.
+pub struct App {
+    pub(crate) conversation: Conversation,
+    pub(crate) scroll: ScrollState,
+    pub(crate) composer: Composer,
+    pub(crate) picker: Option<Picker>,
+    file_index: FileIndex,
+    pub(crate) status: StatusState,
+    pub(crate) header: Header,
+    pub(crate) layers: Vec<Layer>,
+    pub(crate) queued: VecDeque<String>,
+    ops: UnboundedSender<Op>,
+    turn_running: bool,
+    quit_armed: bool,
+    bypass_allowed: bool,
+    dirty: bool,
+}
+
+impl App {
+    pub fn new(config: AppConfig, history: History, ops: UnboundedSender<Op>) -> App {
+        App {
+            conversation: Conversation::new(config.highlighter),
+            scroll: ScrollState::default(),
+            composer: Composer::new(history),
+            picker: None,
+            file_index: FileIndex::default(),
+            status: StatusState::default(),
+            header: Header::for_dir(&config.cwd),
+            layers: Vec::new(),
+            queued: VecDeque::new(),
+            ops,
+            turn_running: false,
+            quit_armed: false,
+            bypass_allowed: config.bypass_allowed,
+            dirty: true,
+        }
+    }
+
+    // ----- queries (for the event loop, rendering and tests) -----
+
+    pub fn is_turn_running(&self) -> bool {
+        self.turn_running
+    }
+
+    pub fn composer_text(&self) -> String {
+        self.composer.text()
+    }
+
+    pub fn queued(&self) -> impl Iterator<Item = &str> {
+        self.queued.iter().map(String::as_str)
+    }
+
+    pub fn mode(&self) -> PermissionMode {
+        self.status.mode
+    }
+
+    pub fn status(&self) -> &StatusState {
+        &self.status
+    }
+
+    pub fn picker(&self) -> Option<&Picker> {
+        self.picker.as_ref()
+    }
+
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    pub fn permission_prompt(&self) -> Option<&PermissionPrompt> {
+        self.layers.iter().rev().find_map(|l| match l {
+            Layer::Permission(p) => Some(p),
+            Layer::Transcript(_) => None,
+        })
+    }
+
+    pub fn is_transcript_open(&self) -> bool {
+        matches!(self.layers.last(), Some(Layer::Transcript(_)))
+    }
+
+    /// The summary printed after exit.
+    pub fn exit_summary(&self) -> String {
+        self.status.exit_summary()
+    }
+
+    /// Whether something changed since the last draw.
+    pub fn needs_redraw(&self) -> bool {
+        self.dirty || self.conversation.is_dirty()
+    }
+
+    pub(crate) fn mark_drawn(&mut self) {
+        self.dirty = false;
+    }
+
+    /// Force a full redraw (after resume, resize).
+    pub fn mark_dirty(&mut self) {
+        self.dirty = true;
+    }
+
+    /// The core's event channel closed: nothing will finish the turn or answer prompts.
+    pub fn core_stopped(&mut self) {
+        self.turn_running = false;
+        self.status.working_since = None;
+        self.layers.retain(|l| !matches!(l, Layer::Permission(_)));
+        self.push_notice(
+            NoticeKind::Error,
+            "The agent stopped. Quit with Ctrl+D and start again.",
+        );
+    }
+
+    /// Show an inline notice in the conversation.
+    pub fn push_notice(&mut self, kind: NoticeKind, text: &str) {
+        self.dirty = true;
+        self.conversation.push_notice(kind, text);
+    }
+
+    /// Advance animations; true when the screen must be redrawn.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let changed = self.conversation.tick(now) || self.status.working_since.is_some();
+        self.dirty |= changed;
+        changed
+    }
+
+    /// Whether anything animates (spinners, elapsed time), so the loop keeps a slow tick.
+    pub fn is_animating(&self) -> bool {
+        self.status.working_since.is_some()
+    }
+
+    // ----- core events -----
+
+    /// Fold a core event into the state.
+    pub fn handle_core_event(&mut self, event: &Event) {
+        self.dirty = true;
+        self.conversation.apply_event(event);
+        match event {
+            Event::SessionConfigured(info) => {
+                self.status.mode = info.mode;
+                self.bypass_allowed |= info.mode == PermissionMode::BypassPermissions;
+                self.header = Header::for_dir(&info.cwd);
+                self.status.session = Some(info.clone());
+            }
+            Event::TurnStarted { .. } => {
+                self.turn_running = true;
+                self.status.working_since.get_or_insert_with(Instant::now);
+            }
+            Event::PermissionRequest(req) => {
+                let existing = self.layers.iter_mut().find_map(|l| match l {
+                    Layer::Permission(p) => Some(p),
+                    Layer::Transcript(_) => None,
+                });
+                match existing {
+                    Some(p) => p.push(req.clone()),
+                    None => {
+                        let mut p = PermissionPrompt::default();
+                        p.push(req.clone());
+                        self.layers.push(Layer::Permission(p));
+                    }
+                }
+            }
+            Event::Usage {
+                last,
+                total,
+                total_cost_usd,
+                context_window,
+            } => {
+                self.status.last = *last;
+                self.status.total = *total;
+                self.status.cost_usd = *total_cost_usd;
+                self.status.context_window = *context_window;
+            }
+            Event::ModeChanged { mode } => self.status.mode = *mode,
+            Event::TurnFinished { .. } => {
+                self.turn_running = false;
+                self.status.working_since = None;
+                // The core no longer waits for answers to this turn's requests.
+                self.layers.retain(|l| !matches!(l, Layer::Permission(_)));
+                if let Some(next) = self.queued.pop_front() {
+                    self.send_prompt(next);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // ----- background results -----
+
+    pub fn handle_app_event(&mut self, event: AppEvent) -> Vec<AppAction> {
+        self.dirty = true;
+        match event {
+            AppEvent::ShellFinished {
+                command,
+                output,
+                exit_code,
+            } => {
+                let status = match exit_code {
+                    Some(0) => String::new(),
+                    Some(c) => format!("\n(exit code {c})"),
+                    None => "\n(killed by a signal)".into(),
+                };
+                let kind = if exit_code == Some(0) {
+                    NoticeKind::Info
+                } else {
+                    NoticeKind::Warning
+                };
+                let body = output.trim_end();
+                let text = if body.is_empty() {
+                    format!("$ {command}{status}")
+                } else {
+                    format!("$ {command}\n{body}{status}")
+                };
+                self.conversation.push_notice(kind, &text);
+                Vec::new()
+            }
+            AppEvent::FilesListed(files) => {
+                self.file_index.loading = false;
+                self.file_index.files = Some(files);
+                self.request_file_matches()
+            }
+            AppEvent::FilesMatched { request_id, paths } => {
+                if let Some(p) = &mut self.picker
+                    && p.kind == PickerKind::Files
+                    && p.pending == Some(request_id)
+                {
+                    p.pending = None;
+                    p.set_files(paths);
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    // ----- input -----
+
+    /// Handle one input event; returns what the event loop must do.
+    pub fn handle_input(&mut self, input: InputEvent) -> Vec<AppAction> {
+        self.dirty = true;
+        match input {
+            InputEvent::Resize { .. } => Vec::new(),
+            InputEvent::ScrollUp => {
+                self.active_scroll().scroll_up(WHEEL_LINES);
+                Vec::new()
+            }
+            InputEvent::ScrollDown => {
+                self.active_scroll().scroll_down(WHEEL_LINES);
+                Vec::new()
+            }
+            InputEvent::Paste(text) => {
+                match self.layers.last_mut() {
+                    None => {
+                        self.composer.paste(&text);
+                        return self.refresh_picker();
+                    }
+                    Some(Layer::Permission(p)) => p.paste(&text),
+                    Some(Layer::Transcript(_)) => {}
+                }
+                Vec::new()
+            }
+            InputEvent::Key(key) => self.handle_key(key),
+        }
+    }
+
+    fn active_scroll(&mut self) -> &mut ScrollState {
+        match self.layers.last_mut() {
+            Some(Layer::Transcript(s)) => s,
+            _ => &mut self.scroll,
+        }
+    }
+
+    fn handle_key(&mut self, key: KeyInput) -> Vec<AppAction> {
+        let global = keymap::lookup(Context::Global, key);
+        if global != Some(Action::CtrlC) {
+            self.quit_armed = false;
+            self.status.hint = None;
+        }
+        match self.layers.last_mut() {
+            Some(Layer::Permission(prompt)) => {
+                let own = keymap::lookup(Context::Permission, key).is_some()
+                    || prompt.is_typing_feedback();
+                if own || !passes_through_overlay(global) {
+                    let result = prompt.handle_key(key);
+                    if prompt.is_empty() {
+                        self.layers.pop();
+                    }
+                    if let PromptResult::Decided(op) = result {
+                        self.send(op);
+                    }
+                    return Vec::new();
+                }
+            }
+            Some(Layer::Transcript(scroll)) => match keymap::lookup(Context::Transcript, key) {
+                Some(Action::ToggleTranscript) => {
+                    self.layers.pop();
+                    return Vec::new();
+                }
+                Some(Action::FocusPrev) => {
+                    scroll.scroll_up(1);
+                    return Vec::new();
+                }
+                Some(Action::FocusNext) => {
+                    scroll.scroll_down(1);
+                    return Vec::new();
+                }
+                _ if passes_through_overlay(global) => {}
+                _ => return Vec::new(),
+            },
+            None => {}
+        }
+        if self.layers.is_empty() && self.composer.is_searching() {
+            if key == KeyInput::ctrl('r') {
+                self.composer.search_step();
+                return Vec::new();
+            }
+            if global != Some(Action::CtrlC) {
+                self.composer.search_key(key);
+                return Vec::new();
+            }
+        }
+        if self.layers.is_empty()
+            && let Some(actions) = self.picker_key(key)
+        {
+            return actions;
+        }
+        let composer_action = if self.layers.is_empty() {
+            keymap::lookup(Context::Composer, key)
+        } else {
+            None
+        };
+        match composer_action.or(global) {
+            Some(action) => self.run_action(action, key),
+            None if self.layers.is_empty() => {
+                self.composer.edit(key);
+                self.refresh_picker()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    fn run_action(&mut self, action: Action, key: KeyInput) -> Vec<AppAction> {
+        match action {
+            Action::Submit => return self.submit(),
+            Action::Newline => self.composer.insert_newline(),
+            Action::HistoryPrev => {
+                if !self.composer.history_prev() {
+                    self.composer.edit(key);
+                }
+            }
+            Action::HistoryNext => {
+                if !self.composer.history_next() {
+                    self.composer.edit(key);
+                }
+            }
+            Action::HistorySearch => self.composer.search_step(),
+            Action::Cancel => {
+                if self.picker.take().is_none() && self.turn_running {
+                    self.interrupt();
+                }
+            }
+            Action::CtrlC => return self.ctrl_c(),
+            Action::QuitIfEmpty => {
+                if self.composer.is_empty() {
+                    return vec![AppAction::Quit];
+                }
+                self.composer.edit(key);
+            }
+            Action::Suspend => return vec![AppAction::Suspend],
+            Action::Repaint => return vec![AppAction::Repaint],
+            Action::CycleMode => {
+                let next = self.status.mode.next_in_cycle(self.bypass_allowed);
+                self.set_mode(next);
+            }
+            Action::PageUp => self.active_scroll().page_up(),
+            Action::PageDown => self.active_scroll().page_down(),
+            Action::ScrollTop => self.active_scroll().to_top(),
+            Action::ScrollBottom => self.active_scroll().to_bottom(),
+            Action::ToggleTranscript => self.toggle_transcript(),
+            Action::ToggleExpanded => self.conversation.toggle_expanded(),
+            Action::FocusPrev => self.conversation.focus_prev(),
+            Action::FocusNext => self.conversation.focus_next(),
+            Action::AllowOnce
+            | Action::AllowSession
+            | Action::DenyOnce
+            | Action::DenySession
+            | Action::DenyWithFeedback
+            | Action::AlwaysAllow => {}
+        }
+        Vec::new()
+    }
+
+    fn ctrl_c(&mut self) -> Vec<AppAction> {
+        if self.turn_running {
+            self.interrupt();
+            return Vec::new();
+        }
+        if self.composer.is_searching() || !self.composer.is_empty() {
+            self.composer.clear();
+            self.picker = None;
+            return Vec::new();
+        }
+        if self.quit_armed {
+            return vec![AppAction::Quit];
+        }
+        self.quit_armed = true;
+        self.status.hint = Some("Press Ctrl+C again to quit".into());
+        Vec::new()
+    }
+
+    /// Stop the running turn. Queued prompts come back into the composer for editing rather
+    /// than going out on their own after a stop the person asked for.
+    fn interrupt(&mut self) {
+        self.send(Op::Interrupt);
+        if self.queued.is_empty() {
+            return;
+        }
+        let mut parts: Vec<String> = self.queued.drain(..).collect();
+        if !self.composer.is_empty() {
+            parts.push(self.composer.text());
+        }
+        self.composer.set_text(&parts.join("\n"));
+    }
+
+    fn toggle_transcript(&mut self) {
+        if self.is_transcript_open() {
+            self.layers.pop();
+        } else {
+            self.picker = None;
+            self.layers.push(Layer::Transcript(ScrollState::default()));
+        }
+    }
+
+    fn set_mode(&mut self, mode: PermissionMode) {
+        self.status.mode = mode;
+        self.send(Op::SetMode { mode });
+    }
+
+    fn send(&mut self, op: Op) {
+        if self.ops.send(op).is_err() {
+            self.conversation
+                .push_notice(NoticeKind::Error, "the agent has stopped; quit and restart");
+        }
+    }
+
+    /// The prompt given on the command line: sent as soon as the app starts.
+    pub fn send_initial_prompt(&mut self, text: String) {
+        self.send_prompt(text);
+    }
+
+    fn send_prompt(&mut self, text: String) {
+        self.conversation.push_user(&text);
+        self.scroll.to_bottom();
+        self.turn_running = true;
+        self.status.working_since = Some(Instant::now());
+        self.send(Op::Submit { text });
+    }
+}
+
+/// Global keys that still work while an overlay is on top.
+fn passes_through_overlay(action: Option<Action>) -> bool {
+    matches!(
+        action,
+        Some(
+            Action::CtrlC
+                | Action::Suspend
+                | Action::Repaint
+                | Action::PageUp
+                | Action::PageDown
+                | Action::ScrollTop
+                | Action::ScrollBottom
+                | Action::ToggleTranscript
+        )
+    )
+}
+
+mod pickers;
+mod submit;
+
+#[cfg(test)]
+pub(crate) mod tests;

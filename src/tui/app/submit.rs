@@ -1,0 +1,144 @@
+//! Enter and the slash commands: what a submitted text does (prompt, queued prompt, `/command`,
+//! `!shell`), and the commands that run inside the TUI without the model.
+
+use super::*;
+
+impl App {
+    /// Enter: a newline after a trailing `\`, a command, a shell command, or a prompt (queued
+    /// while a turn runs).
+    pub(super) fn submit(&mut self) -> Vec<AppAction> {
+        if self.composer.backslash_newline() {
+            return Vec::new();
+        }
+        let Some(text) = self.composer.take_submission() else {
+            return Vec::new();
+        };
+        self.picker = None;
+        if text.starts_with('/') {
+            return self.run_command_text(&text);
+        }
+        if let Some(command) = text.strip_prefix('!') {
+            let command = command.trim().to_string();
+            if command.is_empty() {
+                return Vec::new();
+            }
+            return vec![AppAction::RunShell { command }];
+        }
+        if self.turn_running {
+            self.queued.push_back(text);
+        } else {
+            self.send_prompt(text);
+        }
+        Vec::new()
+    }
+
+    pub(super) fn run_command_text(&mut self, text: &str) -> Vec<AppAction> {
+        let Some((command, args)) = commands::parse(text.trim()) else {
+            let name = text.split_whitespace().next().unwrap_or(text);
+            if name[1..].contains('/') {
+                // A path (`/etc/hosts is wrong`), not a command: it is a prompt.
+                let text = text.to_string();
+                if self.turn_running {
+                    self.queued.push_back(text);
+                } else {
+                    self.send_prompt(text);
+                }
+                return Vec::new();
+            }
+            self.conversation.push_notice(
+                NoticeKind::Error,
+                &format!("Unknown command {name}. Type / to see the commands."),
+            );
+            return Vec::new();
+        };
+        self.run_command(command, args)
+    }
+
+    fn run_command(&mut self, command: commands::Command, args: &str) -> Vec<AppAction> {
+        use commands::Command as C;
+        match command {
+            C::Help => {
+                let mut text = String::from("Commands:\n");
+                for (name, _, help) in commands::COMMANDS {
+                    text.push_str(&format!("  /{name:<12} {help}\n"));
+                }
+                text.push_str(
+                    "  !command      run a shell command\n  @path         mention a file\nKeys:\n",
+                );
+                for line in keymap::help_lines(&[Context::Global, Context::Composer]) {
+                    text.push_str(&format!("  {line}\n"));
+                }
+                text.push_str(
+                    "In the transcript (Ctrl+T): Esc or q closes, Up/Down/PgUp/PgDn scroll.\n",
+                );
+                self.conversation
+                    .push_notice(NoticeKind::Info, text.trim_end());
+            }
+            C::Clear => {
+                self.conversation.clear();
+                self.scroll.to_bottom();
+            }
+            C::Model => {
+                let text = match &self.status.session {
+                    Some(s) => format!(
+                        "model: {} ({}). Start with --model to use another.",
+                        s.model, s.provider
+                    ),
+                    None => "The session is still starting.".into(),
+                };
+                self.conversation.push_notice(NoticeKind::Info, &text);
+            }
+            C::Mode => self.mode_command(args),
+            C::Copy => match self.conversation.last_answer() {
+                Some(answer) => {
+                    self.conversation.push_notice(
+                        NoticeKind::Info,
+                        &format!(
+                            "Copied the last answer ({} characters) to the clipboard.",
+                            answer.chars().count()
+                        ),
+                    );
+                    return vec![AppAction::CopyToClipboard(answer)];
+                }
+                None => self
+                    .conversation
+                    .push_notice(NoticeKind::Warning, "There is no answer to copy yet."),
+            },
+            C::Transcript => self.toggle_transcript(),
+            C::Exit => return vec![AppAction::Quit],
+        }
+        Vec::new()
+    }
+
+    fn mode_command(&mut self, args: &str) {
+        if args.is_empty() {
+            let text = format!(
+                "mode: {}. Shift+Tab cycles; /mode default, acceptEdits, plan or dontAsk sets it.",
+                self.status.mode.as_str()
+            );
+            self.conversation.push_notice(NoticeKind::Info, &text);
+            return;
+        }
+        match PermissionMode::parse(args) {
+            Some(PermissionMode::BypassPermissions) if !self.bypass_allowed => {
+                self.conversation.push_notice(
+                    NoticeKind::Error,
+                    "bypassPermissions is only available when cairn starts in it \
+                     (--permission-mode bypassPermissions).",
+                );
+            }
+            Some(mode) => {
+                self.set_mode(mode);
+                self.conversation
+                    .push_notice(NoticeKind::Info, &format!("mode: {}", mode_label(mode)));
+            }
+            None => self.conversation.push_notice(
+                NoticeKind::Error,
+                &format!(
+                    "Unknown mode {args:?}. Use default, acceptEdits, plan, dontAsk or \
+                     bypassPermissions."
+                ),
+            ),
+        }
+    }
+}

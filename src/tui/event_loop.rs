@@ -1,0 +1,291 @@
+//! The event loop: one `tokio::select!` with `biased;` over, in priority order,
+//!
+//! 1. core events (cheap to fold in, and the person is waiting for them),
+//! 2. terminal input (already converted to [`InputEvent`]; the stream is a parameter so tests
+//!    inject keys),
+//! 3. results of background work the app asked for (shell commands, file walks and matches),
+//! 4. the frame timer.
+//!
+//! Producers only mark the app dirty; drawing happens here, only when something changed, at most
+//! once per [`FRAME`] (60 fps). A due frame is drawn at the top of every iteration before
+//! waiting, so a flood of core events cannot starve the screen: output lags by at most a frame.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use futures::{Stream, StreamExt};
+use tokio::sync::mpsc;
+
+use crate::protocol::Event;
+use crate::tui::app::{App, AppAction, AppEvent};
+use crate::tui::input::InputEvent;
+use crate::tui::picker::files;
+use crate::tui::shell;
+use crate::tui::terminal::Screen;
+
+/// The shortest time between two frames (60 fps).
+pub const FRAME: Duration = Duration::from_micros(16_667);
+/// How often spinners and elapsed times advance while something runs.
+const ANIMATION: Duration = Duration::from_millis(100);
+/// How long to sleep when nothing is due (any event wakes the loop earlier).
+const IDLE: Duration = Duration::from_secs(3600);
+
+/// Options of one run of the loop.
+#[derive(Debug, Clone, Default)]
+pub struct LoopOptions {
+    /// Where `!command`s run and the `@` picker walks.
+    pub cwd: PathBuf,
+    /// When set, log the time from this instant to the first frame (CAIRN_TRACE_FIRST_FRAME).
+    pub trace_first_frame: Option<Instant>,
+}
+
+/// Run until the app asks to quit or the input ends.
+pub async fn run_loop<S, I>(
+    app: &mut App,
+    screen: &mut S,
+    mut input: I,
+    core: &mut mpsc::UnboundedReceiver<Event>,
+    opts: LoopOptions,
+) -> anyhow::Result<()>
+where
+    S: Screen,
+    I: Stream<Item = InputEvent> + Unpin,
+{
+    let (bg_tx, mut bg_rx) = mpsc::unbounded_channel::<AppEvent>();
+    screen.draw(app)?;
+    let mut last_draw = Instant::now();
+    if let Some(start) = opts.trace_first_frame {
+        // The wall-clock time lets a script that noted the time before exec measure the whole
+        // startup, process creation included.
+        let unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        tracing::info!(
+            "first frame drawn {:.1} ms after start (unix_ms={unix_ms})",
+            last_draw.duration_since(start).as_secs_f64() * 1000.0
+        );
+    }
+    let mut core_open = true;
+    loop {
+        let now = Instant::now();
+        if app.needs_redraw() && now >= last_draw + FRAME {
+            screen.draw(app)?;
+            last_draw = now;
+        }
+        let deadline = if app.needs_redraw() {
+            last_draw + FRAME
+        } else if app.is_animating() {
+            last_draw + ANIMATION
+        } else {
+            now + IDLE
+        };
+        let actions = tokio::select! {
+            biased;
+            event = core.recv(), if core_open => {
+                match event {
+                    Some(event) => app.handle_core_event(&event),
+                    None => {
+                        core_open = false;
+                        app.core_stopped();
+                    }
+                }
+                Vec::new()
+            }
+            input = input.next() => match input {
+                Some(input) => app.handle_input(input),
+                // The terminal is gone: nothing more can be typed.
+                None => vec![AppAction::Quit],
+            },
+            Some(event) = bg_rx.recv() => app.handle_app_event(event),
+            _ = tokio::time::sleep_until(deadline.into()) => {
+                app.tick(Instant::now());
+                Vec::new()
+            }
+        };
+        for action in actions {
+            if !perform(action, app, screen, &bg_tx, &opts)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Do one action. Returns false to quit.
+fn perform<S: Screen>(
+    action: AppAction,
+    app: &mut App,
+    screen: &mut S,
+    bg: &mpsc::UnboundedSender<AppEvent>,
+    opts: &LoopOptions,
+) -> anyhow::Result<bool> {
+    match action {
+        AppAction::Quit => return Ok(false),
+        AppAction::Suspend => {
+            screen.suspend()?;
+            app.mark_dirty();
+        }
+        AppAction::Repaint => {
+            screen.repaint()?;
+            app.mark_dirty();
+        }
+        AppAction::CopyToClipboard(text) => screen.copy_to_clipboard(&text)?,
+        AppAction::RunShell { command } => {
+            let bg = bg.clone();
+            let cwd = opts.cwd.clone();
+            tokio::spawn(async move {
+                let _ = bg.send(shell::run_shell(command, &cwd).await);
+            });
+        }
+        AppAction::ListFiles { root } => {
+            let bg = bg.clone();
+            tokio::task::spawn_blocking(move || {
+                let list = files::list_files(&root);
+                let _ = bg.send(AppEvent::FilesListed(list.into()));
+            });
+        }
+        AppAction::MatchFiles {
+            request_id,
+            query,
+            files,
+        } => {
+            let bg = bg.clone();
+            tokio::task::spawn_blocking(move || {
+                let paths = files::match_files(&files, &query);
+                let _ = bg.send(AppEvent::FilesMatched { request_id, paths });
+            });
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use futures::channel::mpsc as fmpsc;
+
+    use super::*;
+    use crate::protocol::{Op, PermissionMode};
+    use crate::tui::app::AppConfig;
+    use crate::tui::app::tests::{finished, session};
+    use crate::tui::composer::history::History;
+    use crate::tui::highlight::Highlighter;
+    use crate::tui::input::{Key, KeyInput};
+    use crate::tui::terminal::{TestScreen, osc52};
+
+    fn app(ops: mpsc::UnboundedSender<Op>) -> App {
+        let config = AppConfig {
+            cwd: PathBuf::from("/work/project"),
+            bypass_allowed: false,
+            highlighter: Highlighter::plain(),
+        };
+        App::new(config, History::in_memory(Vec::new()), ops)
+    }
+
+    fn keys(tx: &fmpsc::UnboundedSender<InputEvent>, text: &str) {
+        for c in text.chars() {
+            let code = if c == '\n' { Key::Enter } else { Key::Char(c) };
+            tx.unbounded_send(InputEvent::Key(KeyInput::plain(code)))
+                .unwrap();
+        }
+    }
+
+    #[tokio::test]
+    async fn keys_in_ops_out_and_copy_reaches_the_clipboard() {
+        let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+        let (core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(60, 12);
+        core_tx.send(session(PermissionMode::Default)).unwrap();
+        let driver = async {
+            keys(&in_tx, "hi\n");
+            assert_eq!(ops_rx.recv().await, Some(Op::Submit { text: "hi".into() }));
+            core_tx
+                .send(Event::TextDelta {
+                    text: "hello back".into(),
+                })
+                .unwrap();
+            core_tx.send(finished(1)).unwrap();
+            keys(&in_tx, "/copy\n");
+            in_tx
+                .unbounded_send(InputEvent::Key(KeyInput::ctrl('d')))
+                .unwrap();
+        };
+        let looped = run_loop(
+            &mut app,
+            &mut screen,
+            in_rx,
+            &mut core_rx,
+            LoopOptions::default(),
+        );
+        let (result, ()) = tokio::join!(looped, driver);
+        result.unwrap();
+        assert_eq!(screen.clipboard, [osc52("hello back")]);
+        assert!(screen.text().starts_with(" cairn /work/project\n"));
+        assert!(!app.is_turn_running());
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_deltas_is_drawn_in_few_frames_and_input_end_quits() {
+        let (ops_tx, _ops_rx) = mpsc::unbounded_channel();
+        let (core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(60, 12);
+        for i in 0..2000 {
+            core_tx
+                .send(Event::TextDelta {
+                    text: format!("w{i} "),
+                })
+                .unwrap();
+        }
+        drop(core_tx);
+        drop(in_tx);
+        run_loop(
+            &mut app,
+            &mut screen,
+            in_rx,
+            &mut core_rx,
+            LoopOptions::default(),
+        )
+        .await
+        .unwrap();
+        // Generous bound: frames are capped at 60 fps, never one per delta.
+        assert!(screen.draws < 200, "{} draws", screen.draws);
+        assert_eq!(
+            app.conversation().len(),
+            2,
+            "the answer and the stop notice"
+        );
+    }
+
+    #[tokio::test]
+    async fn ctrl_z_suspends_through_the_screen_and_the_loop_goes_on() {
+        let (ops_tx, _ops_rx) = mpsc::unbounded_channel();
+        let (_core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(40, 10);
+        in_tx
+            .unbounded_send(InputEvent::Key(KeyInput::ctrl('z')))
+            .unwrap();
+        in_tx
+            .unbounded_send(InputEvent::Key(KeyInput::ctrl('l')))
+            .unwrap();
+        keys(&in_tx, "after");
+        drop(in_tx);
+        run_loop(
+            &mut app,
+            &mut screen,
+            in_rx,
+            &mut core_rx,
+            LoopOptions::default(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(screen.suspended, 1);
+        assert_eq!(screen.repaints, 1);
+        assert_eq!(app.composer_text(), "after");
+    }
+}

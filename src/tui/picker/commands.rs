@@ -1,0 +1,79 @@
+//! The slash commands: a table of names and help, and filtering it for the `/` picker.
+
+/// A slash command the composer understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Clear,
+    Model,
+    Mode,
+    Copy,
+    Transcript,
+    Exit,
+}
+
+/// (name without the slash, command, one-line help).
+pub const COMMANDS: &[(&str, Command, &str)] = &[
+    ("help", Command::Help, "show keys and commands"),
+    ("clear", Command::Clear, "clear the conversation view"),
+    ("model", Command::Model, "show the model in use"),
+    (
+        "mode",
+        Command::Mode,
+        "show or set the permission mode (/mode plan)",
+    ),
+    ("copy", Command::Copy, "copy the last answer (OSC 52)"),
+    (
+        "transcript",
+        Command::Transcript,
+        "open the full transcript",
+    ),
+    ("exit", Command::Exit, "quit cairn"),
+];
+
+/// Parse `/name args`: the command and its argument text. `None` for an unknown name.
+pub fn parse(text: &str) -> Option<(Command, &str)> {
+    let rest = text.strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    COMMANDS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, c, _)| (*c, args.trim()))
+}
+
+/// Commands whose name starts with `query` (then those containing it).
+pub fn filter(query: &str) -> Vec<(&'static str, &'static str)> {
+    let q = query.to_lowercase();
+    let mut out: Vec<(&str, &str)> = COMMANDS
+        .iter()
+        .filter(|(n, _, _)| n.starts_with(&q))
+        .map(|(n, _, h)| (*n, *h))
+        .collect();
+    out.extend(
+        COMMANDS
+            .iter()
+            .filter(|(n, _, _)| !n.starts_with(&q) && n.contains(&q))
+            .map(|(n, _, h)| (*n, *h)),
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names_and_arguments() {
+        assert_eq!(parse("/mode plan"), Some((Command::Mode, "plan")));
+        assert_eq!(parse("/exit"), Some((Command::Exit, "")));
+        assert_eq!(parse("/nope"), None);
+        assert_eq!(parse("exit"), None);
+    }
+
+    #[test]
+    fn filters_by_prefix_first() {
+        let names: Vec<&str> = filter("c").into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["clear", "copy", "transcript"]);
+        assert_eq!(filter("").len(), COMMANDS.len());
+    }
+}

@@ -1,0 +1,144 @@
+//! The pickers shown above the composer: `/` commands and `@` files.
+//!
+//! A picker is plain state (what it lists, which row is selected); the app opens, updates and
+//! closes it as the word at the cursor changes, and asks it what to insert on Tab/Enter.
+
+pub mod commands;
+pub mod files;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PickerKind {
+    Commands,
+    Files,
+}
+
+/// One row: what is shown and what is inserted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickerItem {
+    pub label: String,
+    pub detail: String,
+}
+
+/// An open picker.
+#[derive(Debug, Clone)]
+pub struct Picker {
+    pub kind: PickerKind,
+    /// The text after `/` or `@`.
+    pub query: String,
+    pub items: Vec<PickerItem>,
+    pub selected: usize,
+    /// Files only: the id of the match request whose results are awaited (latest wins).
+    pub pending: Option<u64>,
+}
+
+impl Picker {
+    pub fn commands(query: &str) -> Picker {
+        let items = commands::filter(query)
+            .into_iter()
+            .map(|(n, h)| PickerItem {
+                label: format!("/{n}"),
+                detail: h.to_string(),
+            })
+            .collect();
+        Picker {
+            kind: PickerKind::Commands,
+            query: query.to_string(),
+            items,
+            selected: 0,
+            pending: None,
+        }
+    }
+
+    pub fn files(query: &str) -> Picker {
+        Picker {
+            kind: PickerKind::Files,
+            query: query.to_string(),
+            items: Vec::new(),
+            selected: 0,
+            pending: None,
+        }
+    }
+
+    pub fn set_files(&mut self, paths: Vec<String>) {
+        self.items = paths
+            .into_iter()
+            .map(|p| PickerItem {
+                label: p,
+                detail: String::new(),
+            })
+            .collect();
+        self.selected = 0;
+    }
+
+    pub fn select_prev(&mut self) {
+        if !self.items.is_empty() {
+            self.selected = (self.selected + self.items.len() - 1) % self.items.len();
+        }
+    }
+
+    pub fn select_next(&mut self) {
+        if !self.items.is_empty() {
+            self.selected = (self.selected + 1) % self.items.len();
+        }
+    }
+
+    pub fn selected(&self) -> Option<&PickerItem> {
+        self.items.get(self.selected)
+    }
+
+    /// Rows needed (border included).
+    pub fn height(&self) -> u16 {
+        let rows = self.items.len().clamp(1, files::MAX_MATCHES);
+        u16::try_from(rows).unwrap_or(1) + 2
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+        Clear.render(area, buf);
+        let title = match self.kind {
+            PickerKind::Commands => " commands · Tab/Enter select · Esc close ",
+            PickerKind::Files => " files · Tab/Enter insert · Esc close ",
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(Style::default().fg(Color::DarkGray))
+            .title(title);
+        let lines: Vec<Line> = if self.items.is_empty() {
+            let text = if self.pending.is_some() {
+                "searching…"
+            } else {
+                "no matches"
+            };
+            vec![Line::styled(text, Style::default().fg(Color::DarkGray))]
+        } else {
+            let label_width = self.items.iter().map(|i| i.label.chars().count()).max();
+            let label_width = label_width.unwrap_or(0);
+            self.items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| {
+                    let style = if i == self.selected {
+                        Style::default()
+                            .fg(Color::Cyan)
+                            .add_modifier(Modifier::REVERSED)
+                    } else {
+                        Style::default()
+                    };
+                    Line::from(vec![
+                        Span::styled(format!("{:<label_width$}", it.label), style),
+                        Span::styled(
+                            format!("  {}", it.detail),
+                            Style::default().fg(Color::DarkGray),
+                        ),
+                    ])
+                })
+                .collect()
+        };
+        Paragraph::new(lines).block(block).render(area, buf);
+    }
+}

@@ -1,0 +1,244 @@
+//! Drawing the App: the layout of header, conversation, queued prompts, picker, composer (or
+//! the permission prompt in its place), status line, and the overlays on top. Reads state; the
+//! only writes are the caches and scroll bookkeeping the conversation view keeps for itself.
+
+use std::time::Instant;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::tui::app::{App, Layer};
+
+/// Queued prompts shown at most (then "+N more").
+const MAX_QUEUED_ROWS: usize = 3;
+
+impl App {
+    /// Draw the whole screen into the frame.
+    pub fn render(&mut self, frame: &mut Frame) {
+        self.render_at(frame, Instant::now());
+    }
+
+    /// Draw as of `now` (elapsed times and spinners; tests pass a fixed instant).
+    pub fn render_at(&mut self, frame: &mut Frame, now: Instant) {
+        let area = frame.area();
+        self.mark_drawn();
+        if area.height < 4 || area.width < 10 {
+            Line::raw("cairn: terminal too small").render(area, frame.buffer_mut());
+            return;
+        }
+        if let Some(Layer::Transcript(scroll)) = self.layers.last_mut() {
+            let [title, body] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+            Line::from(vec![
+                Span::styled(
+                    " Transcript ",
+                    Style::default()
+                        .fg(Color::Black)
+                        .bg(Color::Cyan)
+                        .add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(
+                    "  Esc/q close · PgUp/PgDn scroll",
+                    Style::default().fg(Color::DarkGray),
+                ),
+            ])
+            .render(title, frame.buffer_mut());
+            self.conversation
+                .render_transcript(body, frame.buffer_mut(), scroll);
+            return;
+        }
+
+        let prompt = self.permission_prompt();
+        let bottom_height = match prompt {
+            Some(p) => p.height(area.width, area.height.saturating_sub(4).max(3)),
+            None => self.composer.height(area.width),
+        };
+        // Up to MAX_QUEUED_ROWS prompts, then one "+N more" row.
+        let queued_rows = self.queued.len().min(MAX_QUEUED_ROWS + 1);
+        let [header, body, queued, bottom, status] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Min(1),
+            Constraint::Length(u16::try_from(queued_rows).unwrap_or(0)),
+            Constraint::Length(bottom_height),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+
+        self.header.render(header, frame.buffer_mut());
+        self.conversation
+            .render(body, frame.buffer_mut(), &mut self.scroll);
+        self.render_queued(queued, frame);
+
+        let busy = self.is_turn_running();
+        match self.permission_prompt() {
+            Some(p) => p.render(bottom, frame.buffer_mut()),
+            None => {
+                if let Some(pos) = self.composer.render(bottom, frame.buffer_mut(), busy) {
+                    frame.set_cursor_position(pos);
+                }
+                if let Some(picker) = &self.picker {
+                    let h = picker.height().min(body.height);
+                    let rect = Rect {
+                        x: body.x,
+                        y: body.y + body.height - h,
+                        width: body.width.min(100),
+                        height: h,
+                    };
+                    picker.render(rect, frame.buffer_mut());
+                }
+            }
+        }
+        self.status.render(status, frame.buffer_mut(), now);
+    }
+
+    fn render_queued(&self, area: Rect, frame: &mut Frame) {
+        if area.height == 0 {
+            return;
+        }
+        let style = Style::default().fg(Color::DarkGray);
+        for (i, text) in self.queued.iter().take(MAX_QUEUED_ROWS).enumerate() {
+            let first = text.lines().next().unwrap_or("");
+            let line = Line::from(vec![
+                Span::styled(
+                    " queued ",
+                    Style::default().fg(Color::Black).bg(Color::DarkGray),
+                ),
+                Span::styled(format!(" {first}"), style),
+            ]);
+            let row = Rect {
+                y: area.y + u16::try_from(i).unwrap_or(0),
+                height: 1,
+                ..area
+            };
+            line.render(row, frame.buffer_mut());
+        }
+        if self.queued.len() > MAX_QUEUED_ROWS {
+            let row = Rect {
+                y: area.y + area.height - 1,
+                height: 1,
+                ..area
+            };
+            Line::styled(
+                format!(" +{} more queued", self.queued.len() - MAX_QUEUED_ROWS),
+                style,
+            )
+            .render(row, frame.buffer_mut());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use crate::protocol::{Event, PermissionMode, Usage};
+    use crate::tui::app::tests::{Harness, finished, request, session};
+    use crate::tui::input::Key;
+    use crate::tui::terminal::TestScreen;
+
+    /// The screen as text after drawing at a fixed instant (`working` seconds into the turn).
+    fn screen(h: &mut Harness, width: u16, height: u16, working: u64) -> String {
+        let mut s = TestScreen::new(width, height);
+        let now = h
+            .app
+            .status
+            .working_since
+            .map_or_else(Instant::now, |t| t + Duration::from_secs(working));
+        s.terminal
+            .draw(|f| h.app.render_at(f, now))
+            .unwrap_or_else(|never| match never {});
+        s.text()
+    }
+
+    fn usage() -> Event {
+        Event::Usage {
+            last: Usage {
+                input_tokens: 1200,
+                output_tokens: 340,
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: 30_800,
+            },
+            total: Usage {
+                input_tokens: 4100,
+                output_tokens: 1250,
+                cache_creation_input_tokens: 2000,
+                cache_read_input_tokens: 61_600,
+            },
+            total_cost_usd: 0.0312,
+            context_window: 200_000,
+        }
+    }
+
+    #[test]
+    fn empty_screen() {
+        let mut h = Harness::new();
+        insta::assert_snapshot!(screen(&mut h, 80, 12, 0));
+    }
+
+    #[test]
+    fn status_line_with_usage_and_mode() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::AcceptEdits));
+        h.event(usage());
+        insta::assert_snapshot!(screen(&mut h, 100, 8, 0));
+    }
+
+    #[test]
+    fn working_with_a_queued_message() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        h.type_text("explain the build");
+        h.press(Key::Enter);
+        h.event(Event::TurnStarted { turn_id: 1 });
+        h.event(Event::TextDelta {
+            text: "The build uses cargo".into(),
+        });
+        h.type_text("then run the tests");
+        h.press(Key::Enter);
+        insta::assert_snapshot!(screen(&mut h, 80, 14, 12));
+    }
+
+    #[test]
+    fn permission_prompt_one_of_two() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        h.type_text("test it");
+        h.press(Key::Enter);
+        h.event(Event::PermissionRequest(request(1, true)));
+        h.event(Event::PermissionRequest(request(2, false)));
+        insta::assert_snapshot!(screen(&mut h, 80, 20, 3));
+    }
+
+    #[test]
+    fn narrow_60x20() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Plan));
+        h.event(usage());
+        h.type_text("a prompt that is long enough to wrap in a narrow terminal window");
+        h.press(Key::Enter);
+        h.event(Event::TextDelta {
+            text: "An answer.".into(),
+        });
+        h.event(finished(1));
+        h.type_text("next question that also wraps around the composer width");
+        insta::assert_snapshot!(screen(&mut h, 60, 20, 0));
+    }
+
+    #[test]
+    fn wide_160x50() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        h.event(usage());
+        h.type_text("hello");
+        h.press(Key::Enter);
+        h.event(Event::TextDelta {
+            text: "Hi! How can I help?".into(),
+        });
+        h.event(finished(1));
+        h.type_text("/");
+        insta::assert_snapshot!(screen(&mut h, 160, 50, 0));
+    }
+}

@@ -1,0 +1,337 @@
+//! The status line (bottom row) and the header (top row), as plain state plus render functions.
+//!
+//! Status: mode label (one colour per mode), DEMO label, working indicator with elapsed time and
+//! "esc to interrupt", model and provider, tokens in/out/cache, cost, context used %. When the
+//! row is too narrow, the least important parts are dropped first; nothing wraps.
+//! Header: cwd (home shortened to `~`) and the git branch read from `.git/HEAD` (no subprocess).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use unicode_width::UnicodeWidthStr;
+
+use crate::protocol::{PermissionMode, SessionInfo, Usage};
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// What the status line shows.
+#[derive(Debug, Clone, Default)]
+pub struct StatusState {
+    pub session: Option<SessionInfo>,
+    pub mode: PermissionMode,
+    pub total: Usage,
+    pub last: Usage,
+    pub cost_usd: f64,
+    pub context_window: u64,
+    /// When the running turn started (or the prompt was sent); `None` when idle.
+    pub working_since: Option<Instant>,
+    /// A transient hint replacing the right side ("Press Ctrl+C again to quit").
+    pub hint: Option<String>,
+}
+
+impl StatusState {
+    /// Context used, in percent of the window, from the last request's input side.
+    pub fn context_percent(&self) -> Option<u64> {
+        if self.context_window == 0 {
+            return None;
+        }
+        Some((self.last.context_tokens() * 100 / self.context_window).min(100))
+    }
+
+    /// The one-line summary printed after exit.
+    pub fn exit_summary(&self) -> String {
+        let id = self
+            .session
+            .as_ref()
+            .map_or("(none)", |s| s.session_id.as_str());
+        format!(
+            "cairn session {id} · tokens in {} out {} cache {} · cost ${:.4}",
+            self.total.input_tokens,
+            self.total.output_tokens,
+            self.total.cache_read_input_tokens + self.total.cache_creation_input_tokens,
+            self.cost_usd
+        )
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, now: Instant) {
+        let dim = Style::default().fg(Color::DarkGray);
+        let mut left: Vec<Span> = vec![Span::styled(
+            format!(" {} ", mode_label(self.mode)),
+            mode_style(self.mode),
+        )];
+        if self.session.as_ref().is_some_and(|s| s.demo) {
+            left.push(Span::raw(" "));
+            left.push(Span::styled(
+                " DEMO ",
+                Style::default()
+                    .fg(Color::Black)
+                    .bg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            ));
+        }
+        if let Some(since) = self.working_since {
+            let elapsed = now.saturating_duration_since(since);
+            let frame = SPINNER[(elapsed.as_millis() / 100) as usize % SPINNER.len()];
+            left.push(Span::styled(
+                format!(" {frame} working {} ", format_elapsed(elapsed)),
+                Style::default().fg(Color::Cyan),
+            ));
+            left.push(Span::styled("· esc to interrupt", dim));
+        }
+        // Right side, most important first; dropped from the end when it does not fit.
+        let mut right: Vec<String> = Vec::new();
+        if let Some(hint) = &self.hint {
+            right.push(hint.clone());
+        } else {
+            if let Some(s) = &self.session {
+                right.push(format!("{} ({})", s.model, s.provider));
+            }
+            if let Some(p) = self.context_percent() {
+                right.push(format!("ctx {p}%"));
+            }
+            right.push(format!("${:.4}", self.cost_usd));
+            right.push(format!(
+                "in {} out {} cache {}",
+                compact(self.total.input_tokens),
+                compact(self.total.output_tokens),
+                compact(
+                    self.total.cache_read_input_tokens + self.total.cache_creation_input_tokens
+                )
+            ));
+        }
+        let left_width: usize = left.iter().map(|s| s.content.width()).sum();
+        let avail = usize::from(area.width).saturating_sub(left_width + 1);
+        let mut shown: Vec<&str> = Vec::new();
+        let mut used = 0;
+        for part in &right {
+            let w = part.width() + if shown.is_empty() { 1 } else { 3 };
+            if used + w > avail {
+                break;
+            }
+            used += w;
+            shown.push(part);
+        }
+        let right_text = format!("{} ", shown.join(" · "));
+        let pad = avail.saturating_sub(right_text.width()) + 1;
+        left.push(Span::raw(" ".repeat(pad)));
+        let style = if self.hint.is_some() {
+            Style::default().fg(Color::Yellow)
+        } else {
+            dim
+        };
+        left.push(Span::styled(right_text, style));
+        Line::from(left).render(area, buf);
+    }
+}
+
+/// The label of a mode in the status line.
+pub fn mode_label(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Default => "default",
+        PermissionMode::AcceptEdits => "accept edits",
+        PermissionMode::Plan => "plan",
+        PermissionMode::BypassPermissions => "bypass permissions",
+        PermissionMode::DontAsk => "don't ask",
+    }
+}
+
+/// A distinct colour per mode (background of the label).
+pub fn mode_style(mode: PermissionMode) -> Style {
+    let bg = match mode {
+        PermissionMode::Default => Color::DarkGray,
+        PermissionMode::AcceptEdits => Color::Magenta,
+        PermissionMode::Plan => Color::Blue,
+        PermissionMode::BypassPermissions => Color::Red,
+        PermissionMode::DontAsk => Color::Green,
+    };
+    Style::default()
+        .fg(Color::White)
+        .bg(bg)
+        .add_modifier(Modifier::BOLD)
+}
+
+/// `12s`, `3m 04s`.
+pub fn format_elapsed(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}
+
+/// `950`, `12.3k`, `4.5M`.
+pub fn compact(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        format!("{:.1}M", n as f64 / 1_000_000.0)
+    }
+}
+
+/// The header: cwd and git branch.
+#[derive(Debug, Clone, Default)]
+pub struct Header {
+    pub cwd: PathBuf,
+    pub branch: Option<String>,
+}
+
+impl Header {
+    pub fn for_dir(cwd: &Path) -> Header {
+        Header {
+            cwd: cwd.to_path_buf(),
+            branch: git_branch(cwd),
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+        let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+        let cwd = match home.as_deref().and_then(|h| self.cwd.strip_prefix(h).ok()) {
+            Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+            Some(rest) => format!("~/{}", rest.display()),
+            None => self.cwd.display().to_string(),
+        };
+        let mut spans = vec![
+            Span::styled(
+                " cairn ",
+                Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::styled(cwd, Style::default().fg(Color::Gray)),
+        ];
+        if let Some(b) = &self.branch {
+            spans.push(Span::styled(
+                format!("  ⎇ {b}"),
+                Style::default().fg(Color::Green),
+            ));
+        }
+        Line::from(spans).render(area, buf);
+    }
+}
+
+/// The branch checked out in the repository containing `dir`, from `.git/HEAD`: the branch
+/// name, or the short commit when detached. Follows a `.git` file (worktrees, submodules).
+pub fn git_branch(dir: &Path) -> Option<String> {
+    let mut cur = Some(dir);
+    while let Some(d) = cur {
+        let dot_git = d.join(".git");
+        let git_dir = if dot_git.is_dir() {
+            Some(dot_git)
+        } else if dot_git.is_file() {
+            let text = std::fs::read_to_string(&dot_git).ok()?;
+            let target = text.trim().strip_prefix("gitdir:")?.trim();
+            Some(d.join(target))
+        } else {
+            None
+        };
+        if let Some(g) = git_dir {
+            let head = std::fs::read_to_string(g.join("HEAD")).ok()?;
+            let head = head.trim();
+            return Some(match head.strip_prefix("ref: ") {
+                Some(r) => r.strip_prefix("refs/heads/").unwrap_or(r).to_string(),
+                None => head.chars().take(7).collect(),
+            });
+        }
+        cur = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_from_head_file_worktree_and_detached() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join(".git")).unwrap();
+        std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
+        assert_eq!(
+            git_branch(&repo.join("src/deep")).as_deref(),
+            Some("feature/x")
+        );
+
+        let wt = dir.path().join("wt");
+        let wt_git = dir.path().join("gitdirs/wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::create_dir_all(&wt_git).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", wt_git.display())).unwrap();
+        std::fs::write(wt_git.join("HEAD"), "0123456789abcdef\n").unwrap();
+        assert_eq!(git_branch(&wt).as_deref(), Some("0123456"));
+    }
+
+    #[test]
+    fn formats_numbers_and_time() {
+        assert_eq!(compact(950), "950");
+        assert_eq!(compact(12_345), "12.3k");
+        assert_eq!(compact(4_500_000), "4.5M");
+        assert_eq!(format_elapsed(Duration::from_secs(7)), "7s");
+        assert_eq!(format_elapsed(Duration::from_secs(184)), "3m 04s");
+    }
+
+    #[test]
+    fn context_percent_uses_the_last_request() {
+        let s = StatusState {
+            last: Usage {
+                input_tokens: 1000,
+                cache_read_input_tokens: 49_000,
+                ..Usage::default()
+            },
+            context_window: 200_000,
+            ..StatusState::default()
+        };
+        assert_eq!(s.context_percent(), Some(25));
+    }
+}
+
+#[cfg(test)]
+mod render_tests {
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+
+    use super::*;
+
+    fn row(s: &StatusState, width: u16) -> String {
+        let mut buf = Buffer::empty(Rect::new(0, 0, width, 1));
+        s.render(buf.area, &mut buf, Instant::now());
+        (0..width)
+            .map(|x| buf[(x, 0)].symbol().to_string())
+            .collect::<String>()
+            .trim_end()
+            .to_string()
+    }
+
+    #[test]
+    fn drops_right_hand_parts_from_the_end_when_narrow() {
+        let s = StatusState {
+            session: Some(SessionInfo {
+                session_id: "s".into(),
+                model: "m1".into(),
+                provider: "openai".into(),
+                cwd: PathBuf::from("/"),
+                tools: vec![],
+                mode: PermissionMode::Plan,
+                demo: true,
+            }),
+            mode: PermissionMode::Plan,
+            cost_usd: 1.5,
+            ..StatusState::default()
+        };
+        assert_eq!(
+            row(&s, 70),
+            " plan   DEMO               m1 (openai) · $1.5000 · in 0 out 0 cache 0"
+        );
+        assert_eq!(row(&s, 40), " plan   DEMO      m1 (openai) · $1.5000");
+        assert_eq!(row(&s, 20), " plan   DEMO");
+    }
+}
