@@ -2,6 +2,11 @@
 //!
 //! Placeholder; built by the TUI work.
 
+pub mod conversation;
+pub mod highlight;
+pub mod markdown;
+pub mod theme;
+
 use crate::agent::AgentHandle;
 
 /// Options the TUI needs beyond the agent handle.
