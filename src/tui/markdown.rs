@@ -633,6 +633,21 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_markdown_lays_out_within_the_width(
+            text in "[#*_`|>~ a-z0-9.\\-\n日😀]{0,200}",
+            width in 1usize..50,
+        ) {
+            let mut out = Vec::new();
+            render(&text, &[], width, &Theme::default(), &Highlighter::plain(), &mut out);
+            for line in &out {
+                let w = crate::tui::conversation::wrap::line_width(line);
+                proptest::prop_assert!(w <= width, "{:?} wider than {}", line, width);
+            }
+        }
+    }
+
     #[test]
     fn tables_align_and_shrink_to_fit() {
         let md = "| name | n |\n|:-----|--:|\n| alpha | 1 |\n| b | 22 |\n";

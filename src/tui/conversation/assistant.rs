@@ -26,6 +26,18 @@ pub(crate) struct AssistantCell {
     /// End of the last blank line seen outside a fence, waiting for the next line to confirm it.
     candidate: Option<usize>,
     complete: bool,
+    /// What the rows at the start of the last layout hold: the completed blocks laid out.
+    done_rows: Option<DoneRows>,
+}
+
+/// The laid-out rows of `done[..items]`, valid for `width` (and, when a code block among them
+/// waited for highlighting, for highlighter generation `pending`).
+#[derive(Clone, Copy)]
+struct DoneRows {
+    width: usize,
+    items: usize,
+    rows: usize,
+    pending: Option<u64>,
 }
 
 impl AssistantCell {
@@ -102,8 +114,65 @@ impl AssistantCell {
         boundary
     }
 
-    pub fn layout(&self, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) -> bool {
-        let start = out.len();
+    /// Lay out into `out`, which holds this cell's previous rows. With `reuse`, rows of
+    /// completed blocks laid out before at this width are kept and only what follows them is
+    /// laid out again, so a streaming message costs one block per frame, not its whole length.
+    pub fn layout(
+        &mut self,
+        ctx: &LayoutCtx<'_>,
+        out: &mut Vec<Line<'static>>,
+        reuse: bool,
+    ) -> bool {
+        let generation = ctx.highlighter.generation();
+        let kept = self.done_rows.filter(|d| {
+            reuse
+                && d.width == ctx.width
+                && d.items <= self.done.len()
+                && d.rows <= out.len()
+                && d.pending.is_none_or(|g| g == generation)
+        });
+        let pad = [Span::raw("  ")];
+        let (from, mut pending) = match kept {
+            Some(d) => {
+                out.truncate(d.rows);
+                (d.items, d.pending.is_some())
+            }
+            None => {
+                out.clear();
+                (0, false)
+            }
+        };
+        pending |= markdown::layout(
+            &self.done[from..],
+            &pad,
+            ctx.width,
+            ctx.theme,
+            ctx.highlighter,
+            out,
+        );
+        if from == 0
+            && ctx.width >= 2
+            && let Some(first) = out.first_mut().and_then(|l| l.spans.first_mut())
+        {
+            *first = gutter("● ", ctx.theme.assistant_bullet, ctx);
+        }
+        self.done_rows = Some(DoneRows {
+            width: ctx.width,
+            items: self.done.len(),
+            rows: out.len(),
+            pending: pending.then_some(generation),
+        });
+        let tail = &self.text[self.done_upto..];
+        if !self.complete && !tail.is_empty() {
+            let items = markdown::parse(tail, ctx.theme, self.done_upto > 0, false);
+            pending |= markdown::layout(&items, &pad, ctx.width, ctx.theme, ctx.highlighter, out);
+        }
+        self.patch_bullet(ctx, out);
+        pending
+    }
+
+    /// Lay out from scratch without touching the reuse bookkeeping (the transcript view).
+    pub fn layout_fresh(&self, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) -> bool {
         let pad = [Span::raw("  ")];
         let mut pending =
             markdown::layout(&self.done, &pad, ctx.width, ctx.theme, ctx.highlighter, out);
@@ -112,18 +181,24 @@ impl AssistantCell {
             let items = markdown::parse(tail, ctx.theme, self.done_upto > 0, false);
             pending |= markdown::layout(&items, &pad, ctx.width, ctx.theme, ctx.highlighter, out);
         }
+        self.patch_bullet(ctx, out);
+        pending
+    }
+
+    /// The first row carries the message bullet in place of its two-column pad.
+    fn patch_bullet(&self, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) {
+        if ctx.width < 2 {
+            return;
+        }
         let bullet = gutter("● ", ctx.theme.assistant_bullet, ctx);
-        match out.get_mut(start) {
-            Some(line) if ctx.width >= 2 => {
+        match out.first_mut() {
+            Some(line) => {
                 if let Some(first) = line.spans.first_mut() {
                     *first = bullet;
                 }
             }
-            Some(_) => {}
-            None if ctx.width >= 2 => out.push(Line::from(vec![bullet])),
-            None => {}
+            None => out.push(Line::from(vec![bullet])),
         }
-        pending
     }
 }
 
@@ -164,6 +239,57 @@ mod tests {
         assert_eq!(cell.done_upto, 0);
         let cell = feed(&["```\ncode\n\nmore\n```\n\nafter\n"]);
         assert_eq!(cell.done_upto, "```\ncode\n\nmore\n```\n\n".len());
+    }
+
+    fn rows(
+        cell: &mut AssistantCell,
+        width: usize,
+        reuse: bool,
+        out: &mut Vec<Line<'static>>,
+    ) -> Vec<String> {
+        let theme = Theme::default();
+        let hl = crate::tui::highlight::Highlighter::plain();
+        let ctx = LayoutCtx {
+            theme: &theme,
+            highlighter: &hl,
+            width,
+            expanded: false,
+            focused: false,
+        };
+        cell.layout(&ctx, out, reuse);
+        out.iter()
+            .map(|l| {
+                l.spans
+                    .iter()
+                    .map(|s| s.content.as_ref())
+                    .collect::<String>()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn incremental_layout_matches_a_fresh_one() {
+        let theme = Theme::default();
+        let text =
+            "Intro line.\n\n- a\n- b\n\n```\ncode\n```\n\nA long closing paragraph that wraps.";
+        let mut cell = AssistantCell::new();
+        let mut out = Vec::new();
+        let mut last = Vec::new();
+        for ch in text.chars() {
+            cell.push(&ch.to_string(), &theme);
+            last = rows(&mut cell, 20, true, &mut out);
+        }
+        let mut fresh = Vec::new();
+        assert_eq!(last, rows(&mut cell, 20, false, &mut fresh));
+        assert_eq!(last[0], "● Intro line.");
+        assert!(cell.done_upto > 0);
+        cell.finish(&theme);
+        let finished = rows(&mut cell, 20, true, &mut out);
+        assert_eq!(finished, last);
+        // A new width lays everything out again.
+        let narrow = rows(&mut cell, 12, true, &mut out);
+        assert_eq!(narrow, rows(&mut cell, 12, false, &mut Vec::new()));
+        assert_eq!(narrow[0], "● Intro");
     }
 
     #[test]

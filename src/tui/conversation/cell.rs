@@ -125,9 +125,20 @@ impl Cell {
                 expanded: full || self.expanded,
                 focused,
             };
-            let mut lines = slot.take().map(|c| c.lines).unwrap_or_default();
-            lines.clear();
-            let pending = layout_kind(&self.kind, &ctx, &mut lines);
+            let old = slot.take();
+            // A streaming message keeps the rows of its completed blocks when only its tail
+            // changed; every other kind is laid out afresh.
+            let reusable = old
+                .as_ref()
+                .is_some_and(|c| c.width == width && c.focused == focused);
+            let mut lines = old.map(|c| c.lines).unwrap_or_default();
+            let pending = match &mut self.kind {
+                CellKind::Assistant(a) if !full => a.layout(&ctx, &mut lines, reusable),
+                kind => {
+                    lines.clear();
+                    layout_kind(kind, &ctx, &mut lines)
+                }
+            };
             if width > 0 {
                 lines.push(Line::default());
             }
@@ -169,7 +180,7 @@ fn layout_kind(kind: &CellKind, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>
             layout_thinking(t, ctx, out);
             false
         }
-        CellKind::Assistant(a) => a.layout(ctx, out),
+        CellKind::Assistant(a) => a.layout_fresh(ctx, out),
         CellKind::Tool(t) => t.layout(ctx, out),
     }
 }
