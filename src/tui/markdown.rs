@@ -163,7 +163,13 @@ impl Builder<'_> {
         if self.spans.is_empty() {
             return;
         }
-        let spans = std::mem::take(&mut self.spans);
+        let mut spans = std::mem::take(&mut self.spans);
+        if let Some(last) = spans.last_mut()
+            && last.content.ends_with('\n')
+        {
+            let trimmed = last.content.trim_end_matches('\n').to_string();
+            last.content = trimmed.into();
+        }
         let (first, rest) = self.prefixes();
         self.items.push(MdItem::Para(Para { first, rest, spans }));
     }
@@ -213,8 +219,9 @@ impl Builder<'_> {
                 self.push_text(&t, style);
             }
             Event::Html(t) | Event::InlineHtml(t) => {
-                let style = self.style();
-                self.push_text(t.trim_end_matches('\n'), style);
+                // HTML blocks arrive line by line, newlines included; `flush` drops the last one.
+                let style = self.style().patch(theme.dim);
+                self.push_text(&t, style);
             }
             Event::FootnoteReference(name) => {
                 let style = self.style().patch(theme.dim);
@@ -646,6 +653,20 @@ mod tests {
                 proptest::prop_assert!(w <= width, "{:?} wider than {}", line, width);
             }
         }
+    }
+
+    #[test]
+    fn html_blocks_keep_their_lines() {
+        assert_eq!(
+            lines("<details>\n<summary>x</summary>\n</details>\n\nafter\n", 40),
+            vec![
+                "<details>",
+                "<summary>x</summary>",
+                "</details>",
+                "",
+                "after"
+            ]
+        );
     }
 
     #[test]

@@ -237,6 +237,10 @@ impl Conversation {
             Event::ToolCallProgress { call_id, output } => {
                 let theme = self.theme.clone();
                 if let Some(t) = self.tool_cell(call_id) {
+                    // Output means the call was allowed and runs.
+                    if t.status == ToolStatus::Waiting {
+                        t.resume(Instant::now());
+                    }
                     t.set_progress(output, &theme);
                 }
                 self.changed();
@@ -297,6 +301,20 @@ impl Conversation {
             | Event::Usage { .. }
             | Event::ModeChanged { .. } => {}
         }
+    }
+
+    /// The person answered the permission prompt of `call_id`: an allowed call shows as
+    /// running from now (a denied one keeps waiting until its `ToolCallFinished` says denied).
+    pub fn permission_resolved(&mut self, call_id: &str, allowed: bool) {
+        if !allowed {
+            return;
+        }
+        if let Some(t) = self.tool_cell(call_id)
+            && t.status == ToolStatus::Waiting
+        {
+            t.resume(Instant::now());
+        }
+        self.dirty = true;
     }
 
     /// Tools still waiting or running when a turn ends were cut short.

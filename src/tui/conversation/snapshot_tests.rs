@@ -303,6 +303,8 @@ fn permission_wait_then_denied_and_interrupted() {
     started(&mut c, "t1", "Bash", "Bash rm -rf build");
     assert_eq!(c.len(), 1);
     insta::assert_snapshot!(screen(&mut c, 50, 2), @"? Bash rm -rf build · waiting for permission");
+    c.permission_resolved("t1", false);
+    assert!(screen(&mut c, 50, 2).contains("waiting for permission"));
     c.apply_event(&Event::ToolCallFinished {
         call_id: "t1".into(),
         is_error: true,
@@ -319,6 +321,29 @@ fn permission_wait_then_denied_and_interrupted() {
         num_turns: 1,
     });
     insta::assert_snapshot!(screen(&mut c, 50, 8));
+}
+
+#[test]
+fn an_allowed_call_runs_after_its_prompt() {
+    let mut c = conv();
+    started(&mut c, "t1", "Write", "Write notes.md");
+    c.apply_event(&Event::PermissionRequest(PermissionRequest {
+        id: 1,
+        call_id: "t1".into(),
+        tool: "Write".into(),
+        title: "Write notes.md".into(),
+        input: json!({}),
+        reason: "ask".into(),
+        preview: None,
+        session_scope: None,
+        saveable_rule: None,
+        kind: RequestKind::Tool,
+    }));
+    insta::assert_snapshot!(screen(&mut c, 50, 2), @"? Write notes.md · waiting for permission");
+    c.permission_resolved("t1", true);
+    insta::assert_snapshot!(screen(&mut c, 50, 2), @"⠋ Write notes.md · 0s");
+    finished(&mut c, "t1", false, Display::Empty);
+    insta::assert_snapshot!(screen(&mut c, 50, 2), @"● Write notes.md");
 }
 
 #[test]

@@ -58,6 +58,14 @@ impl ToolCell {
         matches!(self.status, ToolStatus::Running | ToolStatus::Waiting)
     }
 
+    /// Waiting -> running, with the clock starting now.
+    pub fn resume(&mut self, now: Instant) {
+        self.status = ToolStatus::Running;
+        self.started = now;
+        self.spinner = 0;
+        self.elapsed_secs = 0;
+    }
+
     pub fn set_progress(&mut self, output: &str, theme: &Theme) {
         self.body = Some(body::progress(output, theme));
     }
