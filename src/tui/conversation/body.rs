@@ -9,11 +9,12 @@
 use std::time::{Duration, Instant};
 
 use ratatui::style::Style;
-use ratatui::text::Span;
+use ratatui::text::{Line, Span};
 use similar::{ChangeTag, TextDiff};
 
-use super::wrap::sanitize;
+use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::{Display, SearchMatch};
+use crate::tui::highlight::Highlighter;
 use crate::tui::markdown::{self, MdItem, Para};
 use crate::tui::theme::Theme;
 
@@ -25,9 +26,51 @@ pub(crate) enum Keep {
     Tail,
 }
 
+/// A piece of a body. Plain output stays one string until it is laid out, so a session full of
+/// long tool outputs holds little more than their text.
+enum Part {
+    Text { text: String, style: Style },
+    Items(Vec<MdItem>),
+}
+
 pub(crate) struct Body {
-    pub items: Vec<MdItem>,
+    parts: Vec<Part>,
     pub keep: Keep,
+}
+
+impl Body {
+    pub fn is_empty(&self) -> bool {
+        self.parts.iter().all(|p| match p {
+            Part::Text { .. } => false,
+            Part::Items(items) => items.is_empty(),
+        })
+    }
+
+    /// Wrap the whole body to `width`, each row starting with `pad`.
+    pub fn layout(
+        &self,
+        pad: &[Span<'static>],
+        width: usize,
+        theme: &Theme,
+        highlighter: &Highlighter,
+        out: &mut Vec<Line<'static>>,
+    ) -> bool {
+        let mut pending = false;
+        for part in &self.parts {
+            match part {
+                Part::Text { text, style } => {
+                    for line in text.split('\n') {
+                        let spans = [Span::styled(line.to_string(), *style)];
+                        wrap_spans(pad, pad, &spans, width, out);
+                    }
+                }
+                Part::Items(items) => {
+                    pending |= markdown::layout(items, pad, width, theme, highlighter, out);
+                }
+            }
+        }
+        pending
+    }
 }
 
 /// Context lines around each diff hunk.
@@ -43,17 +86,19 @@ fn row(spans: Vec<Span<'static>>) -> MdItem {
     })
 }
 
-fn text_rows(text: &str, style: Style, out: &mut Vec<MdItem>) {
+fn text_part(text: &str, style: Style) -> Part {
     let text = sanitize(text);
     let text = text.strip_suffix('\n').unwrap_or(&text);
-    for line in text.split('\n') {
-        out.push(row(vec![Span::styled(line.to_string(), style)]));
+    Part::Text {
+        text: text.to_string(),
+        style,
     }
 }
 
 /// Build the body of a finished call. `is_error` colours plain text bodies red.
 pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
     let mut items = Vec::new();
+    let mut parts = Vec::new();
     let mut keep = Keep::Head;
     match display {
         Display::Empty => {}
@@ -63,7 +108,7 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
             } else {
                 theme.tool_body
             };
-            text_rows(text, style, &mut items);
+            parts.push(text_part(text, style));
         }
         Display::Markdown { text } => items = markdown::parse(text, theme, false, true),
         Display::Diff {
@@ -98,10 +143,10 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
         } => {
             keep = Keep::Tail;
             if !stdout.trim().is_empty() {
-                text_rows(stdout, theme.tool_body, &mut items);
+                parts.push(text_part(stdout, theme.tool_body));
             }
             if !stderr.trim().is_empty() {
-                text_rows(stderr, theme.stderr, &mut items);
+                parts.push(text_part(stderr, theme.stderr));
             }
             if stdout.trim().is_empty() && stderr.trim().is_empty() {
                 items.push(row(vec![Span::styled("(no output)", theme.dim)]));
@@ -115,15 +160,16 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
             items.push(row(vec![status]));
         }
     }
-    Body { items, keep }
+    if !items.is_empty() {
+        parts.push(Part::Items(items));
+    }
+    Body { parts, keep }
 }
 
 /// The live output tail of a running command.
 pub(crate) fn progress(output: &str, theme: &Theme) -> Body {
-    let mut items = Vec::new();
-    text_rows(output, theme.dim, &mut items);
     Body {
-        items,
+        parts: vec![text_part(output, theme.dim)],
         keep: Keep::Tail,
     }
 }

@@ -15,7 +15,6 @@ use super::body::{self, Body, Keep};
 use super::cell::LayoutCtx;
 use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::{CallOutcome, Display};
-use crate::tui::markdown;
 use crate::tui::theme::Theme;
 
 /// Rows of a collapsed body.
@@ -147,19 +146,12 @@ impl ToolCell {
         let Some(body) = &self.body else {
             return false;
         };
-        if body.items.is_empty() {
+        if body.is_empty() {
             return false;
         }
         let mut rows = Vec::new();
         let pad = [Span::raw("    ")];
-        let pending = markdown::layout(
-            &body.items,
-            &pad,
-            ctx.width,
-            theme,
-            ctx.highlighter,
-            &mut rows,
-        );
+        let pending = body.layout(&pad, ctx.width, theme, ctx.highlighter, &mut rows);
         let limit = if self.status == ToolStatus::Running {
             COLLAPSED_ROWS
         } else if ctx.expanded {
