@@ -99,6 +99,28 @@ fn benches(c: &mut Criterion) {
         })
     });
 
+    c.bench_function("frame_5_entries_following", |b| {
+        let mut small = session(5);
+        let mut s = ScrollState::default();
+        b.iter(|| frame(&mut term, &mut small, &mut s))
+    });
+
+    c.bench_function("frame_10k_entries_after_resize", |b| {
+        // Alternate between two widths: every visible cell is wrapped again each frame.
+        let mut wide = terminal();
+        let mut narrow = match Terminal::new(TestBackend::new(100, 50)) {
+            Ok(t) => t,
+            Err(e) => panic!("test backend: {e}"),
+        };
+        let mut s = ScrollState::default();
+        let mut flip = false;
+        b.iter(|| {
+            flip = !flip;
+            let t = if flip { &mut narrow } else { &mut wide };
+            frame(t, &mut conv, &mut s);
+        })
+    });
+
     c.bench_function("frame_10k_entries_scrolling_up", |b| {
         let mut s = ScrollState::default();
         frame(&mut term, &mut conv, &mut s);

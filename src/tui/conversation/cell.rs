@@ -142,6 +142,10 @@ impl Cell {
             if width > 0 {
                 lines.push(Line::default());
             }
+            // A collapsed cell should not keep the room its expanded form needed.
+            if lines.capacity() > 2 * lines.len() + 16 {
+                lines.shrink_to_fit();
+            }
             *slot = Some(CellCache {
                 width,
                 version: self.version,
