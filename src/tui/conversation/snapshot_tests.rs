@@ -119,6 +119,14 @@ fn markdown_sample() {
 }
 
 #[test]
+fn markdown_table_shrinks_and_wraps_when_narrow() {
+    let mut c = conv();
+    let md = "| option | meaning |\n|---|---|\n| `--resume` | continue the most recent session in this directory |\n| `-p` | print mode |\n";
+    delta(&mut c, md);
+    insta::assert_snapshot!(screen(&mut c, 34, 10));
+}
+
+#[test]
 fn whole_message_without_deltas_is_shown() {
     let mut c = conv();
     c.apply_event(&Event::TurnStarted { turn_id: 1 });
