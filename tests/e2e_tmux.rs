@@ -33,7 +33,7 @@ impl Tmux {
         let session = "cairn-e2e".to_string();
         let mut cmdline = format!(
             "env -i PATH={path} HOME={home} TERM=xterm-256color CAIRN_DATA_DIR={home}/data \
-             ANTHROPIC_BASE_URL={base} ANTHROPIC_API_KEY=test {bin}",
+             ANTHROPIC_BASE_URL={base} ANTHROPIC_API_KEY=test {bin} --model test-model",
             path = std::env::var("PATH").unwrap_or_default(),
             home = home.path().display(),
             base = server.anthropic_base_url(),
@@ -43,6 +43,8 @@ impl Tmux {
             cmdline.push(' ');
             cmdline.push_str(a);
         }
+        // Keep the pane after cairn exits, so the summary it prints can be read.
+        cmdline.push_str("; echo cairn-exited=$?; sleep 30");
         let status = Command::new("tmux")
             .arg("-S")
             .arg(&socket)
@@ -156,7 +158,13 @@ async fn a_typed_prompt_gets_a_streamed_answer() {
     assert!(body.contains("say hello"));
     // Ctrl+D on an empty composer quits and leaves the summary on the normal screen.
     t.send_keys(&["C-d"]);
-    t.wait_for("session", Duration::from_secs(5));
+    let screen = t.wait_for("cairn session", Duration::from_secs(5));
+    assert!(screen.contains("tokens in"), "{screen}");
+    let screen = t.wait_for("cairn-exited=0", Duration::from_secs(5));
+    assert!(
+        !screen.contains("Type a message"),
+        "the UI is gone:\n{screen}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

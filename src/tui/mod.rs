@@ -152,9 +152,9 @@ mod tests {
             },
             TuiOptions::default(),
         )
-            .await
-            .err()
-            .map(|e| e.to_string());
+        .await
+        .err()
+        .map(|e| e.to_string());
         assert_eq!(
             err.as_deref(),
             Some(

@@ -1,179 +1,482 @@
-//! PLACEHOLDER (branch tui-app) for the conversation view owned by the `tui-view` work.
+//! The conversation view: the list of cells (user messages, assistant Markdown, thinking, tool
+//! calls, notices) built from core [`Event`]s, and its rendering into a buffer.
 //!
-//! Same names and signatures as the real `Conversation`; renders every entry as plain text so
-//! the app half compiles and can be tested. The lead replaces this directory at merge.
+//! It owns no terminal and no input handling: the app feeds it events and keys' effects (focus,
+//! expand, scroll through [`ScrollState`]) and asks it to draw into a `Rect`. Invariants: a frame
+//! lays out only the cells the scroll position walks over (each cell caches its wrapped lines per
+//! width), so the cost of a frame does not grow with the transcript; streamed text is parsed
+//! once per completed block; nothing here blocks (highlighting runs on its own thread).
 
+mod assistant;
+mod body;
+mod cell;
 mod scroll;
+#[cfg(test)]
+mod snapshot_tests;
+pub mod wrap;
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Style};
-use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Widget, Wrap};
+use ratatui::text::Span;
 
-pub use scroll::ScrollState;
-
-use crate::protocol::Event;
+use crate::protocol::{Event, FileChange, TurnEnd};
 use crate::tui::highlight::Highlighter;
+use crate::tui::theme::Theme;
+use assistant::AssistantCell;
+pub use cell::NoticeKind;
+use cell::{Cell, CellKind, ThinkingCell};
+pub use scroll::{Position, ScrollState};
+use tool::{ToolCell, ToolStatus};
 
-/// How an inline notice is styled.
-#[derive(Debug, Clone, Copy)]
-pub enum NoticeKind {
-    Info,
-    Warning,
-    Error,
-}
+mod tool;
 
-#[derive(Debug, Clone)]
-enum Entry {
-    User(String),
-    Assistant(String),
-    Tool(String),
-    Notice(NoticeKind, String),
-}
-
-/// The conversation: a list of entries drawn as plain text (placeholder).
+/// The conversation: cells plus what is needed to lay them out.
 pub struct Conversation {
-    entries: Vec<Entry>,
-    streaming: bool,
+    cells: Vec<Cell>,
+    theme: Theme,
+    highlighter: Highlighter,
+    /// Tool cells by call id.
+    calls: HashMap<String, usize>,
+    /// The assistant cell receiving text deltas, and the thinking cell receiving thinking.
+    open_text: Option<usize>,
+    open_thinking: Option<usize>,
+    /// Whether text arrived as deltas since the last whole message (else the message is shown).
+    streamed_text: bool,
+    /// Indices of tool cells still waiting or running (ticked for spinners).
+    active: Vec<usize>,
+    focus: Option<usize>,
     dirty: bool,
+    /// Bumped whenever output is added (drives the "new output below" marker).
+    output_version: u64,
+    rendered_generation: u64,
+    pending_visible: bool,
 }
 
 impl Conversation {
-    pub fn new(_highlighter: Highlighter) -> Conversation {
+    pub fn new(highlighter: Highlighter) -> Conversation {
+        Conversation::with_theme(highlighter, Theme::default())
+    }
+
+    pub fn with_theme(highlighter: Highlighter, theme: Theme) -> Conversation {
         Conversation {
-            entries: Vec::new(),
-            streaming: false,
+            cells: Vec::new(),
+            theme,
+            highlighter,
+            calls: HashMap::new(),
+            open_text: None,
+            open_thinking: None,
+            streamed_text: false,
+            active: Vec::new(),
+            focus: None,
             dirty: true,
+            output_version: 0,
+            rendered_generation: 0,
+            pending_visible: false,
         }
     }
 
-    pub fn apply_event(&mut self, event: &Event) {
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    fn push(&mut self, kind: CellKind) -> usize {
+        self.cells.push(Cell::new(kind));
+        self.changed();
+        self.cells.len() - 1
+    }
+
+    fn changed(&mut self) {
         self.dirty = true;
-        match event {
-            Event::TextDelta { text } => match self.entries.last_mut() {
-                Some(Entry::Assistant(s)) if self.streaming => s.push_str(text),
-                _ => {
-                    self.streaming = true;
-                    self.entries.push(Entry::Assistant(text.clone()));
+        self.output_version = self.output_version.wrapping_add(1);
+    }
+
+    pub fn push_user(&mut self, text: &str) {
+        self.close_streams();
+        self.push(CellKind::User(text.to_string()));
+    }
+
+    pub fn push_notice(&mut self, kind: NoticeKind, text: &str) {
+        self.push(CellKind::Notice(kind, text.to_string()));
+    }
+
+    pub fn clear(&mut self) {
+        let (theme, highlighter) = (self.theme.clone(), self.highlighter.clone());
+        let version = self.output_version;
+        *self = Conversation::with_theme(highlighter, theme);
+        self.output_version = version.wrapping_add(1);
+    }
+
+    /// Finish the open assistant and thinking cells: their text is whole.
+    fn close_streams(&mut self) {
+        for idx in [self.open_text.take(), self.open_thinking.take()]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(cell) = self.cells.get_mut(idx) {
+                match &mut cell.kind {
+                    CellKind::Assistant(a) => a.finish(&self.theme),
+                    CellKind::Thinking(t) => t.streaming = false,
+                    _ => {}
                 }
-            },
-            Event::ToolCallStarted { title, .. } => {
-                self.streaming = false;
-                self.entries.push(Entry::Tool(title.clone()));
+                cell.touch();
             }
-            Event::TurnFinished { .. } => self.streaming = false,
+        }
+        self.dirty = true;
+    }
+
+    /// The open streaming cell if it is still the last one (else output came in between).
+    fn open_last(&self, open: Option<usize>) -> Option<usize> {
+        open.filter(|&i| i + 1 == self.cells.len())
+    }
+
+    fn text_delta(&mut self, text: &str) {
+        if let Some(t) = self.open_thinking.take()
+            && let Some(cell) = self.cells.get_mut(t)
+        {
+            if let CellKind::Thinking(th) = &mut cell.kind {
+                th.streaming = false;
+            }
+            cell.touch();
+        }
+        let idx = match self.open_last(self.open_text) {
+            Some(i) => i,
+            None => {
+                self.close_streams();
+                let i = self.push(CellKind::Assistant(AssistantCell::new()));
+                self.open_text = Some(i);
+                i
+            }
+        };
+        self.streamed_text = true;
+        if let Some(cell) = self.cells.get_mut(idx) {
+            if let CellKind::Assistant(a) = &mut cell.kind {
+                a.push(text, &self.theme);
+            }
+            cell.touch();
+        }
+        self.changed();
+    }
+
+    fn thinking_delta(&mut self, text: &str) {
+        let idx = match self.open_last(self.open_thinking) {
+            Some(i) => i,
+            None => {
+                self.close_streams();
+                let i = self.push(CellKind::Thinking(ThinkingCell {
+                    text: String::new(),
+                    streaming: true,
+                }));
+                self.open_thinking = Some(i);
+                i
+            }
+        };
+        if let Some(cell) = self.cells.get_mut(idx) {
+            if let CellKind::Thinking(t) = &mut cell.kind {
+                t.text.push_str(text);
+            }
+            cell.touch();
+        }
+        self.changed();
+    }
+
+    fn tool_cell(&mut self, call_id: &str) -> Option<&mut ToolCell> {
+        let idx = *self.calls.get(call_id)?;
+        let cell = self.cells.get_mut(idx)?;
+        cell.touch();
+        match &mut cell.kind {
+            CellKind::Tool(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn start_tool(&mut self, call_id: &str, title: &str) -> usize {
+        if let Some(&idx) = self.calls.get(call_id) {
+            return idx;
+        }
+        self.close_streams();
+        let idx = self.push(CellKind::Tool(Box::new(ToolCell::new(
+            title,
+            Instant::now(),
+        ))));
+        self.calls.insert(call_id.to_string(), idx);
+        self.active.push(idx);
+        idx
+    }
+
+    /// Fold a core event into the cells.
+    pub fn apply_event(&mut self, event: &Event) {
+        match event {
+            Event::TurnStarted { .. } => {
+                self.streamed_text = false;
+            }
+            Event::TextDelta { text } => self.text_delta(text),
+            Event::ThinkingDelta { text } => self.thinking_delta(text),
+            Event::AssistantMessage { content, .. } => {
+                let streamed = std::mem::take(&mut self.streamed_text);
+                self.close_streams();
+                if !streamed {
+                    let text = message_text(content);
+                    if !text.trim().is_empty() {
+                        let mut a = AssistantCell::new();
+                        a.push(&text, &self.theme);
+                        a.finish(&self.theme);
+                        self.push(CellKind::Assistant(a));
+                    }
+                }
+            }
+            Event::ToolCallStarted { call_id, title, .. } => {
+                self.start_tool(call_id, title);
+            }
+            Event::ToolCallProgress { call_id, output } => {
+                let theme = self.theme.clone();
+                if let Some(t) = self.tool_cell(call_id) {
+                    // Output means the call was allowed and runs.
+                    if t.status == ToolStatus::Waiting {
+                        t.resume(Instant::now());
+                    }
+                    t.set_progress(output, &theme);
+                }
+                self.changed();
+            }
+            Event::PermissionRequest(req) => {
+                self.start_tool(&req.call_id, &req.title);
+                if let Some(t) = self.tool_cell(&req.call_id) {
+                    t.status = ToolStatus::Waiting;
+                }
+                self.changed();
+            }
+            Event::ToolCallFinished {
+                call_id,
+                is_error,
+                display,
+                outcome,
+            } => {
+                let theme = self.theme.clone();
+                if let Some(t) = self.tool_cell(call_id) {
+                    t.finish(*is_error, display, *outcome, &theme);
+                }
+                self.changed();
+            }
             Event::Retrying {
                 attempt,
                 max_attempts,
                 delay_ms,
                 reason,
-            } => self.entries.push(Entry::Notice(
-                NoticeKind::Warning,
-                format!(
-                    "{reason}, retrying in {} s ({attempt}/{max_attempts})",
-                    delay_ms / 1000
-                ),
-            )),
-            Event::Notice { message } => {
-                self.entries
-                    .push(Entry::Notice(NoticeKind::Info, message.clone()));
+            } => {
+                let secs = delay_ms.div_ceil(1000);
+                let text = format!("{reason}, retrying in {secs} s ({attempt}/{max_attempts})");
+                self.push_notice(NoticeKind::Warning, &text);
             }
-            Event::Error { message } => {
-                self.entries
-                    .push(Entry::Notice(NoticeKind::Error, message.clone()));
-            }
-            _ => self.dirty = false,
-        }
-    }
-
-    pub fn push_user(&mut self, text: &str) {
-        self.streaming = false;
-        self.dirty = true;
-        self.entries.push(Entry::User(text.to_string()));
-    }
-
-    pub fn push_notice(&mut self, kind: NoticeKind, text: &str) {
-        self.streaming = false;
-        self.dirty = true;
-        self.entries.push(Entry::Notice(kind, text.to_string()));
-    }
-
-    pub fn clear(&mut self) {
-        self.entries.clear();
-        self.streaming = false;
-        self.dirty = true;
-    }
-
-    fn lines(&self) -> Vec<Line<'static>> {
-        let mut out = Vec::new();
-        for e in &self.entries {
-            let (prefix, text, style) = match e {
-                Entry::User(t) => ("> ", t, Style::default().fg(Color::Cyan)),
-                Entry::Assistant(t) => ("", t, Style::default()),
-                Entry::Tool(t) => ("* ", t, Style::default().fg(Color::Magenta)),
-                Entry::Notice(NoticeKind::Info, t) => ("", t, Style::default().fg(Color::Gray)),
-                Entry::Notice(NoticeKind::Warning, t) => {
-                    ("", t, Style::default().fg(Color::Yellow))
+            Event::TurnFinished { end, .. } => {
+                self.close_streams();
+                self.end_active_tools();
+                match end {
+                    TurnEnd::Interrupted => self.push_notice(NoticeKind::Warning, "Interrupted"),
+                    TurnEnd::MaxTurns => self.push_notice(
+                        NoticeKind::Warning,
+                        "Stopped: reached the maximum number of turns",
+                    ),
+                    TurnEnd::Completed | TurnEnd::Failed => {}
                 }
-                Entry::Notice(NoticeKind::Error, t) => ("", t, Style::default().fg(Color::Red)),
-            };
-            for (i, l) in text.split('\n').enumerate() {
-                let p = if i == 0 { prefix } else { "  " };
-                out.push(Line::styled(format!("{p}{l}"), style));
             }
-            out.push(Line::default());
+            Event::FileChangedOnDisk { path, change } => {
+                let path = path.display();
+                let text = match change {
+                    FileChange::Modified => format!("{path} changed on disk"),
+                    FileChange::Deleted => format!("{path} was deleted"),
+                };
+                self.push_notice(NoticeKind::Info, &text);
+            }
+            Event::Notice { message } => self.push_notice(NoticeKind::Info, message),
+            Event::Error { message } => self.push_notice(NoticeKind::Error, message),
+            Event::SessionConfigured(_)
+            | Event::ToolResults { .. }
+            | Event::Usage { .. }
+            | Event::ModeChanged { .. } => {}
         }
-        out
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, scroll: &mut ScrollState) {
-        self.dirty = false;
-        scroll.page = usize::from(area.height.saturating_sub(1));
-        let lines = self.lines();
-        let total = lines.len();
-        let height = usize::from(area.height);
-        let max_offset = total.saturating_sub(height);
-        scroll.offset = scroll.offset.min(max_offset);
-        let top = total.saturating_sub(height + scroll.offset);
-        let visible: Vec<Line<'static>> = lines.into_iter().skip(top).take(height).collect();
-        Paragraph::new(visible)
-            .wrap(Wrap { trim: false })
-            .render(area, buf);
-    }
-
-    pub fn focus_prev(&mut self) {}
-    pub fn focus_next(&mut self) {}
-    pub fn toggle_expanded(&mut self) {
+    /// The person answered the permission prompt of `call_id`: an allowed call shows as
+    /// running from now (a denied one keeps waiting until its `ToolCallFinished` says denied).
+    pub fn permission_resolved(&mut self, call_id: &str, allowed: bool) {
+        if !allowed {
+            return;
+        }
+        if let Some(t) = self.tool_cell(call_id)
+            && t.status == ToolStatus::Waiting
+        {
+            t.resume(Instant::now());
+        }
         self.dirty = true;
     }
 
-    pub fn tick(&mut self, _now: Instant) -> bool {
-        false
+    /// Tools still waiting or running when a turn ends were cut short.
+    fn end_active_tools(&mut self) {
+        for idx in std::mem::take(&mut self.active) {
+            if let Some(cell) = self.cells.get_mut(idx)
+                && let CellKind::Tool(t) = &mut cell.kind
+                && t.is_active()
+            {
+                t.status = ToolStatus::Interrupted;
+                cell.touch();
+                self.dirty = true;
+            }
+        }
     }
 
+    /// Advance spinners and elapsed times; true if something visible changed.
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let mut changed = false;
+        let cells = &mut self.cells;
+        self.active.retain(|&idx| {
+            let Some(cell) = cells.get_mut(idx) else {
+                return false;
+            };
+            let CellKind::Tool(t) = &mut cell.kind else {
+                return false;
+            };
+            if !t.is_active() {
+                return false;
+            }
+            if t.advance(now) {
+                cell.touch();
+                changed = true;
+            }
+            true
+        });
+        self.dirty |= changed;
+        changed
+    }
+
+    /// Whether a redraw is needed since the last render.
     pub fn is_dirty(&self) -> bool {
         self.dirty
+            || (self.pending_visible && self.highlighter.generation() != self.rendered_generation)
     }
 
+    /// The raw Markdown of the last assistant message (for /copy).
     pub fn last_answer(&self) -> Option<String> {
-        self.entries.iter().rev().find_map(|e| match e {
-            Entry::Assistant(t) => Some(t.clone()),
+        self.cells.iter().rev().find_map(|c| match &c.kind {
+            CellKind::Assistant(a) if !a.text().trim().is_empty() => Some(a.text().to_string()),
             _ => None,
         })
     }
 
-    pub fn len(&self) -> usize {
-        self.entries.len()
+    pub fn focus_prev(&mut self) {
+        let end = self.focus.unwrap_or(self.cells.len());
+        let next = (0..end).rev().find(|&i| self.cells[i].is_expandable());
+        if next.is_some() {
+            self.focus = next;
+            self.dirty = true;
+        }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+    pub fn focus_next(&mut self) {
+        let Some(cur) = self.focus else {
+            return;
+        };
+        self.focus = (cur + 1..self.cells.len()).find(|&i| self.cells[i].is_expandable());
+        self.dirty = true;
     }
 
+    /// The focused cell, if focus was moved (None means "the last one").
+    pub fn focused(&self) -> Option<usize> {
+        self.focus
+    }
+
+    /// Expand or collapse the focused (default: last) tool or thinking cell.
+    pub fn toggle_expanded(&mut self) {
+        let target = self.focus.or_else(|| {
+            (0..self.cells.len())
+                .rev()
+                .find(|&i| self.cells[i].is_expandable())
+        });
+        if let Some(cell) = target.and_then(|i| self.cells.get_mut(i)) {
+            cell.expanded = !cell.expanded;
+            cell.touch();
+            self.dirty = true;
+        }
+    }
+
+    /// Draw the visible part of the conversation into `area`.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, scroll: &mut ScrollState) {
+        self.draw(area, buf, scroll, false);
+    }
+
+    /// The full transcript view (Ctrl+T): every cell expanded.
     pub fn render_transcript(&mut self, area: Rect, buf: &mut Buffer, scroll: &mut ScrollState) {
-        self.render(area, buf, scroll);
+        self.draw(area, buf, scroll, true);
+    }
+
+    fn draw(&mut self, area: Rect, buf: &mut Buffer, scroll: &mut ScrollState, full: bool) {
+        let area = area.intersection(buf.area);
+        for y in area.top()..area.bottom() {
+            for x in area.left()..area.right() {
+                if let Some(c) = buf.cell_mut((x, y)) {
+                    c.reset();
+                }
+            }
+        }
+        self.dirty = false;
+        self.rendered_generation = self.highlighter.generation();
+        self.pending_visible = false;
+        if area.is_empty() {
+            return;
+        }
+        let width = usize::from(area.width);
+        let viewport = usize::from(area.height);
+        let (cells, theme, hl, focus) =
+            (&mut self.cells, &self.theme, &self.highlighter, self.focus);
+        let len = cells.len();
+        let mut height = |i: usize| {
+            cells[i]
+                .lines(width, full, focus == Some(i), theme, hl)
+                .len()
+        };
+        let top = scroll.resolve(len, viewport, self.output_version, &mut height);
+        let mut y = area.top();
+        let mut cell = top.cell;
+        let mut skip = top.line;
+        while y < area.bottom() && cell < len {
+            let lines = cells[cell].lines(width, full, focus == Some(cell), theme, hl);
+            for line in lines.iter().skip(skip) {
+                if y >= area.bottom() {
+                    break;
+                }
+                buf.set_line(area.left(), y, line, area.width);
+                y += 1;
+            }
+            self.pending_visible |= cells[cell].pending_highlight(full);
+            skip = 0;
+            cell += 1;
+        }
+        if scroll.new_output_below() {
+            let text = " ↓ new output below ";
+            let w = wrap::str_width(text) as u16;
+            let x = area.left() + area.width.saturating_sub(w) / 2;
+            let span = Span::styled(text, self.theme.new_output_marker);
+            buf.set_span(x, area.bottom() - 1, &span, area.width);
+        }
+    }
+}
+
+/// The text blocks of an assistant message's content (a string or a list of content blocks).
+fn message_text(content: &serde_json::Value) -> String {
+    match content {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(blocks) => blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(|t| t.as_str()) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(|t| t.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        _ => String::new(),
     }
 }

@@ -1,0 +1,309 @@
+//! Bodies of tool cells: each [`Display`] kind turned into width-independent rows once, when the
+//! call finishes, so laying out (and re-laying out on resize) only wraps.
+//!
+//! Diffs get line numbers, red/green lines and word-level emphasis (`similar`); matches get the
+//! searched pattern highlighted; command output keeps its tail and ends with the exit status.
+//! Invariant: no text from a tool reaches the screen without [`sanitize`]; computing a body never
+//! blocks for long (the inline diff has a deadline).
+
+use std::time::{Duration, Instant};
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use similar::{ChangeTag, TextDiff};
+
+use super::wrap::{sanitize, wrap_spans};
+use crate::protocol::{Display, SearchMatch};
+use crate::tui::highlight::Highlighter;
+use crate::tui::markdown::{self, MdItem, Para};
+use crate::tui::theme::Theme;
+
+/// Which end of a long body stays visible when it is collapsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    Head,
+    /// Command output: the end matters (errors, summaries, the exit code).
+    Tail,
+}
+
+/// A piece of a body. Plain output stays one string until it is laid out, so a session full of
+/// long tool outputs holds little more than their text.
+enum Part {
+    Text { text: String, style: Style },
+    Items(Vec<MdItem>),
+}
+
+pub(crate) struct Body {
+    parts: Vec<Part>,
+    pub keep: Keep,
+}
+
+impl Body {
+    pub fn is_empty(&self) -> bool {
+        self.parts.iter().all(|p| match p {
+            Part::Text { .. } => false,
+            Part::Items(items) => items.is_empty(),
+        })
+    }
+
+    /// Wrap the whole body to `width`, each row starting with `pad`.
+    pub fn layout(
+        &self,
+        pad: &[Span<'static>],
+        width: usize,
+        theme: &Theme,
+        highlighter: &Highlighter,
+        out: &mut Vec<Line<'static>>,
+    ) -> bool {
+        let mut pending = false;
+        for part in &self.parts {
+            match part {
+                Part::Text { text, style } => {
+                    for line in text.split('\n') {
+                        let spans = [Span::styled(line.to_string(), *style)];
+                        wrap_spans(pad, pad, &spans, width, out);
+                    }
+                }
+                Part::Items(items) => {
+                    pending |= markdown::layout(items, pad, width, theme, highlighter, out);
+                }
+            }
+        }
+        pending
+    }
+}
+
+/// Context lines around each diff hunk.
+const DIFF_CONTEXT: usize = 3;
+/// Longest time spent on word-level emphasis of one diff.
+const INLINE_DIFF_BUDGET: Duration = Duration::from_millis(50);
+
+fn row(spans: Vec<Span<'static>>) -> MdItem {
+    MdItem::Para(Para {
+        first: Vec::new(),
+        rest: Vec::new(),
+        spans,
+    })
+}
+
+fn text_part(text: &str, style: Style) -> Part {
+    let text = sanitize(text);
+    let text = text.strip_suffix('\n').unwrap_or(&text);
+    Part::Text {
+        text: text.to_string(),
+        style,
+    }
+}
+
+/// Build the body of a finished call. `is_error` colours plain text bodies red.
+pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
+    let mut items = Vec::new();
+    let mut parts = Vec::new();
+    let mut keep = Keep::Head;
+    match display {
+        Display::Empty => {}
+        Display::Text { text } => {
+            let style = if is_error {
+                theme.tool_error
+            } else {
+                theme.tool_body
+            };
+            parts.push(text_part(text, style));
+        }
+        Display::Markdown { text } => items = markdown::parse(text, theme, false, true),
+        Display::Diff {
+            path,
+            before,
+            after,
+        } => diff_rows(path, before, after, theme, &mut items),
+        Display::FileList { files, more } => {
+            for f in files {
+                let path = sanitize(&f.to_string_lossy()).into_owned();
+                items.push(row(vec![Span::styled(path, theme.match_path)]));
+            }
+            more_row(*more, theme, &mut items);
+        }
+        Display::Matches {
+            pattern,
+            matches,
+            more,
+        } => {
+            let re = regex::Regex::new(pattern).ok();
+            for m in matches {
+                items.push(match_row(m, re.as_ref(), pattern, theme));
+            }
+            more_row(*more, theme, &mut items);
+        }
+        Display::Command {
+            command: _,
+            stdout,
+            stderr,
+            exit_code,
+            timed_out,
+        } => {
+            keep = Keep::Tail;
+            if !stdout.trim().is_empty() {
+                parts.push(text_part(stdout, theme.tool_body));
+            }
+            if !stderr.trim().is_empty() {
+                parts.push(text_part(stderr, theme.stderr));
+            }
+            if stdout.trim().is_empty() && stderr.trim().is_empty() {
+                items.push(row(vec![Span::styled("(no output)", theme.dim)]));
+            }
+            let status = match (timed_out, exit_code) {
+                (true, _) => Span::styled("timed out", theme.tool_error),
+                (false, Some(0)) => Span::styled("exit code 0", theme.dim),
+                (false, Some(code)) => Span::styled(format!("exit code {code}"), theme.tool_error),
+                (false, None) => Span::styled("killed by a signal", theme.tool_error),
+            };
+            items.push(row(vec![status]));
+        }
+    }
+    if !items.is_empty() {
+        parts.push(Part::Items(items));
+    }
+    Body { parts, keep }
+}
+
+/// The live output tail of a running command.
+pub(crate) fn progress(output: &str, theme: &Theme) -> Body {
+    Body {
+        parts: vec![text_part(output, theme.dim)],
+        keep: Keep::Tail,
+    }
+}
+
+fn more_row(more: usize, theme: &Theme, out: &mut Vec<MdItem>) {
+    if more > 0 {
+        out.push(row(vec![Span::styled(
+            format!("… and {more} more"),
+            theme.dim,
+        )]));
+    }
+}
+
+fn match_row(m: &SearchMatch, re: Option<&regex::Regex>, pattern: &str, theme: &Theme) -> MdItem {
+    let mut spans = vec![Span::styled(
+        sanitize(&m.path.to_string_lossy()).into_owned(),
+        theme.match_path,
+    )];
+    let Some(line) = m.line else {
+        return row(spans);
+    };
+    spans.push(Span::styled(":", theme.dim));
+    spans.push(Span::styled(line.to_string(), theme.match_line_no));
+    spans.push(Span::styled(": ", theme.dim));
+    let text = sanitize(&m.text);
+    let text = text.trim_end();
+    let hits: Vec<(usize, usize)> = match re {
+        Some(re) => re
+            .find_iter(text)
+            .filter(|h| !h.is_empty())
+            .map(|h| (h.start(), h.end()))
+            .collect(),
+        None if !pattern.is_empty() => text
+            .match_indices(pattern)
+            .map(|(i, s)| (i, i + s.len()))
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut at = 0;
+    for (start, end) in hits {
+        if start > at {
+            spans.push(Span::styled(text[at..start].to_string(), theme.tool_body));
+        }
+        spans.push(Span::styled(text[start..end].to_string(), theme.match_hit));
+        at = end;
+    }
+    if at < text.len() {
+        spans.push(Span::styled(text[at..].to_string(), theme.tool_body));
+    }
+    row(spans)
+}
+
+fn diff_rows(
+    path: &std::path::Path,
+    before: &str,
+    after: &str,
+    theme: &Theme,
+    out: &mut Vec<MdItem>,
+) {
+    let before = sanitize(before);
+    let after = sanitize(after);
+    let diff = TextDiff::configure()
+        .timeout(INLINE_DIFF_BUDGET)
+        .diff_lines(before.as_ref(), after.as_ref());
+    let (mut added, mut removed) = (0usize, 0usize);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Insert => added += 1,
+            ChangeTag::Delete => removed += 1,
+            ChangeTag::Equal => {}
+        }
+    }
+    let mut header = vec![Span::styled(
+        sanitize(&path.to_string_lossy()).into_owned(),
+        theme.diff_header,
+    )];
+    let what = if before.is_empty() && !after.is_empty() {
+        " (new file)"
+    } else if after.is_empty() && !before.is_empty() {
+        " (deleted)"
+    } else {
+        ""
+    };
+    header.push(Span::styled(what, theme.dim));
+    header.push(Span::styled(format!(" +{added}"), theme.diff_added));
+    header.push(Span::styled(format!(" -{removed}"), theme.diff_removed));
+    out.push(row(header));
+    let lines = before.lines().count().max(after.lines().count()).max(1);
+    let num_w = lines.to_string().len();
+    let deadline = Instant::now() + INLINE_DIFF_BUDGET;
+    for (g, group) in diff.grouped_ops(DIFF_CONTEXT).iter().enumerate() {
+        if g > 0 {
+            out.push(row(vec![Span::styled(
+                format!("{:>num_w$} ⋮", ""),
+                theme.diff_line_no,
+            )]));
+        }
+        for op in group {
+            for change in diff.iter_inline_changes_deadline(op, Some(deadline)) {
+                let (sign, no, style, emph) = match change.tag() {
+                    ChangeTag::Delete => (
+                        "-",
+                        change.old_index(),
+                        theme.diff_removed,
+                        theme.diff_removed_emph,
+                    ),
+                    ChangeTag::Insert => (
+                        "+",
+                        change.new_index(),
+                        theme.diff_added,
+                        theme.diff_added_emph,
+                    ),
+                    ChangeTag::Equal => (" ", change.new_index(), theme.tool_body, theme.tool_body),
+                };
+                let no = no.map(|n| (n + 1).to_string()).unwrap_or_default();
+                let gutter = vec![
+                    Span::styled(format!("{no:>num_w$} "), theme.diff_line_no),
+                    Span::styled(format!("{sign} "), style),
+                ];
+                let mut spans = Vec::new();
+                for (emphasised, text) in change.iter_strings_lossy() {
+                    let text = text.trim_end_matches(['\n', '\r']);
+                    if !text.is_empty() {
+                        let s = if emphasised { emph } else { style };
+                        spans.push(Span::styled(text.to_string(), s));
+                    }
+                }
+                let rest = vec![Span::raw(" ".repeat(num_w + 3))];
+                out.push(MdItem::Para(Para {
+                    first: gutter,
+                    rest,
+                    spans,
+                }));
+            }
+        }
+    }
+}

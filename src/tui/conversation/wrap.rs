@@ -1,0 +1,376 @@
+//! Word wrapping of styled text to a column width, and cleaning of untrusted text.
+//!
+//! Invariants: no output line is wider than the width asked for (measured with `unicode-width`,
+//! so CJK and emoji count as two columns); every call terminates and never panics, whatever the
+//! input; wrapping is greedy on spaces, and a word longer than a line is broken between chars.
+//! Text from tools and models goes through [`sanitize`] first, so no escape sequence or control
+//! character reaches the terminal.
+
+use std::borrow::Cow;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// Columns a tab advances; tabs have no width of their own on a terminal grid we draw ourselves.
+const TAB_WIDTH: usize = 4;
+
+/// Display width of `s` in terminal columns.
+pub fn str_width(s: &str) -> usize {
+    UnicodeWidthStr::width(s)
+}
+
+fn char_width(c: char) -> usize {
+    UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// Make untrusted text safe to draw: tabs become spaces, ANSI escape sequences are removed, a
+/// carriage return keeps only what was written after it on that line (progress bars), and other
+/// control characters are dropped. Newlines are kept.
+pub fn sanitize(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut line_start = 0;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => {
+                out.push('\n');
+                line_start = out.len();
+            }
+            '\t' => out.push_str(&" ".repeat(TAB_WIDTH)),
+            '\r' => {
+                // "\r\n" is a plain line end; a lone '\r' rewinds the line.
+                if chars.peek() != Some(&'\n') {
+                    out.truncate(line_start);
+                }
+            }
+            '\u{1b}' => skip_escape(&mut chars),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Skip the rest of an escape sequence whose ESC was just consumed (CSI, OSC, or a 2-char one).
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.next() {
+        Some('[') => {
+            // CSI: parameters then one final byte in '@'..='~'.
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        }
+        Some(']') => {
+            // OSC: ends with BEL or ESC '\'.
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' {
+                    chars.next();
+                    break;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One output line being built: prefix spans, then content merged into spans by style.
+struct LineBuf {
+    spans: Vec<Span<'static>>,
+    width: usize,
+    prefix_width: usize,
+    cur: String,
+    cur_style: Style,
+}
+
+impl LineBuf {
+    fn new(prefix: &[Span<'static>], max: usize) -> LineBuf {
+        // Keep at least one column for content when there is room for one.
+        let limit = max.saturating_sub(1);
+        let mut spans = Vec::with_capacity(prefix.len() + 2);
+        let mut width = 0;
+        for span in prefix {
+            let w = str_width(&span.content);
+            if width + w <= limit {
+                spans.push(span.clone());
+                width += w;
+            } else {
+                let mut s = String::new();
+                for c in span.content.chars() {
+                    let cw = char_width(c);
+                    if width + cw > limit {
+                        break;
+                    }
+                    s.push(c);
+                    width += cw;
+                }
+                spans.push(Span::styled(s, span.style));
+                break;
+            }
+        }
+        LineBuf {
+            spans,
+            width,
+            prefix_width: width,
+            cur: String::new(),
+            cur_style: Style::default(),
+        }
+    }
+
+    fn has_content(&self) -> bool {
+        self.width > self.prefix_width
+    }
+
+    fn push(&mut self, c: char, style: Style, w: usize) {
+        if style != self.cur_style && !self.cur.is_empty() {
+            let s = std::mem::take(&mut self.cur);
+            self.spans.push(Span::styled(s, self.cur_style));
+        }
+        self.cur_style = style;
+        self.cur.push(c);
+        self.width += w;
+    }
+
+    fn finish(mut self) -> Line<'static> {
+        if !self.cur.is_empty() {
+            self.spans.push(Span::styled(self.cur, self.cur_style));
+        }
+        Line::from(self.spans)
+    }
+}
+
+/// Wrap `content` to `width` columns. The first output line starts with `first_prefix`, the
+/// others with `rest_prefix` (list bullets, quote bars, gutters). A `'\n'` in the content forces a
+/// break. At least one line is produced when `width > 0`; nothing when it is 0.
+pub fn wrap_spans(
+    first_prefix: &[Span<'static>],
+    rest_prefix: &[Span<'static>],
+    content: &[Span<'static>],
+    width: usize,
+    out: &mut Vec<Line<'static>>,
+) {
+    if width == 0 {
+        return;
+    }
+    let chars: Vec<(char, Style, usize)> = content
+        .iter()
+        .flat_map(|s| s.content.chars().map(move |c| (c, s.style, char_width(c))))
+        .collect();
+    let mut line = LineBuf::new(first_prefix, width);
+    // Leading spaces are kept at the start of the text and after a hard break (indentation in
+    // code and command output), and dropped where a soft wrap happened.
+    let mut hard_start = true;
+    let mut pending_space: Option<(usize, usize)> = None; // (start index, end index)
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i].0;
+        if c == '\n' {
+            out.push(line.finish());
+            line = LineBuf::new(rest_prefix, width);
+            hard_start = true;
+            pending_space = None;
+            i += 1;
+            continue;
+        }
+        if c == ' ' {
+            let mut j = i;
+            while j < chars.len() && chars[j].0 == ' ' {
+                j += 1;
+            }
+            if hard_start && !line.has_content() {
+                for &(c, style, w) in &chars[i..j] {
+                    if line.width + w < width {
+                        line.push(c, style, w);
+                    }
+                }
+            } else if line.has_content() {
+                pending_space = Some((i, j));
+            }
+            i = j;
+            continue;
+        }
+        let mut j = i;
+        let mut word_w = 0;
+        while j < chars.len() && chars[j].0 != ' ' && chars[j].0 != '\n' {
+            word_w += chars[j].2;
+            j += 1;
+        }
+        let space_w: usize = pending_space
+            .map(|(a, b)| chars[a..b].iter().map(|c| c.2).sum())
+            .unwrap_or(0);
+        if line.width + space_w + word_w <= width {
+            if let Some((a, b)) = pending_space.take() {
+                for &(c, style, w) in &chars[a..b] {
+                    line.push(c, style, w);
+                }
+            }
+            for &(c, style, w) in &chars[i..j] {
+                line.push(c, style, w);
+            }
+        } else if line.has_content() && line_fresh_width(rest_prefix, width) + word_w <= width {
+            out.push(line.finish());
+            line = LineBuf::new(rest_prefix, width);
+            hard_start = false;
+            pending_space = None;
+            for &(c, style, w) in &chars[i..j] {
+                line.push(c, style, w);
+            }
+        } else {
+            // A word longer than a whole line: break it between characters.
+            if let Some((a, b)) = pending_space.take()
+                && line.width + space_w < width
+            {
+                for &(c, style, w) in &chars[a..b] {
+                    line.push(c, style, w);
+                }
+            }
+            for &(c, style, w) in &chars[i..j] {
+                if line.width + w > width && line.has_content() {
+                    out.push(line.finish());
+                    line = LineBuf::new(rest_prefix, width);
+                    hard_start = false;
+                }
+                if line.width + w <= width {
+                    line.push(c, style, w);
+                }
+            }
+        }
+        i = j;
+    }
+    out.push(line.finish());
+}
+
+/// Width a fresh line with this prefix starts at (after truncation to the width).
+fn line_fresh_width(prefix: &[Span<'static>], width: usize) -> usize {
+    let w: usize = prefix.iter().map(|s| str_width(&s.content)).sum();
+    w.min(width.saturating_sub(1))
+}
+
+/// Width of a rendered line in columns.
+pub fn line_width(line: &Line<'_>) -> usize {
+    line.spans.iter().map(|s| str_width(&s.content)).sum()
+}
+
+/// Wrap plain text (may contain newlines) in one style, with the same prefix on every line.
+pub fn wrap_text(
+    prefix: &[Span<'static>],
+    text: &str,
+    style: Style,
+    width: usize,
+    out: &mut Vec<Line<'static>>,
+) {
+    let content = [Span::styled(text.to_string(), style)];
+    wrap_spans(prefix, prefix, &content, width, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn texts(lines: &[Line<'static>]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    fn wrap(first: &str, rest: &str, text: &str, width: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        wrap_spans(
+            &[Span::raw(first.to_string())],
+            &[Span::raw(rest.to_string())],
+            &[Span::raw(text.to_string())],
+            width,
+            &mut out,
+        );
+        texts(&out)
+    }
+
+    #[test]
+    fn wraps_on_spaces_with_prefixes() {
+        assert_eq!(
+            wrap("- ", "  ", "the quick brown fox jumps", 12),
+            vec!["- the quick", "  brown fox", "  jumps"]
+        );
+    }
+
+    #[test]
+    fn breaks_long_words_and_keeps_indentation_after_hard_breaks() {
+        assert_eq!(wrap("", "", "abcdefghij", 4), vec!["abcd", "efgh", "ij"]);
+        assert_eq!(
+            wrap("", "", "fn x() {\n    body();\n}", 20),
+            vec!["fn x() {", "    body();", "}"]
+        );
+    }
+
+    #[test]
+    fn counts_wide_characters_as_two_columns() {
+        assert_eq!(
+            wrap("", "", "日本語のテキスト", 6),
+            vec!["日本語", "のテキ", "スト"]
+        );
+        // A wide char never straddles the edge: it moves to the next line.
+        assert_eq!(wrap("> ", "> ", "a日本", 6), vec!["> a日", "> 本"]);
+    }
+
+    #[test]
+    fn empty_text_gives_one_line_and_zero_width_gives_none() {
+        assert_eq!(wrap("* ", "", "", 10), vec!["* "]);
+        assert!(wrap("* ", "", "some text", 0).is_empty());
+    }
+
+    #[test]
+    fn sanitize_removes_escapes_and_rewinds_carriage_returns() {
+        assert_eq!(sanitize("plain"), "plain");
+        assert_eq!(
+            sanitize("\u{1b}[31mred\u{1b}[0m\tx\r\nnext"),
+            "red    x\nnext"
+        );
+        assert_eq!(sanitize("10%\r50%\r100%\ndone"), "100%\ndone");
+        assert_eq!(sanitize("a\u{1b}]0;title\u{7}b\u{0}c"), "abc");
+    }
+
+    proptest! {
+        #[test]
+        fn wrapping_never_exceeds_the_width(
+            text in "[ a-zé日本😀\\n]{0,120}",
+            prefix in "[ >│-]{0,6}",
+            width in 0usize..40,
+        ) {
+            let mut out = Vec::new();
+            wrap_spans(
+                &[Span::raw(prefix.clone())],
+                &[Span::raw(prefix.clone())],
+                &[Span::raw(text.clone())],
+                width,
+                &mut out,
+            );
+            for line in &out {
+                prop_assert!(line_width(line) <= width, "{:?} wider than {}", line, width);
+            }
+            if width > 0 {
+                prop_assert!(!out.is_empty());
+            }
+        }
+
+        #[test]
+        fn wrapping_keeps_every_non_space_char_when_there_is_room(
+            text in "[a-z日 ]{0,80}",
+            width in 3usize..30,
+        ) {
+            let out = wrap("", "", &text, width);
+            let kept: String = out.concat().chars().filter(|c| *c != ' ').collect();
+            let want: String = text.chars().filter(|c| *c != ' ').collect();
+            prop_assert_eq!(kept, want);
+        }
+    }
+}
