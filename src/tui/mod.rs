@@ -2,6 +2,8 @@
 //!
 //! Placeholder; built by the TUI work.
 
+pub mod review;
+
 use crate::agent::AgentHandle;
 
 /// Options the TUI needs beyond the agent handle.
