@@ -366,7 +366,11 @@ impl DiffView {
             .diff
             .hunks
             .last()
-            .map(|h| (h.old_start + h.old_len).max(h.new_start + h.new_len))
+            .into_iter()
+            .flat_map(|h| &h.lines)
+            .flat_map(|l| [l.old_no, l.new_no])
+            .flatten()
+            .max()
             .unwrap_or(1);
         self.number_width = largest.max(1).to_string().len();
         if matches!(self.kind, FileKind::New | FileKind::Deleted) {
