@@ -209,9 +209,17 @@ impl DiffView {
         if self.rows.len() > self.height && self.height > 0 {
             let end = (self.top + self.height).min(self.rows.len());
             let pos = format!("{}-{}/{}", self.top + 1, end, self.rows.len());
-            let w = pos.width() as u16;
-            if used + 2 + w <= row.width {
-                put(buf, row.right() - w, row.y, row.right(), &pos, GUTTER);
+            let w = pos.width();
+            if usize::from(used) + 2 + w <= usize::from(row.width) {
+                // w < row.width here, so it fits a u16.
+                put(
+                    buf,
+                    row.right() - w as u16,
+                    row.y,
+                    row.right(),
+                    &pos,
+                    GUTTER,
+                );
             }
         }
     }
