@@ -456,6 +456,21 @@ proptest! {
     ) {
         let mut v = DiffView::new(
             PathBuf::from(format!("f.{ext}")), before.concat(), after.concat());
+        if ext == "rs" {
+            // Segments of up to three characters, each styled; for lines with a `b` the
+            // segments misspell the line, which must be ignored, not trusted.
+            v = v.with_highlighter(Arc::new(|_, line| {
+                let chars: Vec<char> = line.chars().collect();
+                let mut segs: Vec<(Style, String)> = chars
+                    .chunks(3)
+                    .map(|c| (Style::new().fg(Color::Blue).bg(Color::White), c.iter().collect()))
+                    .collect();
+                if line.contains('b') {
+                    segs.push((Style::new(), "x".into()));
+                }
+                Some(segs)
+            }));
+        }
         let mut buf = Buffer::empty(Rect::new(0, 0, 200, 30));
         // Areas partly outside the buffer are clipped, not trusted.
         let area = Rect::new(x, 0, width, height);
