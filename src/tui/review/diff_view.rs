@@ -41,8 +41,8 @@ pub enum FileKind {
     Unchanged,
 }
 
-/// A scrollable, per-hunk reviewable diff of one file. See the module docs of
-/// [`crate::tui::review`] for the keys.
+/// A scrollable, per-hunk reviewable diff of one file. Keys: [`ReviewKey`], default bindings in
+/// [`super::KEY_BINDINGS`]. The path is shown as given and named in the note for the model.
 pub struct DiffView {
     pub(super) path: PathBuf,
     ext: String,
