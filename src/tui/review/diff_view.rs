@@ -5,6 +5,7 @@
 //! in `render.rs`. Invariants: `accepted.len() == diff.hunks.len()`; `focus` indexes a hunk
 //! whenever there is one; `rows` always matches `layout` and `diff`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -19,9 +20,12 @@ use crate::review::hunks::{self, FileDiff, Hunk, LineKind};
 use crate::review::notes;
 
 /// Syntax highlighting hook: `(file extension without dot, one line) -> styled segments` that
-/// together spell the line, or `None` when not available (yet). Only foreground styles are
-/// used; the diff's own backgrounds stay. `None` results are asked again on the next frame, so a
-/// background highlighter can fill in later; `Some` results are kept.
+/// together spell the line, or `None` when not available (yet). A file without an extension
+/// passes its whole name (`Makefile`), which is how syntect's extension lookup knows such files.
+/// Segment backgrounds are ignored (the diff's own tints stay); colours and modifiers are used.
+/// Segments that do not spell the line are ignored. `None` is asked again on the next frame, so
+/// a background highlighter can fill in later (it must answer fast: it runs while drawing);
+/// `Some` results are kept. Never called for files over [`PLAIN_ABOVE_LINES`] lines.
 pub type Highlighter = Arc<dyn Fn(&str, &str) -> Option<Vec<(Style, String)>> + Send + Sync>;
 
 /// Files longer than this (either side, in lines) are shown without syntax highlighting or
@@ -93,6 +97,7 @@ impl DiffView {
     pub fn new(path: PathBuf, before: String, after: String) -> DiffView {
         let ext = path
             .extension()
+            .or_else(|| path.file_name())
             .map(|e| e.to_string_lossy().into_owned())
             .unwrap_or_default();
         let mut view = DiffView {
@@ -256,12 +261,12 @@ impl DiffView {
     }
 
     /// The styled pieces of one hunk line, from the cache when possible.
-    pub(super) fn line_pieces(&mut self, hunk: usize, line: usize) -> Vec<Piece> {
-        if let Some(p) = self.cache.get(&(hunk, line)) {
-            return p.clone();
+    pub(super) fn line_pieces(&mut self, hunk: usize, line: usize) -> Cow<'_, [Piece]> {
+        if self.cache.contains_key(&(hunk, line)) {
+            return Cow::Borrowed(self.cache.get(&(hunk, line)).map_or(&[], Vec::as_slice));
         }
         let Some(hl) = self.diff.hunks.get(hunk).and_then(|h| h.lines.get(line)) else {
-            return Vec::new();
+            return Cow::Borrowed(&[]);
         };
         let emphasis = if self.plain {
             None
@@ -283,9 +288,10 @@ impl DiffView {
         let final_ = highlighted.is_some() || self.highlighter.is_none() || self.plain;
         let pieces = emphasis::pieces(&hl.text, highlighted, emphasis.as_deref().unwrap_or(&[]));
         if final_ {
-            self.cache.insert((hunk, line), pieces.clone());
+            Cow::Borrowed(self.cache.entry((hunk, line)).or_insert(pieces).as_slice())
+        } else {
+            Cow::Owned(pieces)
         }
-        pieces
     }
 
     /// Use `layout` for the rows, keeping the same place on top.

@@ -10,7 +10,6 @@ use ratatui::style::{Color, Modifier, Style};
 use unicode_width::UnicodeWidthStr;
 
 use super::diff_view::{DiffView, FileKind};
-use super::emphasis::Piece;
 use super::rows::{self, Row};
 use crate::review::hunks::LineKind;
 
@@ -339,24 +338,21 @@ impl DiffView {
         buf.set_style(area, look.line);
         let x = put(buf, area.x, area.y, area.right(), sign(kind), look.sign);
         let pieces = self.line_pieces(hunk, line);
-        let styled: Vec<(Style, String)> = pieces
-            .into_iter()
-            .map(
-                |Piece {
-                     style,
-                     text,
-                     emphasized,
-                 }| {
-                    if look.flat {
-                        return (look.line, text);
-                    }
-                    let mut s = look.line.patch(Style { bg: None, ..style });
-                    if emphasized {
-                        s = s.patch(look.emphasis);
-                    }
-                    (s, text)
-                },
-            )
+        let styled: Vec<(Style, &str)> = pieces
+            .iter()
+            .map(|p| {
+                if look.flat {
+                    return (look.line, p.text.as_str());
+                }
+                let mut s = look.line.patch(Style {
+                    bg: None,
+                    ..p.style
+                });
+                if p.emphasized {
+                    s = s.patch(look.emphasis);
+                }
+                (s, p.text.as_str())
+            })
             .collect();
         draw_pieces(buf, x, area.y, area.right().saturating_sub(x), &styled);
     }
@@ -381,16 +377,22 @@ fn put(buf: &mut Buffer, x: u16, y: u16, right: u16, text: &str, style: Style) -
 /// Write styled pieces into `width` columns from `x`. When they do not fit, the last column gets
 /// a `›` instead (the text stops one column earlier, so no wide character is split). Returns the
 /// columns used.
-fn draw_pieces(buf: &mut Buffer, x: u16, y: u16, width: u16, pieces: &[(Style, String)]) -> u16 {
+fn draw_pieces<S: AsRef<str>>(
+    buf: &mut Buffer,
+    x: u16,
+    y: u16,
+    width: u16,
+    pieces: &[(Style, S)],
+) -> u16 {
     if width == 0 {
         return 0;
     }
-    let total: usize = pieces.iter().map(|(_, t)| t.width()).sum();
+    let total: usize = pieces.iter().map(|(_, t)| t.as_ref().width()).sum();
     let clipped = total > usize::from(width);
     let right = x + if clipped { width - 1 } else { width };
     let mut cx = x;
     for (style, text) in pieces {
-        cx = put(buf, cx, y, right, text, *style);
+        cx = put(buf, cx, y, right, text.as_ref(), *style);
         if cx >= right {
             break;
         }

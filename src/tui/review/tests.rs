@@ -247,6 +247,22 @@ fn the_highlighter_colours_lines_and_keeps_the_diff_tint() {
 }
 
 #[test]
+fn a_file_without_extension_passes_its_name_to_the_highlighter() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut v = DiffView::new(PathBuf::from("dir/Makefile"), "a\n".into(), "b\n".into())
+        .with_highlighter(Arc::new(move |ext, _| {
+            log.lock().unwrap().push(ext.to_string());
+            None
+        }));
+    buffer(&mut v, 40, 5);
+    assert_eq!(*seen.lock().unwrap(), vec!["Makefile", "Makefile"]);
+    // Not ready yet: asked again on the next frame.
+    buffer(&mut v, 40, 5);
+    assert_eq!(seen.lock().unwrap().len(), 4);
+}
+
+#[test]
 fn above_the_line_limit_the_view_is_plain() {
     let (before, after) = long_texts(10_001);
     let mut v =
