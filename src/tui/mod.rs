@@ -33,6 +33,8 @@ use std::time::Instant;
 use futures::{StreamExt, future};
 use ratatui::crossterm::event::EventStream;
 
+pub mod review;
+
 use crate::agent::AgentHandle;
 use crate::protocol::Op;
 use app::{App, AppConfig};
