@@ -677,6 +677,57 @@ async fn session_grants_and_denials_use_the_shown_scope() {
 }
 
 #[tokio::test]
+async fn ask_rule_prompts_grant_nothing_beyond_the_call() {
+    let ws = Ws::new();
+    ws.write_settings(
+        ".claude/settings.json",
+        &json!({ "permissions": { "ask": ["Bash(git push *)"], "allow": ["Bash(git *)"] } }),
+    );
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    let (req, e) = ask_then(
+        &ws,
+        &gate,
+        "Bash",
+        "git push origin main",
+        Decision::AllowSession,
+    )
+    .await;
+    assert!(e.allow);
+    assert_eq!((req.session_scope, req.saveable_rule), (None, None));
+    assert!(
+        req.reason
+            .starts_with("the rule `Bash(git push *)` (project: "),
+        "{}",
+        req.reason
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git push origin main").await),
+        "ask"
+    );
+    // Deny for the session refuses exactly that command from now on.
+    ask_then(
+        &ws,
+        &gate,
+        "Bash",
+        "git push origin main",
+        Decision::DenySession,
+    )
+    .await;
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git push origin main").await),
+        "deny"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git push origin dev").await),
+        "ask"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git log").await),
+        "allow"
+    );
+}
+
+#[tokio::test]
 async fn always_allow_writes_local_settings_and_keeps_other_keys() {
     let ws = Ws::new();
     std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
@@ -853,6 +904,13 @@ async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
         verdict(&check_one(&ws, &gate, "Write", "$P/src/main.rs").await),
         "allow"
     );
+    // A plain "allow" on a plan approves it in default mode.
+    gate.set_mode(PermissionMode::Plan);
+    let GateOutcome::Ask(req) = run_check(&gate, &session, &exit, &input).await else {
+        panic!()
+    };
+    let e = gate.apply_decision(&req, &Decision::AllowSession);
+    assert_eq!((e.allow, e.new_mode), (true, Some(PermissionMode::Default)));
     // Out of plan mode there is nothing to approve.
     assert_eq!(
         verdict(&run_check(&gate, &session, &exit, &input).await),
