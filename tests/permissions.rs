@@ -767,6 +767,46 @@ async fn always_allow_writes_local_settings_and_keeps_other_keys() {
 }
 
 #[tokio::test]
+async fn always_allow_never_clobbers_a_broken_local_file() {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
+    std::fs::write(
+        ws.proj.join(".cairn/settings.local.json"),
+        "{ \"permissions\": ",
+    )
+    .unwrap();
+    // The broken file is reported and skipped at load time; the gate still works.
+    let settings = load_settings(&ws.proj, None, &ws.env());
+    assert_eq!(settings.diagnostics.len(), 1, "{:?}", settings.diagnostics);
+    let gate = PermissionGate::new(GateConfig {
+        settings: &settings,
+        cli_allow: vec![],
+        cli_deny: vec![],
+        mode: PermissionMode::Default,
+        interactive: true,
+        project_dir: ws.proj.clone(),
+        additional_dirs: vec![],
+        session_data_dir: ws.data.clone(),
+        transcript_path: ws.data.join("t"),
+        running_as_root: false,
+        sandboxed: false,
+    })
+    .unwrap();
+    let (_, e) = ask_then(&ws, &gate, "Bash", "make all", Decision::AlwaysAllow).await;
+    assert!(e.allow);
+    assert!(e.message.unwrap().starts_with("The rule was not saved: "));
+    assert_eq!(
+        std::fs::read_to_string(ws.proj.join(".cairn/settings.local.json")).unwrap(),
+        "{ \"permissions\": "
+    );
+    // It still holds for this session.
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "make test").await),
+        "allow"
+    );
+}
+
+#[tokio::test]
 async fn bare_deny_hides_tools_and_bypass_as_root_is_refused() {
     let ws = Ws::new();
     ws.write_settings(
