@@ -549,6 +549,19 @@ async fn headless_refusal_names_the_rule_that_would_allow() {
         panic!("{o:?}")
     };
     assert!(message.contains("No rule can allow this"), "{message}");
+    let o = check_one(&ws, &gate, "Read", "$O/file").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert!(
+        message.ends_with(&format!(
+            "run with --allowedTools \"Read(/{0}/file)\" or add \"Read(/{0}/file)\" to \
+             permissions.allow in .cairn/settings.json. The path is outside the working \
+             directories; --add-dir {0} would add it.",
+            ws.out.display()
+        )),
+        "{message}"
+    );
     let o = check_one(&ws, &gate, "Edit", "$P/src/main.rs").await;
     let GateOutcome::Deny { message } = o else {
         panic!("{o:?}")

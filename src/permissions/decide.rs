@@ -330,15 +330,28 @@ impl PermissionGate {
                 Vec::new()
             };
             let write = f.paths.iter().any(|p| p.write) || EDIT_TOOLS.contains(&tool);
-            return GateOutcome::Deny {
-                message: headless_message(
-                    tool,
-                    &reason,
-                    &rules,
-                    mode == PermissionMode::DontAsk,
-                    write,
-                ),
-            };
+            let mut message = headless_message(
+                tool,
+                &reason,
+                &rules,
+                mode == PermissionMode::DontAsk,
+                write,
+            );
+            let outside = gaps.iter().find_map(|g| match g {
+                Gap::Path {
+                    path,
+                    why: PathWhy::Outside,
+                    ..
+                } => path.parent(),
+                _ => None,
+            });
+            if let Some(dir) = outside {
+                message.push_str(&format!(
+                    " The path is outside the working directories; --add-dir {} would add it.",
+                    dir.display()
+                ));
+            }
+            return GateOutcome::Deny { message };
         }
         let scope: Vec<Rule> = if all_grantable {
             parts
