@@ -175,12 +175,7 @@ fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
 fn word_value(node: Node, src: &[u8]) -> (String, bool) {
     let raw = text(node, src);
     match node.kind() {
-        // `~user/x` is that user's home to bash: not something to check as a relative path.
-        "word" | "number" => (
-            unescape(raw),
-            !has_unescaped_glob(raw)
-                && !(raw.starts_with('~') && raw != "~" && !raw.starts_with("~/")),
-        ),
+        "word" | "number" => (unescape(raw), !has_unescaped_glob(raw) && !other_home(raw)),
         "raw_string" => (
             raw.trim_start_matches('\'')
                 .trim_end_matches('\'')
@@ -211,6 +206,11 @@ fn word_value(node: Node, src: &[u8]) -> (String, bool) {
         }
         _ => (raw.to_string(), false),
     }
+}
+
+/// `~user/x` is that user's home to bash: not something to check as a relative path.
+fn other_home(raw: &str) -> bool {
+    raw.starts_with('~') && raw != "~" && !raw.starts_with("~/")
 }
 
 /// Whether a bare word has a glob or brace character that the shell would expand.
