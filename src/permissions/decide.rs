@@ -183,6 +183,16 @@ impl PermissionGate {
                             write: true,
                         });
                     }
+                    for source in &analysis.reads {
+                        let path = expand_path(source, cwd).map_err(|e| {
+                            format!("The command reads `{source}`, which is refused: {e}.")
+                        })?;
+                        f.paths.push(PathItem {
+                            facts: path_facts(&path, &self.working, &self.data)?,
+                            path,
+                            write: false,
+                        });
+                    }
                     for cmd in analysis.commands {
                         let args = path_arguments(&cmd)
                             .into_iter()
@@ -239,7 +249,8 @@ impl PermissionGate {
                     (false, _) => Some(PathWhy::Outside),
                 }
             } else if item.facts.inside || item.facts.in_data_dir {
-                (!(f.read_only || bare)).then_some(PathWhy::NotAllowed)
+                // Reading inside is fine for read-only tools and for a shell's `< file`.
+                (!(f.read_only || bare || f.tool == "Bash")).then_some(PathWhy::NotAllowed)
             } else {
                 Some(PathWhy::Outside)
             };

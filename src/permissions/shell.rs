@@ -42,6 +42,8 @@ pub struct ShellAnalysis {
     pub commands: Vec<ShellCommand>,
     /// Targets of output redirections (`>`, `>>`, `&>`, `2>`), unquoted, as written.
     pub writes: Vec<String>,
+    /// Sources of input redirections (`< file`), as written.
+    pub reads: Vec<String>,
     /// Why this line can never be auto-allowed (empty when it can be).
     pub hazards: Vec<String>,
 }
@@ -277,12 +279,14 @@ fn redirect(node: Node, src: &[u8], out: &mut ShellAnalysis) {
     {
         return;
     }
+    if !literal {
+        out.hazards
+            .push(format!("redirection to a computed target `{value}`"));
+    }
     if writes {
-        if !literal {
-            out.hazards
-                .push(format!("output redirected to a computed target `{value}`"));
-        }
         out.writes.push(value);
+    } else {
+        out.reads.push(value);
     }
 }
 
@@ -453,6 +457,9 @@ fn strip_wrappers(
 /// Path-like arguments of a command (not options), for the gate's working-directory check.
 pub fn path_arguments(command: &ShellCommand) -> Vec<&str> {
     match command.program() {
+        // `cd` alone goes home and `cd -` to the previous directory: neither is "here".
+        "cd" if command.words.len() == 1 => vec!["~"],
+        "cd" if command.words.get(1).is_some_and(|w| w == "-") => vec!["/"],
         "echo" | "printf" | "true" | "false" | "which" | "type" | "command" | "whoami" | "id"
         | "date" | "uname" | "hostname" | "env" | "printenv" | "pwd" => Vec::new(),
         _ => command
@@ -538,6 +545,7 @@ mod tests {
         assert!(!is_read_only("FOO=1 ls"));
         assert!(!analyze("echo x > ~root/.bashrc").hazards.is_empty());
         assert!(!is_read_only("cat ~root/.ssh/id_rsa"));
+        assert_eq!(analyze("cat < /etc/passwd 2<&1").reads, vec!["/etc/passwd"]);
     }
 
     #[test]
