@@ -1038,3 +1038,39 @@ fn gate_futures_are_send(
     is_send(&gate.user_prompt_submit(s, "x"));
     is_send(&gate.stop(s, false));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    /// A denied command hidden in a compound line, behind wrappers or inside `bash -c` is still
+    /// denied, whatever the allow rules and the mode.
+    #[test]
+    fn a_denied_command_cannot_be_smuggled(
+        others in proptest::collection::vec(prop::sample::select(vec!["ls", "echo hi", "npm test", "git status", "cat a.txt"]), 0..4),
+        at in 0..4usize,
+        seps in proptest::collection::vec(prop::sample::select(vec![" && ", " || ", "; ", " | ", "\n", " & ", " |& "]), 5),
+        wrapper in prop::sample::select(vec!["", "timeout 5 ", "nice -n 3 ", "nohup ", "env A=1 ", "command ", "time ", "stdbuf -oL ", "/bin/"]),
+        nest in any::<bool>(),
+        allows in proptest::collection::vec(prop::sample::select(vec!["Bash", "Bash(*)", "Bash(rm *)", "Bash(ls *)", "Bash(timeout *)"]), 0..3),
+        mode in prop::sample::select(vec!["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]),
+    ) {
+        let ws = Ws::new();
+        let mut parts: Vec<String> = others.iter().map(|s| s.to_string()).collect();
+        parts.insert(at.min(parts.len()), format!("{wrapper}rm -rf x"));
+        let mut line = String::new();
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                line.push_str(seps[i % seps.len()]);
+            }
+            line.push_str(p);
+        }
+        if nest {
+            line = format!("bash -c '{line}'");
+        }
+        ws.write_settings(".claude/settings.json", &json!({ "permissions": { "deny": ["Bash(rm *)"], "allow": allows } }));
+        let gate = ws.gate(PermissionMode::parse(mode).unwrap(), true, &["Bash"], &[]);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let tool = Probe { name: "Bash", read_only: shell::is_read_only(&line) };
+        let o = rt.block_on(run_check(&gate, &ws.session(), &tool, &json!({ "exec": [line] })));
+        prop_assert_eq!(verdict(&o), "deny", "{:?}", o);
+    }
+}
