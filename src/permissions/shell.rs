@@ -9,8 +9,6 @@
 //! line is never auto-allowed. Output redirections are reported as file writes. Nothing here
 //! touches the disk or decides a permission; the gate does that with this analysis.
 
-use std::path::Path;
-
 use tree_sitter::{Node, Parser};
 
 use super::readonly;
@@ -482,11 +480,6 @@ fn option_value(w: &str) -> Option<&str> {
     }
     let short_attached = !w.starts_with("--") && w.len() > 2 && w.contains(['/', '~', '.']);
     short_attached.then(|| &w[2..])
-}
-
-/// Whether a redirection target or argument looks absolute or home-relative.
-pub fn is_absolute_like(word: &str) -> bool {
-    word.starts_with('~') || Path::new(word).is_absolute()
 }
 
 #[cfg(test)]
