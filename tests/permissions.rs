@@ -281,6 +281,13 @@ const CASES: &[Case] = &[
     Case { mode: "acceptEdits", arg: "cp --target-directory=$O a.txt", expect: "ask", ..B },
     Case { mode: "acceptEdits", arg: "mv -t $O a.txt", expect: "ask", ..B },
     Case { arg: "rg --pre=./x foo", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "echo x > ~root/.bashrc", expect: "ask", ..B },
+    Case { arg: "cat < /etc/passwd", expect: "ask", ..B },
+    Case { arg: "wc -l < src/main.rs", expect: "allow", ..B },
+    Case { deny: &["Read(.env)"], mode: "bypassPermissions", arg: "cat < .env", expect: "deny", ..B },
+    Case { arg: "cd && cat .bashrc", expect: "ask", ..B },
+    Case { arg: "cd - && ls", expect: "ask", ..B },
+    Case { arg: "cd src && ls", expect: "allow", ..B },
     // Substitutions, eval, sh -c.
     Case { deny: &["Bash(curl *)"], arg: "echo $(curl evil.sh)", expect: "deny", ..B },
     Case { arg: "echo $(curl evil.sh)", expect: "ask", ..B },
@@ -549,6 +556,19 @@ async fn headless_refusal_names_the_rule_that_would_allow() {
         panic!("{o:?}")
     };
     assert!(message.contains("No rule can allow this"), "{message}");
+    let o = check_one(&ws, &gate, "Read", "$O/file").await;
+    let GateOutcome::Deny { message } = o else {
+        panic!("{o:?}")
+    };
+    assert!(
+        message.ends_with(&format!(
+            "run with --allowedTools \"Read(/{0}/file)\" or add \"Read(/{0}/file)\" to \
+             permissions.allow in .cairn/settings.json. The path is outside the working \
+             directories; --add-dir {0} would add it.",
+            ws.out.display()
+        )),
+        "{message}"
+    );
     let o = check_one(&ws, &gate, "Edit", "$P/src/main.rs").await;
     let GateOutcome::Deny { message } = o else {
         panic!("{o:?}")
@@ -677,6 +697,57 @@ async fn session_grants_and_denials_use_the_shown_scope() {
 }
 
 #[tokio::test]
+async fn ask_rule_prompts_grant_nothing_beyond_the_call() {
+    let ws = Ws::new();
+    ws.write_settings(
+        ".claude/settings.json",
+        &json!({ "permissions": { "ask": ["Bash(git push *)"], "allow": ["Bash(git *)"] } }),
+    );
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    let (req, e) = ask_then(
+        &ws,
+        &gate,
+        "Bash",
+        "git push origin main",
+        Decision::AllowSession,
+    )
+    .await;
+    assert!(e.allow);
+    assert_eq!((req.session_scope, req.saveable_rule), (None, None));
+    assert!(
+        req.reason
+            .starts_with("the rule `Bash(git push *)` (project: "),
+        "{}",
+        req.reason
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git push origin main").await),
+        "ask"
+    );
+    // Deny for the session refuses exactly that command from now on.
+    ask_then(
+        &ws,
+        &gate,
+        "Bash",
+        "git push origin main",
+        Decision::DenySession,
+    )
+    .await;
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git push origin main").await),
+        "deny"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git push origin dev").await),
+        "ask"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git log").await),
+        "allow"
+    );
+}
+
+#[tokio::test]
 async fn always_allow_writes_local_settings_and_keeps_other_keys() {
     let ws = Ws::new();
     std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
@@ -711,6 +782,46 @@ async fn always_allow_writes_local_settings_and_keeps_other_keys() {
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     assert_eq!(
         verdict(&check_one(&ws, &gate, "Bash", "cargo test y").await),
+        "allow"
+    );
+}
+
+#[tokio::test]
+async fn always_allow_never_clobbers_a_broken_local_file() {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
+    std::fs::write(
+        ws.proj.join(".cairn/settings.local.json"),
+        "{ \"permissions\": ",
+    )
+    .unwrap();
+    // The broken file is reported and skipped at load time; the gate still works.
+    let settings = load_settings(&ws.proj, None, &ws.env());
+    assert_eq!(settings.diagnostics.len(), 1, "{:?}", settings.diagnostics);
+    let gate = PermissionGate::new(GateConfig {
+        settings: &settings,
+        cli_allow: vec![],
+        cli_deny: vec![],
+        mode: PermissionMode::Default,
+        interactive: true,
+        project_dir: ws.proj.clone(),
+        additional_dirs: vec![],
+        session_data_dir: ws.data.clone(),
+        transcript_path: ws.data.join("t"),
+        running_as_root: false,
+        sandboxed: false,
+    })
+    .unwrap();
+    let (_, e) = ask_then(&ws, &gate, "Bash", "make all", Decision::AlwaysAllow).await;
+    assert!(e.allow);
+    assert!(e.message.unwrap().starts_with("The rule was not saved: "));
+    assert_eq!(
+        std::fs::read_to_string(ws.proj.join(".cairn/settings.local.json")).unwrap(),
+        "{ \"permissions\": "
+    );
+    // It still holds for this session.
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "make all -j4").await),
         "allow"
     );
 }
@@ -853,6 +964,13 @@ async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
         verdict(&check_one(&ws, &gate, "Write", "$P/src/main.rs").await),
         "allow"
     );
+    // A plain "allow" on a plan approves it in default mode.
+    gate.set_mode(PermissionMode::Plan);
+    let GateOutcome::Ask(req) = run_check(&gate, &session, &exit, &input).await else {
+        panic!()
+    };
+    let e = gate.apply_decision(&req, &Decision::AllowSession);
+    assert_eq!((e.allow, e.new_mode), (true, Some(PermissionMode::Default)));
     // Out of plan mode there is nothing to approve.
     assert_eq!(
         verdict(&run_check(&gate, &session, &exit, &input).await),
@@ -919,4 +1037,40 @@ fn gate_futures_are_send(
     is_send(&gate.after_call(call, out));
     is_send(&gate.user_prompt_submit(s, "x"));
     is_send(&gate.stop(s, false));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+    /// A denied command hidden in a compound line, behind wrappers or inside `bash -c` is still
+    /// denied, whatever the allow rules and the mode.
+    #[test]
+    fn a_denied_command_cannot_be_smuggled(
+        others in proptest::collection::vec(prop::sample::select(vec!["ls", "echo hi", "npm test", "git status", "cat a.txt"]), 0..4),
+        at in 0..4usize,
+        seps in proptest::collection::vec(prop::sample::select(vec![" && ", " || ", "; ", " | ", "\n", " & ", " |& "]), 5),
+        wrapper in prop::sample::select(vec!["", "timeout 5 ", "nice -n 3 ", "nohup ", "env A=1 ", "command ", "time ", "stdbuf -oL ", "/bin/"]),
+        nest in any::<bool>(),
+        allows in proptest::collection::vec(prop::sample::select(vec!["Bash", "Bash(*)", "Bash(rm *)", "Bash(ls *)", "Bash(timeout *)"]), 0..3),
+        mode in prop::sample::select(vec!["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]),
+    ) {
+        let ws = Ws::new();
+        let mut parts: Vec<String> = others.iter().map(|s| s.to_string()).collect();
+        parts.insert(at.min(parts.len()), format!("{wrapper}rm -rf x"));
+        let mut line = String::new();
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                line.push_str(seps[i % seps.len()]);
+            }
+            line.push_str(p);
+        }
+        if nest {
+            line = format!("bash -c '{line}'");
+        }
+        ws.write_settings(".claude/settings.json", &json!({ "permissions": { "deny": ["Bash(rm *)"], "allow": allows } }));
+        let gate = ws.gate(PermissionMode::parse(mode).unwrap(), true, &["Bash"], &[]);
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let tool = Probe { name: "Bash", read_only: shell::is_read_only(&line) };
+        let o = rt.block_on(run_check(&gate, &ws.session(), &tool, &json!({ "exec": [line] })));
+        prop_assert_eq!(verdict(&o), "deny", "{:?}", o);
+    }
 }

@@ -183,6 +183,16 @@ impl PermissionGate {
                             write: true,
                         });
                     }
+                    for source in &analysis.reads {
+                        let path = expand_path(source, cwd).map_err(|e| {
+                            format!("The command reads `{source}`, which is refused: {e}.")
+                        })?;
+                        f.paths.push(PathItem {
+                            facts: path_facts(&path, &self.working, &self.data)?,
+                            path,
+                            write: false,
+                        });
+                    }
                     for cmd in analysis.commands {
                         let args = path_arguments(&cmd)
                             .into_iter()
@@ -239,7 +249,8 @@ impl PermissionGate {
                     (false, _) => Some(PathWhy::Outside),
                 }
             } else if item.facts.inside || item.facts.in_data_dir {
-                (!(f.read_only || bare)).then_some(PathWhy::NotAllowed)
+                // Reading inside is fine for read-only tools and for a shell's `< file`.
+                (!(f.read_only || bare || f.tool == "Bash")).then_some(PathWhy::NotAllowed)
             } else {
                 Some(PathWhy::Outside)
             };
@@ -311,16 +322,12 @@ impl PermissionGate {
         updated: Option<&Value>,
     ) -> GateOutcome {
         let tool = f.tool;
-        let gaps = if gaps.is_empty() {
-            vec![Gap::Tool]
-        } else {
-            gaps
-        };
         let derived: Vec<Option<(String, String, String)>> = gaps
             .iter()
             .map(|g| gap_rule(g, tool, &self.project_dir))
             .collect();
-        let all_grantable = derived.iter().all(Option::is_some);
+        // Asked because of an ask rule or a hook (no gaps): only this call can be allowed.
+        let all_grantable = !derived.is_empty() && derived.iter().all(Option::is_some);
         let parts: Vec<&(String, String, String)> = derived.iter().flatten().collect();
         let saveable: Vec<String> = parts
             .iter()
@@ -334,15 +341,28 @@ impl PermissionGate {
                 Vec::new()
             };
             let write = f.paths.iter().any(|p| p.write) || EDIT_TOOLS.contains(&tool);
-            return GateOutcome::Deny {
-                message: headless_message(
-                    tool,
-                    &reason,
-                    &rules,
-                    mode == PermissionMode::DontAsk,
-                    write,
-                ),
-            };
+            let mut message = headless_message(
+                tool,
+                &reason,
+                &rules,
+                mode == PermissionMode::DontAsk,
+                write,
+            );
+            let outside = gaps.iter().find_map(|g| match g {
+                Gap::Path {
+                    path,
+                    why: PathWhy::Outside,
+                    ..
+                } => path.parent(),
+                _ => None,
+            });
+            if let Some(dir) = outside {
+                message.push_str(&format!(
+                    " The path is outside the working directories; --add-dir {} would add it.",
+                    dir.display()
+                ));
+            }
+            return GateOutcome::Deny { message };
         }
         let scope: Vec<Rule> = if all_grantable {
             parts
@@ -352,10 +372,16 @@ impl PermissionGate {
         } else {
             Vec::new()
         };
+        let deny_scope = if scope.is_empty() {
+            self.exact_rules(f)
+        } else {
+            scope.clone()
+        };
         lock(&self.pending).insert(
             call.call_id.to_string(),
             Pending {
                 scope: scope.clone(),
+                deny_scope,
             },
         );
         let preview = match (updated, call.preview) {
@@ -395,6 +421,27 @@ impl PermissionGate {
                 .then(|| saveable[0].clone()),
             kind: RequestKind::Tool,
         }))
+    }
+
+    /// Rules matching exactly this call's commands, paths, hosts and names (for "deny for this
+    /// session" when there is no broader scope).
+    fn exact_rules(&self, f: &Facts<'_>) -> Vec<Rule> {
+        let tool = f.tool;
+        let mut texts: Vec<String> = Vec::new();
+        texts.extend(f.commands.iter().map(|c| format!("Bash({})", c.cmd.text())));
+        texts.extend(f.paths.iter().map(|p| {
+            let family = if p.write { "Edit" } else { "Read" };
+            format!("{family}(/{})", p.path.display())
+        }));
+        texts.extend(f.hosts.iter().map(|h| format!("WebFetch(domain:{h})")));
+        texts.extend(f.names.iter().map(|n| format!("{tool}({n})")));
+        if texts.is_empty() {
+            texts.push(tool.to_string());
+        }
+        texts
+            .iter()
+            .filter_map(|t| Rule::parse(t, &self.rule_ctx).ok())
+            .collect()
     }
 
     fn plan_approval(&self, call: &CallInfo<'_>, mode: PermissionMode) -> GateOutcome {

@@ -160,7 +160,11 @@ pub fn running_as_root() -> bool {
 /// The scope of an open request: what "for this session" covers.
 #[derive(Debug, Clone)]
 struct Pending {
+    /// What "allow for this session" grants (empty: nothing beyond this call).
     scope: Vec<Rule>,
+    /// What "deny for this session" refuses: the same scope, or, when the call had none (an
+    /// ask rule or a hook asked), exactly the call's commands, paths, hosts and names.
+    deny_scope: Vec<Rule>,
 }
 
 pub struct PermissionGate {
@@ -313,15 +317,36 @@ impl PermissionGate {
         decision: &Decision,
     ) -> DecisionEffect {
         let pending = lock(&self.pending).remove(&request.call_id);
-        let scope = pending.map(|p| p.scope).unwrap_or_else(|| {
-            // A request we did not build (or already answered): its shown rule, else the tool.
-            let text = request
-                .saveable_rule
-                .clone()
-                .unwrap_or(request.tool.clone());
-            Rule::parse(&text, &self.rule_ctx).into_iter().collect()
-        });
+        let (scope, deny_scope) = match pending {
+            Some(p) => (p.scope, p.deny_scope),
+            None => {
+                // A request we did not build (or already answered): its shown rule, else the tool.
+                let text = request
+                    .saveable_rule
+                    .clone()
+                    .unwrap_or(request.tool.clone());
+                let rules: Vec<Rule> = Rule::parse(&text, &self.rule_ctx).into_iter().collect();
+                (rules.clone(), rules)
+            }
+        };
         let plan = matches!(request.kind, RequestKind::PlanApproval { .. });
+        // A plan is approved or not; "allow" answers approve it in default mode, "deny for the
+        // session" keeps planning (it must not disable ExitPlanMode).
+        let decision = match decision {
+            Decision::AllowOnce
+            | Decision::AllowSession
+            | Decision::AllowAllEditsSession
+            | Decision::AlwaysAllow
+            | Decision::AllowEdited { .. }
+                if plan =>
+            {
+                &Decision::ApprovePlan {
+                    mode: PermissionMode::Default,
+                }
+            }
+            Decision::DenySession if plan => &Decision::DenyOnce,
+            d => d,
+        };
         let allow = |outcome| DecisionEffect {
             allow: true,
             outcome,
@@ -398,7 +423,7 @@ impl PermissionGate {
                     .session_scope
                     .clone()
                     .unwrap_or_else(|| format!("{} calls", request.tool));
-                lock(&self.session_deny).extend(scope);
+                lock(&self.session_deny).extend(deny_scope);
                 deny(
                     CallOutcome::DeniedForSession,
                     format!(

@@ -82,9 +82,10 @@ pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
     match cmd.program() {
         "env" | "printenv" => args.is_empty() || cmd.program() == "printenv",
         "find" => !args.iter().any(|a| FIND_WRITES.contains(&a.as_str())),
-        "sort" => !args
-            .iter()
-            .any(|a| a == "-o" || a.starts_with("--output") || a.starts_with("-o")),
+        // `sort -o FILE` writes; `--compress-program` runs a program.
+        "sort" => !args.iter().any(|a| {
+            a.starts_with("-o") || a.starts_with("--output") || a.starts_with("--compress")
+        }),
         "uniq" => args.iter().filter(|a| !a.starts_with('-')).count() <= 1,
         "date" => !args.iter().any(|a| a == "-s" || a.starts_with("--set")),
         "command" => matches!(args.first().map(String::as_str), Some("-v" | "-V")),

@@ -215,7 +215,7 @@ fn parse_specifier(tool: &str, spec: &str, ctx: &RuleContext) -> Result<Specifie
             .ok_or_else(|| RuleError::BadDomain { tool: tool.into() })?;
         return Ok(match host.strip_prefix("*.") {
             Some(rest) => Specifier::Domain {
-                host: format!(".{rest}").trim_start_matches('.').to_string(),
+                host: rest.to_string(),
                 subdomains: true,
             },
             None => Specifier::Domain {

@@ -9,8 +9,6 @@
 //! line is never auto-allowed. Output redirections are reported as file writes. Nothing here
 //! touches the disk or decides a permission; the gate does that with this analysis.
 
-use std::path::Path;
-
 use tree_sitter::{Node, Parser};
 
 use super::readonly;
@@ -42,6 +40,8 @@ pub struct ShellAnalysis {
     pub commands: Vec<ShellCommand>,
     /// Targets of output redirections (`>`, `>>`, `&>`, `2>`), unquoted, as written.
     pub writes: Vec<String>,
+    /// Sources of input redirections (`< file`), as written.
+    pub reads: Vec<String>,
     /// Why this line can never be auto-allowed (empty when it can be).
     pub hazards: Vec<String>,
 }
@@ -175,7 +175,7 @@ fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
 fn word_value(node: Node, src: &[u8]) -> (String, bool) {
     let raw = text(node, src);
     match node.kind() {
-        "word" | "number" => (unescape(raw), !has_unescaped_glob(raw)),
+        "word" | "number" => (unescape(raw), !has_unescaped_glob(raw) && !other_home(raw)),
         "raw_string" => (
             raw.trim_start_matches('\'')
                 .trim_end_matches('\'')
@@ -206,6 +206,11 @@ fn word_value(node: Node, src: &[u8]) -> (String, bool) {
         }
         _ => (raw.to_string(), false),
     }
+}
+
+/// `~user/x` is that user's home to bash: not something to check as a relative path.
+fn other_home(raw: &str) -> bool {
+    raw.starts_with('~') && raw != "~" && !raw.starts_with("~/")
 }
 
 /// Whether a bare word has a glob or brace character that the shell would expand.
@@ -272,12 +277,14 @@ fn redirect(node: Node, src: &[u8], out: &mut ShellAnalysis) {
     {
         return;
     }
+    if !literal {
+        out.hazards
+            .push(format!("redirection to a computed target `{value}`"));
+    }
     if writes {
-        if !literal {
-            out.hazards
-                .push(format!("output redirected to a computed target `{value}`"));
-        }
         out.writes.push(value);
+    } else {
+        out.reads.push(value);
     }
 }
 
@@ -448,6 +455,9 @@ fn strip_wrappers(
 /// Path-like arguments of a command (not options), for the gate's working-directory check.
 pub fn path_arguments(command: &ShellCommand) -> Vec<&str> {
     match command.program() {
+        // `cd` alone goes home and `cd -` to the previous directory: neither is "here".
+        "cd" if command.words.len() == 1 => vec!["~"],
+        "cd" if command.words.get(1).is_some_and(|w| w == "-") => vec!["/"],
         "echo" | "printf" | "true" | "false" | "which" | "type" | "command" | "whoami" | "id"
         | "date" | "uname" | "hostname" | "env" | "printenv" | "pwd" => Vec::new(),
         _ => command
@@ -470,11 +480,6 @@ fn option_value(w: &str) -> Option<&str> {
     }
     let short_attached = !w.starts_with("--") && w.len() > 2 && w.contains(['/', '~', '.']);
     short_attached.then(|| &w[2..])
-}
-
-/// Whether a redirection target or argument looks absolute or home-relative.
-pub fn is_absolute_like(word: &str) -> bool {
-    word.starts_with('~') || Path::new(word).is_absolute()
 }
 
 #[cfg(test)]
@@ -531,6 +536,9 @@ mod tests {
         assert!(!analyze("env LD_PRELOAD=/x.so ls").hazards.is_empty());
         assert!(analyze("FOO=1 ls").hazards.is_empty());
         assert!(!is_read_only("FOO=1 ls"));
+        assert!(!analyze("echo x > ~root/.bashrc").hazards.is_empty());
+        assert!(!is_read_only("cat ~root/.ssh/id_rsa"));
+        assert_eq!(analyze("cat < /etc/passwd 2<&1").reads, vec!["/etc/passwd"]);
     }
 
     #[test]
