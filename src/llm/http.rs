@@ -101,8 +101,8 @@ pub(crate) async fn post_json(
     })
 }
 
-fn connect_error(e: &reqwest::Error) -> LlmError {
-    // reqwest's Display hides the cause ("error sending request"); the chain says why.
+/// reqwest's Display hides the cause ("error sending request"); the source chain says why.
+fn error_chain(e: &reqwest::Error) -> String {
     let mut msg = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -110,6 +110,11 @@ fn connect_error(e: &reqwest::Error) -> LlmError {
         msg.push_str(&s.to_string());
         source = s.source();
     }
+    msg
+}
+
+fn connect_error(e: &reqwest::Error) -> LlmError {
+    let msg = error_chain(e);
     if e.is_connect() || e.is_request() {
         LlmError::Connect(msg)
     } else {
@@ -206,7 +211,7 @@ pub(crate) fn event_stream<D: Decoder>(
                     }
                     continue;
                 }
-                Ok(Some(Err(e))) => Err(LlmError::Stream(connect_error(&e).to_string())),
+                Ok(Some(Err(e))) => Err(LlmError::Stream(error_chain(&e))),
                 Ok(Some(Ok(chunk))) => Ok(chunk),
             };
             match next {

@@ -69,10 +69,18 @@ pub enum LlmError {
     Connect(String),
     #[error("the response stream broke: {0}")]
     Stream(String),
-    #[error("no data from the model server for {} s", .0.as_secs())]
+    #[error("no data from the model server for {}", seconds(.0))]
     Idle(Duration),
     #[error("the model server sent something unreadable: {0}")]
     Malformed(String),
+}
+
+fn seconds(d: &Duration) -> String {
+    if d.as_secs() >= 1 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
 }
 
 fn http_message(status: u16, body: &str) -> String {
@@ -106,5 +114,22 @@ impl LlmError {
             LlmError::Connect(_) | LlmError::Stream(_) | LlmError::Idle(_) => true,
             LlmError::Malformed(_) => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_error_message() {
+        assert_eq!(
+            LlmError::Idle(Duration::from_secs(120)).to_string(),
+            "no data from the model server for 120 s"
+        );
+        assert_eq!(
+            LlmError::Idle(Duration::from_millis(300)).to_string(),
+            "no data from the model server for 300 ms"
+        );
     }
 }

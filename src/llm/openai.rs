@@ -296,9 +296,14 @@ impl Decoder for OpenAiDecoder {
                     if !name.is_empty() {
                         partial.name = name.to_string();
                     }
-                    partial
-                        .arguments
-                        .push_str(text(function.and_then(|f| f.get("arguments"))));
+                    match function.and_then(|f| f.get("arguments")) {
+                        Some(Value::String(piece)) => partial.arguments.push_str(piece),
+                        // Some servers send the arguments whole, as an object.
+                        Some(object @ Value::Object(_)) => {
+                            partial.arguments = object.to_string();
+                        }
+                        _ => {}
+                    }
                 }
             }
             if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
@@ -430,6 +435,25 @@ mod tests {
                     output_tokens: 9,
                     cache_creation_input_tokens: 0,
                     cache_read_input_tokens: 20
+                }),
+                StreamEvent::Finished(StopReason::ToolUse),
+            ]
+        );
+    }
+
+    #[test]
+    fn arguments_sent_as_an_object() {
+        let events = decode(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c9","function":{"name":"Glob","arguments":{"pattern":"*.rs"}}}]},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::BlockComplete(ContentBlock::ToolUse {
+                    id: "c9".into(),
+                    name: "Glob".into(),
+                    input: json!({"pattern": "*.rs"})
                 }),
                 StreamEvent::Finished(StopReason::ToolUse),
             ]

@@ -37,20 +37,27 @@ impl SseParser {
     /// Feed the next bytes; returns the frames completed by them, in order.
     pub fn push(&mut self, bytes: &[u8]) -> Vec<SseFrame> {
         let mut out = Vec::new();
-        for &b in bytes {
+        let mut rest = bytes;
+        while !rest.is_empty() {
             if self.after_cr {
                 self.after_cr = false;
-                if b == b'\n' {
+                if rest[0] == b'\n' {
+                    rest = &rest[1..];
                     continue;
                 }
             }
-            match b {
-                b'\n' => self.end_line(&mut out),
-                b'\r' => {
-                    self.after_cr = true;
-                    self.end_line(&mut out);
+            // Copy whole runs up to the next line ending rather than byte by byte.
+            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+                None => {
+                    self.line.extend_from_slice(rest);
+                    break;
                 }
-                _ => self.line.push(b),
+                Some(i) => {
+                    self.line.extend_from_slice(&rest[..i]);
+                    self.after_cr = rest[i] == b'\r';
+                    self.end_line(&mut out);
+                    rest = &rest[i + 1..];
+                }
             }
         }
         out
@@ -67,29 +74,32 @@ impl SseParser {
     }
 
     fn end_line(&mut self, out: &mut Vec<SseFrame>) {
-        let line = std::mem::take(&mut self.line);
+        // Taken and given back so the line buffer keeps its capacity across lines.
+        let mut line = std::mem::take(&mut self.line);
         if line.is_empty() {
             self.dispatch(out);
-            return;
+        } else if line[0] != b':' {
+            self.field(&line);
         }
-        if line[0] == b':' {
-            return;
-        }
-        let line = String::from_utf8_lossy(&line);
-        let (field, value) = match line.find(':') {
+        line.clear();
+        self.line = line;
+    }
+
+    fn field(&mut self, line: &[u8]) {
+        let (field, value) = match line.iter().position(|&b| b == b':') {
             Some(i) => {
                 let v = &line[i + 1..];
-                (&line[..i], v.strip_prefix(' ').unwrap_or(v))
+                (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
             }
-            None => (&line[..], ""),
+            None => (line, &[][..]),
         };
         match field {
-            "event" => self.event = Some(value.to_string()),
-            "data" => {
+            b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
+            b"data" => {
                 if self.has_data {
                     self.data.push('\n');
                 }
-                self.data.push_str(value);
+                self.data.push_str(&String::from_utf8_lossy(value));
                 self.has_data = true;
             }
             _ => {}

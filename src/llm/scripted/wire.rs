@@ -262,6 +262,56 @@ pub(crate) fn error_body(wire: Wire, status: u16) -> String {
 mod tests {
     use super::*;
 
+    use crate::llm::StreamEvent;
+    use crate::llm::anthropic::AnthropicDecoder;
+    use crate::llm::http::Decoder;
+    use crate::llm::openai::OpenAiDecoder;
+    use crate::llm::sse::SseParser;
+    use proptest::prelude::*;
+
+    /// Parse and decode `bytes` cut at `cuts`, as the client does with network chunks.
+    fn decode_split(bytes: &[u8], cuts: &[usize], decoder: &mut dyn Decoder) -> Vec<StreamEvent> {
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        points.sort_unstable();
+        points.push(bytes.len());
+        let mut parser = SseParser::new();
+        let mut out = Vec::new();
+        let mut start = 0;
+        for p in points {
+            for frame in parser.push(&bytes[start..p]) {
+                decoder.frame(&frame, &mut out).unwrap();
+            }
+            start = p;
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn any_split_of_a_scripted_response_decodes_the_same(
+            text in "[a-z é✓\n]{0,40}",
+            thinking in proptest::option::of("[a-z ]{1,20}"),
+            chunk in 1usize..6,
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            let turn = Turn {
+                text: Some(text),
+                thinking,
+                chunk_chars: chunk,
+                ..Turn::tool_call("t1", "Grep", json!({"pattern": "fn main", "glob": "*.rs"}))
+            };
+            let ctx = RenderContext { turn_index: 0, model: "m", request_bytes: 100, invalid_tool_json: false };
+            let anthropic = anthropic_frames(&turn, &ctx).concat().into_bytes();
+            let whole = decode_split(&anthropic, &[], &mut AnthropicDecoder::default());
+            prop_assert_eq!(&decode_split(&anthropic, &cuts, &mut AnthropicDecoder::default()), &whole);
+            prop_assert!(matches!(whole.last(), Some(StreamEvent::Finished(_))));
+            let openai = openai_frames(&turn, &ctx).concat().into_bytes();
+            let whole = decode_split(&openai, &[], &mut OpenAiDecoder::default());
+            prop_assert_eq!(&decode_split(&openai, &cuts, &mut OpenAiDecoder::default()), &whole);
+            prop_assert!(matches!(whole.last(), Some(StreamEvent::Finished(_))));
+        }
+    }
+
     #[test]
     fn pieces_respect_characters() {
         assert_eq!(pieces("héllo", 2), vec!["hé", "ll", "o"]);
