@@ -52,7 +52,9 @@ pub struct CallInfo<'a> {
 pub enum GateOutcome {
     Allow,
     /// Refused; the message goes to the model as the tool result.
-    Deny { message: String },
+    Deny {
+        message: String,
+    },
     /// Ask the person. The executor assigns the request id.
     Ask(Box<PermissionRequest>),
     /// A PreToolUse hook replaced the call's input (`updatedInput`). The executor must parse
