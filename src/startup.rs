@@ -171,7 +171,12 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: endpoint.model.clone(),
-        additional_dirs: cli.add_dir.clone(),
+        additional_dirs: cli
+            .add_dir
+            .iter()
+            .map(|d| project_dir.join(d))
+            .chain(settings.additional_directories.iter().cloned())
+            .collect(),
         data_dir,
         transcript_path: Some(transcript_path),
         session_id,

@@ -25,9 +25,34 @@ impl Run {
 /// Run `cairn` with `args` in a temp project, pointed at `server` (Anthropic format unless
 /// `openai`), with a temp HOME and data dir so nothing touches the real home.
 async fn cairn(server: Option<&ScriptedServer>, openai: bool, args: &[&str], stdin: &str) -> Run {
+    cairn_with(server, openai, args, stdin, &[]).await
+}
+
+/// As [`cairn`], with extra files (path, content) written into the project first; a path
+/// ending in `.sh` is made executable.
+async fn cairn_with(
+    server: Option<&ScriptedServer>,
+    openai: bool,
+    args: &[&str],
+    stdin: &str,
+    files: &[(&str, &str)],
+) -> Run {
     let home = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     std::fs::write(project.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+    for (path, content) in files {
+        let full = project.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(
+            &full,
+            content.replace("$PROJECT", &project.path().display().to_string()),
+        )
+        .unwrap();
+        if path.ends_with(".sh") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    }
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     cmd.args(args)
         .current_dir(project.path())
@@ -239,5 +264,67 @@ async fn version_and_bad_flags() {
         run.stderr().contains("unknown permission mode"),
         "{}",
         run.stderr()
+    );
+}
+
+const HOOKS: &str = r#"{"hooks": {
+  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "$PROJECT/.claude/prompt.sh"}]}],
+  "Stop": [{"hooks": [{"type": "command", "command": "$PROJECT/.claude/stop.sh"}]}]
+}}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_and_stop_hooks_steer_the_loop() {
+    // The prompt hook adds context; the stop hook sends the model back once, then lets it stop.
+    let prompt_hook = "#!/bin/sh\necho 'the deploy freeze is on'\n";
+    let stop_hook = "#!/bin/sh\nif grep -q '\"stop_hook_active\":true' ; then exit 0; fi\n\
+                     echo 'run the tests before stopping' >&2\nexit 2\n";
+    let s = server(json!({"turns": [{"text": "first"}, {"text": "tests ran"}]})).await;
+    let run = cairn_with(
+        Some(&s),
+        false,
+        &["-p", "ship it"],
+        "",
+        &[
+            (".claude/settings.json", HOOKS),
+            (".claude/prompt.sh", prompt_hook),
+            (".claude/stop.sh", stop_hook),
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert_eq!(run.stdout(), "tests ran\n");
+    let requests = s.requests();
+    assert_eq!(requests.len(), 2);
+    let first = requests[0].body.to_string();
+    assert!(first.contains("the deploy freeze is on"), "{first}");
+    let second = requests[1].body.to_string();
+    assert!(second.contains("run the tests before stopping"), "{second}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_hook_can_block_the_prompt() {
+    let prompt_hook = "#!/bin/sh\necho 'no prompts on Fridays' >&2\nexit 2\n";
+    let s = server(json!({"turns": [{"text": "never"}]})).await;
+    let run = cairn_with(
+        Some(&s),
+        false,
+        &["-p", "hello"],
+        "",
+        &[
+            (".claude/settings.json", HOOKS),
+            (".claude/prompt.sh", prompt_hook),
+            (".claude/stop.sh", "#!/bin/sh\nexit 0\n"),
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), 1);
+    assert!(
+        run.stderr().contains("no prompts on Fridays"),
+        "{}",
+        run.stderr()
+    );
+    assert!(
+        s.requests().is_empty(),
+        "the blocked prompt never reached the model"
     );
 }

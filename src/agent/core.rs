@@ -23,6 +23,9 @@ use crate::protocol::{Event, Op, SessionInfo, TurnEnd, Usage};
 use crate::session::transcript::Transcript;
 use crate::tools::ToolRegistry;
 
+/// How many times in a row a Stop hook may send the model back to work in one turn.
+const MAX_FORCED_CONTINUATIONS: u32 = 5;
+
 /// How one model request ended.
 enum Step {
     /// Tools ran; their results are in the conversation: ask the model again.
@@ -68,6 +71,10 @@ impl Core {
             mode: self.gate.mode(),
             demo: self.demo,
         }));
+        let start = self.gate.session_start(&self.session, "startup").await;
+        for context in start.additional_context {
+            self.session.remind(context);
+        }
         let events = self.events().clone();
         let gate = Arc::clone(&self.gate);
         let decisions = self.decisions.clone();
@@ -124,14 +131,38 @@ impl Core {
                 break;
             }
         }
+        self.gate.session_end(&self.session, "exit").await;
     }
 
     async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) {
         self.turn_counter += 1;
         let turn_id = self.turn_counter;
         self.events().send(Event::TurnStarted { turn_id });
-        self.push_user(vec![ContentBlock::Text { text: prompt }]);
+        let verdict = self.gate.user_prompt_submit(&self.session, &prompt).await;
+        if let Some(reason) = verdict.blocked {
+            self.events().send(Event::Error {
+                message: format!("A UserPromptSubmit hook blocked the prompt: {reason}"),
+            });
+            self.events().send(Event::TurnFinished {
+                turn_id,
+                end: TurnEnd::Failed,
+                text: String::new(),
+                num_turns: 0,
+            });
+            return;
+        }
+        let mut content = vec![ContentBlock::Text { text: prompt }];
+        content.extend(
+            verdict
+                .additional_context
+                .into_iter()
+                .map(|c| ContentBlock::Text {
+                    text: format!("<system-reminder>\n{c}\n</system-reminder>"),
+                }),
+        );
+        self.push_user(content);
         let mut num_turns = 0;
+        let mut forced_continuations = 0;
         let mut text = String::new();
         let end = loop {
             if self.max_turns.is_some_and(|max| num_turns >= max) {
@@ -141,6 +172,18 @@ impl Core {
             match self.one_request(&cancel).await {
                 Step::ToolsRan => continue,
                 Step::Done(t) => {
+                    // A Stop hook may make the model go on, with its reason as the next input.
+                    let stop = self
+                        .gate
+                        .stop(&self.session, forced_continuations > 0)
+                        .await;
+                    if let Some(reason) = stop.blocked
+                        && forced_continuations < MAX_FORCED_CONTINUATIONS
+                    {
+                        forced_continuations += 1;
+                        self.push_user(vec![ContentBlock::Text { text: reason }]);
+                        continue;
+                    }
                     text = t;
                     break TurnEnd::Completed;
                 }

@@ -428,6 +428,11 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
                 request.preview = Some(p.display.clone());
             }
             events.send(Event::PermissionRequest((*request).clone()));
+            // Notification hooks run beside the wait, never in its way.
+            let gate = Arc::clone(&env.gate);
+            let session = Arc::clone(&env.session);
+            let message = format!("cairn needs your permission to use {}", request.tool);
+            tokio::spawn(async move { gate.notification(&session, &message).await });
             let decision = tokio::select! {
                 biased;
                 _ = env.cancel.cancelled() => return fail(INTERRUPTED_MESSAGE.into(), None),
