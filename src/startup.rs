@@ -31,13 +31,23 @@ const DEMO_FILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The demo's scratch project; removed when the session ends.
+pub struct DemoWorkspace(PathBuf);
+
+impl Drop for DemoWorkspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A started session and what keeps it alive.
 pub struct Started {
     pub handle: crate::agent::AgentHandle,
     /// Lines to tell the person before the session starts (e.g. "running the demo").
     pub notices: Vec<String>,
-    /// The demo's scripted server; dropping it stops the server.
-    pub demo_server: Option<ScriptedServer>,
+    /// The demo's scripted server and scratch project; dropping them stops the server and
+    /// removes the project.
+    pub demo_server: Option<(ScriptedServer, DemoWorkspace)>,
     /// Where the session works (the demo's scratch copy in demo mode).
     pub project_dir: PathBuf,
     /// cairn's data folder (history, transcripts, logs).
@@ -141,7 +151,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
                 base_url: server.anthropic_base_url(),
                 api_key: Some("demo".into()),
             };
-            (ep, Some(server))
+            (ep, Some((server, DemoWorkspace(project_dir.clone()))))
         }
     };
     let client = build_client(&endpoint, &ClientOptions::from_env(env_var))
