@@ -80,11 +80,10 @@ pub fn project_data_dir(root: &Path, project: &Path) -> PathBuf {
     root.join("projects").join(name)
 }
 
+/// The retry policy: `CAIRN_MAX_ATTEMPTS` (default 8) and `CAIRN_RETRY_BASE_MS` (the first
+/// backoff step, default 500 ms; tests make it short).
 fn retry_policy() -> RetryPolicy {
-    let mut policy = RetryPolicy::default();
-    if let Some(n) = env_var("CAIRN_MAX_RETRIES").and_then(|v| v.parse::<u32>().ok()) {
-        policy.max_attempts = n.max(1);
-    }
+    let mut policy = RetryPolicy::from_env(env_var);
     if let Some(ms) = env_var("CAIRN_RETRY_BASE_MS").and_then(|v| v.parse::<u64>().ok()) {
         policy.base_delay = Duration::from_millis(ms);
     }
