@@ -4,22 +4,17 @@
 //! file, enforces read-before-write, applies the edits in memory (all or nothing), checks the
 //! change lies in lines the model has seen, and — when the file changed on disk since it was
 //! read — merges: the edits are applied to the disk version when they do not overlap the
-//! outside change, and refused with a compact diff of that change when they do. [`commit`]
-//! runs the same plan again inside the state's write lock, checks it still produces the
-//! previewed content, and writes atomically in the file's own encoding and line endings. There
-//! is no await between that last check of the disk and the rename.
+//! outside change, and refused with a compact diff of that change when they do. Writing the
+//! plan is `edit_commit`'s job.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
+use super::ToolError;
 use super::diff_snippet::{Hunk, changed_hunks, diff_snippet};
 use super::file_common::{DiskText, line_count, load_for_edit};
 use super::text_match::{closest_region, locate, numbered_line};
-use super::{ContentOverride, Preview, ToolError, ToolOutput};
-use crate::files::atomic::write_atomic;
 use crate::files::encoding::{self, LineEnding, TextFormat};
-use crate::files::state::{FileSnapshot, ReadFileState, WriteRecord, content_hash, shift_ranges};
-use crate::protocol::Display;
+use crate::files::state::{FileSnapshot, ReadFileState, shift_ranges};
 
 pub const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 pub const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
@@ -59,19 +54,8 @@ pub struct Plan {
     pub ranges_after: Vec<(usize, usize)>,
     /// Said to the model with the result (e.g. that an outside change was merged).
     pub notes: Vec<String>,
-}
-
-impl Plan {
-    pub fn preview(&self) -> Preview {
-        Preview {
-            display: Display::Diff {
-                path: self.path.clone(),
-                before: self.before.clone(),
-                after: self.after.clone(),
-            },
-            new_content: Some(self.after.clone()),
-        }
-    }
+    /// [`content_hash`] of the bytes the plan was made from; None when the file did not exist.
+    pub disk_hash: Option<u64>,
 }
 
 /// Cheap checks that need no disk: run first.
@@ -137,6 +121,7 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
             _ => Err(ToolError::new(MODIFIED)),
         };
     }
+    let disk_hash = disk.hash;
     let before = disk.decoded.text;
     match change {
         Change::Write(content) => {
@@ -151,6 +136,7 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
                 after,
                 format,
                 notes: Vec::new(),
+                disk_hash: Some(disk_hash),
             })
         }
         Change::Edits(edits) => {
@@ -166,6 +152,7 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
                 after,
                 format,
                 notes: Vec::new(),
+                disk_hash: Some(disk_hash),
             })
         }
     }
@@ -195,6 +182,7 @@ fn plan_new_file(path: &Path, change: Change<'_>) -> Result<Plan, ToolError> {
         after,
         format: TextFormat::default(),
         notes: Vec::new(),
+        disk_hash: None,
     })
 }
 
@@ -304,6 +292,7 @@ fn plan_merge(
     edits: &[EditSpec],
 ) -> Result<Plan, ToolError> {
     let format = disk.decoded.format;
+    let disk_hash = disk.hash;
     let theirs = disk.decoded.text;
     let outside = changed_hunks(base, &theirs);
     let conflict = || {
@@ -363,68 +352,6 @@ fn plan_merge(
         ranges_before: Vec::new(),
         ranges_after,
         notes: vec![note],
+        disk_hash: Some(disk_hash),
     })
-}
-
-/// Plan again under the write lock, check it matches the approved preview, write atomically.
-pub fn commit(
-    state: &ReadFileState,
-    path: &Path,
-    change: Change<'_>,
-    preview: Option<&Preview>,
-    content_override: Option<&ContentOverride>,
-) -> Result<(Plan, String), ToolError> {
-    let _guard = state.lock_writes();
-    let mut plan = plan(state, path, change)?;
-    if let Some(expected) = preview.and_then(|p| p.new_content.as_ref())
-        && *expected != plan.after
-    {
-        return Err(ToolError::new(format!(
-            "{MODIFIED} (It changed after the edit was shown for approval.)"
-        )));
-    }
-    let mut written = plan.after.clone();
-    if let Some(o) = content_override {
-        written = o.content.clone();
-        plan.notes.push(o.note.clone());
-        let hunks = changed_hunks(&plan.before, &written);
-        plan.ranges_after = shift_ranges(&plan.ranges_before, &hunks);
-    }
-    let bytes = encoding::encode(&written, plan.format);
-    let stamp = write_atomic(path, &bytes)
-        .map_err(|e| ToolError::new(format!("Cannot write {}: {e}", path.display())))?;
-    state.record_write(
-        path,
-        WriteRecord {
-            content: Arc::from(written.as_str()),
-            mtime: stamp.mtime,
-            size: stamp.size,
-            hash: content_hash(&bytes),
-            format: plan.format,
-            ranges: plan.ranges_after.clone(),
-        },
-    );
-    Ok((plan, written))
-}
-
-/// The result the model and the person see after a successful write.
-pub fn result(plan: &Plan, written: &str, headline: String) -> ToolOutput {
-    let d = diff_snippet(&plan.before, written);
-    let mut text = format!("{headline}\n(+{} -{})", d.added, d.removed);
-    if !d.snippet.is_empty() {
-        text.push('\n');
-        text.push_str(&d.snippet);
-    }
-    for note in &plan.notes {
-        text.push_str("\n\n");
-        text.push_str(note);
-    }
-    ToolOutput::with_display(
-        text,
-        Display::Diff {
-            path: plan.path.clone(),
-            before: plan.before.clone(),
-            after: written.to_string(),
-        },
-    )
 }

@@ -10,6 +10,7 @@
 
 pub mod diff_snippet;
 pub mod edit;
+pub mod edit_commit;
 pub mod edit_core;
 pub mod file_common;
 pub mod multi_edit;
