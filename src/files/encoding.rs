@@ -107,6 +107,18 @@ fn utf8_owned(bytes: Vec<u8>) -> (String, bool) {
 
 /// Encode logical text in `format`.
 pub fn encode(text: &str, format: TextFormat) -> Vec<u8> {
+    encode_cow(text, format).into_owned()
+}
+
+/// [`encode`] without a copy when the bytes are the text itself (UTF-8, LF).
+pub fn encode_cow(text: &str, format: TextFormat) -> std::borrow::Cow<'_, [u8]> {
+    if format == TextFormat::default() {
+        return std::borrow::Cow::Borrowed(text.as_bytes());
+    }
+    encode_converted(text, format).into()
+}
+
+fn encode_converted(text: &str, format: TextFormat) -> Vec<u8> {
     let with_endings: std::borrow::Cow<'_, str> = match format.line_ending {
         LineEnding::Lf => text.into(),
         LineEnding::CrLf => to_crlf(text).into(),

@@ -148,7 +148,7 @@ impl PreparedWrites {
             }
             None => &after,
         };
-        let bytes = encoding::encode(written, prep.format);
+        let bytes = encoding::encode_cow(written, prep.format);
         let stamp = write_atomic(path, &bytes)
             .map_err(|e| ToolError::new(format!("Cannot write {}: {e}", path.display())))?;
         state.record_write(
@@ -191,6 +191,27 @@ fn disk_holds(path: &Path, hash: Option<u64>) -> bool {
         None => {
             matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
         }
-        Some(h) => std::fs::read(path).is_ok_and(|b| content_hash(&b) == h),
+        Some(h) => hash_file(path).is_some_and(|got| got == h),
     }
+}
+
+/// [`content_hash`] of a file, read whole when small and in large blocks otherwise so a big
+/// file costs no big allocation. The hash is defined over the whole byte string, so the
+/// blocks are joined through a small carry buffer.
+fn hash_file(path: &Path) -> Option<u64> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() <= 1024 * 1024 {
+        return std::fs::read(path).ok().map(|b| content_hash(&b));
+    }
+    let mut hasher = crate::files::state::ContentHasher::new(meta.len());
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut buf = vec![0u8; 1024 * 1024];
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    hasher.finish_checked()
 }

@@ -188,7 +188,8 @@ fn plan_new_file(path: &Path, change: Change<'_>) -> Result<Plan, ToolError> {
 
 /// Apply `edits` in order to `text`, each on the result of the previous.
 pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<String, ToolError> {
-    let mut text = text.to_string();
+    // Borrow the input until the first edit: a large file is copied once, not twice.
+    let mut text: std::borrow::Cow<'_, str> = text.into();
     for (i, e) in edits.iter().enumerate() {
         let old = encoding::normalize_input(&e.old_string, le);
         let new = encoding::normalize_input(&e.new_string, le);
@@ -196,7 +197,7 @@ pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<Str
             if !text.trim().is_empty() {
                 return Err(name_edit(i, edits.len(), ALREADY_EXISTS.into()));
             }
-            text = new.into_owned();
+            text = new.into_owned().into();
             continue;
         }
         let Some(found) = locate(&text, &old, &new) else {
@@ -217,7 +218,8 @@ pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<Str
                 ),
             ));
         }
-        let mut out = String::with_capacity(text.len() + new.len());
+        let grown: usize = found.occurrences.iter().map(|o| o.replacement.len()).sum();
+        let mut out = String::with_capacity(text.len() + grown);
         let mut last = 0;
         for occ in &found.occurrences {
             out.push_str(&text[last..occ.range.start]);
@@ -225,9 +227,9 @@ pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<Str
             last = occ.range.end;
         }
         out.push_str(&text[last..]);
-        text = out;
+        text = out.into();
     }
-    Ok(text)
+    Ok(text.into_owned())
 }
 
 fn not_found_message(text: &str, old: &str) -> String {
