@@ -281,6 +281,35 @@ mod tests {
         assert!(d.snippet.contains("-     3 ö"));
     }
 
+    fn lines_of(text: &str) -> Vec<&str> {
+        text.split_inclusive('\n').collect()
+    }
+
+    proptest::proptest! {
+        /// Replaying the hunks on `before` gives `after`, whatever the texts.
+        #[test]
+        fn hunks_rebuild_after(before in "[ab\n]{0,40}", after in "[ab\n]{0,40}") {
+            let (b, a) = (lines_of(&before), lines_of(&after));
+            let mut rebuilt: Vec<&str> = Vec::new();
+            let mut at = 0;
+            for h in changed_hunks(&before, &after) {
+                proptest::prop_assert!(h.old.start >= at && h.old.end <= b.len() && h.new.end <= a.len());
+                rebuilt.extend(&b[at..h.old.start]);
+                rebuilt.extend(&a[h.new.clone()]);
+                at = h.old.end;
+            }
+            rebuilt.extend(&b[at..]);
+            proptest::prop_assert_eq!(rebuilt.concat(), after.clone());
+            let d = diff_snippet(&before, &after);
+            proptest::prop_assert_eq!(d.snippet.is_empty(), before == after);
+        }
+
+        #[test]
+        fn snippet_never_panics(before in "\\PC{0,60}", after in "\\PC{0,60}") {
+            let _ = diff_snippet(&before, &after);
+        }
+    }
+
     #[test]
     fn long_snippets_are_cut() {
         let after: String = (0..1000).map(|i| format!("{i}\n")).collect();

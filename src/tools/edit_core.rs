@@ -357,3 +357,59 @@ fn plan_merge(
         disk_hash: Some(disk_hash),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(old: &str, new: &str, all: bool) -> EditSpec {
+        EditSpec {
+            old_string: old.into(),
+            new_string: new.into(),
+            replace_all: all,
+        }
+    }
+
+    #[test]
+    fn edits_apply_in_sequence() {
+        let out = apply_edits(
+            "a b a\n",
+            &[spec("a", "c", true), spec("c b", "x", false)],
+            LineEnding::Lf,
+        )
+        .unwrap();
+        assert_eq!(out, "x c\n");
+    }
+
+    #[test]
+    fn crlf_input_is_normalised_for_crlf_files() {
+        let out = apply_edits(
+            "one\ntwo\n",
+            &[spec("one\r\ntwo", "1\r\n2", false)],
+            LineEnding::CrLf,
+        )
+        .unwrap();
+        assert_eq!(out, "1\n2\n");
+    }
+
+    #[test]
+    fn failing_edit_is_named() {
+        let err = apply_edits(
+            "abc",
+            &[spec("a", "x", false), spec("zzz", "y", false)],
+            LineEnding::Lf,
+        )
+        .unwrap_err();
+        assert!(err.message.starts_with(
+            "Edit 2 of 2 (edits[1]) failed: String to replace not found in file.\nString: zzz"
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn apply_never_panics(content in "\\PC{0,80}", old in "\\PC{0,10}", new in "\\PC{0,10}", all: bool) {
+            let _ = apply_edits(&content, &[spec(&old, &new, all)], LineEnding::Lf);
+            let _ = apply_edits(&content, &[spec(&old, &new, all)], LineEnding::CrLf);
+        }
+    }
+}
