@@ -80,7 +80,7 @@ pub fn has_binary_extension(path: &Path) -> bool {
 pub fn check_path_no_io(path: &Path) -> Result<(), ToolError> {
     if is_blocked_device(path) {
         return Err(ToolError::new(format!(
-            "Cannot read {}: it is a device that never ends or waits for input.",
+            "Refusing {}: it is a device that never ends or waits for input.",
             path.display()
         )));
     }
