@@ -1014,3 +1014,132 @@ async fn invalid_utf8_file_refuses_edit_but_takes_write() {
     .unwrap();
     assert_eq!(w.file("bad.txt"), "café\n");
 }
+
+/// The error of a result, without dumping a huge Ok value when there is none.
+fn expect_err(res: Result<ToolOutput, String>) -> String {
+    match res {
+        Err(e) => e,
+        Ok(out) => panic!(
+            "expected an error, got: {}",
+            out.content.chars().take(300).collect::<String>()
+        ),
+    }
+}
+
+#[tokio::test]
+async fn large_file_edit_after_partial_streamed_read() {
+    let w = ws();
+    // 11 MiB: Read streams it and keeps no content.
+    let text: String = (1..=180_000)
+        .map(|i| format!("{:<63}\n", format!("row {i}")))
+        .collect();
+    w.write_file("big.txt", &text);
+    let read_middle = || {
+        w.run(
+            &ReadTool,
+            json!({"file_path": w.p("big.txt"), "offset": 90_000, "limit": 20}),
+        )
+    };
+    read_middle().await.unwrap();
+    assert_eq!(
+        w.session
+            .read_files
+            .get(&w.path("big.txt"))
+            .unwrap()
+            .content,
+        None
+    );
+    let edit = EditTool::default();
+    let row = |i: usize| format!("{:<63}\n", format!("row {i}"));
+    // Changed outside with no merge base in memory: refused.
+    let outside = text.replace(&row(7), "outside\n");
+    std::fs::write(w.path("big.txt"), &outside).unwrap();
+    bump_mtime(&w.path("big.txt"), 5);
+    let err = expect_err(
+        w.run(
+            &edit,
+            json!({"file_path": w.p("big.txt"), "old_string": row(90_010), "new_string": "y\n"}),
+        )
+        .await,
+    );
+    assert_eq!(err, MODIFIED);
+    read_middle().await.unwrap();
+    w.run(
+        &edit,
+        json!({"file_path": w.p("big.txt"), "old_string": row(90_005), "new_string": "changed\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(w.file("big.txt") == outside.replace(&row(90_005), "changed\n"));
+    let err = expect_err(
+        w.run(
+            &edit,
+            json!({"file_path": w.p("big.txt"), "old_string": row(5), "new_string": "x\n"}),
+        )
+        .await,
+    );
+    assert!(
+        err.starts_with("This edit changes lines 5-5, which you have not read"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn titles_and_accesses() {
+    use cairn::tools::Access;
+    let w = ws();
+    let t = |tool: &dyn DynTool, input: Value| {
+        let parsed = tool.parse(&input).unwrap();
+        (
+            tool.title(&parsed, &w.session),
+            tool.accesses(&parsed, &w.session),
+            tool.is_read_only(&parsed),
+            tool.is_concurrency_safe(&parsed),
+        )
+    };
+    assert_eq!(
+        t(&ReadTool, json!({"file_path": "src/lib.rs"})),
+        (
+            "Read src/lib.rs".to_string(),
+            vec![Access::Read(w.path("src/lib.rs"))],
+            true,
+            true
+        )
+    );
+    assert_eq!(
+        t(&ReadTool, json!({"file_path": "/etc/hosts", "offset": 10})).0,
+        "Read /etc/hosts (from line 10)"
+    );
+    assert_eq!(
+        t(
+            &EditTool::default(),
+            json!({"file_path": w.p("a/b.rs"), "old_string": "x", "new_string": "y"})
+        ),
+        (
+            "Edit a/b.rs".to_string(),
+            vec![Access::Write(w.path("a/b.rs"))],
+            false,
+            false
+        )
+    );
+    assert_eq!(
+        t(
+            &MultiEditTool::default(),
+            json!({"file_path": "~/notes.md", "edits": [{"old_string": "x", "new_string": "y"}, {"old_string": "p", "new_string": "q"}]})
+        )
+        .0,
+        format!(
+            "MultiEdit {}/notes.md (2 edits)",
+            std::env::var("HOME").unwrap()
+        )
+    );
+    assert_eq!(
+        t(
+            &WriteTool::default(),
+            json!({"file_path": "out.txt", "content": ""})
+        )
+        .0,
+        "Write out.txt"
+    );
+    assert_eq!(ReadTool.max_result_chars(), None);
+}
