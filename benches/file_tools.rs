@@ -58,12 +58,13 @@ fn bench_edit_10mib(c: &mut Criterion) {
     let changed = format!("{:<63}", "line 81920 was edited by the benchmark");
     let forward = json!({"file_path": file, "old_string": target, "new_string": changed});
     let back = json!({"file_path": file, "old_string": changed, "new_string": target});
+    let edit = EditTool::default();
     let mut flip = false;
     c.bench_function("edit one line in a 10 MiB file", |b| {
         b.iter(|| {
             flip = !flip;
             let input = if flip { &forward } else { &back };
-            black_box(rt.block_on(run(&EditTool, &mut cx, input)));
+            black_box(rt.block_on(run(&edit, &mut cx, input)));
         })
     });
 }

@@ -348,11 +348,16 @@ async fn peak_rss_of_huge_read() {
     let out = w
         .run(
             &ReadTool,
-            json!({"file_path": p.display().to_string(), "offset": 15_000, "limit": 2000}),
+            // Block k line j is line k * 20_000 + j + 1: half a GiB of holes is scanned first.
+            json!({"file_path": p.display().to_string(), "offset": 8 * 20_000 + 101, "limit": 2000}),
         )
         .await
         .unwrap();
-    assert!(out.content.contains("block 0 line 14999"));
+    assert!(
+        out.content.starts_with("160101\tblock 8 line 100\n"),
+        "{}",
+        &out.content[..200]
+    );
     let after = vm_hwm_kib();
     println!("peak RSS before read: {before} KiB, after: {after} KiB");
     assert!(after < 30 * 1024, "peak RSS {after} KiB");
@@ -374,7 +379,7 @@ async fn write_creates_parents_and_reports() {
     let w = ws();
     let out = w
         .run(
-            &WriteTool,
+            &WriteTool::default(),
             json!({"file_path": w.p("new/dir/f.txt"), "content": "a\nb\n"}),
         )
         .await
@@ -403,19 +408,23 @@ async fn write_existing_needs_read_and_no_outside_change() {
     w.write_file("f.txt", "old\n");
     let input = json!({"file_path": w.p("f.txt"), "content": "new\n"});
     assert_eq!(
-        w.run(&WriteTool, input.clone()).await.unwrap_err(),
+        w.run(&WriteTool::default(), input.clone())
+            .await
+            .unwrap_err(),
         NOT_READ
     );
     w.read("f.txt").await;
     w.write_file("f.txt", "changed outside\n");
     bump_mtime(&w.path("f.txt"), 5);
     assert_eq!(
-        w.run(&WriteTool, input.clone()).await.unwrap_err(),
+        w.run(&WriteTool::default(), input.clone())
+            .await
+            .unwrap_err(),
         MODIFIED
     );
     assert_eq!(w.file("f.txt"), "changed outside\n");
     w.read("f.txt").await;
-    let out = w.run(&WriteTool, input).await.unwrap();
+    let out = w.run(&WriteTool::default(), input).await.unwrap();
     assert!(
         out.content.starts_with(&format!(
             "The file {} has been updated successfully.\n(+1 -1)",
@@ -427,7 +436,7 @@ async fn write_existing_needs_read_and_no_outside_change() {
     assert_eq!(w.file("f.txt"), "new\n");
     // Our own write counts as read: writing again needs no new Read.
     w.run(
-        &WriteTool,
+        &WriteTool::default(),
         json!({"file_path": w.p("f.txt"), "content": "newer\n"}),
     )
     .await
@@ -442,7 +451,7 @@ async fn write_through_symlink_keeps_link() {
     std::os::unix::fs::symlink("real.txt", w.path("link.txt")).unwrap();
     w.read("link.txt").await;
     w.run(
-        &WriteTool,
+        &WriteTool::default(),
         json!({"file_path": w.p("link.txt"), "content": "new\n"}),
     )
     .await
@@ -464,7 +473,7 @@ async fn write_keeps_crlf_and_mode() {
     std::fs::set_permissions(w.path("s.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
     w.read("s.sh").await;
     w.run(
-        &WriteTool,
+        &WriteTool::default(),
         json!({"file_path": w.p("s.sh"), "content": "x\ny\nz\n"}),
     )
     .await
@@ -485,7 +494,7 @@ async fn edit_without_read_is_refused() {
     w.write_file("f.rs", "fn a() {}\n");
     let err = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("f.rs"), "old_string": "a", "new_string": "b"}),
         )
         .await
@@ -501,7 +510,7 @@ async fn edit_success_result_and_diff() {
     w.read("f.txt").await;
     let out = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("f.txt"), "old_string": "line 5\n", "new_string": "line five\nline 5b\n"}),
         )
         .await
@@ -519,7 +528,7 @@ async fn edit_success_result_and_diff() {
     );
     // The edited file can be edited again without another Read.
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("f.txt"), "old_string": "line 9", "new_string": "line nine"}),
     )
     .await
@@ -532,9 +541,10 @@ async fn edit_error_texts() {
     let w = ws();
     w.write_file("f.txt", "let total = compute(1, 2);\nx\nx\n");
     w.read("f.txt").await;
+    let edit = EditTool::default();
     let run = |old: &str, new: &str, all: bool| {
         w.run(
-            &EditTool,
+            &edit,
             json!({"file_path": w.p("f.txt"), "old_string": old, "new_string": new, "replace_all": all}),
         )
     };
@@ -566,7 +576,7 @@ async fn edit_with_empty_old_string_creates_file() {
     let w = ws();
     let out = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("made/new.txt"), "old_string": "", "new_string": "hello\n"}),
         )
         .await
@@ -575,7 +585,7 @@ async fn edit_with_empty_old_string_creates_file() {
     assert_eq!(w.file("made/new.txt"), "hello\n");
     let err = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("missing.txt"), "old_string": "a", "new_string": "b"}),
         )
         .await
@@ -592,7 +602,7 @@ async fn edit_keeps_curly_quotes_of_the_file() {
     );
     w.read("q.md").await;
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("q.md"), "old_string": "said \"hello\" and it's", "new_string": "said \"goodbye\" and it's"}),
     )
     .await
@@ -609,7 +619,7 @@ async fn edit_strips_line_number_prefixes() {
     w.write_file("f.py", "def f():\n    return 1\n");
     w.read("f.py").await;
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("f.py"), "old_string": "     2\t    return 1", "new_string": "     2\t    return 2"}),
     )
     .await
@@ -623,7 +633,7 @@ async fn edit_round_trips_crlf_and_utf16() {
     w.write_file("win.txt", b"\xEF\xBB\xBFalpha\r\nbeta\r\ngamma");
     w.read("win.txt").await;
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("win.txt"), "old_string": "alpha\nbeta", "new_string": "alpha\nBETA\nextra"}),
     )
     .await
@@ -640,7 +650,7 @@ async fn edit_round_trips_crlf_and_utf16() {
     w.write_file("u16.txt", &le);
     w.read("u16.txt").await;
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("u16.txt"), "old_string": "twee", "new_string": "drie"}),
     )
     .await
@@ -664,7 +674,7 @@ async fn edit_outside_seen_lines_is_refused() {
     .unwrap();
     let err = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("big.txt"), "old_string": "line 50\n", "new_string": "L50\n"}),
         )
         .await
@@ -674,7 +684,7 @@ async fn edit_outside_seen_lines_is_refused() {
         "This edit changes lines 50-50, which you have not read (lines read so far: 1-10). Read them first (offset=50, limit=1) and retry."
     );
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("big.txt"), "old_string": "line 5\n", "new_string": "L5\n"}),
     )
     .await
@@ -686,7 +696,7 @@ async fn edit_outside_seen_lines_is_refused() {
     .await
     .unwrap();
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("big.txt"), "old_string": "line 50\n", "new_string": "L50\n"}),
     )
     .await
@@ -707,7 +717,7 @@ async fn edit_after_outside_change_merges_when_apart() {
     bump_mtime(&w.path("m.txt"), 5);
     let out = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("m.txt"), "old_string": "line 3\n", "new_string": "line 3 (ours)\n"}),
         )
         .await
@@ -738,7 +748,7 @@ async fn edit_after_overlapping_outside_change_is_refused() {
     bump_mtime(&w.path("m.txt"), 5);
     let err = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("m.txt"), "old_string": "line 10\nline 11\n", "new_string": "ours\n"}),
         )
         .await
@@ -752,7 +762,7 @@ async fn edit_after_overlapping_outside_change_is_refused() {
     // Editing the very line next to the outside change is refused too.
     let err = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("m.txt"), "old_string": "line 11\n", "new_string": "eleven\n"}),
         )
         .await
@@ -768,7 +778,7 @@ async fn only_mtime_change_proceeds() {
     w.read("t.txt").await;
     bump_mtime(&w.path("t.txt"), 60);
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("t.txt"), "old_string": "same", "new_string": "other"}),
     )
     .await
@@ -781,11 +791,12 @@ async fn change_between_preview_and_call_is_refused() {
     let w = ws();
     w.write_file("p.txt", "one\ntwo\n");
     w.read("p.txt").await;
+    let tool = EditTool::default();
     let mut ctx = w.ctx();
-    let parsed = EditTool
+    let parsed = tool
         .parse(&json!({"file_path": w.p("p.txt"), "old_string": "one", "new_string": "ONE"}))
         .unwrap();
-    ctx.preview = EditTool.preview(&parsed, &ctx).await.unwrap();
+    ctx.preview = tool.preview(&parsed, &ctx).await.unwrap();
     assert_eq!(
         ctx.preview.as_ref().unwrap().new_content.as_deref(),
         Some("ONE\ntwo\n")
@@ -794,7 +805,7 @@ async fn change_between_preview_and_call_is_refused() {
     assert_eq!(w.file("p.txt"), "one\ntwo\n");
     w.write_file("p.txt", "one\ntwo\nthree\n");
     bump_mtime(&w.path("p.txt"), 5);
-    let err = EditTool.call(parsed, &ctx).await.unwrap_err();
+    let err = tool.call(parsed, &ctx).await.unwrap_err();
     assert!(err.message.starts_with(MODIFIED), "{}", err.message);
     assert_eq!(w.file("p.txt"), "one\ntwo\nthree\n");
 }
@@ -806,7 +817,7 @@ async fn content_override_is_written_with_its_note() {
     w.read("o.txt").await;
     let out = w
         .run_with(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("o.txt"), "old_string": "a", "new_string": "A"}),
             Some(ContentOverride {
                 content: "a\nB\n".into(),
@@ -833,7 +844,7 @@ async fn multi_edit_applies_in_order_in_one_write() {
     w.read("m.rs").await;
     let out = w
         .run(
-            &MultiEditTool,
+            &MultiEditTool::default(),
             json!({"file_path": w.p("m.rs"), "edits": [
                 {"old_string": "old", "new_string": "new", "replace_all": true},
                 {"old_string": "fn new() {}", "new_string": "fn new() { 1 }"}
@@ -856,7 +867,7 @@ async fn multi_edit_failing_at_edit_two_leaves_file_untouched() {
         .unwrap();
     let err = w
         .run(
-            &MultiEditTool,
+            &MultiEditTool::default(),
             json!({"file_path": w.p("m.txt"), "edits": [
                 {"old_string": "alpha", "new_string": "ALPHA"},
                 {"old_string": "gamma", "new_string": "GAMMA"}
@@ -884,7 +895,7 @@ async fn multi_edit_failing_at_edit_two_leaves_file_untouched() {
     );
     let err = w
         .run(
-            &MultiEditTool,
+            &MultiEditTool::default(),
             json!({"file_path": w.p("m.txt"), "edits": []}),
         )
         .await
@@ -936,7 +947,7 @@ async fn watcher_reports_outside_write_and_steers_next_edit() {
     // The stale entry sends the edit through the merge path even if the mtime looks the same.
     let out = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("w.txt"), "old_string": "line 2\n", "new_string": "line two\n"}),
         )
         .await
@@ -957,13 +968,13 @@ async fn watcher_ignores_own_writes_and_reports_deletion() {
     w.read("own.txt").await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     w.run(
-        &EditTool,
+        &EditTool::default(),
         json!({"file_path": w.p("own.txt"), "old_string": "a", "new_string": "b"}),
     )
     .await
     .unwrap();
     w.run(
-        &WriteTool,
+        &WriteTool::default(),
         json!({"file_path": w.p("own.txt"), "content": "c\n"}),
     )
     .await
@@ -988,7 +999,7 @@ async fn invalid_utf8_file_refuses_edit_but_takes_write() {
     w.read("bad.txt").await;
     let err = w
         .run(
-            &EditTool,
+            &EditTool::default(),
             json!({"file_path": w.p("bad.txt"), "old_string": "caf", "new_string": "tea"}),
         )
         .await
@@ -996,10 +1007,139 @@ async fn invalid_utf8_file_refuses_edit_but_takes_write() {
     assert!(err.contains("not valid text in its encoding"), "{err}");
     assert_eq!(std::fs::read(w.path("bad.txt")).unwrap(), b"caf\xE9\n");
     w.run(
-        &WriteTool,
+        &WriteTool::default(),
         json!({"file_path": w.p("bad.txt"), "content": "café\n"}),
     )
     .await
     .unwrap();
     assert_eq!(w.file("bad.txt"), "café\n");
+}
+
+/// The error of a result, without dumping a huge Ok value when there is none.
+fn expect_err(res: Result<ToolOutput, String>) -> String {
+    match res {
+        Err(e) => e,
+        Ok(out) => panic!(
+            "expected an error, got: {}",
+            out.content.chars().take(300).collect::<String>()
+        ),
+    }
+}
+
+#[tokio::test]
+async fn large_file_edit_after_partial_streamed_read() {
+    let w = ws();
+    // 11 MiB: Read streams it and keeps no content.
+    let text: String = (1..=180_000)
+        .map(|i| format!("{:<63}\n", format!("row {i}")))
+        .collect();
+    w.write_file("big.txt", &text);
+    let read_middle = || {
+        w.run(
+            &ReadTool,
+            json!({"file_path": w.p("big.txt"), "offset": 90_000, "limit": 20}),
+        )
+    };
+    read_middle().await.unwrap();
+    assert_eq!(
+        w.session
+            .read_files
+            .get(&w.path("big.txt"))
+            .unwrap()
+            .content,
+        None
+    );
+    let edit = EditTool::default();
+    let row = |i: usize| format!("{:<63}\n", format!("row {i}"));
+    // Changed outside with no merge base in memory: refused.
+    let outside = text.replace(&row(7), "outside\n");
+    std::fs::write(w.path("big.txt"), &outside).unwrap();
+    bump_mtime(&w.path("big.txt"), 5);
+    let err = expect_err(
+        w.run(
+            &edit,
+            json!({"file_path": w.p("big.txt"), "old_string": row(90_010), "new_string": "y\n"}),
+        )
+        .await,
+    );
+    assert_eq!(err, MODIFIED);
+    read_middle().await.unwrap();
+    w.run(
+        &edit,
+        json!({"file_path": w.p("big.txt"), "old_string": row(90_005), "new_string": "changed\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(w.file("big.txt") == outside.replace(&row(90_005), "changed\n"));
+    let err = expect_err(
+        w.run(
+            &edit,
+            json!({"file_path": w.p("big.txt"), "old_string": row(5), "new_string": "x\n"}),
+        )
+        .await,
+    );
+    assert!(
+        err.starts_with("This edit changes lines 5-5, which you have not read"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn titles_and_accesses() {
+    use cairn::tools::Access;
+    let w = ws();
+    let t = |tool: &dyn DynTool, input: Value| {
+        let parsed = tool.parse(&input).unwrap();
+        (
+            tool.title(&parsed, &w.session),
+            tool.accesses(&parsed, &w.session),
+            tool.is_read_only(&parsed),
+            tool.is_concurrency_safe(&parsed),
+        )
+    };
+    assert_eq!(
+        t(&ReadTool, json!({"file_path": "src/lib.rs"})),
+        (
+            "Read src/lib.rs".to_string(),
+            vec![Access::Read(w.path("src/lib.rs"))],
+            true,
+            true
+        )
+    );
+    assert_eq!(
+        t(&ReadTool, json!({"file_path": "/etc/hosts", "offset": 10})).0,
+        "Read /etc/hosts (from line 10)"
+    );
+    assert_eq!(
+        t(
+            &EditTool::default(),
+            json!({"file_path": w.p("a/b.rs"), "old_string": "x", "new_string": "y"})
+        ),
+        (
+            "Edit a/b.rs".to_string(),
+            vec![Access::Write(w.path("a/b.rs"))],
+            false,
+            false
+        )
+    );
+    assert_eq!(
+        t(
+            &MultiEditTool::default(),
+            json!({"file_path": "~/notes.md", "edits": [{"old_string": "x", "new_string": "y"}, {"old_string": "p", "new_string": "q"}]})
+        )
+        .0,
+        format!(
+            "MultiEdit {}/notes.md (2 edits)",
+            std::env::var("HOME").unwrap()
+        )
+    );
+    assert_eq!(
+        t(
+            &WriteTool::default(),
+            json!({"file_path": "out.txt", "content": ""})
+        )
+        .0,
+        "Write out.txt"
+    );
+    assert_eq!(ReadTool.max_result_chars(), None);
 }

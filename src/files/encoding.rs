@@ -72,10 +72,18 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
 
 /// Decode a whole file into logical text.
 pub fn decode(bytes: &[u8]) -> Decoded {
-    let encoding = detect_encoding(bytes);
+    decode_owned(bytes.to_vec())
+}
+
+/// [`decode`] taking ownership: plain UTF-8 without `\r` is not copied at all.
+pub fn decode_owned(mut bytes: Vec<u8>) -> Decoded {
+    let encoding = detect_encoding(&bytes);
     let (raw, lossy) = match encoding {
-        Encoding::Utf8 => utf8_lossy(bytes),
-        Encoding::Utf8Bom => utf8_lossy(&bytes[3..]),
+        Encoding::Utf8 => utf8_owned(bytes),
+        Encoding::Utf8Bom => {
+            bytes.drain(..3);
+            utf8_owned(bytes)
+        }
         Encoding::Utf16Le => utf16_lossy(&bytes[2..], u16::from_le_bytes),
         Encoding::Utf16Be => utf16_lossy(&bytes[2..], u16::from_be_bytes),
     };
@@ -90,8 +98,27 @@ pub fn decode(bytes: &[u8]) -> Decoded {
     }
 }
 
+fn utf8_owned(bytes: Vec<u8>) -> (String, bool) {
+    match String::from_utf8(bytes) {
+        Ok(s) => (s, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    }
+}
+
 /// Encode logical text in `format`.
 pub fn encode(text: &str, format: TextFormat) -> Vec<u8> {
+    encode_cow(text, format).into_owned()
+}
+
+/// [`encode`] without a copy when the bytes are the text itself (UTF-8, LF).
+pub fn encode_cow(text: &str, format: TextFormat) -> std::borrow::Cow<'_, [u8]> {
+    if format == TextFormat::default() {
+        return std::borrow::Cow::Borrowed(text.as_bytes());
+    }
+    encode_converted(text, format).into()
+}
+
+fn encode_converted(text: &str, format: TextFormat) -> Vec<u8> {
     let with_endings: std::borrow::Cow<'_, str> = match format.line_ending {
         LineEnding::Lf => text.into(),
         LineEnding::CrLf => to_crlf(text).into(),
@@ -130,13 +157,6 @@ pub fn normalize_input(text: &str, line_ending: LineEnding) -> std::borrow::Cow<
     }
 }
 
-fn utf8_lossy(bytes: &[u8]) -> (String, bool) {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => (s.to_string(), false),
-        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
-    }
-}
-
 fn utf16_lossy(bytes: &[u8], from: fn([u8; 2]) -> u16) -> (String, bool) {
     let odd = !bytes.len().is_multiple_of(2);
     let units = bytes.chunks_exact(2).map(|c| from([c[0], c[1]]));
@@ -160,6 +180,10 @@ fn utf16_lossy(bytes: &[u8], from: fn([u8; 2]) -> u16) -> (String, bool) {
 /// CRLF only when every `\n` has a `\r` before it; then the `\r` are dropped.
 fn to_logical(raw: String) -> (String, LineEnding) {
     let bytes = raw.as_bytes();
+    // Most files have no `\r` at all: one fast scan and no copy.
+    if !bytes.contains(&b'\r') {
+        return (raw, LineEnding::Lf);
+    }
     let mut newlines = 0usize;
     let mut crlf = 0usize;
     for (i, &b) in bytes.iter().enumerate() {

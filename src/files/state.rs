@@ -92,20 +92,89 @@ impl Default for ReadFileState {
     }
 }
 
-/// A fast non-cryptographic hash of file bytes, for "is this still the same file".
+/// A fast non-cryptographic hash of file bytes, for "is this still the same file". Four
+/// independent lanes over 32-byte blocks keep the multiplier pipeline busy.
 pub fn content_hash(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-    let mut h: u64 = bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+    let mut h = ContentHasher::new(bytes.len() as u64);
+    h.update(bytes);
+    h.finish()
+}
+
+/// [`content_hash`] fed in pieces (a large file read block by block gives the same value).
+#[derive(Debug, Clone)]
+pub struct ContentHasher {
+    lanes: [u64; 4],
+    carry: [u8; 32],
+    carried: usize,
+    expected_len: u64,
+    seen_len: u64,
+}
+
+const HASH_K: u64 = 0x517c_c1b7_2722_0a95;
+
+impl ContentHasher {
+    /// `len` is the total length that will be fed; it seeds the hash.
+    pub fn new(len: u64) -> Self {
+        ContentHasher {
+            lanes: [
+                len,
+                0x9e37_79b9_7f4a_7c15,
+                0x243f_6a88_85a3_08d3,
+                0x1319_8a2e_0370_7344,
+            ],
+            carry: [0; 32],
+            carried: 0,
+            expected_len: len,
+            seen_len: 0,
+        }
     }
-    for &b in chunks.remainder() {
-        h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+
+    fn block(&mut self, b: &[u8]) {
+        for (i, lane) in self.lanes.iter_mut().enumerate() {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[i * 8..i * 8 + 8]);
+            *lane = (lane.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(HASH_K);
+        }
     }
-    h
+
+    pub fn update(&mut self, mut bytes: &[u8]) {
+        self.seen_len += bytes.len() as u64;
+        if self.carried > 0 {
+            let take = (32 - self.carried).min(bytes.len());
+            self.carry[self.carried..self.carried + take].copy_from_slice(&bytes[..take]);
+            self.carried += take;
+            bytes = &bytes[take..];
+            if self.carried < 32 {
+                return;
+            }
+            let carry = self.carry;
+            self.block(&carry);
+            self.carried = 0;
+        }
+        let mut blocks = bytes.chunks_exact(32);
+        for b in &mut blocks {
+            self.block(b);
+        }
+        let rest = blocks.remainder();
+        self.carry[..rest.len()].copy_from_slice(rest);
+        self.carried = rest.len();
+    }
+
+    pub fn finish(&self) -> u64 {
+        let mut h = self.lanes.iter().fold(0u64, |acc, &l| {
+            (acc.rotate_left(5) ^ l).wrapping_mul(HASH_K)
+        });
+        for &b in &self.carry[..self.carried] {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(HASH_K);
+        }
+        h
+    }
+
+    /// The hash, or None when the bytes fed differ in length from the length announced (the
+    /// file changed while it was read).
+    pub fn finish_checked(&self) -> Option<u64> {
+        (self.seen_len == self.expected_len).then(|| self.finish())
+    }
 }
 
 /// What a Read saw.

@@ -115,3 +115,24 @@ fn hash_distinguishes() {
         content_hash(b"same bytes here")
     );
 }
+
+#[test]
+fn hash_in_pieces_equals_hash_whole() {
+    let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+    for split in [0, 1, 31, 32, 33, 500, 999, 1000] {
+        for split2 in [split, (split + 40).min(1000)] {
+            let mut h = ContentHasher::new(1000);
+            h.update(&data[..split]);
+            h.update(&data[split..split2]);
+            h.update(&data[split2..]);
+            assert_eq!(
+                h.finish_checked(),
+                Some(content_hash(&data)),
+                "{split} {split2}"
+            );
+        }
+    }
+    let mut short = ContentHasher::new(10);
+    short.update(b"abc");
+    assert_eq!(short.finish_checked(), None);
+}

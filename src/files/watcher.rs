@@ -165,11 +165,12 @@ pub fn check_path(session: &SessionContext, path: &Path) {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if state.remove(path) {
+                // Reminder first: whoever sees the event may look for it at once.
+                session.remind(deleted_reminder(path));
                 session.events.send(Event::FileChangedOnDisk {
                     path: path.to_path_buf(),
                     change: FileChange::Deleted,
                 });
-                session.remind(deleted_reminder(path));
             }
         }
         Err(_) => {}
@@ -190,11 +191,11 @@ pub fn check_path(session: &SessionContext, path: &Path) {
                 return; // already reported; the model has not read it since
             }
             if state.mark_stale(path) {
+                session.remind(modified_reminder(path));
                 session.events.send(Event::FileChangedOnDisk {
                     path: path.to_path_buf(),
                     change: FileChange::Modified,
                 });
-                session.remind(modified_reminder(path));
             }
         }
     }

@@ -41,20 +41,14 @@ struct Window<'a> {
 
 fn window<'a>(before: &'a str, after: &'a str, context: usize) -> Window<'a> {
     let (b, a) = (before.as_bytes(), after.as_bytes());
-    let prefix = b.iter().zip(a).take_while(|(x, y)| x == y).count();
+    let prefix = common_prefix(b, a);
     // Cut after the last newline of the common prefix: a line start in both texts.
     let mut start = b[..prefix]
         .iter()
         .rposition(|&c| c == b'\n')
         .map_or(0, |i| i + 1);
     let max_suffix = b.len().min(a.len()) - start;
-    let suffix = b
-        .iter()
-        .rev()
-        .zip(a.iter().rev())
-        .take(max_suffix)
-        .take_while(|(x, y)| x == y)
-        .count();
+    let suffix = common_suffix(&b[b.len() - max_suffix..], &a[a.len() - max_suffix..]);
     // Cut after the first newline inside the common suffix: again a line start in both.
     let suffix_start = b.len() - suffix;
     let mut end_from_back = match b[suffix_start..].iter().position(|&c| c == b'\n') {
@@ -86,6 +80,37 @@ fn window<'a>(before: &'a str, after: &'a str, context: usize) -> Window<'a> {
         new: &after[start..after.len() - end_from_back],
         first_line,
     }
+}
+
+/// Compared in blocks first: slice equality is a vectorised memcmp, a byte loop is not.
+const BLOCK: usize = 256;
+
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut i = 0;
+    while i + BLOCK <= n && a[n - i - BLOCK..n - i] == b[n - i - BLOCK..n - i] {
+        i += BLOCK;
+    }
+    i + a[..n - i]
+        .iter()
+        .rev()
+        .zip(b[..n - i].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 fn line_diff<'a>(w: &Window<'a>) -> TextDiff<'a, 'a, str> {
@@ -254,6 +279,35 @@ mod tests {
         let d = diff_snippet("é\nü\nö\n", "é\nü\nø\n");
         assert_eq!((d.added, d.removed), (1, 1));
         assert!(d.snippet.contains("-     3 ö"));
+    }
+
+    fn lines_of(text: &str) -> Vec<&str> {
+        text.split_inclusive('\n').collect()
+    }
+
+    proptest::proptest! {
+        /// Replaying the hunks on `before` gives `after`, whatever the texts.
+        #[test]
+        fn hunks_rebuild_after(before in "[ab\n]{0,40}", after in "[ab\n]{0,40}") {
+            let (b, a) = (lines_of(&before), lines_of(&after));
+            let mut rebuilt: Vec<&str> = Vec::new();
+            let mut at = 0;
+            for h in changed_hunks(&before, &after) {
+                proptest::prop_assert!(h.old.start >= at && h.old.end <= b.len() && h.new.end <= a.len());
+                rebuilt.extend(&b[at..h.old.start]);
+                rebuilt.extend(&a[h.new.clone()]);
+                at = h.old.end;
+            }
+            rebuilt.extend(&b[at..]);
+            proptest::prop_assert_eq!(rebuilt.concat(), after.clone());
+            let d = diff_snippet(&before, &after);
+            proptest::prop_assert_eq!(d.snippet.is_empty(), before == after);
+        }
+
+        #[test]
+        fn snippet_never_panics(before in "\\PC{0,60}", after in "\\PC{0,60}") {
+            let _ = diff_snippet(&before, &after);
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::edit_commit::PreparedWrites;
 use super::edit_core::{self, Change, EditSpec};
 use super::file_common::{check_path_no_io, input_path, title_path};
 use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
@@ -37,7 +38,9 @@ impl EditInput {
 }
 
 #[derive(Debug, Default)]
-pub struct EditTool;
+pub struct EditTool {
+    prepared: PreparedWrites,
+}
 
 #[async_trait]
 impl Tool for EditTool {
@@ -85,26 +88,27 @@ old_string to make it unique.\n\
     ) -> Result<Option<Preview>, ToolError> {
         let path = input_path(&input.file_path, &ctx.session)?;
         let spec = input.spec();
-        let plan = edit_core::plan(&ctx.session.read_files, &path, Change::Edits(&spec))?;
-        Ok(Some(plan.preview()))
+        self.prepared
+            .preview(
+                &ctx.session.read_files,
+                &ctx.call_id,
+                &path,
+                Change::Edits(&spec),
+            )
+            .map(Some)
     }
 
     async fn call(&self, input: EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = input_path(&input.file_path, &ctx.session)?;
         check_path_no_io(&path)?;
         let spec = input.spec();
-        let (plan, written) = edit_core::commit(
-            &ctx.session.read_files,
-            &path,
-            Change::Edits(&spec),
-            ctx.preview.as_ref(),
-            ctx.content_override.as_ref(),
-        )?;
-        let headline = if plan.existed {
-            format!("The file {} has been updated successfully.", path.display())
-        } else {
-            format!("File created successfully at: {}", path.display())
-        };
-        Ok(edit_core::result(&plan, &written, headline))
+        self.prepared
+            .commit(ctx, &path, Change::Edits(&spec), |existed| {
+                if existed {
+                    format!("The file {} has been updated successfully.", path.display())
+                } else {
+                    format!("File created successfully at: {}", path.display())
+                }
+            })
     }
 }

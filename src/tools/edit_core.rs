@@ -4,22 +4,17 @@
 //! file, enforces read-before-write, applies the edits in memory (all or nothing), checks the
 //! change lies in lines the model has seen, and — when the file changed on disk since it was
 //! read — merges: the edits are applied to the disk version when they do not overlap the
-//! outside change, and refused with a compact diff of that change when they do. [`commit`]
-//! runs the same plan again inside the state's write lock, checks it still produces the
-//! previewed content, and writes atomically in the file's own encoding and line endings. There
-//! is no await between that last check of the disk and the rename.
+//! outside change, and refused with a compact diff of that change when they do. Writing the
+//! plan is `edit_commit`'s job.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
+use super::ToolError;
 use super::diff_snippet::{Hunk, changed_hunks, diff_snippet};
 use super::file_common::{DiskText, line_count, load_for_edit};
 use super::text_match::{closest_region, locate, numbered_line};
-use super::{ContentOverride, Preview, ToolError, ToolOutput};
-use crate::files::atomic::write_atomic;
 use crate::files::encoding::{self, LineEnding, TextFormat};
-use crate::files::state::{FileSnapshot, ReadFileState, WriteRecord, content_hash, shift_ranges};
-use crate::protocol::Display;
+use crate::files::state::{FileSnapshot, ReadFileState, shift_ranges};
 
 pub const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 pub const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
@@ -59,19 +54,8 @@ pub struct Plan {
     pub ranges_after: Vec<(usize, usize)>,
     /// Said to the model with the result (e.g. that an outside change was merged).
     pub notes: Vec<String>,
-}
-
-impl Plan {
-    pub fn preview(&self) -> Preview {
-        Preview {
-            display: Display::Diff {
-                path: self.path.clone(),
-                before: self.before.clone(),
-                after: self.after.clone(),
-            },
-            new_content: Some(self.after.clone()),
-        }
-    }
+    /// [`content_hash`] of the bytes the plan was made from; None when the file did not exist.
+    pub disk_hash: Option<u64>,
 }
 
 /// Cheap checks that need no disk: run first.
@@ -137,6 +121,7 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
             _ => Err(ToolError::new(MODIFIED)),
         };
     }
+    let disk_hash = disk.hash;
     let before = disk.decoded.text;
     match change {
         Change::Write(content) => {
@@ -151,6 +136,7 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
                 after,
                 format,
                 notes: Vec::new(),
+                disk_hash: Some(disk_hash),
             })
         }
         Change::Edits(edits) => {
@@ -166,6 +152,7 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
                 after,
                 format,
                 notes: Vec::new(),
+                disk_hash: Some(disk_hash),
             })
         }
     }
@@ -195,12 +182,14 @@ fn plan_new_file(path: &Path, change: Change<'_>) -> Result<Plan, ToolError> {
         after,
         format: TextFormat::default(),
         notes: Vec::new(),
+        disk_hash: None,
     })
 }
 
 /// Apply `edits` in order to `text`, each on the result of the previous.
 pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<String, ToolError> {
-    let mut text = text.to_string();
+    // Borrow the input until the first edit: a large file is copied once, not twice.
+    let mut text: std::borrow::Cow<'_, str> = text.into();
     for (i, e) in edits.iter().enumerate() {
         let old = encoding::normalize_input(&e.old_string, le);
         let new = encoding::normalize_input(&e.new_string, le);
@@ -208,7 +197,7 @@ pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<Str
             if !text.trim().is_empty() {
                 return Err(name_edit(i, edits.len(), ALREADY_EXISTS.into()));
             }
-            text = new.into_owned();
+            text = new.into_owned().into();
             continue;
         }
         let Some(found) = locate(&text, &old, &new) else {
@@ -229,7 +218,8 @@ pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<Str
                 ),
             ));
         }
-        let mut out = String::with_capacity(text.len() + new.len());
+        let grown: usize = found.occurrences.iter().map(|o| o.replacement.len()).sum();
+        let mut out = String::with_capacity(text.len() + grown);
         let mut last = 0;
         for occ in &found.occurrences {
             out.push_str(&text[last..occ.range.start]);
@@ -237,9 +227,9 @@ pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<Str
             last = occ.range.end;
         }
         out.push_str(&text[last..]);
-        text = out;
+        text = out.into();
     }
-    Ok(text)
+    Ok(text.into_owned())
 }
 
 fn not_found_message(text: &str, old: &str) -> String {
@@ -304,6 +294,7 @@ fn plan_merge(
     edits: &[EditSpec],
 ) -> Result<Plan, ToolError> {
     let format = disk.decoded.format;
+    let disk_hash = disk.hash;
     let theirs = disk.decoded.text;
     let outside = changed_hunks(base, &theirs);
     let conflict = || {
@@ -363,68 +354,62 @@ fn plan_merge(
         ranges_before: Vec::new(),
         ranges_after,
         notes: vec![note],
+        disk_hash: Some(disk_hash),
     })
 }
 
-/// Plan again under the write lock, check it matches the approved preview, write atomically.
-pub fn commit(
-    state: &ReadFileState,
-    path: &Path,
-    change: Change<'_>,
-    preview: Option<&Preview>,
-    content_override: Option<&ContentOverride>,
-) -> Result<(Plan, String), ToolError> {
-    let _guard = state.lock_writes();
-    let mut plan = plan(state, path, change)?;
-    if let Some(expected) = preview.and_then(|p| p.new_content.as_ref())
-        && *expected != plan.after
-    {
-        return Err(ToolError::new(format!(
-            "{MODIFIED} (It changed after the edit was shown for approval.)"
-        )));
-    }
-    let mut written = plan.after.clone();
-    if let Some(o) = content_override {
-        written = o.content.clone();
-        plan.notes.push(o.note.clone());
-        let hunks = changed_hunks(&plan.before, &written);
-        plan.ranges_after = shift_ranges(&plan.ranges_before, &hunks);
-    }
-    let bytes = encoding::encode(&written, plan.format);
-    let stamp = write_atomic(path, &bytes)
-        .map_err(|e| ToolError::new(format!("Cannot write {}: {e}", path.display())))?;
-    state.record_write(
-        path,
-        WriteRecord {
-            content: Arc::from(written.as_str()),
-            mtime: stamp.mtime,
-            size: stamp.size,
-            hash: content_hash(&bytes),
-            format: plan.format,
-            ranges: plan.ranges_after.clone(),
-        },
-    );
-    Ok((plan, written))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The result the model and the person see after a successful write.
-pub fn result(plan: &Plan, written: &str, headline: String) -> ToolOutput {
-    let d = diff_snippet(&plan.before, written);
-    let mut text = format!("{headline}\n(+{} -{})", d.added, d.removed);
-    if !d.snippet.is_empty() {
-        text.push('\n');
-        text.push_str(&d.snippet);
+    fn spec(old: &str, new: &str, all: bool) -> EditSpec {
+        EditSpec {
+            old_string: old.into(),
+            new_string: new.into(),
+            replace_all: all,
+        }
     }
-    for note in &plan.notes {
-        text.push_str("\n\n");
-        text.push_str(note);
+
+    #[test]
+    fn edits_apply_in_sequence() {
+        let out = apply_edits(
+            "a b a\n",
+            &[spec("a", "c", true), spec("c b", "x", false)],
+            LineEnding::Lf,
+        )
+        .unwrap();
+        assert_eq!(out, "x c\n");
     }
-    ToolOutput::with_display(
-        text,
-        Display::Diff {
-            path: plan.path.clone(),
-            before: plan.before.clone(),
-            after: written.to_string(),
-        },
-    )
+
+    #[test]
+    fn crlf_input_is_normalised_for_crlf_files() {
+        let out = apply_edits(
+            "one\ntwo\n",
+            &[spec("one\r\ntwo", "1\r\n2", false)],
+            LineEnding::CrLf,
+        )
+        .unwrap();
+        assert_eq!(out, "1\n2\n");
+    }
+
+    #[test]
+    fn failing_edit_is_named() {
+        let err = apply_edits(
+            "abc",
+            &[spec("a", "x", false), spec("zzz", "y", false)],
+            LineEnding::Lf,
+        )
+        .unwrap_err();
+        assert!(err.message.starts_with(
+            "Edit 2 of 2 (edits[1]) failed: String to replace not found in file.\nString: zzz"
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn apply_never_panics(content in "\\PC{0,80}", old in "\\PC{0,10}", new in "\\PC{0,10}", all: bool) {
+            let _ = apply_edits(&content, &[spec(&old, &new, all)], LineEnding::Lf);
+            let _ = apply_edits(&content, &[spec(&old, &new, all)], LineEnding::CrLf);
+        }
+    }
 }

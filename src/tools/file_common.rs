@@ -80,7 +80,7 @@ pub fn has_binary_extension(path: &Path) -> bool {
 pub fn check_path_no_io(path: &Path) -> Result<(), ToolError> {
     if is_blocked_device(path) {
         return Err(ToolError::new(format!(
-            "Cannot read {}: it is a device that never ends or waits for input.",
+            "Refusing {}: it is a device that never ends or waits for input.",
             path.display()
         )));
     }
@@ -169,6 +169,40 @@ pub fn line_count(text: &str) -> usize {
     if text.is_empty() {
         0
     } else {
-        text.split('\n').count() - usize::from(text.ends_with('\n'))
+        // Byte counting vectorises; splitting into lines does not.
+        let newlines = text.as_bytes().iter().filter(|&&b| b == b'\n').count();
+        newlines + 1 - usize::from(text.ends_with('\n'))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counting_lines() {
+        assert_eq!(line_count(""), 0);
+        assert_eq!(line_count("a"), 1);
+        assert_eq!(line_count("a\n"), 1);
+        assert_eq!(line_count("a\nb"), 2);
+        assert_eq!(line_count("\n"), 1);
+        assert_eq!(line_count("\n\n"), 2);
+    }
+
+    #[test]
+    fn devices_and_binary_extensions() {
+        assert!(is_blocked_device(Path::new("/dev/zero")));
+        assert!(!is_blocked_device(Path::new("/dev/null")));
+        assert!(has_binary_extension(Path::new("/x/a.PNG")));
+        assert!(!has_binary_extension(Path::new("/x/a.rs")));
+    }
+
+    #[test]
+    fn paths_shown_relative_to_cwd() {
+        let s = SessionContext::for_dir(Path::new("/work/proj"));
+        assert_eq!(shown_path(Path::new("/work/proj/src/a.rs"), &s), "src/a.rs");
+        assert_eq!(shown_path(Path::new("/etc/hosts"), &s), "/etc/hosts");
+        assert_eq!(title_path("src/../b.rs", &s), "b.rs");
+        assert_eq!(title_path("a\0b", &s), "a\0b");
     }
 }

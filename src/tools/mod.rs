@@ -11,6 +11,7 @@
 pub mod bash;
 pub mod diff_snippet;
 pub mod edit;
+pub mod edit_commit;
 pub mod edit_core;
 pub mod file_common;
 pub mod glob;

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::edit_commit::PreparedWrites;
 use super::edit_core::{self, Change, EditSpec};
 use super::file_common::{check_path_no_io, input_path, title_path};
 use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
@@ -46,7 +47,9 @@ impl MultiEditInput {
 }
 
 #[derive(Debug, Default)]
-pub struct MultiEditTool;
+pub struct MultiEditTool {
+    prepared: PreparedWrites,
+}
 
 #[async_trait]
 impl Tool for MultiEditTool {
@@ -97,8 +100,14 @@ so do not repeat text an earlier edit already replaced."
     ) -> Result<Option<Preview>, ToolError> {
         let path = input_path(&input.file_path, &ctx.session)?;
         let specs = input.specs();
-        let plan = edit_core::plan(&ctx.session.read_files, &path, Change::Edits(&specs))?;
-        Ok(Some(plan.preview()))
+        self.prepared
+            .preview(
+                &ctx.session.read_files,
+                &ctx.call_id,
+                &path,
+                Change::Edits(&specs),
+            )
+            .map(Some)
     }
 
     async fn call(
@@ -109,23 +118,18 @@ so do not repeat text an earlier edit already replaced."
         let path = input_path(&input.file_path, &ctx.session)?;
         check_path_no_io(&path)?;
         let specs = input.specs();
-        let (plan, written) = edit_core::commit(
-            &ctx.session.read_files,
-            &path,
-            Change::Edits(&specs),
-            ctx.preview.as_ref(),
-            ctx.content_override.as_ref(),
-        )?;
-        let headline = if plan.existed {
-            format!(
-                "Applied {} edit{} to {}: the file has been updated successfully.",
-                specs.len(),
-                if specs.len() == 1 { "" } else { "s" },
-                path.display()
-            )
-        } else {
-            format!("File created successfully at: {}", path.display())
-        };
-        Ok(edit_core::result(&plan, &written, headline))
+        let n = specs.len();
+        self.prepared
+            .commit(ctx, &path, Change::Edits(&specs), |existed| {
+                if existed {
+                    format!(
+                        "Applied {n} edit{} to {}: the file has been updated successfully.",
+                        if n == 1 { "" } else { "s" },
+                        path.display()
+                    )
+                } else {
+                    format!("File created successfully at: {}", path.display())
+                }
+            })
     }
 }

@@ -15,9 +15,9 @@ use super::{DynTool, ToolHandle};
 pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
     let mut tools: Vec<ToolHandle> = vec![
         Arc::new(super::read::ReadTool),
-        Arc::new(super::write::WriteTool),
-        Arc::new(super::edit::EditTool),
-        Arc::new(super::multi_edit::MultiEditTool),
+        Arc::new(super::write::WriteTool::default()),
+        Arc::new(super::edit::EditTool::default()),
+        Arc::new(super::multi_edit::MultiEditTool::default()),
         Arc::new(super::plan_mode::EnterPlanMode),
         Arc::new(super::plan_mode::ExitPlanMode),
     ];

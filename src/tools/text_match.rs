@@ -79,10 +79,9 @@ pub fn locate(content: &str, old: &str, new: &str) -> Option<Located> {
 }
 
 fn locate_plain(content: &str, old: &str, new: &str) -> Option<Located> {
-    let exact: Vec<Occurrence> = content
-        .match_indices(old)
-        .map(|(i, m)| Occurrence {
-            range: i..i + m.len(),
+    let exact: Vec<Occurrence> = find_all(content, old)
+        .map(|range| Occurrence {
+            range,
             replacement: new.to_string(),
         })
         .collect();
@@ -101,10 +100,7 @@ fn locate_plain(content: &str, old: &str, new: &str) -> Option<Located> {
         return None;
     }
     let norm_content = normalize_quotes(content);
-    let norm_ranges: Vec<Range<usize>> = norm_content
-        .match_indices(&norm_old)
-        .map(|(i, m)| i..i + m.len())
-        .collect();
+    let norm_ranges: Vec<Range<usize>> = find_all(&norm_content, &norm_old).collect();
     if norm_ranges.is_empty() {
         return None;
     }
@@ -122,6 +118,19 @@ fn locate_plain(content: &str, old: &str, new: &str) -> Option<Located> {
     Some(Located {
         kind: MatchKind::Quotes,
         occurrences,
+    })
+}
+
+/// Non-overlapping occurrences of `needle`, left to right (SIMD substring search). A match of
+/// valid UTF-8 in valid UTF-8 always starts and ends on char boundaries.
+fn find_all<'a>(hay: &'a str, needle: &'a str) -> impl Iterator<Item = Range<usize>> + 'a {
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let n = needle.len();
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        let i = pos + finder.find(&hay.as_bytes()[pos..])?;
+        pos = i + n;
+        Some(i..i + n)
     })
 }
 

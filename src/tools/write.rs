@@ -6,7 +6,8 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::edit_core::{self, Change};
+use super::edit_commit::PreparedWrites;
+use super::edit_core::Change;
 use super::file_common::{check_path_no_io, input_path, title_path};
 use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
 use crate::agent::session::SessionContext;
@@ -21,7 +22,9 @@ pub struct WriteInput {
 }
 
 #[derive(Debug, Default)]
-pub struct WriteTool;
+pub struct WriteTool {
+    prepared: PreparedWrites,
+}
 
 #[async_trait]
 impl Tool for WriteTool {
@@ -64,29 +67,26 @@ existing files."
         ctx: &ToolContext,
     ) -> Result<Option<Preview>, ToolError> {
         let path = input_path(&input.file_path, &ctx.session)?;
-        let plan = edit_core::plan(
-            &ctx.session.read_files,
-            &path,
-            Change::Write(&input.content),
-        )?;
-        Ok(Some(plan.preview()))
+        self.prepared
+            .preview(
+                &ctx.session.read_files,
+                &ctx.call_id,
+                &path,
+                Change::Write(&input.content),
+            )
+            .map(Some)
     }
 
     async fn call(&self, input: WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let path = input_path(&input.file_path, &ctx.session)?;
         check_path_no_io(&path)?;
-        let (plan, written) = edit_core::commit(
-            &ctx.session.read_files,
-            &path,
-            Change::Write(&input.content),
-            ctx.preview.as_ref(),
-            ctx.content_override.as_ref(),
-        )?;
-        let headline = if plan.existed {
-            format!("The file {} has been updated successfully.", path.display())
-        } else {
-            format!("File created successfully at: {}", path.display())
-        };
-        Ok(edit_core::result(&plan, &written, headline))
+        self.prepared
+            .commit(ctx, &path, Change::Write(&input.content), |existed| {
+                if existed {
+                    format!("The file {} has been updated successfully.", path.display())
+                } else {
+                    format!("File created successfully at: {}", path.display())
+                }
+            })
     }
 }

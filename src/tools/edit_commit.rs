@@ -1,0 +1,217 @@
+//! Turning a plan into a write: the preview shown for approval, and the commit that writes
+//! exactly what was approved.
+//!
+//! `preview` plans the change (see `edit_core`) and remembers, per call id, the small facts the
+//! commit needs (hash of the disk bytes planned from, format, seen ranges, notes); the texts
+//! themselves travel in the [`Preview`]. `commit` takes the state's write lock, and if the disk
+//! still holds the very bytes the preview was planned from, writes the previewed content
+//! without planning again; otherwise it plans again and refuses when the result differs from
+//! what the person approved. Then it writes atomically in the file's own encoding and line
+//! endings and records the write — with no await anywhere between the last disk check and the
+//! rename. `ctx.content_override` replaces the content when the person edited the proposal.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::diff_snippet::{changed_hunks, diff_snippet};
+use super::edit_core::{Change, MODIFIED, Plan, plan};
+use super::{Preview, ToolContext, ToolError, ToolOutput};
+use crate::files::atomic::write_atomic;
+use crate::files::encoding::{self, TextFormat};
+use crate::files::state::{ReadFileState, WriteRecord, content_hash, shift_ranges};
+use crate::protocol::Display;
+
+/// Previews kept waiting for their call; older ones (denied calls) are dropped.
+const MAX_PREPARED: usize = 16;
+
+/// What a commit needs from its plan besides the texts (which the preview carries).
+#[derive(Debug, Clone)]
+struct Prepared {
+    call_id: String,
+    path: PathBuf,
+    disk_hash: Option<u64>,
+    existed: bool,
+    format: TextFormat,
+    ranges_before: Vec<(usize, usize)>,
+    ranges_after: Vec<(usize, usize)>,
+    notes: Vec<String>,
+}
+
+impl Prepared {
+    fn of(call_id: &str, plan: &Plan) -> Prepared {
+        Prepared {
+            call_id: call_id.to_string(),
+            path: plan.path.clone(),
+            disk_hash: plan.disk_hash,
+            existed: plan.existed,
+            format: plan.format,
+            ranges_before: plan.ranges_before.clone(),
+            ranges_after: plan.ranges_after.clone(),
+            notes: plan.notes.clone(),
+        }
+    }
+}
+
+/// Per-tool memory of previews waiting for their call. Owned by each writing tool.
+#[derive(Debug, Default)]
+pub struct PreparedWrites {
+    waiting: Mutex<VecDeque<Prepared>>,
+}
+
+impl PreparedWrites {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Prepared>> {
+        match self.waiting.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    fn take(&self, call_id: &str, path: &Path) -> Option<Prepared> {
+        let mut waiting = self.lock();
+        let i = waiting
+            .iter()
+            .position(|p| p.call_id == call_id && p.path == path)?;
+        waiting.remove(i)
+    }
+
+    /// Plan the change and return what the person is asked to approve. Writes nothing.
+    pub fn preview(
+        &self,
+        state: &ReadFileState,
+        call_id: &str,
+        path: &Path,
+        change: Change<'_>,
+    ) -> Result<Preview, ToolError> {
+        let plan = plan(state, path, change)?;
+        {
+            let mut waiting = self.lock();
+            waiting.retain(|p| p.call_id != call_id);
+            if waiting.len() >= MAX_PREPARED {
+                waiting.pop_front();
+            }
+            waiting.push_back(Prepared::of(call_id, &plan));
+        }
+        Ok(Preview {
+            new_content: Some(plan.after.clone()),
+            display: Display::Diff {
+                path: plan.path,
+                before: plan.before,
+                after: plan.after,
+            },
+        })
+    }
+
+    /// Write what was approved (see the module docs) and build the result;
+    /// `headline(existed)` is the first line said to the model.
+    pub fn commit(
+        &self,
+        ctx: &ToolContext,
+        path: &Path,
+        change: Change<'_>,
+        headline: impl Fn(bool) -> String,
+    ) -> Result<ToolOutput, ToolError> {
+        let state = &ctx.session.read_files;
+        let _guard = state.lock_writes();
+        let prepared = self.take(&ctx.call_id, path);
+        let approved_after = ctx.preview.as_ref().and_then(|p| p.new_content.as_deref());
+        let approved_before = match ctx.preview.as_ref().map(|p| &p.display) {
+            Some(Display::Diff { before, .. }) => Some(before.as_str()),
+            _ => None,
+        };
+        let fast = match (prepared, approved_before, approved_after) {
+            (Some(p), Some(b), Some(a)) if disk_holds(path, p.disk_hash) => {
+                Some((p, Cow::Borrowed(b), Cow::Borrowed(a)))
+            }
+            _ => None,
+        };
+        let (mut prep, before, after) = match fast {
+            Some(x) => x,
+            None => {
+                let plan = plan(state, path, change)?;
+                if approved_after.is_some_and(|a| a != plan.after) {
+                    return Err(ToolError::new(format!(
+                        "{MODIFIED} (It changed after the edit was shown for approval.)"
+                    )));
+                }
+                let prep = Prepared::of(&ctx.call_id, &plan);
+                (prep, Cow::Owned(plan.before), Cow::Owned(plan.after))
+            }
+        };
+        let written: &str = match &ctx.content_override {
+            Some(o) => {
+                prep.notes.push(o.note.clone());
+                let hunks = changed_hunks(&before, &o.content);
+                prep.ranges_after = shift_ranges(&prep.ranges_before, &hunks);
+                &o.content
+            }
+            None => &after,
+        };
+        let bytes = encoding::encode_cow(written, prep.format);
+        let stamp = write_atomic(path, &bytes)
+            .map_err(|e| ToolError::new(format!("Cannot write {}: {e}", path.display())))?;
+        state.record_write(
+            path,
+            WriteRecord {
+                content: Arc::from(written),
+                mtime: stamp.mtime,
+                size: stamp.size,
+                hash: content_hash(&bytes),
+                format: prep.format,
+                ranges: prep.ranges_after.clone(),
+            },
+        );
+        drop(_guard);
+
+        let d = diff_snippet(&before, written);
+        let mut text = format!("{}\n(+{} -{})", headline(prep.existed), d.added, d.removed);
+        if !d.snippet.is_empty() {
+            text.push('\n');
+            text.push_str(&d.snippet);
+        }
+        for note in &prep.notes {
+            text.push_str("\n\n");
+            text.push_str(note);
+        }
+        Ok(ToolOutput::with_display(
+            text,
+            Display::Diff {
+                path: path.to_path_buf(),
+                before: before.into_owned(),
+                after: written.to_string(),
+            },
+        ))
+    }
+}
+
+/// The disk still holds the bytes hashed at planning time (`None`: still no file there).
+fn disk_holds(path: &Path, hash: Option<u64>) -> bool {
+    match hash {
+        None => {
+            matches!(std::fs::metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+        }
+        Some(h) => hash_file(path).is_some_and(|got| got == h),
+    }
+}
+
+/// [`content_hash`] of a file, read whole when small and in large blocks otherwise so a big
+/// file costs no big allocation. The hash is defined over the whole byte string, so the
+/// blocks are joined through a small carry buffer.
+fn hash_file(path: &Path) -> Option<u64> {
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() <= 1024 * 1024 {
+        return std::fs::read(path).ok().map(|b| content_hash(&b));
+    }
+    let mut hasher = crate::files::state::ContentHasher::new(meta.len());
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut buf = vec![0u8; 1024 * 1024];
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    hasher.finish_checked()
+}
