@@ -459,6 +459,20 @@ async fn bash_reports_output_stderr_and_exit_codes() {
     }
     let out = bash(&e, json!({"command": "true"})).await;
     assert_eq!(out.content, "(no output)");
+    // The shell's own messages name the command's line, as if it ran alone.
+    let out = bash(&e, json!({"command": "cairn_no_such_command_xyz"})).await;
+    assert!(out.is_error);
+    assert!(
+        out.content.starts_with("Exit code 127\n"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content
+            .ends_with("line 1: cairn_no_such_command_xyz: command not found"),
+        "{}",
+        out.content
+    );
     let (b, _, _) = bash_tools();
     let err = run(&b, json!({"command": "true", "timeout": 700000}), &e.ctx)
         .await
