@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 /// A project dir and a separate data dir, with a context for calls.
 struct Env {
-    project: TempDir,
+    _project: TempDir,
     _data: TempDir,
     ctx: ToolContext,
     events: UnboundedReceiver<Event>,
@@ -49,7 +49,7 @@ fn env() -> Env {
         content_override: None,
     };
     Env {
-        project,
+        _project: project,
         _data: data,
         ctx,
         events: rx,
@@ -999,5 +999,4 @@ async fn tools_declare_their_safety() {
     assert!(o.is_read_only(&oi));
     let ki = parse(&k, json!({"shell_id": "bash_1"}));
     assert!(!k.is_read_only(&ki));
-    let _ = &e.project;
 }
