@@ -142,10 +142,14 @@ impl Tool for BashTool {
                 .shells
                 .start(&shell, &input.command, &cwd)
                 .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
-            let text = format!(
+            let mut text = format!(
                 "Started background shell {id}\nRead its output with BashOutput (bash_id \
                  \"{id}\") and stop it with KillShell (shell_id \"{id}\")."
             );
+            for note in notes {
+                text.push('\n');
+                text.push_str(&note);
+            }
             return Ok(ToolOutput::with_display(
                 text.clone(),
                 Display::Text { text },

@@ -148,14 +148,14 @@ pub async fn run_foreground(
         if exited && out.is_none() && err.is_none() {
             break;
         }
-        let mut chunk_from_stdout = None;
+        let mut chunk = None;
         tokio::select! {
             r = read_some(&mut out, &mut obuf) => match r {
-                Ok(n) if n > 0 => chunk_from_stdout = Some((true, n)),
+                Ok(n) if n > 0 => chunk = Some((true, n)),
                 _ => out = None,
             },
             r = read_some(&mut err, &mut ebuf) => match r {
-                Ok(n) if n > 0 => chunk_from_stdout = Some((false, n)),
+                Ok(n) if n > 0 => chunk = Some((false, n)),
                 _ => err = None,
             },
             s = child.wait(), if !exited => {
@@ -189,7 +189,7 @@ pub async fn run_foreground(
                 break;
             }
         }
-        if let Some((is_stdout, n)) = chunk_from_stdout {
+        if let Some((is_stdout, n)) = chunk {
             let data = if is_stdout { &obuf[..n] } else { &ebuf[..n] };
             let target = if is_stdout {
                 &mut outcome.stdout
