@@ -65,6 +65,8 @@ pub struct WebFetchTool {
     timeout: Duration,
     max_bytes: usize,
     client: OnceLock<reqwest::Client>,
+    /// For loopback hosts: never through a proxy from the environment.
+    local_client: OnceLock<reqwest::Client>,
     cache: Mutex<HashMap<String, (Instant, Page)>>,
 }
 
@@ -85,21 +87,31 @@ impl WebFetchTool {
             timeout,
             max_bytes,
             client: OnceLock::new(),
+            local_client: OnceLock::new(),
             cache: Mutex::new(HashMap::new()),
         }
     }
 
-    fn client(&self) -> Result<&reqwest::Client, ToolError> {
-        if let Some(c) = self.client.get() {
+    fn client(&self, loopback: bool) -> Result<&reqwest::Client, ToolError> {
+        let slot = if loopback {
+            &self.local_client
+        } else {
+            &self.client
+        };
+        if let Some(c) = slot.get() {
             return Ok(c);
         }
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(self.timeout)
-            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION"), " (WebFetch)"))
+            .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION"), " (WebFetch)"));
+        if loopback {
+            builder = builder.no_proxy();
+        }
+        let client = builder
             .build()
             .map_err(|e| ToolError::new(format!("Could not set up the HTTP client: {e}")))?;
-        Ok(self.client.get_or_init(|| client))
+        Ok(slot.get_or_init(|| client))
     }
 
     fn cached(&self, url: &str) -> Option<Page> {
@@ -132,7 +144,8 @@ impl WebFetchTool {
 
     /// GET `url`, following same-host redirects.
     async fn fetch(&self, url: Url) -> Result<Fetched, ToolError> {
-        let client = self.client()?;
+        // Same-host redirects only, so one client serves the whole chain.
+        let client = self.client(is_loopback(&url))?;
         let mut current = url;
         for hop in 0..=MAX_REDIRECTS {
             let mut resp = client
