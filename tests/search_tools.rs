@@ -155,6 +155,12 @@ async fn glob_names_match_at_any_depth_and_hidden_only_on_request() {
     .await
     .unwrap();
     assert_eq!(out.content, b.display().to_string());
+    // An absolute pattern carries its own root.
+    let abs = format!("{}/deep/**/*.rs", e.root().display());
+    let out = run(&GlobTool, json!({"pattern": abs}), &e.ctx)
+        .await
+        .unwrap();
+    assert_eq!(out.content, b.display().to_string());
     let out = run(&GlobTool, json!({"pattern": "*.zig"}), &e.ctx)
         .await
         .unwrap();
@@ -348,6 +354,19 @@ async fn grep_type_and_glob_filters() {
         format!(
             "Found 2 files\n{}\n{}",
             r.join("src/lib.rs").display(),
+            r.join("src/main.rs").display()
+        )
+    );
+    let out = grep(
+        &e,
+        json!({"pattern": "(?i)hello", "glob": "*.md, src/main.*"}),
+    )
+    .await;
+    assert_eq!(
+        out.content,
+        format!(
+            "Found 2 files\n{}\n{}",
+            r.join("docs/a.md").display(),
             r.join("src/main.rs").display()
         )
     );
@@ -669,6 +688,18 @@ async fn background_shells_run_report_and_die() {
     assert_eq!(
         err.message,
         "Shell bash_2 is not running, so it cannot be killed (status: killed)."
+    );
+    let err = run(
+        &out_tool,
+        json!({"bash_id": "bash_1", "filter": "("}),
+        &e.ctx,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.message.starts_with("Invalid filter regex `(`: "),
+        "{}",
+        err.message
     );
     let err = run(&out_tool, json!({"bash_id": "bash_9"}), &e.ctx)
         .await

@@ -100,7 +100,7 @@ impl Tool for GlobTool {
             return Err(ToolError::new("Interrupted by the user."));
         }
         let (files, total) = found;
-        let more = total - files.len();
+        let more = total.saturating_sub(files.len());
         let mut text = if files.is_empty() {
             "No files found".to_string()
         } else {
