@@ -478,6 +478,13 @@ async fn bash_reports_output_stderr_and_exit_codes() {
     }
     let out = bash(&e, json!({"command": "true"})).await;
     assert_eq!(out.content, "(no output)");
+    // The shell leads its own session (and so its own process group, with no terminal).
+    let out = bash(
+        &e,
+        json!({"command": "test \"$(awk '{print $6}' /proc/$$/stat)\" = \"$$\" && echo leader"}),
+    )
+    .await;
+    assert_eq!(out.content, "leader");
     // The shell's own messages name the command's line, as if it ran alone.
     let out = bash(&e, json!({"command": "cairn_no_such_command_xyz"})).await;
     assert!(out.is_error);
