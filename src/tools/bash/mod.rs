@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use background::{BackgroundShells, BashOutputTool, KillShellTool, ShellStatus};
+pub use background::{BackgroundShells, BashOutputTool, KillShellTool, ShellOutput, ShellStatus};
 
 use crate::agent::session::SessionContext;
 use crate::protocol::Display;
