@@ -18,16 +18,28 @@ echo "rg: $(rg --version | head -1), fd: $($FD --version)"
 
 # rg and fd honour .gitignore only inside git repositories unless told otherwise; cairn
 # honours it everywhere. --no-require-git makes rg do the same work (fd 8 has no such flag).
-hyperfine --warmup 2 --runs "$RUNS" --export-markdown "$OUT/grep-literal.md" \
+hyperfine --warmup 2 --runs "$RUNS" --export-json "$OUT/grep-literal.json" \
   -n 'rg -l literal' "rg -l --no-require-git 'unsafe fn' $TREE" \
   -n 'cairn Grep literal' "$BIN grep 'unsafe fn' $TREE"
-hyperfine --warmup 2 --runs "$RUNS" --export-markdown "$OUT/grep-regex.md" \
+hyperfine --warmup 2 --runs "$RUNS" --export-json "$OUT/grep-regex.json" \
   -n 'rg -l regex' "rg -l --no-require-git '[A-Z][a-z]+Error\\b' $TREE" \
   -n 'cairn Grep regex' "$BIN grep '[A-Z][a-z]+Error\\b' $TREE"
-hyperfine --warmup 2 --runs "$RUNS" --export-markdown "$OUT/grep-content.md" \
+hyperfine --warmup 2 --runs "$RUNS" --export-json "$OUT/grep-content.json" \
   -n 'rg -n content' "rg -n --no-require-git 'unsafe fn' $TREE" \
   -n 'cairn Grep content' "$BIN grep 'unsafe fn' $TREE content"
-hyperfine --warmup 2 --runs "$RUNS" --export-markdown "$OUT/glob.md" \
+hyperfine --warmup 2 --runs "$RUNS" --export-json "$OUT/glob.json" \
   -n 'fd -g *.rs' "$FD -g '*.rs' $TREE" \
   -n 'cairn Glob **/*.rs' "$BIN glob '**/*.rs' $TREE"
+
+# Medians (hyperfine's summary shows means, which one busy neighbour can skew).
+for f in grep-literal grep-regex grep-content glob; do
+  python3 - "$OUT/$f.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+ours, theirs = r[1], r[0]
+print(f"{theirs['command'][:24]:24} median {theirs['median']*1e3:7.1f} ms | "
+      f"{ours['command'][:24]:24} median {ours['median']*1e3:7.1f} ms | "
+      f"ratio {ours['median']/theirs['median']:.2f}")
+PY
+done
 "$BIN" bash-overhead 50

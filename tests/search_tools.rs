@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 /// A project dir and a separate data dir, with a context for calls.
 struct Env {
-    project: TempDir,
+    _project: TempDir,
     _data: TempDir,
     ctx: ToolContext,
     events: UnboundedReceiver<Event>,
@@ -49,7 +49,7 @@ fn env() -> Env {
         content_override: None,
     };
     Env {
-        project,
+        _project: project,
         _data: data,
         ctx,
         events: rx,
@@ -154,6 +154,12 @@ async fn glob_names_match_at_any_depth_and_hidden_only_on_request() {
     )
     .await
     .unwrap();
+    assert_eq!(out.content, b.display().to_string());
+    // An absolute pattern carries its own root.
+    let abs = format!("{}/deep/**/*.rs", e.root().display());
+    let out = run(&GlobTool, json!({"pattern": abs}), &e.ctx)
+        .await
+        .unwrap();
     assert_eq!(out.content, b.display().to_string());
     let out = run(&GlobTool, json!({"pattern": "*.zig"}), &e.ctx)
         .await
@@ -351,6 +357,19 @@ async fn grep_type_and_glob_filters() {
             r.join("src/main.rs").display()
         )
     );
+    let out = grep(
+        &e,
+        json!({"pattern": "(?i)hello", "glob": "*.md, src/main.*"}),
+    )
+    .await;
+    assert_eq!(
+        out.content,
+        format!(
+            "Found 2 files\n{}\n{}",
+            r.join("docs/a.md").display(),
+            r.join("src/main.rs").display()
+        )
+    );
     let out = grep(&e, json!({"pattern": "hello", "glob": "*.md"})).await;
     assert_eq!(
         out.content,
@@ -459,6 +478,27 @@ async fn bash_reports_output_stderr_and_exit_codes() {
     }
     let out = bash(&e, json!({"command": "true"})).await;
     assert_eq!(out.content, "(no output)");
+    // The shell leads its own session (and so its own process group, with no terminal).
+    let out = bash(
+        &e,
+        json!({"command": "test \"$(awk '{print $6}' /proc/$$/stat)\" = \"$$\" && echo leader"}),
+    )
+    .await;
+    assert_eq!(out.content, "leader");
+    // The shell's own messages name the command's line, as if it ran alone.
+    let out = bash(&e, json!({"command": "cairn_no_such_command_xyz"})).await;
+    assert!(out.is_error);
+    assert!(
+        out.content.starts_with("Exit code 127\n"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content
+            .ends_with("line 1: cairn_no_such_command_xyz: command not found"),
+        "{}",
+        out.content
+    );
     let (b, _, _) = bash_tools();
     let err = run(&b, json!({"command": "true", "timeout": 700000}), &e.ctx)
         .await
@@ -655,6 +695,18 @@ async fn background_shells_run_report_and_die() {
     assert_eq!(
         err.message,
         "Shell bash_2 is not running, so it cannot be killed (status: killed)."
+    );
+    let err = run(
+        &out_tool,
+        json!({"bash_id": "bash_1", "filter": "("}),
+        &e.ctx,
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.message.starts_with("Invalid filter regex `(`: "),
+        "{}",
+        err.message
     );
     let err = run(&out_tool, json!({"bash_id": "bash_9"}), &e.ctx)
         .await
@@ -985,5 +1037,4 @@ async fn tools_declare_their_safety() {
     assert!(o.is_read_only(&oi));
     let ki = parse(&k, json!({"shell_id": "bash_1"}));
     assert!(!k.is_read_only(&ki));
-    let _ = &e.project;
 }

@@ -90,16 +90,17 @@ impl Tool for GlobTool {
         let cancel = ctx.cancel.clone();
         let walk_root = root.clone();
         let found = tokio::task::spawn_blocking(move || {
-            find_files(&walk_root, &matcher, hidden, &|| cancel.is_cancelled())
+            find_files(&walk_root, &matcher, hidden, MAX_RESULTS, &|| {
+                cancel.is_cancelled()
+            })
         })
         .await
         .map_err(|e| ToolError::new(format!("Glob failed: {e}")))?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new("Interrupted by the user."));
         }
-        let total = found.len();
-        let files: Vec<PathBuf> = found.into_iter().take(MAX_RESULTS).collect();
-        let more = total - files.len();
+        let (files, total) = found;
+        let more = total.saturating_sub(files.len());
         let mut text = if files.is_empty() {
             "No files found".to_string()
         } else {
@@ -122,21 +123,24 @@ impl Tool for GlobTool {
     }
 }
 
-/// Every file under `root` whose path relative to `root` matches, newest first, ties by path.
-/// `cancelled` is polled during the walk; a cancelled walk returns what it has.
+/// The newest `limit` files under `root` whose path relative to `root` matches (newest first,
+/// ties by path), and how many matched in all. Memory stays at a few `limit`s per thread
+/// whatever the tree. `cancelled` is polled; a cancelled walk returns what it has.
 pub fn find_files(
     root: &Path,
     matcher: &GlobMatcher,
     include_hidden: bool,
+    limit: usize,
     cancelled: &(dyn Fn() -> bool + Sync),
-) -> Vec<PathBuf> {
-    let found: Mutex<Vec<(SystemTime, PathBuf)>> = Mutex::new(Vec::new());
+) -> (Vec<PathBuf>, usize) {
+    let found: Mutex<Newest> = Mutex::new(Newest::default());
     walker(root, include_hidden).build_parallel().run(|| {
-        // Each thread collects on its own; the batch is flushed when the walker drops the
+        // Each thread collects on its own; the batch is merged when the walker drops the
         // visitor at the end of that thread's walk.
         let mut flush = FlushOnDrop {
             found: &found,
-            local: Vec::new(),
+            local: Newest::default(),
+            limit,
         };
         Box::new(move |entry| {
             if cancelled() {
@@ -155,7 +159,7 @@ pub fn find_files(
                     .ok()
                     .and_then(|m| m.modified().ok())
                     .unwrap_or(SystemTime::UNIX_EPOCH);
-                flush.local.push((mtime, entry.into_path()));
+                flush.local.push((mtime, entry.into_path()), limit);
             }
             WalkState::Continue
         })
@@ -164,13 +168,39 @@ pub fn find_files(
         Ok(v) => v,
         Err(p) => p.into_inner(),
     };
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    found.into_iter().map(|(_, p)| p).collect()
+    found.keep_newest(limit);
+    let files = found.files.into_iter().map(|(_, p)| p).collect();
+    (files, found.total)
+}
+
+/// The newest files seen so far, and how many were seen.
+#[derive(Default)]
+struct Newest {
+    files: Vec<(SystemTime, PathBuf)>,
+    total: usize,
+}
+
+impl Newest {
+    fn push(&mut self, file: (SystemTime, PathBuf), limit: usize) {
+        self.total += 1;
+        self.files.push(file);
+        if self.files.len() >= limit.saturating_mul(4).max(1024) {
+            self.keep_newest(limit);
+        }
+    }
+
+    /// Sort newest first (ties by path) and drop all but `limit`.
+    fn keep_newest(&mut self, limit: usize) {
+        self.files
+            .sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        self.files.truncate(limit);
+    }
 }
 
 struct FlushOnDrop<'a> {
-    found: &'a Mutex<Vec<(SystemTime, PathBuf)>>,
-    local: Vec<(SystemTime, PathBuf)>,
+    found: &'a Mutex<Newest>,
+    local: Newest,
+    limit: usize,
 }
 
 impl Drop for FlushOnDrop<'_> {
@@ -179,7 +209,9 @@ impl Drop for FlushOnDrop<'_> {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         };
-        g.append(&mut self.local);
+        g.total += self.local.total;
+        g.files.append(&mut self.local.files);
+        g.keep_newest(self.limit);
     }
 }
 
@@ -292,6 +324,25 @@ fn check_dir(root: &Path) -> Result<(), ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn newest_keeps_the_top_files_and_counts_all() {
+        let mut n = Newest::default();
+        for i in 0..3000u64 {
+            // Shuffled times, with ties broken by path.
+            let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs((i * 7919) % 1000);
+            n.push((t, PathBuf::from(format!("f{i:04}"))), 3);
+        }
+        n.keep_newest(3);
+        assert_eq!(n.total, 3000);
+        let names: Vec<String> = n
+            .files
+            .iter()
+            .map(|(_, p)| p.display().to_string())
+            .collect();
+        // The latest time, 999 s, is reached by i = 321, 1321 and 2321 (i * 7919 % 1000).
+        assert_eq!(names, vec!["f0321", "f1321", "f2321"]);
+    }
 
     #[test]
     fn patterns_without_slash_match_at_any_depth() {

@@ -1,6 +1,7 @@
 //! Large tool results: one policy for every tool. A result longer than its tool's limit keeps
 //! its head and tail with a `[... N characters truncated ...]` marker between them, and the
-//! whole text is written to `<spill dir>/<call id>.txt` so the model can Read it.
+//! whole text is written to `<spill dir>/<call id>.txt` so the model can Read it (an existing
+//! file is never overwritten: a second spill for the same call goes to `<call id>-2.txt`).
 //!
 //! Invariants: the returned text is never longer than `max_chars` characters (so applying the
 //! policy twice changes nothing), cuts fall on char boundaries, and a failure to write the spill
@@ -15,16 +16,16 @@ pub fn limit_result(content: String, max_chars: usize, spill_dir: &Path, call_id
     if total <= max_chars {
         return content;
     }
-    let path = spill_dir.join(format!("{}.txt", safe_file_stem(call_id)));
-    let footer = match write_spill(spill_dir, &path, &content) {
-        Ok(()) => format!(
+    let stem = safe_file_stem(call_id);
+    let footer = match write_spill(spill_dir, &stem, &content) {
+        Ok(path) => format!(
             "\n\nThe full output ({total} characters) was saved to {}. Read it with the Read \
              tool (use offset and limit), or search it with Grep.",
             path.display()
         ),
         Err(e) => format!(
             "\n\nThe full output ({total} characters) could not be saved to {}: {e}",
-            path.display()
+            spill_dir.join(format!("{stem}.txt")).display()
         ),
     };
     cut_middle(
@@ -69,9 +70,31 @@ fn byte_index_of_char(text: &str, n: usize) -> usize {
     text.char_indices().nth(n).map_or(text.len(), |(i, _)| i)
 }
 
-fn write_spill(dir: &Path, path: &PathBuf, content: &str) -> std::io::Result<()> {
+/// Write `content` to `dir/<stem>.txt`, or `<stem>-2.txt`, ... when that exists: a result
+/// shaped twice (a tool spilled, then a hook added text) must not overwrite the full output.
+fn write_spill(dir: &Path, stem: &str, content: &str) -> std::io::Result<PathBuf> {
+    use std::io::Write as _;
     std::fs::create_dir_all(dir)?;
-    std::fs::write(path, content)
+    for n in 1..=100 {
+        let path = if n == 1 {
+            dir.join(format!("{stem}.txt"))
+        } else {
+            dir.join(format!("{stem}-{n}.txt"))
+        };
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                f.write_all(content.as_bytes())?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("too many spill files for this call"))
 }
 
 /// Call ids come from the model's provider; keep only characters safe in a file name.
@@ -125,6 +148,10 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&file).unwrap(), content);
         // Applying the policy again is a no-op.
         assert_eq!(limit_result(out.clone(), 2_000, &spill, "x"), out);
+        // Shaping it again with more text never overwrites the full output.
+        let again = limit_result(out.clone() + &"x".repeat(500), 2_000, &spill, "toolu_01");
+        assert!(again.contains(&spill.join("toolu_01-2.txt").display().to_string()));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), content);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-pub use background::{BackgroundShells, BashOutputTool, KillShellTool, ShellStatus};
+pub use background::{BackgroundShells, BashOutputTool, KillShellTool, ShellOutput, ShellStatus};
 
 use crate::agent::session::SessionContext;
 use crate::protocol::Display;
@@ -142,10 +142,14 @@ impl Tool for BashTool {
                 .shells
                 .start(&shell, &input.command, &cwd)
                 .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
-            let text = format!(
+            let mut text = format!(
                 "Started background shell {id}\nRead its output with BashOutput (bash_id \
                  \"{id}\") and stop it with KillShell (shell_id \"{id}\")."
             );
+            for note in notes {
+                text.push('\n');
+                text.push_str(&note);
+            }
             return Ok(ToolOutput::with_display(
                 text.clone(),
                 Display::Text { text },
@@ -154,11 +158,9 @@ impl Tool for BashTool {
         let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).max(1);
         let cwd_file = cwd_record_path(&session.data_dir);
         let script = match &cwd_file {
-            Some(f) => format!(
-                "trap 'pwd -P >| {}' EXIT\n{}",
-                shell_quote(f),
-                input.command
-            ),
+            // On one line with the command so the shell's "line N" messages match the command.
+            // A syntax error then skips the trap too, but such a command cannot have moved.
+            Some(f) => format!("{}; {}", cwd_trap(f), input.command),
             None => input.command.clone(),
         };
         let child = process::spawn(&shell, &script, &cwd)
@@ -194,9 +196,15 @@ fn cwd_record_path(data_dir: &Path) -> Option<PathBuf> {
     Some(dir.join(format!("cwd-{}", uuid::Uuid::new_v4())))
 }
 
+/// `trap '<record the final directory in f>' EXIT`, quoted for any path.
+fn cwd_trap(f: &Path) -> String {
+    let body = format!("pwd -P >| {}", shell_quote(&f.to_string_lossy()));
+    format!("trap {} EXIT", shell_quote(&body))
+}
+
 /// Quote for POSIX shells: single quotes, with `'` written as `'\''`.
-fn shell_quote(path: &Path) -> String {
-    format!("'{}'", path.to_string_lossy().replace('\'', r"'\''"))
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// Adopt the directory the shell ended in when it lies inside a working directory; otherwise
@@ -324,7 +332,17 @@ mod tests {
 
     #[test]
     fn quoting_survives_single_quotes() {
-        assert_eq!(shell_quote(Path::new("/tmp/a'b")), r"'/tmp/a'\''b'");
+        assert_eq!(shell_quote("/tmp/a'b"), r"'/tmp/a'\''b'");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("it's a $dir `x`").join("cwd");
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        let script = format!("{}; cd /", cwd_trap(&f));
+        let st = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        assert_eq!(std::fs::read_to_string(&f).unwrap(), "/\n");
     }
 
     #[test]

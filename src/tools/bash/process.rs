@@ -2,8 +2,8 @@
 //! the timeout (SIGTERM to the group, SIGKILL after a grace period), interrupt (SIGKILL at once)
 //! and the tail of output reported as progress.
 //!
-//! Invariants: every process we start leads a new process group, so signals reach its children
-//! too; stdin is /dev/null and there is no TTY, so nothing can wait for input; capture is
+//! Invariants: every process we start leads a new session and process group (no controlling
+//! terminal), so signals reach its children too; stdin is /dev/null and there is no TTY, so nothing can wait for input; capture is
 //! bounded in memory; when the shell has exited, whatever it left running in its group is killed
 //! so no stray process holds our pipes.
 
@@ -43,19 +43,31 @@ pub fn shell_program() -> String {
     }
 }
 
-/// Start `script` with `shell -c` in `cwd`, leading its own process group.
+/// Start `script` with `shell -c` in `cwd`, leading its own session and so its own process
+/// group. A new session also has no controlling terminal: a program that opens `/dev/tty` to
+/// prompt (ssh, sudo, gpg) fails at once instead of stopping the whole group in the background
+/// of the TUI's terminal until the timeout.
 pub fn spawn(shell: &str, script: &str, cwd: &Path) -> std::io::Result<Child> {
-    Command::new(shell)
-        .arg("-c")
+    let mut cmd = Command::new(shell);
+    cmd.arg("-c")
         .arg(script)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Nothing can answer a credential prompt: fail instead of hanging.
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .process_group(0)
-        .spawn()
+        .env("GIT_TERMINAL_PROMPT", "0");
+    // SAFETY: the closure runs in the forked child before exec and only calls setsid, which
+    // is async-signal-safe; it allocates nothing and touches no shared state.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn()
 }
 
 /// Send `signal` to every process in the group `pgid`.
@@ -148,14 +160,14 @@ pub async fn run_foreground(
         if exited && out.is_none() && err.is_none() {
             break;
         }
-        let mut chunk_from_stdout = None;
+        let mut chunk = None;
         tokio::select! {
             r = read_some(&mut out, &mut obuf) => match r {
-                Ok(n) if n > 0 => chunk_from_stdout = Some((true, n)),
+                Ok(n) if n > 0 => chunk = Some((true, n)),
                 _ => out = None,
             },
             r = read_some(&mut err, &mut ebuf) => match r {
-                Ok(n) if n > 0 => chunk_from_stdout = Some((false, n)),
+                Ok(n) if n > 0 => chunk = Some((false, n)),
                 _ => err = None,
             },
             s = child.wait(), if !exited => {
@@ -189,7 +201,7 @@ pub async fn run_foreground(
                 break;
             }
         }
-        if let Some((is_stdout, n)) = chunk_from_stdout {
+        if let Some((is_stdout, n)) = chunk {
             let data = if is_stdout { &obuf[..n] } else { &ebuf[..n] };
             let target = if is_stdout {
                 &mut outcome.stdout

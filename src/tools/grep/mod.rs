@@ -5,16 +5,20 @@
 //! Invariants: .gitignore/.ignore apply inside and outside git repositories; hidden files and
 //! binary files (a NUL byte) are skipped; results are sorted by path (lines in file order), so
 //! the same tree always gives the same answer whatever the thread schedule; `head_limit` and
-//! `offset` page over the sorted entries. Read-only and concurrency-safe.
+//! `offset` page over the sorted entries. Memory stays bounded whatever the pattern: past
+//! [`MAX_STORED_LINES`] line texts, files keep only their counts and the page shown is searched
+//! again. Read-only and concurrency-safe. `sink` collects one file, `output` renders the page.
 
-use std::path::{Path, PathBuf};
+mod output;
+mod sink;
+
+use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
-use grep_searcher::{
-    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
-};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::WalkState;
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
@@ -22,14 +26,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::agent::session::SessionContext;
-use crate::protocol::{Display, SearchMatch};
 use crate::tools::glob::{resolve_path, walker};
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
+use sink::{Collect, FileResult};
 
 /// Entries returned when the model gives no `head_limit`.
 pub const DEFAULT_HEAD_LIMIT: usize = 250;
-/// Longer lines are cut in content mode (minified files would flood the context).
-const MAX_LINE_CHARS: usize = 500;
+/// Line texts held in memory during a content search before files keep only their counts.
+const MAX_STORED_LINES: usize = 100_000;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -137,14 +141,17 @@ impl Tool for GrepTool {
     async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let search = Search::new(&input, &ctx.session)?;
         let cancel = ctx.cancel.clone();
-        let mut files = tokio::task::spawn_blocking(move || search.run(&|| cancel.is_cancelled()))
-            .await
-            .map_err(|e| ToolError::new(format!("Grep failed: {e}")))??;
+        let output = tokio::task::spawn_blocking(move || {
+            let mut files = search.run(&|| cancel.is_cancelled());
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            output::format_results(&input, &search, files)
+        })
+        .await
+        .map_err(|e| ToolError::new(format!("Grep failed: {e}")))?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new("Interrupted by the user."));
         }
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        Ok(format_results(&input, files))
+        Ok(output)
     }
 }
 
@@ -158,6 +165,8 @@ struct Search {
     after: usize,
     overrides: Option<ignore::overrides::Override>,
     types: Option<ignore::types::Types>,
+    /// Line texts kept during the walk (see [`MAX_STORED_LINES`]).
+    stored_limit: usize,
 }
 
 impl Search {
@@ -232,6 +241,7 @@ impl Search {
             after,
             overrides,
             types,
+            stored_limit: MAX_STORED_LINES,
         })
     }
 
@@ -245,9 +255,12 @@ impl Search {
             .build()
     }
 
-    /// Search every file under the root; unordered.
-    fn run(&self, cancelled: &(dyn Fn() -> bool + Sync)) -> Result<Vec<FileResult>, ToolError> {
+    /// Search every file under the root; unordered. In content mode line texts are kept only
+    /// until [`MAX_STORED_LINES`] are held; files past that keep their counts, and the page
+    /// shown is re-searched (see `output`), so memory stays bounded whatever the pattern.
+    fn run(&self, cancelled: &(dyn Fn() -> bool + Sync)) -> Vec<FileResult> {
         let results: Mutex<Vec<FileResult>> = Mutex::new(Vec::new());
+        let stored = AtomicUsize::new(0);
         let mut walk = walker(&self.root, false);
         if let Some(o) = &self.overrides {
             walk.overrides(o.clone());
@@ -257,8 +270,7 @@ impl Search {
         }
         walk.build_parallel().run(|| {
             let mut searcher = self.searcher();
-            let matcher = self.matcher.clone();
-            let results = &results;
+            let (results, stored) = (&results, &stored);
             Box::new(move |entry| {
                 if cancelled() {
                     return WalkState::Quit;
@@ -269,19 +281,11 @@ impl Search {
                 if !entry.file_type().is_some_and(|t| t.is_file()) {
                     return WalkState::Continue;
                 }
-                let mut sink = Collect::new(self.mode);
-                // Unreadable files are skipped, as ripgrep does (it only warns).
-                if searcher
-                    .search_path(&matcher, entry.path(), &mut sink)
-                    .is_ok()
-                    && !sink.binary
-                    && sink.count > 0
-                {
-                    let r = FileResult {
-                        path: entry.into_path(),
-                        count: sink.count,
-                        lines: sink.lines,
-                    };
+                let keep = stored.load(Ordering::Relaxed) < self.stored_limit;
+                if let Some(r) = self.search_file(&mut searcher, entry.into_path(), keep) {
+                    if let Some(lines) = &r.lines {
+                        stored.fetch_add(lines.len(), Ordering::Relaxed);
+                    }
                     match results.lock() {
                         Ok(mut g) => g.push(r),
                         Err(p) => p.into_inner().push(r),
@@ -290,9 +294,30 @@ impl Search {
                 WalkState::Continue
             })
         });
-        Ok(match results.into_inner() {
+        match results.into_inner() {
             Ok(v) => v,
             Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Search one file; None when it has no match, is binary or cannot be read (skipped, as
+    /// ripgrep does). `keep_lines`: keep the line texts (content mode).
+    fn search_file(
+        &self,
+        searcher: &mut Searcher,
+        path: PathBuf,
+        keep_lines: bool,
+    ) -> Option<FileResult> {
+        let mut sink = Collect::new(self.mode, keep_lines);
+        searcher.search_path(&self.matcher, &path, &mut sink).ok()?;
+        if sink.binary || sink.count == 0 {
+            return None;
+        }
+        Some(FileResult {
+            path,
+            count: sink.count,
+            entries: sink.entries,
+            lines: sink.lines,
         })
     }
 }
@@ -322,215 +347,47 @@ fn split_globs(globs: &str) -> Vec<String> {
     out
 }
 
-/// What one file produced.
-#[derive(Debug)]
-struct FileResult {
-    path: PathBuf,
-    /// Matching lines.
-    count: u64,
-    /// Content mode: matches and context in file order.
-    lines: Vec<Line>,
-}
-
-#[derive(Debug)]
-enum Line {
-    Match {
-        number: Option<u64>,
-        text: String,
-    },
-    Context {
-        number: Option<u64>,
-        text: String,
-    },
-    /// A gap between non-adjacent groups of context.
-    Break,
-}
-
-/// Collects one file's matches. In files mode it stops at the first match.
-struct Collect {
-    mode: OutputMode,
-    count: u64,
-    lines: Vec<Line>,
-    binary: bool,
-}
-
-impl Collect {
-    fn new(mode: OutputMode) -> Collect {
-        Collect {
-            mode,
-            count: 0,
-            lines: Vec::new(),
-            binary: false,
-        }
-    }
-}
-
-impl Sink for Collect {
-    type Error = std::io::Error;
-
-    fn matched(&mut self, _s: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, Self::Error> {
-        let first = mat.line_number();
-        let mut n = 0u64;
-        for (i, line) in mat.lines().enumerate() {
-            n += 1;
-            if self.mode == OutputMode::Content {
-                self.lines.push(Line::Match {
-                    number: first.map(|f| f + i as u64),
-                    text: line_text(line),
-                });
-            }
-        }
-        self.count += n.max(1);
-        Ok(self.mode != OutputMode::FilesWithMatches)
-    }
-
-    fn context(&mut self, _s: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, Self::Error> {
-        if self.mode == OutputMode::Content && *ctx.kind() != SinkContextKind::Other {
-            self.lines.push(Line::Context {
-                number: ctx.line_number(),
-                text: line_text(ctx.bytes()),
-            });
-        }
-        Ok(true)
-    }
-
-    fn context_break(&mut self, _s: &Searcher) -> Result<bool, Self::Error> {
-        if self.mode == OutputMode::Content {
-            self.lines.push(Line::Break);
-        }
-        Ok(true)
-    }
-
-    fn binary_data(&mut self, _s: &Searcher, _offset: u64) -> Result<bool, Self::Error> {
-        self.binary = true;
-        Ok(false)
-    }
-}
-
-/// A line without its terminator, lossily decoded, cut past [`MAX_LINE_CHARS`].
-fn line_text(bytes: &[u8]) -> String {
-    let s = String::from_utf8_lossy(bytes);
-    let s = s.trim_end_matches(['\n', '\r']);
-    match s.char_indices().nth(MAX_LINE_CHARS) {
-        Some((i, _)) => format!("{} [... line truncated]", &s[..i]),
-        None => s.to_string(),
-    }
-}
-
-/// The text for the model and the display for people, paged by offset and head_limit.
-fn format_results(input: &GrepInput, files: Vec<FileResult>) -> ToolOutput {
-    let mode = input.output_mode.unwrap_or_default();
-    let offset = input.offset.unwrap_or(0);
-    let limit = match input.head_limit {
-        Some(0) => usize::MAX,
-        Some(n) => n,
-        None => DEFAULT_HEAD_LIMIT,
-    };
-    let numbers = input.line_numbers.unwrap_or(true);
-    // Every entry: (text line for the model, display item or None for separators).
-    let mut entries: Vec<(String, Option<SearchMatch>)> = Vec::new();
-    let total_matches: u64 = files.iter().map(|f| f.count).sum();
-    let file_count = files.len();
-    match mode {
-        OutputMode::FilesWithMatches => {
-            for f in &files {
-                entries.push((f.path.display().to_string(), Some(item(&f.path, None, ""))));
-            }
-        }
-        OutputMode::Count => {
-            for f in &files {
-                entries.push((
-                    format!("{}:{}", f.path.display(), f.count),
-                    Some(item(&f.path, None, &f.count.to_string())),
-                ));
-            }
-        }
-        OutputMode::Content => {
-            let with_context = files.iter().any(|f| {
-                f.lines
-                    .iter()
-                    .any(|l| matches!(l, Line::Context { .. } | Line::Break))
-            });
-            for (i, f) in files.iter().enumerate() {
-                if with_context && i > 0 {
-                    entries.push(("--".to_string(), None));
-                }
-                let p = f.path.display();
-                for line in &f.lines {
-                    let (sep, number, text) = match line {
-                        Line::Match { number, text } => (':', number, text),
-                        Line::Context { number, text } => ('-', number, text),
-                        Line::Break => {
-                            entries.push(("--".to_string(), None));
-                            continue;
-                        }
-                    };
-                    let shown = match (numbers, number) {
-                        (true, Some(n)) => format!("{p}{sep}{n}{sep}{text}"),
-                        _ => format!("{p}{sep}{text}"),
-                    };
-                    entries.push((shown, Some(item(&f.path, *number, text))));
-                }
-            }
-        }
-    }
-    let total = entries.len();
-    let page: Vec<(String, Option<SearchMatch>)> =
-        entries.into_iter().skip(offset).take(limit).collect();
-    let more = total.saturating_sub(offset).saturating_sub(page.len());
-    let body = page
-        .iter()
-        .map(|(t, _)| t.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut text = match mode {
-        _ if total == 0 && mode == OutputMode::FilesWithMatches => "No files found".to_string(),
-        _ if total == 0 => "No matches found".to_string(),
-        OutputMode::FilesWithMatches => format!(
-            "Found {file_count} file{}\n{body}",
-            if file_count == 1 { "" } else { "s" }
-        ),
-        OutputMode::Count => format!(
-            "{body}\n\nFound {total_matches} total occurrence{} across {file_count} file{}.",
-            if total_matches == 1 { "" } else { "s" },
-            if file_count == 1 { "" } else { "s" }
-        ),
-        OutputMode::Content => body,
-    };
-    if total > 0 && page.is_empty() {
-        text.push_str(&format!(
-            "\n(offset {offset} is past the last of {total} results)"
-        ));
-    }
-    if more > 0 {
-        text.push_str(&format!(
-            "\n\n({more} more results not shown; call again with offset: {} to see them, or \
-             narrow the search.)",
-            offset + page.len()
-        ));
-    }
-    let matches: Vec<SearchMatch> = page.into_iter().filter_map(|(_, m)| m).collect();
-    ToolOutput::with_display(
-        text,
-        Display::Matches {
-            pattern: input.pattern.clone(),
-            matches,
-            more,
-        },
-    )
-}
-
-fn item(path: &Path, line: Option<u64>, text: &str) -> SearchMatch {
-    SearchMatch {
-        path: path.to_path_buf(),
-        line,
-        text: text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pages_are_the_same_whether_lines_were_kept_or_searched_again() {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["a", "b", "c"] {
+            let text: String = (0..20).map(|i| format!("{f} line {i}\n")).collect();
+            std::fs::write(dir.path().join(format!("{f}.txt")), text).unwrap();
+        }
+        let session = SessionContext::for_dir(dir.path());
+        let input: GrepInput = serde_json::from_value(serde_json::json!({
+            "pattern": "line 1", "output_mode": "content", "-C": 1, "head_limit": 12, "offset": 5
+        }))
+        .unwrap();
+        let render = |limit: usize| {
+            let mut search = Search::new(&input, &session).unwrap();
+            search.stored_limit = limit;
+            let mut files = search.run(&|| false);
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            output::format_results(&input, &search, files)
+        };
+        let kept = render(usize::MAX);
+        let again = render(0);
+        assert_eq!(kept, again);
+        let a = dir.path().join("a.txt");
+        let b = dir.path().join("b.txt");
+        assert!(
+            kept.content.starts_with(&format!(
+                "{a}:11:a line 10\n{a}:12:a line 11\n",
+                a = a.display()
+            )),
+            "{}",
+            kept.content
+        );
+        assert!(
+            kept.content
+                .contains(&format!("--\n{}-1-b line 0\n", b.display()))
+        );
+    }
 
     #[test]
     fn globs_split_on_spaces_and_commas_outside_braces() {
@@ -538,13 +395,6 @@ mod tests {
             split_globs("*.{ts,tsx} *.js,*.md"),
             vec!["*.{ts,tsx}", "*.js", "*.md"]
         );
-    }
-
-    #[test]
-    fn long_lines_are_cut() {
-        let t = line_text(format!("{}\r\n", "x".repeat(600)).as_bytes());
-        assert_eq!(t, format!("{} [... line truncated]", "x".repeat(500)));
-        assert_eq!(line_text(b"abc\n"), "abc");
     }
 
     #[test]
