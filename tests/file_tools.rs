@@ -1143,3 +1143,29 @@ async fn titles_and_accesses() {
     );
     assert_eq!(ReadTool.max_result_chars(), None);
 }
+
+#[tokio::test]
+async fn watcher_reports_rename_away() {
+    let mut w = ws();
+    assert!(attach_watcher(&w.session));
+    w.write_file("old.txt", "x\n");
+    w.read("old.txt").await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    std::fs::rename(w.path("old.txt"), w.path("new.txt")).unwrap();
+    assert_eq!(
+        next_file_event(&mut w, Duration::from_secs(2)).await,
+        Some(Event::FileChangedOnDisk {
+            path: w.path("old.txt"),
+            change: FileChange::Deleted
+        })
+    );
+    assert_eq!(
+        w.session.take_reminders(),
+        vec![format!(
+            "{} was deleted or moved outside cairn after you read it",
+            w.p("old.txt")
+        )]
+    );
+    assert!(!w.session.read_files.contains(&w.path("old.txt")));
+    assert_eq!(w.session.read_files.watched_dirs(), vec![]);
+}

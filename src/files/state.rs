@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
 use super::encoding::TextFormat;
-use crate::tools::diff_snippet::Hunk;
 
 /// Content kept in memory across all entries before the least recently used is dropped.
 pub const DEFAULT_CONTENT_LIMIT: usize = 100 * 1024 * 1024;
@@ -421,44 +420,6 @@ pub fn add_range(ranges: &mut Vec<(usize, usize)>, r: (usize, usize)) {
         }
     }
     *ranges = merged;
-}
-
-/// Seen ranges after an edit described by `hunks` (0-based, from before to after): lines
-/// outside the hunks move with them, and the new lines of each hunk count as seen (the model
-/// wrote them).
-pub fn shift_ranges(ranges: &[(usize, usize)], hunks: &[Hunk]) -> Vec<(usize, usize)> {
-    // Map a 0-based old line to its new line.
-    let map = |line: usize, at_end: bool| -> usize {
-        let mut delta: isize = 0;
-        for h in hunks {
-            if line >= h.old.end {
-                delta += h.new.len() as isize - h.old.len() as isize;
-            } else if line >= h.old.start {
-                return if at_end {
-                    h.new.end.max(h.new.start + 1) - 1
-                } else {
-                    h.new.start
-                };
-            } else {
-                break;
-            }
-        }
-        (line as isize + delta).max(0) as usize
-    };
-    let mut out = Vec::new();
-    for &(s, e) in ranges {
-        let ns = map(s.saturating_sub(1), false) + 1;
-        let ne = map(e.saturating_sub(1), true) + 1;
-        if ne >= ns {
-            add_range(&mut out, (ns, ne));
-        }
-    }
-    for h in hunks {
-        if !h.new.is_empty() {
-            add_range(&mut out, (h.new.start + 1, h.new.end));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

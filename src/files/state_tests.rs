@@ -93,20 +93,6 @@ fn directories_are_reference_counted() {
 }
 
 #[test]
-fn shifting_ranges_after_an_edit() {
-    // Lines 10-11 (1-based) replaced by three lines: later lines move down by one.
-    let hunks = vec![Hunk {
-        old: 9..11,
-        new: 9..12,
-    }];
-    assert_eq!(
-        shift_ranges(&[(1, 5), (20, 30)], &hunks),
-        vec![(1, 5), (10, 12), (21, 31)]
-    );
-    assert_eq!(shift_ranges(&[(1, 40)], &hunks), vec![(1, 41)]);
-}
-
-#[test]
 fn hash_distinguishes() {
     assert_ne!(content_hash(b"abc"), content_hash(b"abd"));
     assert_ne!(content_hash(b""), content_hash(b"\0"));

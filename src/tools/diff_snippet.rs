@@ -211,6 +211,44 @@ pub fn changed_hunks(before: &str, after: &str) -> Vec<Hunk> {
     hunks
 }
 
+/// Seen ranges after an edit described by `hunks` (0-based, from before to after): lines
+/// outside the hunks move with them, and the new lines of each hunk count as seen (the model
+/// wrote them).
+pub fn shift_ranges(ranges: &[(usize, usize)], hunks: &[Hunk]) -> Vec<(usize, usize)> {
+    // Map a 0-based old line to its new line.
+    let map = |line: usize, at_end: bool| -> usize {
+        let mut delta: isize = 0;
+        for h in hunks {
+            if line >= h.old.end {
+                delta += h.new.len() as isize - h.old.len() as isize;
+            } else if line >= h.old.start {
+                return if at_end {
+                    h.new.end.max(h.new.start + 1) - 1
+                } else {
+                    h.new.start
+                };
+            } else {
+                break;
+            }
+        }
+        (line as isize + delta).max(0) as usize
+    };
+    let mut out = Vec::new();
+    for &(s, e) in ranges {
+        let ns = map(s.saturating_sub(1), false) + 1;
+        let ne = map(e.saturating_sub(1), true) + 1;
+        if ne >= ns {
+            crate::files::state::add_range(&mut out, (ns, ne));
+        }
+    }
+    for h in hunks {
+        if !h.new.is_empty() {
+            crate::files::state::add_range(&mut out, (h.new.start + 1, h.new.end));
+        }
+    }
+    out
+}
+
 /// `+N -M`, the short form used in results and titles.
 pub fn counts(summary: &DiffSummary) -> String {
     format!("+{} -{}", summary.added, summary.removed)
@@ -308,6 +346,20 @@ mod tests {
         fn snippet_never_panics(before in "\\PC{0,60}", after in "\\PC{0,60}") {
             let _ = diff_snippet(&before, &after);
         }
+    }
+
+    #[test]
+    fn shifting_ranges_after_an_edit() {
+        // Lines 10-11 (1-based) replaced by three lines: later lines move down by one.
+        let hunks = vec![Hunk {
+            old: 9..11,
+            new: 9..12,
+        }];
+        assert_eq!(
+            shift_ranges(&[(1, 5), (20, 30)], &hunks),
+            vec![(1, 5), (10, 12), (21, 31)]
+        );
+        assert_eq!(shift_ranges(&[(1, 40)], &hunks), vec![(1, 41)]);
     }
 
     #[test]

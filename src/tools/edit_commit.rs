@@ -15,12 +15,12 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::diff_snippet::{changed_hunks, diff_snippet};
+use super::diff_snippet::{changed_hunks, diff_snippet, shift_ranges};
 use super::edit_core::{Change, MODIFIED, Plan, plan};
 use super::{Preview, ToolContext, ToolError, ToolOutput};
 use crate::files::atomic::write_atomic;
 use crate::files::encoding::{self, TextFormat};
-use crate::files::state::{ReadFileState, WriteRecord, content_hash, shift_ranges};
+use crate::files::state::{ReadFileState, WriteRecord, content_hash};
 use crate::protocol::Display;
 
 /// Previews kept waiting for their call; older ones (denied calls) are dropped.

@@ -10,11 +10,11 @@
 use std::path::{Path, PathBuf};
 
 use super::ToolError;
-use super::diff_snippet::{Hunk, changed_hunks, diff_snippet};
+use super::diff_snippet::{Hunk, changed_hunks, diff_snippet, shift_ranges};
 use super::file_common::{DiskText, line_count, load_for_edit};
 use super::text_match::{closest_region, locate, numbered_line};
 use crate::files::encoding::{self, LineEnding, TextFormat};
-use crate::files::state::{FileSnapshot, ReadFileState, shift_ranges};
+use crate::files::state::{FileSnapshot, ReadFileState};
 
 pub const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 pub const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
