@@ -677,3 +677,36 @@ async fn the_transcript_is_appended_as_messages_arrive() {
     assert_eq!(lines[0]["type"], "user");
     assert_eq!(lines[1]["message"]["content"][0]["text"], "logged");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outside_change_to_a_read_file_is_reported_and_reminded() {
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [
+            {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "watched.txt"}}]},
+            {"text": "read it"},
+            {"text": "noted the change"}]}),
+    )
+    .await;
+    let file = h._dir.path().join("watched.txt");
+    std::fs::write(&file, "one\n").unwrap();
+    h.submit("read watched.txt");
+    assert_eq!(finished(&h.run_turn().await).1, "read it");
+    std::fs::write(&file, "two\n").unwrap();
+    let changed = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match h.handle.events.recv().await {
+                Some(Event::FileChangedOnDisk { path, .. }) => break path,
+                Some(_) => continue,
+                None => panic!("core stopped"),
+            }
+        }
+    })
+    .await
+    .expect("no FileChangedOnDisk within 5 s");
+    assert!(changed.ends_with("watched.txt"));
+    h.submit("what changed?");
+    assert_eq!(finished(&h.run_turn().await).1, "noted the change");
+    let body = h.request_body(2).to_string();
+    assert!(body.contains("was modified outside cairn"), "{body}");
+}

@@ -72,6 +72,11 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         setup.data_dir,
         EventSender::new(events_tx),
     ));
+    // The watcher is a convenience on top of the write-time checks, which guard every edit
+    // anyway; a session whose watcher cannot start goes on without it.
+    if !crate::files::watcher::attach_watcher(&session) {
+        tracing::warn!("the file watcher could not start; outside edits are caught at write time");
+    }
     let gate = Arc::new(setup.gate);
     let registry = ToolRegistry::new(builtin_tools(&session), setup.extra_tools)
         .filtered(|t| gate.offers_tool(t));
