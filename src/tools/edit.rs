@@ -50,6 +50,10 @@ impl Tool for EditTool {
         "Edit"
     }
 
+    fn aliases(&self) -> &'static [&'static str] {
+        &["edit_file"]
+    }
+
     fn description(&self) -> String {
         "Performs an exact string replacement in a file. The file must have been read with Read \
 first. old_string must match the file exactly (indentation included) and be unique unless \

@@ -46,6 +46,10 @@ impl Tool for GlobTool {
         "Glob"
     }
 
+    fn aliases(&self) -> &'static [&'static str] {
+        &["list_files"]
+    }
+
     fn description(&self) -> String {
         "Fast file pattern matching that works with any codebase size.\n\
          - Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\"; a pattern without `/` \

@@ -29,6 +29,10 @@ impl Tool for EnterPlanMode {
         "EnterPlanMode"
     }
 
+    fn aliases(&self) -> &'static [&'static str] {
+        &["enter_plan_mode"]
+    }
+
     fn description(&self) -> String {
         "Switch to plan mode before a non-trivial change: only read-only tools run while you \
          explore the code and design an approach; then call ExitPlanMode with the plan for the \
@@ -70,6 +74,10 @@ impl Tool for ExitPlanMode {
 
     fn name(&self) -> &'static str {
         "ExitPlanMode"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["exit_plan_mode"]
     }
 
     fn description(&self) -> String {

@@ -65,6 +65,10 @@ impl Tool for ReadTool {
         "Read"
     }
 
+    fn aliases(&self) -> &'static [&'static str] {
+        &["read_file"]
+    }
+
     fn description(&self) -> String {
         "Reads a text file from the local filesystem. file_path must be absolute (relative paths are \
 resolved against the working directory). By default up to 2000 lines from the start are returned; \

@@ -157,6 +157,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_seed_names_are_aliases_of_the_claude_code_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = SessionContext::for_dir(dir.path());
+        let registry = ToolRegistry::new(builtin_tools(&session), Vec::new());
+        for (alias, name) in [
+            ("read_file", "Read"),
+            ("write_file", "Write"),
+            ("edit_file", "Edit"),
+            ("list_files", "Glob"),
+            ("grep_search", "Grep"),
+            ("run_shell", "Bash"),
+            ("web_fetch", "WebFetch"),
+            ("enter_plan_mode", "EnterPlanMode"),
+            ("exit_plan_mode", "ExitPlanMode"),
+        ] {
+            assert_eq!(registry.get(alias).map(|t| t.name()), Some(name), "{alias}");
+        }
+        // Built-ins come sorted by name.
+        let names = registry.names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+    }
+
+    #[test]
     fn edit_distance_counts_single_edits() {
         assert_eq!(edit_distance("read", "read"), 0);
         assert_eq!(edit_distance("reed", "read"), 1);

@@ -34,6 +34,10 @@ impl Tool for WriteTool {
         "Write"
     }
 
+    fn aliases(&self) -> &'static [&'static str] {
+        &["write_file"]
+    }
+
     fn description(&self) -> String {
         "Writes a file, creating parent directories as needed, or replaces the whole content of an \
 existing one. An existing file must have been read with Read first. Prefer Edit for changes to \

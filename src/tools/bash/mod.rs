@@ -70,6 +70,10 @@ impl Tool for BashTool {
         "Bash"
     }
 
+    fn aliases(&self) -> &'static [&'static str] {
+        &["run_shell"]
+    }
+
     fn description(&self) -> String {
         format!(
             "Executes a shell command and returns its output (stdout, then stderr).\n\

@@ -102,6 +102,10 @@ impl Tool for GrepTool {
         "Grep"
     }
 
+    fn aliases(&self) -> &'static [&'static str] {
+        &["grep_search"]
+    }
+
     fn description(&self) -> String {
         "A powerful search tool built on ripgrep's engine.\n\
          - ALWAYS use Grep for search tasks; never run `grep` or `rg` with Bash\n\

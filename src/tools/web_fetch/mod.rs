@@ -254,6 +254,10 @@ impl Tool for WebFetchTool {
         "WebFetch"
     }
 
+    fn aliases(&self) -> &'static [&'static str] {
+        &["web_fetch"]
+    }
+
     fn description(&self) -> String {
         "Fetches a URL and returns its content; HTML is converted to Markdown.\n\
          - http:// URLs are upgraded to https://\n\
