@@ -22,6 +22,8 @@ pub enum Op {
     Interrupt,
     /// Change the permission mode (Shift+Tab, `/mode`, plan approval).
     SetMode { mode: PermissionMode },
+    /// Forget the conversation and start afresh (`/clear`); the session and its grants stay.
+    Clear,
     /// Stop the core: kill background processes, flush the transcript.
     Shutdown,
 }

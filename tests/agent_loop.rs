@@ -710,3 +710,23 @@ async fn an_outside_change_to_a_read_file_is_reported_and_reminded() {
     let body = h.request_body(2).to_string();
     assert!(body.contains("was modified outside cairn"), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clear_starts_the_conversation_afresh() {
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [{"text": "first answer"}]}),
+    )
+    .await;
+    h.submit("remember the number 7");
+    assert_eq!(finished(&h.run_turn().await).1, "first answer");
+    h.handle.ops.send(Op::Clear).unwrap();
+    h.submit("what number?");
+    // The script picks its turn by the assistant messages in the request: after a clear there
+    // are none, so the first turn answers again.
+    assert_eq!(finished(&h.run_turn().await).1, "first answer");
+    let body = h.request_body(1);
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "{body}");
+    assert!(!body.to_string().contains("number 7"));
+}

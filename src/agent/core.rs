@@ -98,6 +98,10 @@ impl Core {
                         continue;
                     }
                     Some(Op::Interrupt) => continue,
+                    Some(Op::Clear) => {
+                        self.clear().await;
+                        continue;
+                    }
                     Some(Op::Shutdown) | None => break,
                 },
             };
@@ -118,6 +122,11 @@ impl Core {
                             events.send(Event::ModeChanged { mode });
                         }
                         Some(Op::Submit { text }) => queue.push_back(text),
+                        // Clearing mid-turn would cut the turn's messages in half: refuse.
+                        Some(Op::Clear) => events.send(Event::Notice {
+                            message: "Cannot clear while the model is working; interrupt first."
+                                .into(),
+                        }),
                         Some(Op::Shutdown) => {
                             cancel.cancel();
                             shutdown = true;
@@ -132,6 +141,20 @@ impl Core {
             }
         }
         self.gate.session_end(&self.session, "exit").await;
+    }
+
+    /// Drop the conversation (the model starts afresh); SessionStart hooks run with `clear`.
+    async fn clear(&mut self) {
+        self.messages.clear();
+        self.activated.clear();
+        self.session.take_reminders();
+        let start = self.gate.session_start(&self.session, "clear").await;
+        for context in start.additional_context {
+            self.session.remind(context);
+        }
+        self.events().send(Event::Notice {
+            message: "Conversation cleared: the model starts afresh.".into(),
+        });
     }
 
     async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) {
