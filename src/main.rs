@@ -11,6 +11,7 @@ use cairn::startup;
 
 fn main() -> ExitCode {
     let started_at = std::time::Instant::now();
+    startup::tune_allocator();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
