@@ -1,0 +1,408 @@
+//! Reviewing before approving, end to end: the real `cairn` binary runs in tmux against the
+//! scripted model server on 127.0.0.1, a person's keys go in with send-keys, and the test checks
+//! what matters afterwards: the bytes of the files on disk, the tool results the model was sent
+//! (`ScriptedServer::requests`) and what the screen showed.
+//!
+//! Each test owns its tmux server (own socket), its temp project and its temp home, so they run
+//! in parallel. Skipped (with a message) when tmux is not installed; CI installs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cairn::llm::scripted::{Script, ScriptedServer};
+use serde_json::{Value, json};
+
+/// How long a step may take before the test gives up (debug build, 2 busy cores).
+const STEP: Duration = Duration::from_secs(20);
+
+/// Text every tool prompt shows among its choices (and nothing else on screen does).
+const TOOL_PROMPT: &str = "no, for this session";
+
+/// Text the plan approval shows among its choices.
+const PLAN_PROMPT: &str = "keep planning";
+
+fn have_tmux() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// One tmux server (own socket) running cairn in one window, in `project`.
+struct Tmux {
+    socket: PathBuf,
+    session: String,
+    _home: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn start(server: &ScriptedServer, project: &Path, extra_args: &[&str]) -> Tmux {
+        let home = tempfile::tempdir().unwrap();
+        let socket = home.path().join("tmux.sock");
+        let session = "cairn-review".to_string();
+        let mut cmdline = format!(
+            "env -i PATH={path} HOME={home} TERM=xterm-256color CAIRN_DATA_DIR={home}/data \
+             ANTHROPIC_BASE_URL={base} ANTHROPIC_API_KEY=test {bin} --model test-model",
+            path = std::env::var("PATH").unwrap_or_default(),
+            home = home.path().display(),
+            base = server.anthropic_base_url(),
+            bin = env!("CARGO_BIN_EXE_cairn"),
+        );
+        for a in extra_args {
+            cmdline.push(' ');
+            cmdline.push_str(a);
+        }
+        // Keep the pane after cairn exits, so a crash message can be read in a failure.
+        cmdline.push_str("; echo cairn-exited=$?; sleep 30");
+        let status = Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args(["-f", "/dev/null", "new-session", "-d", "-s", &session])
+            .args(["-x", "120", "-y", "40"])
+            .arg("-c")
+            .arg(project)
+            .arg(cmdline)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        Tmux {
+            socket,
+            session,
+            _home: home,
+        }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn send_keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", self.session.as_str()];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Type text literally (no key-name interpretation).
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", &self.session, "-l", text]);
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", &self.session])
+    }
+
+    /// Poll the screen until it contains `needle`; every screen seen on the way is returned too,
+    /// so a test can assert that something never showed up in between.
+    fn wait_for_all(&self, needle: &str) -> Vec<String> {
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        loop {
+            let screen = self.screen();
+            let done = screen.contains(needle);
+            seen.push(screen);
+            if done {
+                return seen;
+            }
+            if start.elapsed() > STEP {
+                panic!(
+                    "timed out waiting for {needle:?}; screen:\n{}",
+                    seen.last().map_or("", String::as_str)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        self.wait_for_all(needle).pop().unwrap_or_default()
+    }
+
+    /// Poll until `check` holds for the file at `path` (the write lands after the key press).
+    fn wait_for_file(&self, path: &Path, check: impl Fn(Option<&[u8]>) -> bool) {
+        let start = Instant::now();
+        loop {
+            let bytes = std::fs::read(path).ok();
+            if check(bytes.as_deref()) {
+                return;
+            }
+            if start.elapsed() > STEP {
+                panic!(
+                    "timed out waiting for {}: now {:?}; screen:\n{}",
+                    path.display(),
+                    bytes.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Type a prompt and send it, once the UI is up.
+    fn submit(&self, prompt: &str) {
+        self.wait_for("test-model");
+        self.type_text(prompt);
+        self.send_keys(&["Enter"]);
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+fn server(script: Value) -> ScriptedServer {
+    ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap()
+}
+
+/// A temp project holding `name` with `content`; returns the dir and the file's absolute path.
+fn project_with(name: &str, content: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    // The binary resolves paths canonically; give the model the same spelling.
+    let root = dir.path().canonicalize().unwrap();
+    let path = root.join(name);
+    std::fs::write(&path, content).unwrap();
+    (dir, path)
+}
+
+/// Every `tool_result` block the request carried, as (tool_use_id, text, is_error).
+fn tool_results(body: &Value) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] != "tool_result" {
+                continue;
+            }
+            let text = match &block["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            };
+            out.push((
+                block["tool_use_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                text,
+                block["is_error"].as_bool().unwrap_or(false),
+            ));
+        }
+    }
+    out
+}
+
+/// The tool result for `id` in the last request that carried one.
+fn result_for(server: &ScriptedServer, id: &str) -> (String, bool) {
+    let requests = server.requests();
+    requests
+        .iter()
+        .rev()
+        .flat_map(|r| tool_results(&r.body))
+        .find(|(tid, _, _)| tid == id)
+        .map(|(_, text, err)| (text, err))
+        .unwrap_or_else(|| panic!("no tool_result for {id} in {} requests", requests.len()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_approved_with_1_changes_the_file() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
+    }
+    let (project, file) = project_with("greet.py", "def greet():\n    print('hello')\n");
+    let path = file.to_string_lossy().into_owned();
+    let s = server(json!({"turns": [
+        {"text": "Reading it first.",
+         "tool_calls": [{"id": "toolu_read", "name": "Read", "input": {"file_path": path}}]},
+        {"text": "Now the edit.",
+         "tool_calls": [{"id": "toolu_edit", "name": "Edit", "input": {
+             "file_path": path, "old_string": "print('hello')",
+             "new_string": "print('hello, world')"}}]},
+        {"text": "Edit applied. REVIEW-DONE"}
+    ]}));
+    let t = Tmux::start(&s, project.path(), &[]);
+    t.submit("make it greet the world");
+    let screen = t.wait_for(TOOL_PROMPT);
+    assert!(
+        screen.contains("greet.py"),
+        "the prompt names the file:\n{screen}"
+    );
+    assert!(
+        screen.contains("print('hello, world')"),
+        "the prompt shows the proposed line:\n{screen}"
+    );
+    // Nothing is written while the prompt is open.
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "def greet():\n    print('hello')\n"
+    );
+    t.send_keys(&["1"]);
+    t.wait_for("REVIEW-DONE");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        b"def greet():\n    print('hello, world')\n"
+    );
+    let (text, is_error) = result_for(&s, "toolu_edit");
+    assert!(!is_error, "the edit succeeded: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_for_session_on_bash_refuses_the_same_call_again_without_asking() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
+    }
+    let (project, _) = project_with("README.md", "demo\n");
+    let marker = project.path().join("marker.txt");
+    let command = "touch marker.txt";
+    let bash = |id: &str| {
+        json!({"id": id, "name": "Bash",
+               "input": {"command": command, "description": "Create a marker file"}})
+    };
+    let s = server(json!({"turns": [
+        {"text": "Running it.", "tool_calls": [bash("toolu_bash_1")]},
+        {"text": "Trying once more.", "tool_calls": [bash("toolu_bash_2")]},
+        {"text": "Understood, I will stop. BASH-DONE"}
+    ]}));
+    let t = Tmux::start(&s, project.path(), &[]);
+    t.submit("make a marker");
+    let screen = t.wait_for(TOOL_PROMPT);
+    assert!(
+        screen.contains(command),
+        "the prompt shows the command:\n{screen}"
+    );
+    t.send_keys(&["4"]);
+    // From the key press to the end of the turn, the prompt never shows again.
+    let screens = t.wait_for_all("BASH-DONE");
+    // The first poll may still show the first prompt, before the key was handled.
+    for screen in screens.iter().skip_while(|s| s.contains(TOOL_PROMPT)) {
+        assert!(
+            !screen.contains(TOOL_PROMPT),
+            "the second call asked again:\n{screen}"
+        );
+    }
+    assert!(!marker.exists(), "the command never ran");
+
+    let requests = s.requests();
+    assert_eq!(requests.len(), 3, "one request per turn");
+    let first = tool_results(&requests[1].body);
+    let (id, text, is_error) = first.last().unwrap();
+    assert_eq!(id, "toolu_bash_1");
+    assert!(is_error);
+    assert!(
+        text.starts_with("The user denied this for the rest of the session"),
+        "{text}"
+    );
+    let second = tool_results(&requests[2].body);
+    let (id, text, is_error) = second.last().unwrap();
+    assert_eq!(id, "toolu_bash_2");
+    assert!(is_error);
+    assert!(
+        text.starts_with("The user denied this for the rest of the session"),
+        "{text}"
+    );
+    assert!(text.contains("Do not retry it"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_one_of_two_hunks_applies_exactly_the_other() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
+    }
+    // Two changes far enough apart (more than twice the context) to be two hunks.
+    let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    let (project, file) = project_with("notes.txt", &before);
+    let path = file.to_string_lossy().into_owned();
+    let old: String = (2..=19).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 2\n", "line two\n")
+        .replace("line 19\n", "line nineteen\n");
+    let s = server(json!({"turns": [
+        {"tool_calls": [{"id": "toolu_read", "name": "Read", "input": {"file_path": path}}]},
+        {"text": "Two changes.",
+         "tool_calls": [{"id": "toolu_edit", "name": "Edit", "input": {
+             "file_path": path, "old_string": old, "new_string": new}}]},
+        {"text": "Noted. HUNKS-DONE"}
+    ]}));
+    let t = Tmux::start(&s, project.path(), &[]);
+    t.submit("spell out two numbers");
+    let screen = t.wait_for(TOOL_PROMPT);
+    assert!(screen.contains("hunk 1 of 2"), "two hunks:\n{screen}");
+    // The first hunk has the focus: Tab moves to the second, Space rejects it, 1 approves.
+    t.send_keys(&["Tab"]);
+    t.send_keys(&["Space"]);
+    let screen = t.wait_for("rejected");
+    assert!(screen.contains(TOOL_PROMPT), "still asking:\n{screen}");
+    t.send_keys(&["1"]);
+    t.wait_for("HUNKS-DONE");
+    let expected = before.replace("line 2\n", "line two\n");
+    assert_eq!(
+        String::from_utf8(std::fs::read(&file).unwrap()).unwrap(),
+        expected
+    );
+    let (text, is_error) = result_for(&s, "toolu_edit");
+    assert!(!is_error, "the partial edit succeeded: {text}");
+    assert!(
+        text.contains("line nineteen"),
+        "the model is shown the rejected hunk: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_a_plan_with_1_switches_to_accept_edits() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
+    }
+    let (project, _) = project_with("README.md", "demo\n");
+    let root = project.path().canonicalize().unwrap();
+    let new_file = root.join("PLAN_DONE.md");
+    let plan = "# Plan\n\n1. Write PLAN_DONE.md\n2. Stop";
+    let s = server(json!({"turns": [
+        {"text": "Here is my plan.",
+         "tool_calls": [{"id": "toolu_plan", "name": "ExitPlanMode", "input": {"plan": plan}}]},
+        {"text": "Writing it.",
+         "tool_calls": [{"id": "toolu_write", "name": "Write", "input": {
+             "file_path": new_file.to_string_lossy(), "content": "planned\n"}}]},
+        {"text": "Wrote it. PLAN-DONE"}
+    ]}));
+    let t = Tmux::start(&s, project.path(), &["--permission-mode", "plan"]);
+    let screen = t.wait_for("test-model");
+    assert!(screen.contains("plan"), "starts in plan mode:\n{screen}");
+    t.submit("plan a file");
+    let screen = t.wait_for(PLAN_PROMPT);
+    assert!(
+        screen.contains("Write PLAN_DONE.md"),
+        "the plan is shown:\n{screen}"
+    );
+    t.send_keys(&["1"]);
+    let screens = t.wait_for_all("PLAN-DONE");
+    // The Write needed no prompt: accept edits covers it.
+    for screen in screens.iter().skip_while(|s| s.contains(PLAN_PROMPT)) {
+        assert!(!screen.contains(TOOL_PROMPT), "the Write asked:\n{screen}");
+    }
+    let screen = screens.last().unwrap();
+    assert!(
+        screen.contains("accept edits"),
+        "the status line shows the new mode:\n{screen}"
+    );
+    t.wait_for_file(&new_file, |b| b == Some(b"planned\n".as_slice()));
+    let (text, is_error) = result_for(&s, "toolu_write");
+    assert!(!is_error, "the write succeeded: {text}");
+}
