@@ -154,6 +154,20 @@ fn perform<S: Screen>(
                 let _ = bg.send(AppEvent::FilesMatched { request_id, paths });
             });
         }
+        AppAction::EditInEditor {
+            request_id,
+            path,
+            content,
+        } => {
+            // The editor owns the terminal meanwhile; core events wait in their channel.
+            let mut result = Err("the editor did not start".to_string());
+            screen.release_for(&mut || {
+                result = crate::review::editor::edit_in_editor(&path, &content)
+                    .map_err(|e| e.to_string());
+            })?;
+            app.editor_finished(request_id, result);
+            app.mark_dirty();
+        }
     }
     Ok(true)
 }

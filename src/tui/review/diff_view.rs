@@ -255,6 +255,16 @@ impl DiffView {
         )
     }
 
+    /// The new content under review: the model's proposal, or the person's edit of it.
+    pub fn after(&self) -> &str {
+        &self.after
+    }
+
+    /// Rows of the diff body in the current layout (for sizing the panel around it).
+    pub fn row_count(&self) -> usize {
+        self.rows.len()
+    }
+
     /// Whether the content under review is the person's edit rather than the model's proposal.
     pub fn edited(&self) -> bool {
         self.after != self.proposed

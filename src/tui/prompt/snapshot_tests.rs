@@ -1,0 +1,212 @@
+//! Snapshots of every prompt state, drawn through the whole app on a TestBackend: each preview
+//! kind, each option focused, a rejected hunk, side by side at 160 columns, unified at 80,
+//! "1 of 3", the feedback input, and the notice when the file changed on disk.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::tests::{edit_request, plan_request};
+use crate::protocol::{Display, Event, PermissionMode, PermissionRequest, RequestKind};
+use crate::tui::app::tests::{Harness, request, session};
+use crate::tui::input::Key;
+use crate::tui::terminal::TestScreen;
+
+fn screen(h: &mut Harness, width: u16, height: u16) -> String {
+    let mut s = TestScreen::new(width, height);
+    let now = h
+        .app
+        .status
+        .working_since
+        .map_or_else(Instant::now, |t| t + Duration::from_secs(3));
+    s.terminal
+        .draw(|f| h.app.render_at(f, now))
+        .unwrap_or_else(|never| match never {});
+    s.text()
+}
+
+/// A harness with a session, a prompt typed, and `req` pending.
+fn asking(req: PermissionRequest) -> Harness {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.type_text("please do it");
+    h.press(Key::Enter);
+    h.event(Event::TurnStarted { turn_id: 1 });
+    h.event(Event::PermissionRequest(req));
+    h
+}
+
+fn tool_request(tool: &str, title: &str, input: serde_json::Value) -> PermissionRequest {
+    PermissionRequest {
+        id: 1,
+        call_id: "call-1".into(),
+        tool: tool.into(),
+        title: title.into(),
+        input,
+        reason: format!("{tool} asks in default mode"),
+        preview: None,
+        session_scope: None,
+        saveable_rule: None,
+        kind: RequestKind::Tool,
+    }
+}
+
+#[test]
+fn edit_diff_unified_at_80_columns() {
+    let mut h = asking(edit_request(1, "/work/project"));
+    insta::assert_snapshot!(screen(&mut h, 80, 40));
+}
+
+#[test]
+fn edit_diff_side_by_side_at_160_columns() {
+    let mut h = asking(edit_request(1, "/work/project"));
+    insta::assert_snapshot!(screen(&mut h, 160, 40));
+}
+
+#[test]
+fn edit_with_the_second_hunk_rejected() {
+    let mut h = asking(edit_request(1, "/work/project"));
+    h.press(Key::Tab);
+    h.press(Key::Char(' '));
+    insta::assert_snapshot!(screen(&mut h, 100, 40));
+}
+
+#[test]
+fn new_file() {
+    let mut req = edit_request(1, "/work/project");
+    req.tool = "Write".into();
+    req.title = "Write src/new.rs".into();
+    req.preview = Some(Display::Diff {
+        path: PathBuf::from("/work/project/src/new.rs"),
+        before: String::new(),
+        after: "pub fn answer() -> u32 {\n    42\n}\n".into(),
+    });
+    req.session_scope = Some("edits to src/new.rs".into());
+    req.saveable_rule = None;
+    let mut h = asking(req);
+    insta::assert_snapshot!(screen(&mut h, 80, 26));
+}
+
+#[test]
+fn bash_command() {
+    let mut req = request(1, true);
+    req.input = json!({
+        "command": "cargo test --workspace -- --nocapture",
+        "description": "Run the whole test suite",
+    });
+    let mut h = asking(req);
+    insta::assert_snapshot!(screen(&mut h, 80, 24));
+}
+
+#[test]
+fn web_fetch() {
+    let mut req = tool_request(
+        "WebFetch",
+        "WebFetch https://docs.rs/ratatui/latest/ratatui/",
+        json!({"url": "https://docs.rs/ratatui/latest/ratatui/", "prompt": "How do I draw a table?"}),
+    );
+    req.session_scope = Some("domain:docs.rs".into());
+    req.saveable_rule = Some("WebFetch(domain:docs.rs)".into());
+    let mut h = asking(req);
+    insta::assert_snapshot!(screen(&mut h, 80, 24));
+}
+
+#[test]
+fn mcp_tool() {
+    let req = tool_request(
+        "mcp__github__create_issue",
+        "mcp__github__create_issue",
+        json!({"repo": "cairn/cairn", "title": "Crash on start", "labels": ["bug"]}),
+    );
+    let mut h = asking(req);
+    insta::assert_snapshot!(screen(&mut h, 80, 28));
+}
+
+#[test]
+fn plan_approval() {
+    let mut h = asking(plan_request(1));
+    insta::assert_snapshot!(screen(&mut h, 80, 26));
+}
+
+#[test]
+fn plan_keep_planning_asks_what_to_change() {
+    let mut h = asking(plan_request(1));
+    h.press(Key::Char('3'));
+    h.type_text("add a test first");
+    insta::assert_snapshot!(screen(&mut h, 80, 26));
+}
+
+#[test]
+fn feedback_input() {
+    let mut h = asking(request(1, false));
+    h.press(Key::Char('5'));
+    h.type_text("run only the unit tests");
+    insta::assert_snapshot!(screen(&mut h, 80, 20));
+}
+
+#[test]
+fn each_option_focused() {
+    let mut h = asking(edit_request(1, "/work/project"));
+    let mut out = String::new();
+    for i in 0..7 {
+        let text = screen(&mut h, 80, 40);
+        // Only the option rows: they are what changes.
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                let mut c = l.chars().skip(1);
+                matches!(
+                    (c.next(), c.next(), c.next()),
+                    (Some('›' | ' '), Some(' '), Some('1'..='7'))
+                )
+            })
+            .collect();
+        out.push_str(&format!("focus {i}:\n{}\n", rows.join("\n")));
+        h.press(Key::Down);
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn one_of_three() {
+    let mut h = asking(request(1, false));
+    h.event(Event::PermissionRequest(request(2, false)));
+    h.event(Event::PermissionRequest(request(3, false)));
+    insta::assert_snapshot!(screen(&mut h, 80, 22));
+}
+
+#[test]
+fn file_changed_on_disk_while_the_prompt_is_open() {
+    // The project does not exist on disk: reading gives nothing, so the edit no longer applies.
+    let mut h = asking(edit_request(1, "/work/project"));
+    h.event(Event::FileChangedOnDisk {
+        path: PathBuf::from("/work/project/src/lib.rs"),
+        change: crate::protocol::FileChange::Modified,
+    });
+    insta::assert_snapshot!(screen(&mut h, 80, 40));
+}
+
+#[test]
+fn session_diff_overlay() {
+    let mut h = Harness::new();
+    for (call, path, before, after) in [
+        ("a", "src/a.rs", "fn a() {}\n", "fn a() -> u8 { 1 }\n"),
+        ("b", "README.md", "", "# Title\n"),
+    ] {
+        h.event(Event::ToolCallFinished {
+            call_id: call.into(),
+            is_error: false,
+            display: Display::Diff {
+                path: PathBuf::from(format!("/work/project/{path}")),
+                before: before.into(),
+                after: after.into(),
+            },
+            outcome: None,
+        });
+    }
+    h.type_text("/diff");
+    h.press(Key::Enter);
+    h.press(Key::Right);
+    insta::assert_snapshot!(screen(&mut h, 100, 14));
+}
