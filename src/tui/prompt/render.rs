@@ -123,7 +123,7 @@ impl PermissionPrompt {
     /// Preview rows wanted at inner `width`.
     fn preview_rows(&self, p: &Pending, width: usize) -> usize {
         match &p.preview {
-            Preview::Diff(d) => d.row_count() + 1,
+            Preview::Diff(d) => d.rows_at(u16::try_from(width).unwrap_or(u16::MAX)) + 1,
             Preview::Text { .. } => text_lines(&p.req, &self.cwd, width, &self.highlighter).len(),
         }
     }

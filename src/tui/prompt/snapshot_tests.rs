@@ -210,3 +210,68 @@ fn session_diff_overlay() {
     h.press(Key::Right);
     insta::assert_snapshot!(screen(&mut h, 100, 14));
 }
+
+#[test]
+fn tool_cells_show_the_outcome_and_later_disk_changes() {
+    use crate::protocol::{CallOutcome, FileChange};
+    let mut h = Harness::new();
+    let outcomes = [
+        ("Edit src/a.rs", Some(CallOutcome::AllowedOnce)),
+        ("Edit src/b.rs", Some(CallOutcome::AllowedForSession)),
+        ("Edit src/c.rs", Some(CallOutcome::AllowedEdited)),
+        ("Bash rm -rf target", Some(CallOutcome::Denied)),
+        ("Bash curl example.com", Some(CallOutcome::DeniedForSession)),
+        ("Read src/d.rs", None),
+    ];
+    for (i, (title, outcome)) in outcomes.into_iter().enumerate() {
+        let call_id = format!("c{i}");
+        let file = title.split_once(' ').map_or("", |(_, f)| f);
+        h.event(Event::ToolCallStarted {
+            call_id: call_id.clone(),
+            tool: title.split(' ').next().unwrap_or_default().into(),
+            title: title.into(),
+            input: json!({"file_path": format!("/work/project/{file}")}),
+        });
+        h.event(Event::ToolCallFinished {
+            call_id,
+            is_error: matches!(
+                outcome,
+                Some(CallOutcome::Denied | CallOutcome::DeniedForSession)
+            ),
+            display: Display::Empty,
+            outcome,
+        });
+    }
+    h.event(Event::FileChangedOnDisk {
+        path: PathBuf::from("/work/project/src/a.rs"),
+        change: FileChange::Modified,
+    });
+    insta::assert_snapshot!(screen(&mut h, 90, 18));
+}
+
+#[test]
+fn every_mode_has_its_own_colour() {
+    use crate::tui::status::mode_style;
+    let modes = [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Plan,
+        PermissionMode::BypassPermissions,
+        PermissionMode::DontAsk,
+    ];
+    let colours: std::collections::HashSet<_> = modes
+        .iter()
+        .map(|m| format!("{:?}", mode_style(*m).bg))
+        .collect();
+    assert_eq!(colours.len(), modes.len());
+}
+
+#[test]
+fn an_answered_call_stops_waiting_for_permission() {
+    let mut h = asking(request(1, false));
+    assert!(screen(&mut h, 80, 24).contains("Bash npm test · waiting for permission"));
+    h.press(Key::Char('1'));
+    let text = screen(&mut h, 80, 24);
+    assert!(!text.contains("waiting for permission"), "{text}");
+    assert!(text.contains("Bash npm test · 0s"), "{text}");
+}

@@ -260,9 +260,17 @@ impl DiffView {
         &self.after
     }
 
-    /// Rows of the diff body in the current layout (for sizing the panel around it).
-    pub fn row_count(&self) -> usize {
-        self.rows.len()
+    /// Rows of the diff body when drawn `width` columns wide (for sizing a panel around it).
+    pub fn rows_at(&self, width: u16) -> usize {
+        let layout = match self.kind {
+            FileKind::New | FileKind::Deleted => Layout::Unified,
+            _ => self.layout_for(width),
+        };
+        if layout == self.layout {
+            self.rows.len()
+        } else {
+            rows::build(&self.diff.hunks, layout).len()
+        }
     }
 
     /// Whether the content under review is the person's edit rather than the model's proposal.
