@@ -107,6 +107,7 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
     let loop_opts = LoopOptions {
         cwd,
         trace_first_frame: trace.then(|| opts.started_at.unwrap_or(called_at)),
+        editor: None,
     };
     let result = tokio::select! {
         result = run_loop(&mut app, &mut guard, Box::pin(input), &mut events, loop_opts) => result,
