@@ -176,6 +176,15 @@ fn project_with(name: &str, content: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// The bottom row of the window: the status line.
+fn status_line(screen: &str) -> &str {
+    screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+}
+
 /// Every `tool_result` block the request carried, as (tool_use_id, text, is_error).
 fn tool_results(body: &Value) -> Vec<(String, String, bool)> {
     let mut out = Vec::new();
@@ -252,7 +261,11 @@ async fn an_edit_approved_with_1_changes_the_file() {
         "def greet():\n    print('hello')\n"
     );
     t.send_keys(&["1"]);
-    t.wait_for("REVIEW-DONE");
+    let screen = t.wait_for("REVIEW-DONE");
+    assert!(
+        screen.contains("allowed once"),
+        "the tool cell shows the answer:\n{screen}"
+    );
     assert_eq!(
         std::fs::read(&file).unwrap(),
         b"def greet():\n    print('hello, world')\n"
@@ -297,6 +310,11 @@ async fn deny_for_session_on_bash_refuses_the_same_call_again_without_asking() {
         );
     }
     assert!(!marker.exists(), "the command never ran");
+    let screen = screens.last().unwrap();
+    assert!(
+        screen.contains("denied for this session"),
+        "the first tool cell shows the answer:\n{screen}"
+    );
 
     let requests = s.requests();
     assert_eq!(requests.len(), 3, "one request per turn");
@@ -350,7 +368,11 @@ async fn rejecting_one_of_two_hunks_applies_exactly_the_other() {
     let screen = t.wait_for("rejected");
     assert!(screen.contains(TOOL_PROMPT), "still asking:\n{screen}");
     t.send_keys(&["1"]);
-    t.wait_for("HUNKS-DONE");
+    let screen = t.wait_for("HUNKS-DONE");
+    assert!(
+        screen.contains("allowed with your changes"),
+        "the tool cell says the person trimmed the edit:\n{screen}"
+    );
     let expected = before.replace("line 2\n", "line two\n");
     assert_eq!(
         String::from_utf8(std::fs::read(&file).unwrap()).unwrap(),
@@ -384,7 +406,10 @@ async fn approving_a_plan_with_1_switches_to_accept_edits() {
     ]}));
     let t = Tmux::start(&s, project.path(), &["--permission-mode", "plan"]);
     let screen = t.wait_for("test-model");
-    assert!(screen.contains("plan"), "starts in plan mode:\n{screen}");
+    assert!(
+        status_line(&screen).trim_start().starts_with("plan"),
+        "starts in plan mode:\n{screen}"
+    );
     t.submit("plan a file");
     let screen = t.wait_for(PLAN_PROMPT);
     assert!(
@@ -399,7 +424,7 @@ async fn approving_a_plan_with_1_switches_to_accept_edits() {
     }
     let screen = screens.last().unwrap();
     assert!(
-        screen.contains("accept edits"),
+        status_line(screen).contains("accept edits"),
         "the status line shows the new mode:\n{screen}"
     );
     t.wait_for_file(&new_file, |b| b == Some(b"planned\n".as_slice()));
