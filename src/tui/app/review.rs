@@ -16,7 +16,7 @@ impl App {
             None => {
                 let mut p = PermissionPrompt::new(self.cwd.clone(), self.highlighter.clone());
                 p.push(req.clone());
-                // The prompt goes under a transcript or `/diff` that is open, above the rest.
+                // On top of everything, `/diff` and the transcript included: it must be answered.
                 self.layers.push(Layer::Permission(p));
             }
         }

@@ -1,4 +1,4 @@
-//! Drawing the prompt panel: a bordered block titled "Allow this?" (or "Approve the plan?")
+//! Drawing the prompt panel: a block between two rules, titled "Allow this?" (or "Approve the plan?")
 //! with "1 of N" when more requests wait, then the title and reason, any on-disk-change notice,
 //! the preview (diff view or scrolled text), the options with their keys (the focused one
 //! marked), and a line of key hints. Reads state; only scroll bookkeeping is written.
@@ -133,7 +133,7 @@ impl PermissionPrompt {
         let Some(p) = self.queue.front() else {
             return 0;
         };
-        let inner = usize::from(width.saturating_sub(2).max(1));
+        let inner = usize::from(width.max(1));
         let rows = 2
             + self.head_lines(p, inner).len()
             + self.preview_rows(p, inner)
@@ -156,8 +156,10 @@ impl PermissionPrompt {
             RequestKind::PlanApproval { .. } => " Approve the plan? ",
             RequestKind::Tool => " Allow this? ",
         };
+        // Rules above and below only: the diff gets the full width, so a 140-column panel
+        // shows it side by side.
         let block = Block::default()
-            .borders(Borders::ALL)
+            .borders(Borders::TOP | Borders::BOTTOM)
             .border_style(Style::default().fg(Color::Yellow))
             .title(Line::from(vec![
                 Span::styled(title, Style::default().add_modifier(Modifier::BOLD)),

@@ -155,11 +155,9 @@ fn each_option_focused() {
         let rows: Vec<&str> = text
             .lines()
             .filter(|l| {
-                let mut c = l.chars().skip(1);
-                matches!(
-                    (c.next(), c.next(), c.next()),
-                    (Some('›' | ' '), Some(' '), Some('1'..='7'))
-                )
+                let rest = l.strip_prefix("› ").or_else(|| l.strip_prefix("  "));
+                let mut c = rest.unwrap_or_default().chars();
+                matches!((c.next(), c.next()), (Some('1'..='7'), Some('/')))
             })
             .collect();
         out.push_str(&format!("focus {i}:\n{}\n", rows.join("\n")));
@@ -274,4 +272,23 @@ fn an_answered_call_stops_waiting_for_permission() {
     let text = screen(&mut h, 80, 24);
     assert!(!text.contains("waiting for permission"), "{text}");
     assert!(text.contains("Bash npm test · 0s"), "{text}");
+}
+
+#[test]
+fn side_by_side_from_a_140_column_panel_and_v_switches() {
+    use crate::tui::review::Layout;
+    let layout = |h: &Harness| {
+        h.app
+            .permission_prompt()
+            .and_then(|p| p.diff())
+            .map(|d| d.layout())
+    };
+    let mut h = asking(edit_request(1, "/work/project"));
+    screen(&mut h, 139, 40);
+    assert_eq!(layout(&h), Some(Layout::Unified));
+    screen(&mut h, 140, 40);
+    assert_eq!(layout(&h), Some(Layout::SideBySide));
+    h.press(Key::Char('v'));
+    screen(&mut h, 140, 40);
+    assert_eq!(layout(&h), Some(Layout::Unified));
 }
