@@ -38,12 +38,22 @@ struct Tmux {
 
 impl Tmux {
     fn start(server: &ScriptedServer, project: &Path, extra_args: &[&str]) -> Tmux {
+        Tmux::start_with_env(server, project, "", extra_args)
+    }
+
+    /// `env`: extra `NAME=value` words for cairn's environment, quoted for `sh`.
+    fn start_with_env(
+        server: &ScriptedServer,
+        project: &Path,
+        env: &str,
+        extra_args: &[&str],
+    ) -> Tmux {
         let home = tempfile::tempdir().unwrap();
         let socket = home.path().join("tmux.sock");
         let session = "cairn-review".to_string();
         let mut cmdline = format!(
             "env -i PATH={path} HOME={home} TERM=xterm-256color CAIRN_DATA_DIR={home}/data \
-             ANTHROPIC_BASE_URL={base} ANTHROPIC_API_KEY=test {bin} --model test-model",
+             ANTHROPIC_BASE_URL={base} ANTHROPIC_API_KEY=test {env} {bin} --model test-model",
             path = std::env::var("PATH").unwrap_or_default(),
             home = home.path().display(),
             base = server.anthropic_base_url(),
@@ -116,6 +126,21 @@ impl Tmux {
                     seen.last().map_or("", String::as_str)
                 );
             }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_until_gone(&self, needle: &str) {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if !screen.contains(needle) {
+                return;
+            }
+            assert!(
+                start.elapsed() < STEP,
+                "{needle:?} did not go away; screen:\n{screen}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -499,4 +524,144 @@ async fn a_file_changed_on_disk_under_an_open_prompt_gets_the_edit_reapplied() {
         std::fs::read_to_string(&file).unwrap(),
         theirs.replace("line 3\n", "line three\n")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_for_session_runs_the_same_command_again_without_asking() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
+    }
+    let (project, _) = project_with("README.md", "demo\n");
+    let log = project.path().join("log.txt");
+    let command = "echo run >> log.txt";
+    let bash = |id: &str| {
+        json!({"id": id, "name": "Bash",
+               "input": {"command": command, "description": "Append to the log"}})
+    };
+    let s = server(json!({"turns": [
+        {"tool_calls": [bash("toolu_bash_1")]},
+        {"tool_calls": [bash("toolu_bash_2")]},
+        {"text": "Logged twice. ALLOW-DONE"}
+    ]}));
+    let t = Tmux::start(&s, project.path(), &[]);
+    t.submit("log twice");
+    t.wait_for(TOOL_PROMPT);
+    t.send_keys(&["2"]);
+    let screens = t.wait_for_all("ALLOW-DONE");
+    for screen in screens.iter().skip_while(|s| s.contains(TOOL_PROMPT)) {
+        assert!(
+            !screen.contains(TOOL_PROMPT),
+            "the second call asked again:\n{screen}"
+        );
+    }
+    assert!(
+        screens.last().unwrap().contains("allowed for this session"),
+        "{}",
+        screens.last().unwrap()
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "run\nrun\n");
+    for id in ["toolu_bash_1", "toolu_bash_2"] {
+        let (text, is_error) = result_for(&s, id);
+        assert!(!is_error, "{id}: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn e_opens_the_editor_and_approving_writes_the_persons_version() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
+    }
+    let original = "fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
+    let (project, file) = project_with("add.rs", original);
+    let path = file.to_string_lossy().into_owned();
+    let s = server(json!({"turns": [
+        {"tool_calls": [{"id": "toolu_read", "name": "Read", "input": {"file_path": path}}]},
+        {"tool_calls": [{"id": "toolu_edit", "name": "Edit", "input": {
+             "file_path": path, "old_string": "a + b", "new_string": "a.wrapping_add(b)"}}]},
+        {"text": "Noted. EDITOR-DONE"}
+    ]}));
+    // The "editor" rewrites the proposal in place, as a person would, and exits 0.
+    let t = Tmux::start_with_env(
+        &s,
+        project.path(),
+        "EDITOR='sed -i s/wrapping_add/saturating_add/'",
+        &[],
+    );
+    t.submit("stop add from overflowing");
+    t.wait_for(TOOL_PROMPT);
+    t.send_keys(&["e"]);
+    let screen = t.wait_for("edited by you");
+    assert!(
+        screen.contains("a.saturating_add(b)"),
+        "the diff shows the person's version:\n{screen}"
+    );
+    // Nothing is written before the answer.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    t.send_keys(&["1"]);
+    t.wait_for("EDITOR-DONE");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "fn add(a: u32, b: u32) -> u32 {\n    a.saturating_add(b)\n}\n"
+    );
+    let (text, is_error) = result_for(&s, "toolu_edit");
+    assert!(!is_error, "{text}");
+    assert!(
+        text.contains("saturating_add"),
+        "the model is shown what the person changed: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shift_tab_accepts_edits_without_asking_and_slash_plan_enters_plan_mode() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
+    }
+    let (project, file) = project_with("greet.py", "print('hello')\n");
+    let path = file.to_string_lossy().into_owned();
+    let s = server(json!({"turns": [
+        {"tool_calls": [{"id": "toolu_read", "name": "Read", "input": {"file_path": path}}]},
+        {"tool_calls": [{"id": "toolu_edit", "name": "Edit", "input": {
+             "file_path": path, "old_string": "hello", "new_string": "hi"}}]},
+        {"text": "MODE-DONE"}
+    ]}));
+    let t = Tmux::start(&s, project.path(), &[]);
+    let screen = t.wait_for("test-model");
+    assert!(
+        status_line(&screen).trim_start().starts_with("default"),
+        "{screen}"
+    );
+    t.send_keys(&["BTab"]);
+    let screen = t.wait_for("accept edits");
+    assert!(status_line(&screen).contains("accept edits"), "{screen}");
+    t.submit("say hi");
+    let screens = t.wait_for_all("MODE-DONE");
+    for screen in &screens {
+        assert!(!screen.contains(TOOL_PROMPT), "the edit asked:\n{screen}");
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "print('hi')\n");
+
+    // /diff shows what the session changed, in its own overlay.
+    t.type_text("/diff");
+    t.send_keys(&["Enter"]);
+    let screen = t.wait_for("Session diff");
+    assert!(screen.contains("1 file changed"), "{screen}");
+    assert!(screen.contains("print('hi')"), "{screen}");
+    t.send_keys(&["Escape"]);
+    // Wait for the overlay to close: a key sent right after Esc would arrive as Alt+key.
+    t.wait_until_gone("Session diff");
+
+    t.type_text("/plan");
+    t.send_keys(&["Enter"]);
+    let start = Instant::now();
+    loop {
+        let screen = t.screen();
+        if status_line(&screen).trim_start().starts_with("plan") {
+            break;
+        }
+        assert!(start.elapsed() < STEP, "no plan mode:\n{screen}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
