@@ -292,3 +292,37 @@ fn side_by_side_from_a_140_column_panel_and_v_switches() {
     screen(&mut h, 140, 40);
     assert_eq!(layout(&h), Some(Layout::Unified));
 }
+
+#[test]
+fn a_long_plan_scrolls_with_j_k_and_page_keys() {
+    let mut req = plan_request(1);
+    let plan: String = (1..=40).map(|i| format!("{i}. step {i}\n")).collect();
+    req.kind = RequestKind::PlanApproval { plan };
+    let mut h = asking(req);
+    let shows_step_1 = |t: &str| {
+        t.lines()
+            .any(|l| l.split_whitespace().take(3).eq(["1.", "step", "1"]))
+    };
+    let first = screen(&mut h, 80, 24);
+    assert!(first.contains(" 1-9/40"), "{first}");
+    assert!(shows_step_1(&first), "{first}");
+    h.press(Key::Char('j'));
+    let text = screen(&mut h, 80, 24);
+    assert!(text.contains(" 2-10/40"), "{text}");
+    assert!(!shows_step_1(&text), "{text}");
+    h.press(Key::PageDown);
+    h.press(Key::PageDown);
+    h.press(Key::PageDown);
+    h.press(Key::PageDown);
+    let text = screen(&mut h, 80, 24);
+    assert!(text.contains("40. step 40"), "{text}");
+    assert!(text.contains(" 32-40/40"), "{text}");
+    h.press(Key::Char('k'));
+    h.press(Key::PageUp);
+    // Scrolling never answers: the plan is still waiting.
+    assert!(
+        h.sent()
+            .iter()
+            .all(|op| !matches!(op, crate::protocol::Op::PermissionDecision { .. }))
+    );
+}
