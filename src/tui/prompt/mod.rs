@@ -59,6 +59,9 @@ pub(crate) struct Pending {
     pub focus: usize,
     /// Set when the file changed on disk while the prompt was open.
     pub notice: Option<String>,
+    /// The diff was recomputed against a newer disk text: approving sends exactly what is
+    /// shown (`AllowEdited`), since the model's own proposal was for the old text.
+    pub recomputed: bool,
 }
 
 /// Pending requests and the feedback line being typed, if any.
@@ -97,6 +100,7 @@ impl PermissionPrompt {
             preview,
             focus: 0,
             notice: None,
+            recomputed: false,
         });
     }
 
@@ -246,10 +250,23 @@ impl PermissionPrompt {
             Action::DenySession => Decision::DenySession,
             _ => return PromptResult::Consumed,
         };
-        // A trimmed or rewritten diff is written as the person left it, whatever allow option.
+        // A trimmed, rewritten or recomputed diff is written as the person saw it, whatever
+        // allow option.
         let decision = match (&p.preview, is_allow(&decision)) {
-            (Preview::Diff(d), true) if !d.all_accepted() || d.edited() => {
-                let (content, note) = d.approved_content();
+            (Preview::Diff(d), true) if p.recomputed || !d.all_accepted() || d.edited() => {
+                let (content, mut note) = d.approved_content();
+                if p.recomputed {
+                    let head = format!(
+                        "{} changed on disk while the person reviewed this change; it was \
+                         re-applied to the new content and approved as shown.",
+                        d.path().display()
+                    );
+                    note = if note.is_empty() {
+                        head
+                    } else {
+                        format!("{head}\n{note}")
+                    };
+                }
                 Decision::AllowEdited { content, note }
             }
             _ => decision,
@@ -308,6 +325,7 @@ impl PermissionPrompt {
                         after,
                         &self.highlighter,
                     )));
+                    p.recomputed = true;
                     p.notice = Some(format!(
                         "{shown} changed on disk: the diff now shows this change against the \
                          new content"

@@ -336,7 +336,17 @@ fn a_file_changed_on_disk_recomputes_the_open_diff() {
         change: FileChange::Modified,
     });
     h.press(Key::Char('1'));
-    assert_eq!(decision(&mut h), [Decision::AllowOnce]);
+    // What the person approved is the edit on the new text, sent as exactly that content.
+    let got = decision(&mut h);
+    let [Decision::AllowEdited { content, note }] = got.as_slice() else {
+        panic!("expected AllowEdited, got {got:?}");
+    };
+    assert_eq!(*content, "line 1\nline two\nline 3\n");
+    assert_eq!(
+        *note,
+        "src/lib.rs changed on disk while the person reviewed this change; it was re-applied \
+         to the new content and approved as shown."
+    );
     let pending = h.app.permission_prompt();
     assert!(pending.is_none());
     // The conversation says so, relative to the project.
