@@ -124,7 +124,7 @@ impl PermissionPrompt {
         }
     }
 
-    /// The label of the focused option (`"1/y yes"`).
+    /// The focused option of the current request.
     pub fn focused_choice(&self) -> Option<Choice> {
         let p = self.queue.front()?;
         choices(&p.req, self.is_edit()).into_iter().nth(p.focus)

@@ -168,7 +168,14 @@ pub fn text_lines(
             }
             _ => {
                 for line in json.lines() {
-                    field(&mut out, "", line);
+                    let spans = [Span::raw(sanitize(line).into_owned())];
+                    wrap_spans(
+                        &[Span::raw("  ")],
+                        &[Span::raw("  ")],
+                        &spans,
+                        width,
+                        &mut out,
+                    );
                 }
             }
         }
