@@ -49,7 +49,10 @@ ensure_tools() {
 
 ensure_binary() {
     if [ -n "${CAIRN_BIN:-}" ]; then
-        BIN=$CAIRN_BIN
+        # Absolute: cairn runs with the scratch project as its working directory.
+        BIN=$(command -v "$CAIRN_BIN" || true)
+        [ -n "$BIN" ] || die "CAIRN_BIN=$CAIRN_BIN is not an executable"
+        BIN=$(realpath "$BIN")
     else
         log "building the release binary"
         (cd "$ROOT" && cargo build --release --quiet --bin cairn)
@@ -151,6 +154,36 @@ submit() {
 
 # --- the picture ----------------------------------------------------------------------------
 
+# aha drops the "bright" of a colour when a background change follows it (tmux writes
+# `38;5;8` then `49`), turning grey text black. Give the 8 bright colours as RGB instead: aha
+# keeps those as inline styles. The RGB values are the bright half of the palette in shoot().
+brighten() {
+    perl -pe '
+        BEGIN { @b = ("127;135;148", "255;123;134", "181;232;144", "255;214;138",
+                      "130;196;255", "222;152;240", "127;214;224", "255;255;255"); }
+        s{\e\[([0-9;]*)m}{
+            my @p = split /;/, $1, -1; my @o;
+            while (@p) {
+                my $x = shift @p;
+                if (($x eq "38" || $x eq "48") && @p >= 2 && $p[0] eq "5"
+                    && $p[1] >= 8 && $p[1] <= 15) {
+                    push @o, $x, 2, $b[$p[1] - 8]; splice @p, 0, 2;
+                } elsif (($x eq "38" || $x eq "48") && @p && $p[0] eq "5") {
+                    push @o, $x, splice(@p, 0, 2);
+                } elsif (($x eq "38" || $x eq "48") && @p && $p[0] eq "2") {
+                    push @o, $x, splice(@p, 0, 4);
+                } elsif ($x ne "" && $x >= 90 && $x <= 97) {
+                    push @o, 38, 2, $b[$x - 90];
+                } elsif ($x ne "" && $x >= 100 && $x <= 107) {
+                    push @o, 48, 2, $b[$x - 100];
+                } else {
+                    push @o, $x;
+                }
+            }
+            "\e[" . join(";", @o) . "m"
+        }ge'
+}
+
 # shoot NAME: the screen as it is now -> $OUT/NAME.png
 shoot() {
     local name=$1
@@ -184,7 +217,7 @@ EOF
         # -s: classes for the 16 colours (styled above); 256 and RGB colours come inline.
         # DejaVu has no U+23BF (the elbow before tool output); the box corner is what terminal
         # fonts draw for it.
-        aha -s -n <"$WORK/$name.ans" | sed 's#⎿#└#g'
+        brighten <"$WORK/$name.ans" | aha -s -n | sed 's#⎿#└#g'
         printf '</pre></body></html>\n'
     } >"$WORK/$name.html"
     local w h
