@@ -26,7 +26,7 @@ CELL_W=8.43
 CELL_H=17
 PAD=10
 MODEL=claude-sonnet-4-5
-SHOTS=(conversation edit-unified edit-side-by-side hunk-rejected bash-prompt plan-approval)
+SHOTS=(conversation edit-unified edit-side-by-side hunk-rejected session-diff bash-prompt plan-approval)
 
 log() { printf 'screenshots: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -154,28 +154,32 @@ submit() {
 
 # --- the picture ----------------------------------------------------------------------------
 
-# aha drops the "bright" of a colour when a background change follows it (tmux writes
-# `38;5;8` then `49`), turning grey text black. Give the 8 bright colours as RGB instead: aha
-# keeps those as inline styles. The RGB values are the bright half of the palette in shoot().
-brighten() {
-    perl -pe '
-        BEGIN { @b = ("127;135;148", "255;123;134", "181;232;144", "255;214;138",
-                      "130;196;255", "222;152;240", "127;214;224", "255;255;255"); }
+# The 16 base colours, as a dark terminal theme would show them (0-7 normal, 8-15 bright).
+PALETTE="40;44;52 224;108;117 152;195;121 229;192;123 81;154;224 198;120;221 86;182;194 171;178;191"
+PALETTE+=" 127;135;148 255;123;134 181;232;144 255;214;138 130;196;255 222;152;240 127;214;224 255;255;255"
+
+# Rewrite every base colour (30-37, 90-97, 40-47, 100-107, 38;5;0-15, 48;5;0-15) as RGB. aha
+# mishandles its own classes for them: a background reset after a bright colour drops the
+# "bright" (grey text turns black), and an RGB foreground on a class background yields a broken
+# style attribute. RGB colours it writes as plain inline styles.
+to_rgb() {
+    PALETTE="$PALETTE" perl -pe '
+        BEGIN { @c = split / /, $ENV{PALETTE}; }
         s{\e\[([0-9;]*)m}{
             my @p = split /;/, $1, -1; my @o;
             while (@p) {
                 my $x = shift @p;
-                if (($x eq "38" || $x eq "48") && @p >= 2 && $p[0] eq "5"
-                    && $p[1] >= 8 && $p[1] <= 15) {
-                    push @o, $x, 2, $b[$p[1] - 8]; splice @p, 0, 2;
+                if (($x eq "38" || $x eq "48") && @p >= 2 && $p[0] eq "5" && $p[1] < 16) {
+                    push @o, $x, 2, $c[$p[1]]; splice @p, 0, 2;
                 } elsif (($x eq "38" || $x eq "48") && @p && $p[0] eq "5") {
                     push @o, $x, splice(@p, 0, 2);
                 } elsif (($x eq "38" || $x eq "48") && @p && $p[0] eq "2") {
                     push @o, $x, splice(@p, 0, 4);
-                } elsif ($x ne "" && $x >= 90 && $x <= 97) {
-                    push @o, 38, 2, $b[$x - 90];
-                } elsif ($x ne "" && $x >= 100 && $x <= 107) {
-                    push @o, 48, 2, $b[$x - 100];
+                } elsif ($x =~ /^(3|4|9|10)([0-7])$/) {
+                    my ($kind, $n) = ($1, $2);
+                    my $bg = ($kind eq "4" || $kind eq "10");
+                    $n += 8 if ($kind eq "9" || $kind eq "10");
+                    push @o, ($bg ? 48 : 38), 2, $c[$n];
                 } else {
                     push @o, $x;
                 }
@@ -188,7 +192,8 @@ brighten() {
 shoot() {
     local name=$1
     settle
-    tm capture-pane -e -p -t shot >"$WORK/$name.ans"
+    # -N keeps trailing spaces: they may carry a background (a diff line to the right edge).
+    tm capture-pane -e -N -p -t shot >"$WORK/$name.ans"
     {
         cat <<EOF
 <!DOCTYPE html>
@@ -198,26 +203,14 @@ pre { margin: 0; padding: ${PAD}px; color: #d4d7dd; background: #1b1d23;
       font: ${FONT_PX}px/${CELL_H}px "DejaVu Sans Mono", monospace; font-variant-ligatures: none; }
 .reset { color: #d4d7dd; } .bg-reset { background-color: #1b1d23; }
 .inverted { color: #1b1d23; } .bg-inverted { background-color: #d4d7dd; }
-.dimgray { color: #3f444f; } .red { color: #e06c75; } .green { color: #98c379; }
-.yellow { color: #e5c07b; } .blue { color: #61afef; } .purple { color: #c678dd; }
-.cyan { color: #56b6c2; } .white { color: #abb2bf; }
-.highlighted { filter: none; } .highlighted.dimgray { color: #7f8794; }
-.highlighted.red { color: #ff7b86; } .highlighted.green { color: #b5e890; }
-.highlighted.yellow { color: #ffd68a; } .highlighted.blue { color: #82c4ff; }
-.highlighted.purple { color: #de98f0; } .highlighted.cyan { color: #7fd6e0; }
-.highlighted.white { color: #ffffff; }
-.bg-black { background-color: #1b1d23; } .bg-red { background-color: #8b2f37; }
-.bg-green { background-color: #2f5a2a; } .bg-yellow { background-color: #7a6326; }
-.bg-blue { background-color: #284f7a; } .bg-purple { background-color: #5f3470; }
-.bg-cyan { background-color: #2b6169; } .bg-white { background-color: #abb2bf; }
 .underline { text-decoration: underline; } .bold { font-weight: bold; }
 .italic { font-style: italic; } .crossed-out { text-decoration: line-through; }
 </style></head><body><pre>
 EOF
-        # -s: classes for the 16 colours (styled above); 256 and RGB colours come inline.
+        # Colours arrive as RGB (to_rgb) and become inline styles; -s keeps attributes as classes.
         # DejaVu has no U+23BF (the elbow before tool output); the box corner is what terminal
         # fonts draw for it.
-        brighten <"$WORK/$name.ans" | aha -s -n | sed 's#⎿#└#g'
+        to_rgb <"$WORK/$name.ans" | aha -s -n | sed 's#⎿#└#g'
         printf '</pre></body></html>\n'
     } >"$WORK/$name.html"
     local w h
@@ -249,7 +242,8 @@ shot_conversation() {
     stop_session
 }
 
-# One session gives three shots: the edit prompt unified, side by side, and with a hunk rejected.
+# One session gives four shots: the edit prompt unified, side by side, with a hunk rejected, and
+# after approving every hunk, /diff.
 shot_edit() {
     start_session edit
     submit "Fix the TODOs in src/inventory.rs"
@@ -268,6 +262,15 @@ shot_edit() {
         keys Space
         wait_for "rejected"
         shoot hunk-rejected
+    fi
+    if wanted session-diff; then
+        keys A
+        sleep 0.2
+        keys 1
+        wait_for "Done."
+        submit "/diff"
+        wait_for "Session diff"
+        shoot session-diff
     fi
     stop_session
 }
@@ -296,7 +299,10 @@ ensure_tools
 ensure_binary
 mkdir -p "$OUT"
 wanted conversation && shot_conversation
-if wanted edit-unified || wanted edit-side-by-side || wanted hunk-rejected; then shot_edit; fi
+if wanted edit-unified || wanted edit-side-by-side || wanted hunk-rejected \
+    || wanted session-diff; then
+    shot_edit
+fi
 wanted bash-prompt && shot_bash
 wanted plan-approval && shot_plan
 log "done"
