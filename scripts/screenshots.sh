@@ -98,7 +98,7 @@ start_session() {
     out=$(mktemp -p "$WORK" server.XXXXXX)
     "$BIN" mock-server --script "$script" >"$out" 2>&1 &
     SERVER_PID=$!
-    local base=
+    local base=''
     for _ in $(seq 100); do
         base=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$out")
         [ -n "$base" ] && break
@@ -138,8 +138,8 @@ $(screen)"
 
 # Until two captures 300 ms apart agree (at most 3 s: a spinner may keep ticking).
 settle() {
-    local prev= now i
-    for i in $(seq 10); do
+    local prev='' now
+    for _ in $(seq 10); do
         now=$(tm capture-pane -e -p -t shot)
         [ "$now" = "$prev" ] && return
         prev=$now
