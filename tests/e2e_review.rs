@@ -38,13 +38,15 @@ struct Tmux {
 
 impl Tmux {
     fn start(server: &ScriptedServer, project: &Path, extra_args: &[&str]) -> Tmux {
-        Tmux::start_with_env(server, project, "", extra_args)
+        Tmux::start_with_env(server, project, (120, 40), "", extra_args)
     }
 
-    /// `env`: extra `NAME=value` words for cairn's environment, quoted for `sh`.
+    /// `size`: columns and rows; `env`: extra `NAME=value` words for cairn's environment,
+    /// quoted for `sh`.
     fn start_with_env(
         server: &ScriptedServer,
         project: &Path,
+        size: (u16, u16),
         env: &str,
         extra_args: &[&str],
     ) -> Tmux {
@@ -69,7 +71,7 @@ impl Tmux {
             .arg("-S")
             .arg(&socket)
             .args(["-f", "/dev/null", "new-session", "-d", "-s", &session])
-            .args(["-x", "120", "-y", "40"])
+            .args(["-x", &size.0.to_string(), "-y", &size.1.to_string()])
             .arg("-c")
             .arg(project)
             .arg(cmdline)
@@ -130,19 +132,24 @@ impl Tmux {
         }
     }
 
-    fn wait_until_gone(&self, needle: &str) {
+    /// Poll the screen until `check` holds; `what` names it in the failure.
+    fn wait_until(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
-            if !screen.contains(needle) {
-                return;
+            if check(&screen) {
+                return screen;
             }
             assert!(
                 start.elapsed() < STEP,
-                "{needle:?} did not go away; screen:\n{screen}"
+                "timed out waiting for {what}; screen:\n{screen}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    fn wait_until_gone(&self, needle: &str) {
+        self.wait_until(&format!("{needle:?} to go away"), |s| !s.contains(needle));
     }
 
     fn wait_for(&self, needle: &str) -> String {
@@ -586,6 +593,7 @@ async fn e_opens_the_editor_and_approving_writes_the_persons_version() {
     let t = Tmux::start_with_env(
         &s,
         project.path(),
+        (120, 40),
         "EDITOR='sed -i s/wrapping_add/saturating_add/'",
         &[],
     );
@@ -655,13 +663,89 @@ async fn shift_tab_accepts_edits_without_asking_and_slash_plan_enters_plan_mode(
 
     t.type_text("/plan");
     t.send_keys(&["Enter"]);
-    let start = Instant::now();
-    loop {
-        let screen = t.screen();
-        if status_line(&screen).trim_start().starts_with("plan") {
-            break;
-        }
-        assert!(start.elapsed() < STEP, "no plan mode:\n{screen}");
-        std::thread::sleep(Duration::from_millis(50));
+    t.wait_until("plan mode in the status line", |s| {
+        status_line(s).trim_start().starts_with("plan")
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_planning_sends_the_feedback_and_a_second_plan_can_be_approved_asking_for_edits() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
     }
+    let (project, _) = project_with("README.md", "demo\n");
+    let root = project.path().canonicalize().unwrap();
+    let new_file = root.join("NOTES.md");
+    let exit_plan =
+        |id: &str, plan: &str| json!({"id": id, "name": "ExitPlanMode", "input": {"plan": plan}});
+    let s = server(json!({"turns": [
+        {"tool_calls": [exit_plan("toolu_plan_1", "1. Write NOTES.md in French")]},
+        {"tool_calls": [exit_plan("toolu_plan_2", "1. Write NOTES.md in English")]},
+        {"tool_calls": [{"id": "toolu_write", "name": "Write", "input": {
+             "file_path": new_file.to_string_lossy(), "content": "notes\n"}}]},
+        {"text": "REPLAN-DONE"}
+    ]}));
+    let t = Tmux::start(&s, project.path(), &["--permission-mode", "plan"]);
+    t.submit("plan some notes");
+    t.wait_for("in French");
+    t.wait_for(PLAN_PROMPT);
+    t.send_keys(&["3"]);
+    t.type_text("in English please");
+    t.send_keys(&["Enter"]);
+
+    // The model revises; the mode is still plan. (The typed feedback also says "in English".)
+    let screen = t.wait_until("the second plan's prompt", |s| {
+        s.contains("NOTES.md in English") && s.contains(PLAN_PROMPT)
+    });
+    assert!(
+        status_line(&screen).trim_start().starts_with("plan"),
+        "{screen}"
+    );
+    let (text, is_error) = result_for(&s, "toolu_plan_1");
+    assert!(is_error);
+    assert!(text.contains("in English please"), "{text}");
+
+    // 2: approve, but keep asking before edits: the Write gets a prompt.
+    t.send_keys(&["2"]);
+    let screen = t.wait_for(TOOL_PROMPT);
+    assert!(
+        status_line(&screen).trim_start().starts_with("default"),
+        "{screen}"
+    );
+    assert!(screen.contains("NOTES.md"), "{screen}");
+    assert!(!new_file.exists());
+    t.send_keys(&["1"]);
+    t.wait_for("REPLAN-DONE");
+    assert_eq!(std::fs::read_to_string(&new_file).unwrap(), "notes\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wide_terminal_shows_the_diff_side_by_side_and_v_switches_back() {
+    if !have_tmux() {
+        eprintln!("tmux not installed: skipping");
+        return;
+    }
+    let (project, file) = project_with("greet.py", "def greet():\n    print('hello')\n");
+    let path = file.to_string_lossy().into_owned();
+    let s = server(json!({"turns": [
+        {"tool_calls": [{"id": "toolu_read", "name": "Read", "input": {"file_path": path}}]},
+        {"tool_calls": [{"id": "toolu_edit", "name": "Edit", "input": {
+             "file_path": path, "old_string": "print('hello')",
+             "new_string": "print('hello, world')"}}]}
+    ]}));
+    let t = Tmux::start_with_env(&s, project.path(), (160, 40), "", &[]);
+    t.submit("greet the world");
+    let screen = t.wait_for(TOOL_PROMPT);
+    // Side by side: the old line and the new one share a row.
+    let row = |screen: &str| {
+        screen
+            .lines()
+            .any(|l| l.contains("print('hello')") && l.contains("print('hello, world')"))
+    };
+    assert!(row(&screen), "side by side at 160 columns:\n{screen}");
+    t.send_keys(&["v"]);
+    t.wait_until("the unified layout after v", |s| {
+        !row(s) && s.contains("print('hello, world')")
+    });
 }
