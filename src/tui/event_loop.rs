@@ -37,6 +37,8 @@ pub struct LoopOptions {
     pub cwd: PathBuf,
     /// When set, log the time from this instant to the first frame (CAIRN_TRACE_FIRST_FRAME).
     pub trace_first_frame: Option<Instant>,
+    /// The editor command line for `e` in an edit prompt; `None`: `$VISUAL`, `$EDITOR`, `vi`.
+    pub editor: Option<String>,
 }
 
 /// Run until the app asks to quit or the input ends.
@@ -153,6 +155,23 @@ fn perform<S: Screen>(
                 let paths = files::match_files(&files, &query);
                 let _ = bg.send(AppEvent::FilesMatched { request_id, paths });
             });
+        }
+        AppAction::EditInEditor {
+            request_id,
+            path,
+            content,
+        } => {
+            // The editor owns the terminal meanwhile; core events wait in their channel.
+            let mut result = Err("the editor did not start".to_string());
+            screen.release_for(&mut || {
+                let edited = match &opts.editor {
+                    Some(editor) => crate::review::editor::edit_with(editor, &path, &content),
+                    None => crate::review::editor::edit_in_editor(&path, &content),
+                };
+                result = edited.map_err(|e| e.to_string());
+            })?;
+            app.editor_finished(request_id, result);
+            app.mark_dirty();
         }
     }
     Ok(true)
@@ -287,5 +306,55 @@ mod tests {
         assert_eq!(screen.suspended, 1);
         assert_eq!(screen.repaints, 1);
         assert_eq!(app.composer_text(), "after");
+    }
+
+    #[tokio::test]
+    async fn e_runs_the_editor_with_the_terminal_released_and_its_text_is_approved() {
+        use crate::protocol::{Decision, Display, PermissionRequest, RequestKind};
+        let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+        let (core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(80, 30);
+        core_tx
+            .send(Event::PermissionRequest(PermissionRequest {
+                id: 7,
+                call_id: "call-7".into(),
+                tool: "Write".into(),
+                title: "Write notes.txt".into(),
+                input: serde_json::json!({"file_path": "/work/project/notes.txt"}),
+                reason: String::new(),
+                preview: Some(Display::Diff {
+                    path: PathBuf::from("/work/project/notes.txt"),
+                    before: "one\n".into(),
+                    after: "one\ntwo\n".into(),
+                }),
+                session_scope: None,
+                saveable_rule: None,
+                kind: RequestKind::Tool,
+            }))
+            .unwrap();
+        keys(&in_tx, "e1");
+        drop(in_tx);
+        let opts = LoopOptions {
+            // A real program edits the file the way a person would.
+            editor: Some("sed -i s/two/TWO/".into()),
+            ..LoopOptions::default()
+        };
+        run_loop(&mut app, &mut screen, in_rx, &mut core_rx, opts)
+            .await
+            .unwrap();
+        assert_eq!(screen.released, 1);
+        let op = ops_rx.try_recv().unwrap();
+        let Op::PermissionDecision {
+            request_id: 7,
+            decision: Decision::AllowEdited { content, note },
+        } = op
+        else {
+            panic!("expected AllowEdited for request 7, got {op:?}");
+        };
+        assert_eq!(content, "one\nTWO\n");
+        assert!(note.contains("TWO"), "{note}");
+        drop(core_tx);
     }
 }

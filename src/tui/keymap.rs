@@ -5,6 +5,7 @@
 //! Keys not in the table fall through to the composer's text editing (or are ignored by overlays).
 
 use crate::tui::input::{Key, KeyInput, Mods};
+use crate::tui::review::ReviewKey;
 
 /// Where a binding applies. Overlays see their own context first; `Global` applies everywhere
 /// an overlay does not consume the key.
@@ -14,6 +15,8 @@ pub enum Context {
     Composer,
     Transcript,
     Permission,
+    /// The `/diff` overlay.
+    Diff,
 }
 
 /// What a key does.
@@ -48,6 +51,16 @@ pub enum Action {
     DenySession,
     DenyWithFeedback,
     AlwaysAllow,
+    /// Allow, and allow every file edit for the rest of the session (edit prompts only).
+    AllowAllEdits,
+    /// Move the focus between the prompt's options; Enter chooses the focused one.
+    OptionPrev,
+    OptionNext,
+    Choose,
+    /// A key for the diff (or preview) inside the prompt.
+    Review(ReviewKey),
+    /// Open the proposed content in `$EDITOR`.
+    EditInEditor,
 }
 
 /// One row of the table.
@@ -274,6 +287,160 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         ch('s'),
         A::AlwaysAllow,
         "always allow (saves the rule)",
+    ),
+    bind(
+        C::Permission,
+        ch('7'),
+        A::AllowAllEdits,
+        "yes, and allow all edits this session",
+    ),
+    bind(
+        C::Permission,
+        ch('w'),
+        A::AllowAllEdits,
+        "yes, and allow all edits this session",
+    ),
+    bind(
+        C::Permission,
+        KeyInput::plain(Key::Up),
+        A::OptionPrev,
+        "focus the previous option",
+    ),
+    bind(
+        C::Permission,
+        KeyInput::plain(Key::Down),
+        A::OptionNext,
+        "focus the next option",
+    ),
+    bind(
+        C::Permission,
+        KeyInput::plain(Key::Enter),
+        A::Choose,
+        "choose the focused option",
+    ),
+    bind(
+        C::Permission,
+        ch('j'),
+        A::Review(ReviewKey::Down),
+        "scroll the preview down",
+    ),
+    bind(
+        C::Permission,
+        ch('k'),
+        A::Review(ReviewKey::Up),
+        "scroll the preview up",
+    ),
+    bind(
+        C::Permission,
+        KeyInput::plain(Key::PageDown),
+        A::Review(ReviewKey::PageDown),
+        "page the preview down",
+    ),
+    bind(
+        C::Permission,
+        KeyInput::plain(Key::PageUp),
+        A::Review(ReviewKey::PageUp),
+        "page the preview up",
+    ),
+    bind(
+        C::Permission,
+        KeyInput::plain(Key::Tab),
+        A::Review(ReviewKey::NextHunk),
+        "next hunk",
+    ),
+    bind(
+        C::Permission,
+        KeyInput::plain(Key::BackTab),
+        A::Review(ReviewKey::PrevHunk),
+        "previous hunk",
+    ),
+    bind(
+        C::Permission,
+        ch(' '),
+        A::Review(ReviewKey::ToggleHunk),
+        "accept/reject the focused hunk",
+    ),
+    bind(
+        C::Permission,
+        ch('A'),
+        A::Review(ReviewKey::AcceptAll),
+        "accept all hunks",
+    ),
+    bind(
+        C::Permission,
+        ch('R'),
+        A::Review(ReviewKey::RejectAll),
+        "reject all hunks",
+    ),
+    bind(
+        C::Permission,
+        ch('v'),
+        A::Review(ReviewKey::ToggleLayout),
+        "unified / side by side",
+    ),
+    bind(
+        C::Permission,
+        ch('e'),
+        A::EditInEditor,
+        "edit the proposal in $EDITOR",
+    ),
+    bind(C::Diff, KeyInput::plain(Key::Esc), A::Cancel, "close"),
+    bind(C::Diff, ch('q'), A::Cancel, "close"),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::Left),
+        A::FocusPrev,
+        "previous file",
+    ),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::Right),
+        A::FocusNext,
+        "next file",
+    ),
+    bind(C::Diff, ch('j'), A::Review(ReviewKey::Down), "scroll down"),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::Down),
+        A::Review(ReviewKey::Down),
+        "scroll down",
+    ),
+    bind(C::Diff, ch('k'), A::Review(ReviewKey::Up), "scroll up"),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::Up),
+        A::Review(ReviewKey::Up),
+        "scroll up",
+    ),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::PageDown),
+        A::Review(ReviewKey::PageDown),
+        "page down",
+    ),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::PageUp),
+        A::Review(ReviewKey::PageUp),
+        "page up",
+    ),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::Tab),
+        A::Review(ReviewKey::NextHunk),
+        "next hunk",
+    ),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::BackTab),
+        A::Review(ReviewKey::PrevHunk),
+        "previous hunk",
+    ),
+    bind(
+        C::Diff,
+        ch('v'),
+        A::Review(ReviewKey::ToggleLayout),
+        "unified / side by side",
     ),
 ];
 

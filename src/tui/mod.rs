@@ -6,7 +6,8 @@
 //!
 //! Modules: `app` (state and logic, no terminal), `render` (drawing the app), `input` (our input
 //! type, converted from crossterm at the edge), `keymap` (bindings as data), `composer`,
-//! `picker`, `permission` (the prompt overlay), `status` (status line and header), `shell`
+//! `picker`, `prompt` (the permission prompt panel with its diff review), `session_diff`
+//! (`/diff`), `status` (status line and header), `shell`
 //! (`!command`), `terminal`, `event_loop`. The conversation view (`conversation`, `markdown`,
 //! `highlight`, `theme`) is drawn by its own modules.
 
@@ -18,9 +19,10 @@ pub mod highlight;
 pub mod input;
 pub mod keymap;
 pub mod markdown;
-pub mod permission;
 pub mod picker;
+pub mod prompt;
 pub mod render;
+pub mod session_diff;
 pub mod shell;
 pub mod status;
 pub mod terminal;
@@ -105,6 +107,7 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
     let loop_opts = LoopOptions {
         cwd,
         trace_first_frame: trace.then(|| opts.started_at.unwrap_or(called_at)),
+        editor: None,
     };
     let result = tokio::select! {
         result = run_loop(&mut app, &mut guard, Box::pin(input), &mut events, loop_opts) => result,

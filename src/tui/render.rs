@@ -51,9 +51,16 @@ impl App {
             return;
         }
 
+        if let Some(Layer::SessionDiff(diff)) = self.layers.last_mut() {
+            diff.render(area, frame.buffer_mut());
+            return;
+        }
+
         let prompt = self.permission_prompt();
+        // The prompt may take most of the screen (long diffs), but a few rows of the
+        // conversation stay visible above it.
         let bottom_height = match prompt {
-            Some(p) => p.height(area.width, area.height.saturating_sub(4).max(3)),
+            Some(p) => p.height(area.width, area.height.saturating_sub(5).max(3)),
             None => self.composer.height(area.width),
         };
         // Up to MAX_QUEUED_ROWS prompts, then one "+N more" row.
@@ -73,7 +80,7 @@ impl App {
         self.render_queued(queued, frame);
 
         let busy = self.is_turn_running();
-        match self.permission_prompt() {
+        match self.permission_prompt_mut() {
             Some(p) => p.render(bottom, frame.buffer_mut()),
             None => {
                 if let Some(pos) = self.composer.render(bottom, frame.buffer_mut(), busy) {

@@ -35,6 +35,9 @@ pub trait Screen {
     fn suspend(&mut self) -> io::Result<()>;
     /// Forget what is on the screen so the next draw repaints every cell.
     fn repaint(&mut self) -> io::Result<()>;
+    /// Give the terminal to another program (`$EDITOR`) while `run` runs, then take it back
+    /// and repaint.
+    fn release_for(&mut self, run: &mut dyn FnMut()) -> io::Result<()>;
 }
 
 /// The OSC 52 sequence that asks the terminal to set the clipboard (works over SSH too).
@@ -115,6 +118,14 @@ impl Screen for TerminalGuard {
     fn repaint(&mut self) -> io::Result<()> {
         self.terminal.clear()
     }
+
+    fn release_for(&mut self, run: &mut dyn FnMut()) -> io::Result<()> {
+        self.leave();
+        run();
+        self.keyboard_enhanced = setup()?;
+        self.active = true;
+        self.terminal.clear()
+    }
 }
 
 fn setup() -> io::Result<bool> {
@@ -173,6 +184,8 @@ pub struct TestScreen {
     /// Every OSC 52 sequence written.
     pub clipboard: Vec<String>,
     pub suspended: usize,
+    /// How many times the terminal was given to another program (`$EDITOR`).
+    pub released: usize,
     pub repaints: usize,
     pub draws: usize,
 }
@@ -187,6 +200,7 @@ impl TestScreen {
             terminal,
             clipboard: Vec::new(),
             suspended: 0,
+            released: 0,
             repaints: 0,
             draws: 0,
         }
@@ -229,6 +243,12 @@ impl Screen for TestScreen {
 
     fn repaint(&mut self) -> io::Result<()> {
         self.repaints += 1;
+        Ok(())
+    }
+
+    fn release_for(&mut self, run: &mut dyn FnMut()) -> io::Result<()> {
+        self.released += 1;
+        run();
         Ok(())
     }
 }

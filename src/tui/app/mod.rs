@@ -24,8 +24,9 @@ use crate::tui::conversation::{Conversation, NoticeKind, ScrollState};
 use crate::tui::highlight::Highlighter;
 use crate::tui::input::{InputEvent, Key, KeyInput};
 use crate::tui::keymap::{self, Action, Context};
-use crate::tui::permission::{PermissionPrompt, PromptResult};
 use crate::tui::picker::{Picker, PickerKind, commands};
+use crate::tui::prompt::PermissionPrompt;
+use crate::tui::session_diff::{SessionChanges, SessionDiff};
 use crate::tui::status::{Header, StatusState, mode_label};
 
 /// Lines moved per mouse wheel step.
@@ -55,6 +56,13 @@ pub enum AppAction {
         query: String,
         files: Arc<Vec<String>>,
     },
+    /// `e` in an edit prompt: release the terminal, open `content` in `$EDITOR` (file name hint
+    /// `path`), take the terminal back and call [`App::editor_finished`] with `request_id`.
+    EditInEditor {
+        request_id: u64,
+        path: PathBuf,
+        content: String,
+    },
 }
 
 /// Results of background work, fed back by the event loop.
@@ -77,6 +85,8 @@ pub enum AppEvent {
 pub enum Layer {
     Transcript(ScrollState),
     Permission(PermissionPrompt),
+    /// `/diff`: the session's changes.
+    SessionDiff(SessionDiff),
 }
 
 /// Settings of the app that come from outside.
@@ -112,12 +122,17 @@ pub struct App {
     quit_armed: bool,
     bypass_allowed: bool,
     dirty: bool,
+    /// The project directory: paths in prompts and notices are shown relative to it.
+    pub(crate) cwd: PathBuf,
+    pub(crate) highlighter: Highlighter,
+    /// What `/diff` shows.
+    pub(crate) changes: SessionChanges,
 }
 
 impl App {
     pub fn new(config: AppConfig, history: History, ops: UnboundedSender<Op>) -> App {
         App {
-            conversation: Conversation::new(config.highlighter),
+            conversation: Conversation::new(config.highlighter.clone()),
             scroll: ScrollState::default(),
             composer: Composer::new(history),
             picker: None,
@@ -131,6 +146,9 @@ impl App {
             quit_armed: false,
             bypass_allowed: config.bypass_allowed,
             dirty: true,
+            cwd: config.cwd,
+            highlighter: config.highlighter,
+            changes: SessionChanges::default(),
         }
     }
 
@@ -167,8 +185,24 @@ impl App {
     pub fn permission_prompt(&self) -> Option<&PermissionPrompt> {
         self.layers.iter().rev().find_map(|l| match l {
             Layer::Permission(p) => Some(p),
-            Layer::Transcript(_) => None,
+            _ => None,
         })
+    }
+
+    pub(crate) fn permission_prompt_mut(&mut self) -> Option<&mut PermissionPrompt> {
+        self.layers.iter_mut().rev().find_map(|l| match l {
+            Layer::Permission(p) => Some(p),
+            _ => None,
+        })
+    }
+
+    pub fn is_session_diff_open(&self) -> bool {
+        matches!(self.layers.last(), Some(Layer::SessionDiff(_)))
+    }
+
+    /// The files changed in this session (what `/diff` shows).
+    pub fn session_changes(&self) -> &SessionChanges {
+        &self.changes
     }
 
     pub fn is_transcript_open(&self) -> bool {
@@ -228,9 +262,27 @@ impl App {
     /// Fold a core event into the state.
     pub fn handle_core_event(&mut self, event: &Event) {
         self.dirty = true;
+        if let Event::FileChangedOnDisk { path, change } = event {
+            self.file_changed_on_disk(path, *change);
+            return;
+        }
         self.conversation.apply_event(event);
         match event {
+            Event::ToolCallFinished {
+                is_error: false,
+                display:
+                    crate::protocol::Display::Diff {
+                        path,
+                        before,
+                        after,
+                    },
+                ..
+            } => {
+                let path = crate::tui::prompt::relative(path, &self.cwd);
+                self.changes.record(&path, before, after);
+            }
             Event::SessionConfigured(info) => {
+                self.cwd = info.cwd.clone();
                 self.status.mode = info.mode;
                 self.bypass_allowed |= info.mode == PermissionMode::BypassPermissions;
                 self.header = Header::for_dir(&info.cwd);
@@ -240,20 +292,7 @@ impl App {
                 self.turn_running = true;
                 self.status.working_since.get_or_insert_with(Instant::now);
             }
-            Event::PermissionRequest(req) => {
-                let existing = self.layers.iter_mut().find_map(|l| match l {
-                    Layer::Permission(p) => Some(p),
-                    Layer::Transcript(_) => None,
-                });
-                match existing {
-                    Some(p) => p.push(req.clone()),
-                    None => {
-                        let mut p = PermissionPrompt::default();
-                        p.push(req.clone());
-                        self.layers.push(Layer::Permission(p));
-                    }
-                }
-            }
+            Event::PermissionRequest(req) => self.permission_request(req),
             Event::Usage {
                 last,
                 total,
@@ -348,7 +387,7 @@ impl App {
                         return self.refresh_picker();
                     }
                     Some(Layer::Permission(p)) => p.paste(&text),
-                    Some(Layer::Transcript(_)) => {}
+                    Some(Layer::Transcript(_) | Layer::SessionDiff(_)) => {}
                 }
                 Vec::new()
             }
@@ -374,14 +413,19 @@ impl App {
                 let own = keymap::lookup(Context::Permission, key).is_some()
                     || prompt.is_typing_feedback();
                 if own || !passes_through_overlay(global) {
-                    let result = prompt.handle_key(key);
-                    if prompt.is_empty() {
+                    return self.prompt_key(key);
+                }
+            }
+            Some(Layer::SessionDiff(diff)) => {
+                use crate::tui::session_diff::DiffResult;
+                match diff.handle_key(key) {
+                    DiffResult::Close => {
                         self.layers.pop();
+                        return Vec::new();
                     }
-                    if let PromptResult::Decided(op) = result {
-                        self.send(op);
-                    }
-                    return Vec::new();
+                    DiffResult::Consumed => return Vec::new(),
+                    DiffResult::Ignored if passes_through_overlay(global) => {}
+                    DiffResult::Ignored => return Vec::new(),
                 }
             }
             Some(Layer::Transcript(scroll)) => match keymap::lookup(Context::Transcript, key) {
@@ -478,7 +522,13 @@ impl App {
             | Action::DenyOnce
             | Action::DenySession
             | Action::DenyWithFeedback
-            | Action::AlwaysAllow => {}
+            | Action::AlwaysAllow
+            | Action::AllowAllEdits
+            | Action::OptionPrev
+            | Action::OptionNext
+            | Action::Choose
+            | Action::Review(_)
+            | Action::EditInEditor => {}
         }
         Vec::new()
     }
@@ -568,6 +618,7 @@ fn passes_through_overlay(action: Option<Action>) -> bool {
 }
 
 mod pickers;
+mod review;
 mod submit;
 
 #[cfg(test)]

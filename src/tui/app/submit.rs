@@ -71,6 +71,11 @@ impl App {
                 text.push_str(
                     "In the transcript (Ctrl+T): Esc or q closes, Up/Down/PgUp/PgDn scroll.\n",
                 );
+                text.push_str("In a permission prompt:\n");
+                for line in keymap::help_lines(&[Context::Permission]) {
+                    text.push_str(&format!("  {line}\n"));
+                }
+                text.push_str("In /diff: Left/Right file, j/k PgUp/PgDn scroll, Tab hunk, v layout, Esc closes.\n");
                 self.conversation
                     .push_notice(NoticeKind::Info, text.trim_end());
             }
@@ -105,6 +110,8 @@ impl App {
                     .push_notice(NoticeKind::Warning, "There is no answer to copy yet."),
             },
             C::Transcript => self.toggle_transcript(),
+            C::Plan => self.enter_plan_mode(),
+            C::Diff => self.open_session_diff(),
             C::Exit => return vec![AppAction::Quit],
         }
         Vec::new()

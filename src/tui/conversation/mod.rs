@@ -16,6 +16,7 @@ mod snapshot_tests;
 pub mod wrap;
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use ratatui::buffer::Buffer;
@@ -40,6 +41,8 @@ pub struct Conversation {
     highlighter: Highlighter,
     /// Tool cells by call id.
     calls: HashMap<String, usize>,
+    /// The file each file tool call works on (from its input), by cell index.
+    files: Vec<(PathBuf, usize)>,
     /// The assistant cell receiving text deltas, and the thinking cell receiving thinking.
     open_text: Option<usize>,
     open_thinking: Option<usize>,
@@ -66,6 +69,7 @@ impl Conversation {
             theme,
             highlighter,
             calls: HashMap::new(),
+            files: Vec::new(),
             open_text: None,
             open_thinking: None,
             streamed_text: false,
@@ -231,8 +235,14 @@ impl Conversation {
                     }
                 }
             }
-            Event::ToolCallStarted { call_id, title, .. } => {
-                self.start_tool(call_id, title);
+            Event::ToolCallStarted {
+                call_id,
+                title,
+                input,
+                ..
+            } => {
+                let idx = self.start_tool(call_id, title);
+                self.note_file(idx, input);
             }
             Event::ToolCallProgress { call_id, output } => {
                 let theme = self.theme.clone();
@@ -246,7 +256,8 @@ impl Conversation {
                 self.changed();
             }
             Event::PermissionRequest(req) => {
-                self.start_tool(&req.call_id, &req.title);
+                let idx = self.start_tool(&req.call_id, &req.title);
+                self.note_file(idx, &req.input);
                 if let Some(t) = self.tool_cell(&req.call_id) {
                     t.status = ToolStatus::Waiting;
                 }
@@ -286,14 +297,7 @@ impl Conversation {
                     TurnEnd::Completed | TurnEnd::Failed => {}
                 }
             }
-            Event::FileChangedOnDisk { path, change } => {
-                let path = path.display();
-                let text = match change {
-                    FileChange::Modified => format!("{path} changed on disk"),
-                    FileChange::Deleted => format!("{path} was deleted"),
-                };
-                self.push_notice(NoticeKind::Info, &text);
-            }
+            Event::FileChangedOnDisk { path, change } => self.file_changed_on_disk(path, *change),
             Event::Notice { message } => self.push_notice(NoticeKind::Info, message),
             Event::Error { message } => self.push_notice(NoticeKind::Error, message),
             Event::SessionConfigured(_)
@@ -301,6 +305,50 @@ impl Conversation {
             | Event::Usage { .. }
             | Event::ModeChanged { .. } => {}
         }
+    }
+
+    /// Remember which file a file tool's cell is about (`file_path`, `notebook_path`).
+    fn note_file(&mut self, idx: usize, input: &serde_json::Value) {
+        let path = ["file_path", "notebook_path"]
+            .iter()
+            .find_map(|k| input.get(*k).and_then(serde_json::Value::as_str));
+        if let Some(path) = path
+            && !self
+                .files
+                .iter()
+                .any(|(p, i)| *i == idx && p == Path::new(path))
+        {
+            self.files.push((PathBuf::from(path), idx));
+        }
+    }
+
+    /// `path` (as the person should read it, usually project-relative) changed outside cairn:
+    /// an inline notice, and the tool cells that worked on that file are marked.
+    pub fn file_changed_on_disk(&mut self, path: &Path, change: FileChange) {
+        let shown = path.display();
+        let text = match change {
+            FileChange::Modified => format!(
+                "{shown} changed on disk — cairn will have the model re-read before editing"
+            ),
+            FileChange::Deleted => format!(
+                "{shown} was deleted on disk — cairn will have the model re-read before editing"
+            ),
+        };
+        let hits: Vec<usize> = self
+            .files
+            .iter()
+            .filter(|(p, _)| p.ends_with(path) || path.ends_with(p))
+            .map(|(_, i)| *i)
+            .collect();
+        for idx in hits {
+            if let Some(cell) = self.cells.get_mut(idx)
+                && let CellKind::Tool(t) = &mut cell.kind
+            {
+                t.changed_on_disk = true;
+                cell.touch();
+            }
+        }
+        self.push_notice(NoticeKind::Warning, &text);
     }
 
     /// The person answered the permission prompt of `call_id`: an allowed call shows as
@@ -362,6 +410,14 @@ impl Conversation {
     }
 
     /// The raw Markdown of the last assistant message (for /copy).
+    /// The texts of the notices, oldest first.
+    pub fn notices(&self) -> impl Iterator<Item = &str> {
+        self.cells.iter().filter_map(|c| match &c.kind {
+            CellKind::Notice(_, text) => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
     pub fn last_answer(&self) -> Option<String> {
         self.cells.iter().rev().find_map(|c| match &c.kind {
             CellKind::Assistant(a) if !a.text().trim().is_empty() => Some(a.text().to_string()),

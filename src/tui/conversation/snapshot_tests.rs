@@ -224,7 +224,7 @@ fn retry_notice_and_errors_are_inline() {
         path: PathBuf::from("src/lib.rs"),
         change: FileChange::Modified,
     });
-    let buf = draw(&mut c, 60, 8, &mut ScrollState::default());
+    let buf = draw(&mut c, 60, 10, &mut ScrollState::default());
     insta::assert_snapshot!(text_of(&buf));
     assert_eq!(buf[(0, 0)].fg, Color::Yellow);
     assert_eq!(buf[(0, 2)].fg, Color::Red);

@@ -39,6 +39,10 @@ pub(crate) struct ToolCell {
     spinner: usize,
     elapsed_secs: u64,
     body: Option<Body>,
+    /// The permission step's outcome, shown after the title.
+    outcome: Option<CallOutcome>,
+    /// The file this call worked on changed on disk afterwards.
+    pub changed_on_disk: bool,
 }
 
 impl ToolCell {
@@ -50,6 +54,8 @@ impl ToolCell {
             spinner: 0,
             elapsed_secs: 0,
             body: None,
+            outcome: None,
+            changed_on_disk: false,
         }
     }
 
@@ -87,6 +93,7 @@ impl ToolCell {
         } else {
             ToolStatus::Done
         };
+        self.outcome = outcome;
         self.body = Some(body::build(display, is_error && !denied, theme));
     }
 
@@ -117,9 +124,17 @@ impl ToolCell {
                 theme.tool_running,
                 format!(" · {}", format_elapsed(self.elapsed_secs)),
             ),
-            ToolStatus::Done => ("● ", theme.tool_done, String::new()),
-            ToolStatus::Error => ("✗ ", theme.tool_error, String::new()),
-            ToolStatus::Denied => ("⊘ ", theme.tool_denied, " · denied".to_string()),
+            ToolStatus::Done => ("● ", theme.tool_done, outcome_suffix(self.outcome)),
+            ToolStatus::Error => ("✗ ", theme.tool_error, outcome_suffix(self.outcome)),
+            ToolStatus::Denied => (
+                "⊘ ",
+                theme.tool_denied,
+                if self.outcome == Some(CallOutcome::DeniedForSession) {
+                    " · denied for this session".to_string()
+                } else {
+                    " · denied".to_string()
+                },
+            ),
             ToolStatus::Interrupted => ("◼ ", theme.tool_denied, " · interrupted".to_string()),
         };
         let glyph_span = if self.status == ToolStatus::Running {
@@ -138,10 +153,13 @@ impl ToolCell {
         } else {
             theme.tool_title
         };
-        let title = [
+        let mut title = vec![
             Span::styled(sanitize(&self.title).into_owned(), title_style),
             Span::styled(suffix, glyph_style),
         ];
+        if self.changed_on_disk {
+            title.push(Span::styled(" · changed on disk since", theme.tool_waiting));
+        }
         wrap_spans(&[glyph_span], &[Span::raw("  ")], &title, ctx.width, out);
         let Some(body) = &self.body else {
             return false;
@@ -202,6 +220,19 @@ impl ToolCell {
         }
         pending
     }
+}
+
+/// How the permission step ended, after the title of an allowed call (nothing when no one was
+/// asked).
+fn outcome_suffix(outcome: Option<CallOutcome>) -> String {
+    match outcome {
+        Some(CallOutcome::AllowedOnce) => " · allowed once",
+        Some(CallOutcome::AllowedForSession) => " · allowed for this session",
+        Some(CallOutcome::AllowedAlways) => " · always allowed",
+        Some(CallOutcome::AllowedEdited) => " · allowed with your changes",
+        Some(CallOutcome::Denied | CallOutcome::DeniedForSession) | None => "",
+    }
+    .to_string()
 }
 
 /// `12s`, `3m 05s`, `1h 02m`.

@@ -9,6 +9,8 @@ pub enum Command {
     Mode,
     Copy,
     Transcript,
+    Plan,
+    Diff,
     Exit,
 }
 
@@ -27,6 +29,16 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "transcript",
         Command::Transcript,
         "open the full transcript",
+    ),
+    (
+        "plan",
+        Command::Plan,
+        "enter plan mode (plan first, change nothing)",
+    ),
+    (
+        "diff",
+        Command::Diff,
+        "review every file cairn changed in this session",
     ),
     ("exit", Command::Exit, "quit cairn"),
 ];
@@ -74,6 +86,8 @@ mod tests {
     fn filters_by_prefix_first() {
         let names: Vec<&str> = filter("c").into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["clear", "copy", "transcript"]);
+        assert_eq!(parse("/plan"), Some((Command::Plan, "")));
+        assert_eq!(parse("/diff"), Some((Command::Diff, "")));
         assert_eq!(filter("").len(), COMMANDS.len());
     }
 }

@@ -255,6 +255,24 @@ impl DiffView {
         )
     }
 
+    /// The new content under review: the model's proposal, or the person's edit of it.
+    pub fn after(&self) -> &str {
+        &self.after
+    }
+
+    /// Rows of the diff body when drawn `width` columns wide (for sizing a panel around it).
+    pub fn rows_at(&self, width: u16) -> usize {
+        let layout = match self.kind {
+            FileKind::New | FileKind::Deleted => Layout::Unified,
+            _ => self.layout_for(width),
+        };
+        if layout == self.layout {
+            self.rows.len()
+        } else {
+            rows::build(&self.diff.hunks, layout).len()
+        }
+    }
+
     /// Whether the content under review is the person's edit rather than the model's proposal.
     pub fn edited(&self) -> bool {
         self.after != self.proposed

@@ -1,0 +1,108 @@
+//! The review side of the app: permission requests into the prompt panel, the prompt's answers
+//! out as ops (and into the tool cells), the `$EDITOR` round trip, files changed on disk, and
+//! the `/diff` overlay.
+
+use std::path::Path;
+
+use super::*;
+use crate::protocol::{FileChange, PermissionRequest};
+use crate::tui::prompt::{PromptResult, relative};
+
+impl App {
+    /// A new request joins the open prompt (answered in order) or opens one.
+    pub(super) fn permission_request(&mut self, req: &PermissionRequest) {
+        match self.permission_prompt_mut() {
+            Some(p) => p.push(req.clone()),
+            None => {
+                let mut p = PermissionPrompt::new(self.cwd.clone(), self.highlighter.clone());
+                p.push(req.clone());
+                // On top of everything, `/diff` and the transcript included: it must be answered.
+                self.layers.push(Layer::Permission(p));
+            }
+        }
+    }
+
+    /// A key for the open prompt.
+    pub(super) fn prompt_key(&mut self, key: KeyInput) -> Vec<AppAction> {
+        let Some(prompt) = self.permission_prompt_mut() else {
+            return Vec::new();
+        };
+        let result = prompt.handle_key(key);
+        let empty = prompt.is_empty();
+        if empty {
+            self.layers.retain(|l| !matches!(l, Layer::Permission(_)));
+        }
+        match result {
+            PromptResult::Consumed => Vec::new(),
+            PromptResult::Decided {
+                op,
+                call_id,
+                allowed,
+            } => {
+                self.send(op);
+                self.conversation.permission_resolved(&call_id, allowed);
+                Vec::new()
+            }
+            PromptResult::Edit {
+                request_id,
+                path,
+                content,
+            } => vec![AppAction::EditInEditor {
+                request_id,
+                path,
+                content,
+            }],
+        }
+    }
+
+    /// The editor round trip for request `request_id` ended: its text, or why it failed.
+    pub fn editor_finished(&mut self, request_id: u64, result: Result<String, String>) {
+        self.dirty = true;
+        if let Some(p) = self.permission_prompt_mut() {
+            p.editor_finished(request_id, result);
+        }
+    }
+
+    /// The watcher saw `path` change: a notice, marked tool cells, and open diffs recomputed.
+    pub(super) fn file_changed_on_disk(&mut self, path: &Path, change: FileChange) {
+        let rel = relative(path, &self.cwd);
+        self.conversation.file_changed_on_disk(&rel, change);
+        let full = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.cwd.join(path)
+        };
+        if let Some(p) = self.permission_prompt_mut() {
+            // A small read of one file the person is looking at; a failure reads as deleted.
+            let disk = match change {
+                FileChange::Modified => std::fs::read_to_string(&full).ok(),
+                FileChange::Deleted => None,
+            };
+            p.file_changed(&rel, disk.as_deref());
+        }
+    }
+
+    /// `/diff`: open the session's changes, or say there are none.
+    pub(super) fn open_session_diff(&mut self) {
+        if self.changes.is_empty() {
+            self.conversation.push_notice(
+                NoticeKind::Info,
+                "cairn has not changed any file in this session yet.",
+            );
+            return;
+        }
+        self.picker = None;
+        let view = SessionDiff::new(&self.changes, &self.highlighter);
+        self.layers.push(Layer::SessionDiff(view));
+    }
+
+    /// `/plan`: enter plan mode.
+    pub(super) fn enter_plan_mode(&mut self) {
+        self.set_mode(PermissionMode::Plan);
+        self.conversation.push_notice(
+            NoticeKind::Info,
+            "mode: plan. The model explores and proposes a plan; nothing is changed until you \
+             approve it. Shift+Tab leaves plan mode.",
+        );
+    }
+}

@@ -1,0 +1,372 @@
+//! The permission prompt: a panel under the conversation that asks the person about pending
+//! [`PermissionRequest`]s, oldest first ("1 of 3"), and answers each with exactly one
+//! [`Op::PermissionDecision`].
+//!
+//! It shows the tool, title and reason, a preview (an embedded [`DiffView`] for file changes,
+//! see `preview`), and numbered options with fixed keys. A diff approved with rejected hunks or
+//! after an `$EDITOR` round trip is answered with [`Decision::AllowEdited`]. When the file under
+//! an open diff changes on disk, the proposal is recomputed against the new text (`external`).
+//! Invariants: one answer per request; keys never reach the composer while a prompt is open;
+//! no terminal I/O here (the editor is run by the event loop on request).
+
+mod choices;
+mod external;
+mod preview;
+mod render;
+#[cfg(test)]
+mod snapshot_tests;
+#[cfg(test)]
+mod tests;
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use crate::protocol::{Decision, Display, Op, PermissionMode, PermissionRequest, RequestKind};
+use crate::tui::highlight::Highlighter;
+use crate::tui::input::{Key, KeyInput};
+use crate::tui::keymap::{self, Action, Context};
+use crate::tui::review::{DiffView, ReviewKey};
+
+pub use choices::{Choice, choices};
+pub use external::{Reapplied, reapply};
+pub use preview::{Preview, diff_view, domain, mcp_name, relative};
+
+/// What a key did to the prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptResult {
+    /// The key was used (or swallowed: a prompt is modal).
+    Consumed,
+    /// The person decided: send `op`; `allowed` says whether the call may run.
+    Decided {
+        op: Op,
+        call_id: String,
+        allowed: bool,
+    },
+    /// `e`: open `content` in the editor (file name hint `path`), then call
+    /// [`PermissionPrompt::editor_finished`] with the request id.
+    Edit {
+        request_id: u64,
+        path: PathBuf,
+        content: String,
+    },
+}
+
+/// One request waiting for an answer, with its view state.
+pub(crate) struct Pending {
+    pub req: PermissionRequest,
+    pub preview: Preview,
+    /// Index into [`choices`] of the focused option.
+    pub focus: usize,
+    /// Set when the file changed on disk while the prompt was open.
+    pub notice: Option<String>,
+    /// The diff was recomputed against a newer disk text: approving sends exactly what is
+    /// shown (`AllowEdited`), since the model's own proposal was for the old text.
+    pub recomputed: bool,
+}
+
+/// Pending requests and the feedback line being typed, if any.
+pub struct PermissionPrompt {
+    queue: VecDeque<Pending>,
+    /// `Some` while typing the "tell the model what to do instead" text.
+    feedback: Option<String>,
+    cwd: PathBuf,
+    highlighter: Highlighter,
+}
+
+impl std::fmt::Debug for PermissionPrompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermissionPrompt")
+            .field("pending", &self.queue.len())
+            .field("feedback", &self.feedback)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PermissionPrompt {
+    /// An empty prompt; diff paths are shown relative to `cwd`.
+    pub fn new(cwd: PathBuf, highlighter: Highlighter) -> PermissionPrompt {
+        PermissionPrompt {
+            queue: VecDeque::new(),
+            feedback: None,
+            cwd,
+            highlighter,
+        }
+    }
+
+    pub fn push(&mut self, request: PermissionRequest) {
+        let preview = Preview::for_request(&request, &self.cwd, &self.highlighter);
+        self.queue.push_back(Pending {
+            req: request,
+            preview,
+            focus: 0,
+            notice: None,
+            recomputed: false,
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    pub fn current(&self) -> Option<&PermissionRequest> {
+        self.queue.front().map(|p| &p.req)
+    }
+
+    /// The diff under review in the current request, if it shows one.
+    pub fn diff(&self) -> Option<&DiffView> {
+        match self.queue.front().map(|p| &p.preview) {
+            Some(Preview::Diff(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The focused option of the current request.
+    pub fn focused_choice(&self) -> Option<Choice> {
+        let p = self.queue.front()?;
+        choices(&p.req, self.is_edit()).into_iter().nth(p.focus)
+    }
+
+    pub fn is_typing_feedback(&self) -> bool {
+        self.feedback.is_some()
+    }
+
+    fn is_edit(&self) -> bool {
+        self.diff().is_some()
+    }
+
+    /// A key while the prompt is on top. Every key is consumed: the prompt is modal.
+    pub fn handle_key(&mut self, key: KeyInput) -> PromptResult {
+        if self.queue.is_empty() {
+            return PromptResult::Consumed;
+        }
+        if let Some(text) = &mut self.feedback {
+            match key.code {
+                Key::Enter => {
+                    let feedback = std::mem::take(text).trim().to_string();
+                    self.feedback = None;
+                    if feedback.is_empty() {
+                        return self.decide(Decision::DenyOnce);
+                    }
+                    return self.decide(Decision::DenyWithFeedback { feedback });
+                }
+                Key::Esc => self.feedback = None,
+                Key::Backspace => {
+                    text.pop();
+                }
+                Key::Char(c) if !key.mods.ctrl && !key.mods.alt => text.push(c),
+                _ => {}
+            }
+            return PromptResult::Consumed;
+        }
+        let Some(action) = keymap::lookup(Context::Permission, key) else {
+            return PromptResult::Consumed;
+        };
+        // Esc is always "no, once"; `3`/`n` on a plan means "keep planning" and asks why.
+        if key.code == Key::Esc {
+            return self.decide(Decision::DenyOnce);
+        }
+        self.act(action)
+    }
+
+    fn act(&mut self, action: Action) -> PromptResult {
+        let edit = self.is_edit();
+        let Some(p) = self.queue.front_mut() else {
+            return PromptResult::Consumed;
+        };
+        let options = choices(&p.req, edit);
+        let mut chosen = None;
+        match action {
+            Action::OptionPrev => p.focus = p.focus.saturating_sub(1),
+            Action::OptionNext => p.focus = (p.focus + 1).min(options.len().saturating_sub(1)),
+            Action::Choose => chosen = options.get(p.focus).map(|c| c.action),
+            Action::Review(key) => match &mut p.preview {
+                Preview::Diff(d) => {
+                    d.handle_key(key);
+                }
+                Preview::Text { top, height } => {
+                    let page = height.saturating_sub(1).max(1);
+                    *top = match key {
+                        ReviewKey::Up => top.saturating_sub(1),
+                        ReviewKey::Down => *top + 1,
+                        ReviewKey::PageUp => top.saturating_sub(page),
+                        ReviewKey::PageDown => *top + page,
+                        _ => *top,
+                    };
+                }
+            },
+            Action::EditInEditor => {
+                if let Preview::Diff(d) = &p.preview {
+                    return PromptResult::Edit {
+                        request_id: p.req.id,
+                        path: d.path().to_path_buf(),
+                        content: d.after().to_string(),
+                    };
+                }
+            }
+            other => {
+                // Only the options offered for this request count.
+                if let Some(i) = options.iter().position(|c| c.action == other) {
+                    p.focus = i;
+                    chosen = Some(other);
+                }
+            }
+        }
+        match chosen {
+            Some(action) => self.choose(action),
+            None => PromptResult::Consumed,
+        }
+    }
+
+    /// The decision for a chosen option of the current request.
+    fn choose(&mut self, action: Action) -> PromptResult {
+        let Some(p) = self.queue.front() else {
+            return PromptResult::Consumed;
+        };
+        let plan = matches!(p.req.kind, RequestKind::PlanApproval { .. });
+        let decision = match action {
+            Action::AllowOnce if plan => Decision::ApprovePlan {
+                mode: PermissionMode::AcceptEdits,
+            },
+            Action::AllowSession if plan => Decision::ApprovePlan {
+                mode: PermissionMode::Default,
+            },
+            Action::DenyOnce | Action::DenyWithFeedback if plan => {
+                self.feedback = Some(String::new());
+                return PromptResult::Consumed;
+            }
+            Action::DenyWithFeedback => {
+                self.feedback = Some(String::new());
+                return PromptResult::Consumed;
+            }
+            Action::AllowOnce => Decision::AllowOnce,
+            Action::AllowSession => Decision::AllowSession,
+            Action::AllowAllEdits => Decision::AllowAllEditsSession,
+            Action::AlwaysAllow => Decision::AlwaysAllow,
+            Action::DenyOnce => Decision::DenyOnce,
+            Action::DenySession => Decision::DenySession,
+            _ => return PromptResult::Consumed,
+        };
+        // A trimmed, rewritten or recomputed diff is written as the person saw it, whatever
+        // allow option.
+        let decision = match (&p.preview, is_allow(&decision)) {
+            (Preview::Diff(d), true) if p.recomputed || !d.all_accepted() || d.edited() => {
+                let (content, mut note) = d.approved_content();
+                if p.recomputed {
+                    let head = format!(
+                        "{} changed on disk while the person reviewed this change; it was \
+                         re-applied to the new content and approved as shown.",
+                        d.path().display()
+                    );
+                    note = if note.is_empty() {
+                        head
+                    } else {
+                        format!("{head}\n{note}")
+                    };
+                }
+                Decision::AllowEdited { content, note }
+            }
+            _ => decision,
+        };
+        self.decide(decision)
+    }
+
+    /// A paste while typing feedback joins the line (newlines become spaces); else ignored.
+    pub fn paste(&mut self, text: &str) {
+        if let Some(line) = &mut self.feedback {
+            line.push_str(&text.replace(['\r', '\n'], " "));
+        }
+    }
+
+    /// Drop every pending request (the turn ended; the core no longer waits for answers).
+    pub fn clear(&mut self) {
+        self.queue.clear();
+        self.feedback = None;
+    }
+
+    /// The editor returned for request `request_id`: `Ok(text)` becomes the content under
+    /// review; an error is shown in the prompt. Stale ids (already answered) are ignored.
+    pub fn editor_finished(&mut self, request_id: u64, result: Result<String, String>) {
+        let Some(p) = self.queue.iter_mut().find(|p| p.req.id == request_id) else {
+            return;
+        };
+        let Preview::Diff(d) = &mut p.preview else {
+            return;
+        };
+        match result {
+            Ok(text) => d.set_after(text),
+            Err(message) => p.notice = Some(format!("The editor failed: {message}")),
+        }
+    }
+
+    /// `path` (absolute, or relative to the project) changed on disk; `disk` is its new text
+    /// (`None`: deleted). Open diffs for that file are recomputed, or say they no longer apply.
+    /// Returns whether an open prompt was affected.
+    pub fn file_changed(&mut self, path: &Path, disk: Option<&str>) -> bool {
+        let changed = relative(path, &self.cwd);
+        let mut hit = false;
+        for p in &mut self.queue {
+            let Some(Display::Diff { path: target, .. }) = &p.req.preview else {
+                continue;
+            };
+            if relative(target, &self.cwd) != changed {
+                continue;
+            }
+            hit = true;
+            let shown = changed.display();
+            match reapply(&p.req.tool, &p.req.input, disk) {
+                Reapplied::After(after) => {
+                    p.preview = Preview::Diff(Box::new(diff_view(
+                        changed.clone(),
+                        disk.unwrap_or_default().to_string(),
+                        after,
+                        &self.highlighter,
+                    )));
+                    p.recomputed = true;
+                    p.notice = Some(format!(
+                        "{shown} changed on disk: the diff now shows this change against the \
+                         new content"
+                    ));
+                }
+                Reapplied::NoLongerApplies | Reapplied::Unknown => {
+                    p.notice = Some(format!(
+                        "{shown}: the file changed on disk and this edit no longer applies as \
+                         shown"
+                    ));
+                }
+            }
+        }
+        hit
+    }
+
+    fn decide(&mut self, decision: Decision) -> PromptResult {
+        self.feedback = None;
+        match self.queue.pop_front() {
+            Some(p) => PromptResult::Decided {
+                allowed: is_allow(&decision),
+                call_id: p.req.call_id,
+                op: Op::PermissionDecision {
+                    request_id: p.req.id,
+                    decision,
+                },
+            },
+            None => PromptResult::Consumed,
+        }
+    }
+}
+
+/// Whether a decision lets the call run.
+fn is_allow(decision: &Decision) -> bool {
+    matches!(
+        decision,
+        Decision::AllowOnce
+            | Decision::AllowSession
+            | Decision::AllowAllEditsSession
+            | Decision::AlwaysAllow
+            | Decision::AllowEdited { .. }
+            | Decision::ApprovePlan { .. }
+    )
+}

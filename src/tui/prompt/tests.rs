@@ -1,0 +1,436 @@
+//! App-harness tests of the prompt: a PermissionRequest plus key presses produce exactly the
+//! right `Op::PermissionDecision`, and the prompt reacts to the editor and to files changed on
+//! disk. Snapshots of the drawn states are in `snapshot_tests.rs`.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::*;
+use crate::protocol::{Event, FileChange, SessionInfo};
+use crate::tui::app::AppAction;
+use crate::tui::app::tests::{Harness, request, session};
+use crate::tui::input::{Key, KeyInput};
+
+/// Twenty lines; the edit changes line 2 and line 18 (two hunks).
+pub(crate) fn before_text() -> String {
+    (1..=20).map(|i| format!("line {i}\n")).collect()
+}
+
+pub(crate) fn after_text() -> String {
+    before_text()
+        .replace("line 2\n", "line two\n")
+        .replace("line 18\n", "line eighteen\nline 18b\n")
+}
+
+/// An Edit request on `<root>/src/lib.rs` with the two-hunk diff.
+pub(crate) fn edit_request(id: u64, root: &str) -> PermissionRequest {
+    let path = PathBuf::from(format!("{root}/src/lib.rs"));
+    PermissionRequest {
+        id,
+        call_id: format!("call-{id}"),
+        tool: "Edit".into(),
+        title: "Edit src/lib.rs".into(),
+        input: json!({
+            "file_path": path,
+            "old_string": "line 2\n",
+            "new_string": "line two\n",
+        }),
+        reason: "edits ask in default mode".into(),
+        preview: Some(Display::Diff {
+            path,
+            before: before_text(),
+            after: after_text(),
+        }),
+        session_scope: Some("edits to src/lib.rs".into()),
+        saveable_rule: Some("Edit(src/lib.rs)".into()),
+        kind: RequestKind::Tool,
+    }
+}
+
+pub(crate) fn plan_request(id: u64) -> PermissionRequest {
+    PermissionRequest {
+        id,
+        call_id: format!("call-{id}"),
+        tool: "ExitPlanMode".into(),
+        title: "ExitPlanMode".into(),
+        input: json!({}),
+        reason: "the model has a plan".into(),
+        preview: None,
+        session_scope: None,
+        saveable_rule: None,
+        kind: RequestKind::PlanApproval {
+            plan: "# Plan\n\n1. Read `src/lib.rs`\n2. Rename **line 2**\n3. Run the tests\n".into(),
+        },
+    }
+}
+
+fn decision(h: &mut Harness) -> Vec<Decision> {
+    h.sent()
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::PermissionDecision { decision, .. } => Some(decision),
+            _ => None,
+        })
+        .collect()
+}
+
+fn answer(req: PermissionRequest, keys: &[KeyInput]) -> Vec<Decision> {
+    let mut h = Harness::new();
+    h.event(Event::PermissionRequest(req));
+    for k in keys {
+        h.key(*k);
+    }
+    decision(&mut h)
+}
+
+fn k(c: char) -> KeyInput {
+    KeyInput::plain(Key::Char(c))
+}
+
+fn p(code: Key) -> KeyInput {
+    KeyInput::plain(code)
+}
+
+#[test]
+fn each_option_key_gives_its_decision() {
+    let edit = || edit_request(1, "/work/project");
+    assert_eq!(answer(edit(), &[k('1')]), [Decision::AllowOnce]);
+    assert_eq!(answer(edit(), &[k('y')]), [Decision::AllowOnce]);
+    assert_eq!(answer(edit(), &[k('2')]), [Decision::AllowSession]);
+    assert_eq!(answer(edit(), &[k('a')]), [Decision::AllowSession]);
+    assert_eq!(answer(edit(), &[k('7')]), [Decision::AllowAllEditsSession]);
+    assert_eq!(answer(edit(), &[k('w')]), [Decision::AllowAllEditsSession]);
+    assert_eq!(answer(edit(), &[k('3')]), [Decision::DenyOnce]);
+    assert_eq!(answer(edit(), &[p(Key::Esc)]), [Decision::DenyOnce]);
+    assert_eq!(answer(edit(), &[k('4')]), [Decision::DenySession]);
+    assert_eq!(answer(edit(), &[k('d')]), [Decision::DenySession]);
+    assert_eq!(answer(edit(), &[k('6')]), [Decision::AlwaysAllow]);
+    assert_eq!(answer(edit(), &[k('s')]), [Decision::AlwaysAllow]);
+    // No saveable rule: `6` is not offered and does nothing.
+    assert_eq!(answer(request(1, false), &[k('6')]), []);
+    // "All edits" is only for edits.
+    assert_eq!(answer(request(1, true), &[k('7')]), []);
+}
+
+#[test]
+fn feedback_text_goes_to_the_model() {
+    let mut keys = vec![k('5')];
+    keys.extend("use cargo nextest".chars().map(k));
+    keys.push(p(Key::Enter));
+    assert_eq!(
+        answer(request(1, false), &keys),
+        [Decision::DenyWithFeedback {
+            feedback: "use cargo nextest".into()
+        }]
+    );
+    // `f`, then typing: the letters go to the input, not to the options (`y`, `n`, `s`).
+    let mut keys = vec![k('f')];
+    keys.extend("say yes".chars().map(k));
+    keys.push(p(Key::Backspace));
+    keys.push(p(Key::Enter));
+    assert_eq!(
+        answer(request(1, false), &keys),
+        [Decision::DenyWithFeedback {
+            feedback: "say ye".into()
+        }]
+    );
+    // Empty feedback is a plain "no".
+    assert_eq!(
+        answer(request(1, false), &[k('f'), p(Key::Enter)]),
+        [Decision::DenyOnce]
+    );
+}
+
+#[test]
+fn up_down_and_enter_choose_the_focused_option() {
+    let mut h = Harness::new();
+    h.event(Event::PermissionRequest(edit_request(1, "/work/project")));
+    h.press(Key::Down);
+    h.press(Key::Down);
+    let focused = h.app.permission_prompt().and_then(|p| p.focused_choice());
+    assert_eq!(focused.map(|c| c.keys), Some("7/w"));
+    h.press(Key::Down);
+    h.press(Key::Down);
+    h.press(Key::Up);
+    h.press(Key::Enter);
+    assert_eq!(decision(&mut h), [Decision::DenyOnce]);
+    // Enter on a fresh prompt: the first option.
+    assert_eq!(
+        answer(request(2, false), &[p(Key::Enter)]),
+        [Decision::AllowOnce]
+    );
+}
+
+#[test]
+fn partial_hunks_send_exactly_the_accepted_hunk() {
+    // Reject the second hunk: only line 2 changes.
+    let keys = [p(Key::Tab), k(' '), k('1')];
+    let got = answer(edit_request(1, "/work/project"), &keys);
+    let [Decision::AllowEdited { content, note }] = got.as_slice() else {
+        panic!("expected AllowEdited, got {got:?}");
+    };
+    assert_eq!(*content, before_text().replace("line 2\n", "line two\n"));
+    assert!(note.contains("rejected"), "{note}");
+    assert!(note.contains("+line eighteen"), "{note}");
+    // Rejected and accepted again: the plain decision.
+    let keys = [k(' '), k(' '), k('2')];
+    assert_eq!(
+        answer(edit_request(1, "/work/project"), &keys),
+        [Decision::AllowSession]
+    );
+    // R then A: all accepted.
+    let keys = [k('R'), k('A'), k('1')];
+    assert_eq!(
+        answer(edit_request(1, "/work/project"), &keys),
+        [Decision::AllowOnce]
+    );
+    // Reject all, then "no" stays a plain no.
+    let keys = [k('R'), k('3')];
+    assert_eq!(
+        answer(edit_request(1, "/work/project"), &keys),
+        [Decision::DenyOnce]
+    );
+}
+
+#[test]
+fn the_editor_round_trip_writes_the_persons_version() {
+    let mut h = Harness::new();
+    h.event(Event::PermissionRequest(edit_request(4, "/work/project")));
+    let actions = h.press(Key::Char('e'));
+    assert_eq!(
+        actions,
+        [AppAction::EditInEditor {
+            request_id: 4,
+            path: PathBuf::from("src/lib.rs"),
+            content: after_text(),
+        }]
+    );
+    let mine = after_text().replace("line two", "line 2 (mine)");
+    h.app.editor_finished(4, Ok(mine.clone()));
+    // A stale id is ignored.
+    h.app.editor_finished(99, Ok("nothing".into()));
+    h.press(Key::Char('1'));
+    let got = decision(&mut h);
+    let [Decision::AllowEdited { content, note }] = got.as_slice() else {
+        panic!("expected AllowEdited, got {got:?}");
+    };
+    assert_eq!(*content, mine);
+    assert!(note.contains("line 2 (mine)"), "{note}");
+}
+
+#[test]
+fn a_failed_editor_keeps_the_proposal_and_says_why() {
+    let mut h = Harness::new();
+    h.event(Event::PermissionRequest(edit_request(4, "/work/project")));
+    h.app
+        .editor_finished(4, Err("vi exited with status 1".into()));
+    let notice = h
+        .app
+        .permission_prompt()
+        .and_then(|p| p.queue.front())
+        .and_then(|p| p.notice.clone());
+    assert_eq!(
+        notice.as_deref(),
+        Some("The editor failed: vi exited with status 1")
+    );
+    h.press(Key::Char('1'));
+    assert_eq!(decision(&mut h), [Decision::AllowOnce]);
+}
+
+#[test]
+fn plan_approval_keys() {
+    assert_eq!(
+        answer(plan_request(1), &[k('1')]),
+        [Decision::ApprovePlan {
+            mode: PermissionMode::AcceptEdits
+        }]
+    );
+    assert_eq!(
+        answer(plan_request(1), &[k('2')]),
+        [Decision::ApprovePlan {
+            mode: PermissionMode::Default
+        }]
+    );
+    let mut keys = vec![k('3')];
+    keys.extend("add a test first".chars().map(k));
+    keys.push(p(Key::Enter));
+    assert_eq!(
+        answer(plan_request(1), &keys),
+        [Decision::DenyWithFeedback {
+            feedback: "add a test first".into()
+        }]
+    );
+    // Session-wide answers make no sense for a plan.
+    assert_eq!(answer(plan_request(1), &[k('4'), k('6'), k('7')]), []);
+}
+
+#[test]
+fn answering_resolves_the_tool_cell_and_requests_go_in_order() {
+    let mut h = Harness::new();
+    for id in 1..=3 {
+        h.event(Event::PermissionRequest(request(id, false)));
+    }
+    assert_eq!(h.app.permission_prompt().map(|p| p.len()), Some(3));
+    h.press(Key::Char('1'));
+    h.press(Key::Char('3'));
+    h.press(Key::Char('2'));
+    let ids: Vec<u64> = h
+        .sent()
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::PermissionDecision { request_id, .. } => Some(request_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ids, [1, 2, 3]);
+    assert!(h.app.permission_prompt().is_none());
+}
+
+#[test]
+fn plan_command_sets_plan_mode() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.type_text("/plan");
+    h.press(Key::Enter);
+    assert_eq!(
+        h.sent(),
+        [Op::SetMode {
+            mode: PermissionMode::Plan
+        }]
+    );
+    assert_eq!(h.app.mode(), PermissionMode::Plan);
+}
+
+fn session_in(dir: &std::path::Path) -> Event {
+    Event::SessionConfigured(SessionInfo {
+        session_id: "sess-1".into(),
+        model: "m".into(),
+        provider: "anthropic".into(),
+        cwd: dir.to_path_buf(),
+        tools: Vec::new(),
+        mode: PermissionMode::Default,
+        demo: false,
+    })
+}
+
+#[test]
+fn a_file_changed_on_disk_recomputes_the_open_diff() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_string_lossy().into_owned();
+    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
+    let file = dir.path().join("src/lib.rs");
+    let mut h = Harness::new();
+    h.event(session_in(dir.path()));
+    let mut req = edit_request(1, &root);
+    req.preview = Some(Display::Diff {
+        path: file.clone(),
+        before: "line 1\nline 2\n".into(),
+        after: "line 1\nline two\n".into(),
+    });
+    h.event(Event::PermissionRequest(req));
+    // Someone appends a line: the edit still applies, against the new text.
+    std::fs::write(&file, "line 1\nline 2\nline 3\n").expect("write");
+    h.event(Event::FileChangedOnDisk {
+        path: file.clone(),
+        change: FileChange::Modified,
+    });
+    h.press(Key::Char('1'));
+    // What the person approved is the edit on the new text, sent as exactly that content.
+    let got = decision(&mut h);
+    let [Decision::AllowEdited { content, note }] = got.as_slice() else {
+        panic!("expected AllowEdited, got {got:?}");
+    };
+    assert_eq!(*content, "line 1\nline two\nline 3\n");
+    assert_eq!(
+        *note,
+        "src/lib.rs changed on disk while the person reviewed this change; it was re-applied \
+         to the new content and approved as shown."
+    );
+    let pending = h.app.permission_prompt();
+    assert!(pending.is_none());
+    // The conversation says so, relative to the project.
+    let notice = "src/lib.rs changed on disk — cairn will have the model re-read before editing";
+    assert!(
+        h.app.conversation().notices().any(|n| n == notice),
+        "{:?}",
+        h.app.conversation().notices().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn an_edit_that_no_longer_applies_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_string_lossy().into_owned();
+    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
+    let file = dir.path().join("src/lib.rs");
+    let mut h = Harness::new();
+    h.event(session_in(dir.path()));
+    h.event(Event::PermissionRequest(edit_request(1, &root)));
+    std::fs::write(&file, "something else entirely\n").expect("write");
+    h.event(Event::FileChangedOnDisk {
+        path: file,
+        change: FileChange::Modified,
+    });
+    let prompt = h.app.permission_prompt().expect("prompt stays open");
+    let notice = prompt.queue.front().and_then(|p| p.notice.clone());
+    assert_eq!(
+        notice.as_deref(),
+        Some("src/lib.rs: the file changed on disk and this edit no longer applies as shown")
+    );
+}
+
+#[test]
+fn recomputed_diff_uses_the_disk_text_as_before() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_string_lossy().into_owned();
+    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
+    let file = dir.path().join("src/lib.rs");
+    let mut prompt = PermissionPrompt::new(dir.path().to_path_buf(), Highlighter::plain());
+    prompt.push(edit_request(1, &root));
+    let disk = "line 0\nline 2\n";
+    std::fs::write(&file, disk).expect("write");
+    assert!(prompt.file_changed(&file, Some(disk)));
+    let d = prompt.diff().expect("diff");
+    assert_eq!(d.after(), "line 0\nline two\n");
+    assert_eq!(d.approved_content().0, "line 0\nline two\n");
+    // Another file: nothing happens.
+    assert!(!prompt.file_changed(&dir.path().join("other.rs"), Some("x")));
+}
+
+#[test]
+fn diff_command_shows_the_files_changed_in_the_session() {
+    let mut h = Harness::new();
+    h.type_text("/diff");
+    h.press(Key::Enter);
+    assert!(!h.app.is_session_diff_open());
+    for (call, before, after) in [("a", "1\n", "2\n"), ("b", "2\n", "3\n")] {
+        h.event(Event::ToolCallFinished {
+            call_id: call.into(),
+            is_error: false,
+            display: Display::Diff {
+                path: PathBuf::from("/work/project/src/x.rs"),
+                before: before.into(),
+                after: after.into(),
+            },
+            outcome: None,
+        });
+    }
+    h.event(Event::ToolCallFinished {
+        call_id: "c".into(),
+        is_error: true,
+        display: Display::Diff {
+            path: PathBuf::from("/work/project/failed.rs"),
+            before: String::new(),
+            after: "x".into(),
+        },
+        outcome: None,
+    });
+    let files: Vec<_> = h.app.session_changes().files().collect();
+    assert_eq!(files, [(std::path::Path::new("src/x.rs"), "1\n", "3\n")]);
+    h.type_text("/diff");
+    h.press(Key::Enter);
+    assert!(h.app.is_session_diff_open());
+    h.press(Key::Esc);
+    assert!(!h.app.is_session_diff_open());
+}
