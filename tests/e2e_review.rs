@@ -501,8 +501,6 @@ async fn five_sends_the_persons_words_to_the_model_and_leaves_the_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the watcher started in agent::start (files::watcher::attach_watcher) and the \
-            edit tools to accept an AllowEdited computed against the new disk content"]
 async fn a_file_changed_on_disk_under_an_open_prompt_gets_the_edit_reapplied() {
     if !have_tmux() {
         eprintln!("tmux not installed: skipping");
@@ -527,10 +525,7 @@ async fn a_file_changed_on_disk_under_an_open_prompt_gets_the_edit_reapplied() {
     assert!(screen.contains(TOOL_PROMPT), "still asking:\n{screen}");
     t.send_keys(&["1"]);
     t.wait_for("EXTERNAL-DONE");
-    // Both changes are kept: the edit was applied to the new content, not the old. (With the
-    // watcher started by hand, today the prompt recomputes the diff but the Edit is refused:
-    // "File has been modified since read ... (It changed after the edit was shown for
-    // approval.)")
+    // Both changes are kept: the edit was applied to the new content, not the old.
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         theirs.replace("line 3\n", "line three\n")

@@ -5,8 +5,8 @@
 //! commit needs (hash of the disk bytes planned from, format, seen ranges, notes); the texts
 //! themselves travel in the [`Preview`]. `commit` takes the state's write lock, and if the disk
 //! still holds the very bytes the preview was planned from, writes the previewed content
-//! without planning again; otherwise it plans again and refuses when the result differs from
-//! what the person approved. Then it writes atomically in the file's own encoding and line
+//! without planning again; otherwise it plans again (merging outside changes) and refuses when
+//! the result differs from what the person approved — their own version when they changed it. Then it writes atomically in the file's own encoding and line
 //! endings and records the write — with no await anywhere between the last disk check and the
 //! rename. `ctx.content_override` replaces the content when the person edited the proposal.
 
@@ -130,7 +130,15 @@ impl PreparedWrites {
             Some(x) => x,
             None => {
                 let plan = plan(state, path, change)?;
-                if approved_after.is_some_and(|a| a != plan.after) {
+                // What the person approved: their own version when they changed it (the prompt
+                // recomputes the diff when the file changes under it), else the proposal. It
+                // must be exactly what planning against the disk gives now.
+                let approved = ctx
+                    .content_override
+                    .as_ref()
+                    .map(|o| o.content.as_str())
+                    .or(approved_after);
+                if approved.is_some_and(|a| a != plan.after) {
                     return Err(ToolError::new(format!(
                         "{MODIFIED} (It changed after the edit was shown for approval.)"
                     )));
@@ -141,7 +149,9 @@ impl PreparedWrites {
         };
         let written: &str = match &ctx.content_override {
             Some(o) => {
-                prep.notes.push(o.note.clone());
+                if !o.note.trim().is_empty() {
+                    prep.notes.push(o.note.clone());
+                }
                 let hunks = changed_hunks(&before, &o.content);
                 prep.ranges_after = shift_ranges(&prep.ranges_before, &hunks);
                 &o.content
