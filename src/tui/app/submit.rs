@@ -80,6 +80,8 @@ impl App {
                     .push_notice(NoticeKind::Info, text.trim_end());
             }
             C::Clear => {
+                // The model forgets too (Claude Code's meaning); the core refuses mid-turn.
+                self.send(Op::Clear);
                 self.conversation.clear();
                 self.scroll.to_bottom();
             }

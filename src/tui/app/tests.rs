@@ -461,7 +461,7 @@ fn slash_commands_run_locally() {
     assert!(h.app.conversation().is_empty());
     h.type_text("/exit");
     assert_eq!(h.press(Key::Enter), [AppAction::Quit]);
-    assert_eq!(h.sent(), []);
+    assert_eq!(h.sent(), [Op::Clear]);
 }
 
 #[test]

@@ -17,7 +17,7 @@ pub enum Command {
 /// (name without the slash, command, one-line help).
 pub const COMMANDS: &[(&str, Command, &str)] = &[
     ("help", Command::Help, "show keys and commands"),
-    ("clear", Command::Clear, "clear the conversation view"),
+    ("clear", Command::Clear, "start a fresh conversation"),
     ("model", Command::Model, "show the model in use"),
     (
         "mode",
