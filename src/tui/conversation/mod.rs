@@ -23,7 +23,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 
-use crate::protocol::{Event, FileChange, TurnEnd};
+use crate::protocol::{Display, Event, FileChange, SearchMatch, TurnEnd};
 use crate::tui::highlight::Highlighter;
 use crate::tui::theme::Theme;
 use assistant::AssistantCell;
@@ -56,6 +56,8 @@ pub struct Conversation {
     output_version: u64,
     rendered_generation: u64,
     pending_visible: bool,
+    /// The session's directory: paths under it are shown relative to it.
+    cwd: Option<PathBuf>,
 }
 
 impl Conversation {
@@ -79,6 +81,7 @@ impl Conversation {
             output_version: 0,
             rendered_generation: 0,
             pending_visible: false,
+            cwd: None,
         }
     }
 
@@ -270,8 +273,12 @@ impl Conversation {
                 outcome,
             } => {
                 let theme = self.theme.clone();
+                let display = match &self.cwd {
+                    Some(cwd) => relative_display(display, cwd),
+                    None => display.clone(),
+                };
                 if let Some(t) = self.tool_cell(call_id) {
-                    t.finish(*is_error, display, *outcome, &theme);
+                    t.finish(*is_error, &display, *outcome, &theme);
                 }
                 self.changed();
             }
@@ -300,10 +307,8 @@ impl Conversation {
             Event::FileChangedOnDisk { path, change } => self.file_changed_on_disk(path, *change),
             Event::Notice { message } => self.push_notice(NoticeKind::Info, message),
             Event::Error { message } => self.push_notice(NoticeKind::Error, message),
-            Event::SessionConfigured(_)
-            | Event::ToolResults { .. }
-            | Event::Usage { .. }
-            | Event::ModeChanged { .. } => {}
+            Event::SessionConfigured(info) => self.cwd = Some(info.cwd.clone()),
+            Event::ToolResults { .. } | Event::Usage { .. } | Event::ModeChanged { .. } => {}
         }
     }
 
@@ -534,5 +539,45 @@ fn message_text(content: &serde_json::Value) -> String {
             .collect::<Vec<_>>()
             .join("\n\n"),
         _ => String::new(),
+    }
+}
+
+/// `display` with paths under `cwd` made relative to it, so tool output reads like the
+/// project (`src/main.rs:12`) rather than like the machine (`/home/me/work/proj/src/main.rs:12`).
+fn relative_display(display: &Display, cwd: &Path) -> Display {
+    let rel = |p: &PathBuf| match p.strip_prefix(cwd) {
+        Ok(r) if !r.as_os_str().is_empty() => r.to_path_buf(),
+        _ => p.clone(),
+    };
+    match display {
+        Display::FileList { files, more } => Display::FileList {
+            files: files.iter().map(rel).collect(),
+            more: *more,
+        },
+        Display::Matches {
+            pattern,
+            matches,
+            more,
+        } => Display::Matches {
+            pattern: pattern.clone(),
+            matches: matches
+                .iter()
+                .map(|m| SearchMatch {
+                    path: rel(&m.path),
+                    ..m.clone()
+                })
+                .collect(),
+            more: *more,
+        },
+        Display::Diff {
+            path,
+            before,
+            after,
+        } => Display::Diff {
+            path: rel(path),
+            before: before.clone(),
+            after: after.clone(),
+        },
+        other => other.clone(),
     }
 }

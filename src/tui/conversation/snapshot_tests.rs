@@ -515,3 +515,46 @@ fn real_highlighter_eventually_colours_rust() {
         }
     }
 }
+
+#[test]
+fn paths_under_the_session_directory_show_relative() {
+    let mut c = conv();
+    c.apply_event(&Event::SessionConfigured(crate::protocol::SessionInfo {
+        session_id: "s".into(),
+        model: "m".into(),
+        provider: "p".into(),
+        cwd: "/work/proj".into(),
+        tools: vec![],
+        mode: crate::protocol::PermissionMode::Default,
+        demo: false,
+    }));
+    started(&mut c, "g", "Grep", "Grep \"TODO\"");
+    finished(
+        &mut c,
+        "g",
+        false,
+        Display::Matches {
+            pattern: "TODO".into(),
+            matches: vec![
+                crate::protocol::SearchMatch {
+                    path: "/work/proj/src/lib.rs".into(),
+                    line: Some(3),
+                    text: "// TODO: tidy".into(),
+                },
+                crate::protocol::SearchMatch {
+                    path: "/elsewhere/x.rs".into(),
+                    line: Some(1),
+                    text: "TODO".into(),
+                },
+            ],
+            more: 0,
+        },
+    );
+    let text = screen(&mut c, 80, 8);
+    assert!(text.contains("src/lib.rs:3"), "{text}");
+    assert!(!text.contains("/work/proj/src"), "{text}");
+    assert!(
+        text.contains("/elsewhere/x.rs"),
+        "outside paths stay absolute:\n{text}"
+    );
+}
