@@ -328,3 +328,107 @@ async fn a_prompt_hook_can_block_the_prompt() {
         "the blocked prompt never reached the model"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_tools_lets_a_command_run_headless() {
+    let bash = json!({"tool_calls": [{"id": "b", "name": "Bash",
+        "input": {"command": "mkdir -p build/out", "description": "make a directory"}}]});
+    for (flags, should_run) in [
+        (vec![], false),
+        (vec!["--allowedTools", "Bash(mkdir *)"], true),
+        (
+            vec![
+                "--allowedTools",
+                "Bash(mkdir *)",
+                "--disallowedTools",
+                "Bash(mkdir -p *)",
+            ],
+            false,
+        ),
+    ] {
+        let s = server(json!({"turns": [bash.clone(), {"text": "ok"}]})).await;
+        let mut args = vec!["-p", "go"];
+        args.extend(flags.iter().copied());
+        let run = cairn(Some(&s), false, &args, "").await;
+        assert_eq!(run.code(), 0, "{}", run.stderr());
+        let result = s.requests()[1].body.to_string();
+        let ran = !result.contains("\"is_error\":true");
+        assert_eq!(ran, should_run, "{flags:?}: {result}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bare_deny_removes_the_tool_and_settings_json_applies() {
+    let s = server(json!({"turns": [{"text": "ok"}]})).await;
+    let run = cairn(
+        Some(&s),
+        false,
+        &[
+            "-p",
+            "x",
+            "--output-format",
+            "stream-json",
+            "--settings",
+            r#"{"permissions": {"deny": ["WebFetch"]}}"#,
+            "--disallowedTools",
+            "Grep",
+        ],
+        "",
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let init: Value = serde_json::from_str(run.stdout().lines().next().unwrap()).unwrap();
+    let tools: Vec<&str> = init["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"Read"), "{tools:?}");
+    assert!(!tools.contains(&"WebFetch"), "{tools:?}");
+    assert!(!tools.contains(&"Grep"), "{tools:?}");
+    let offered = s.requests()[0].body["tools"].to_string();
+    assert!(
+        !offered.contains("\"WebFetch\""),
+        "not offered to the model either"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_refuses_writes_headless() {
+    let s = server(json!({"turns": [
+        {"tool_calls": [{"id": "w", "name": "Write", "input": {"file_path": "new.txt", "content": "x\n"}}]},
+        {"text": "ok"}]}))
+    .await;
+    let run = cairn(
+        Some(&s),
+        false,
+        &["-p", "x", "--permission-mode", "plan"],
+        "",
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let result = s.requests()[1].body.to_string();
+    assert!(result.contains("plan"), "{result}");
+    assert!(result.contains("\"is_error\":true"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_prints_the_merged_settings_with_origins() {
+    let run = cairn_with(
+        None,
+        false,
+        &["config"],
+        "",
+        &[(
+            ".claude/settings.json",
+            r#"{"model": "from-project", "permissions": {"allow": ["Bash(npm test *)"]}}"#,
+        )],
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let out = run.stdout();
+    assert!(out.contains("from-project"), "{out}");
+    assert!(out.contains("Bash(npm test *)"), "{out}");
+    assert!(out.contains(".claude/settings.json"), "{out}");
+}
