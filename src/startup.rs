@@ -213,6 +213,11 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .unwrap_or(16_384),
         demo: demo_server.is_some(),
         extra_tools: Vec::new(),
+        tool_env: settings
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
     };
     Ok(Started {
         handle: start(setup),

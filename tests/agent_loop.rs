@@ -135,6 +135,7 @@ async fn harness_with(
         max_tokens: 1024,
         demo: false,
         extra_tools: tools,
+        tool_env: Vec::new(),
     });
     Harness {
         server,

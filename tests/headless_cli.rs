@@ -432,3 +432,28 @@ async fn config_prints_the_merged_settings_with_origins() {
     assert!(out.contains("Bash(npm test *)"), "{out}");
     assert!(out.contains(".claude/settings.json"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_env_reaches_commands_and_hooks() {
+    let s = server(json!({"turns": [
+        {"tool_calls": [{"id": "e", "name": "Bash", "input": {"command": "printenv GREETING"}}]},
+        {"text": "ok"}]}))
+    .await;
+    let settings = r#"{"env": {"GREETING": "hola from settings"},
+        "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": "echo hook saw $GREETING"}]}]}}"#;
+    let run = cairn_with(
+        Some(&s),
+        false,
+        &["-p", "x", "--allowedTools", "Bash(printenv *)"],
+        "",
+        &[(".claude/settings.json", settings)],
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let first = s.requests()[0].body.to_string();
+    assert!(first.contains("hook saw hola from settings"), "{first}");
+    let second = s.requests()[1].body.to_string();
+    assert!(second.contains("hola from settings"), "{second}");
+    assert!(!second.contains("\"is_error\":true"), "{second}");
+}

@@ -53,6 +53,8 @@ pub struct AgentSetup {
     /// Tools beyond the built-ins (MCP tools; tests' own tools). Sorted after the built-ins; a
     /// built-in of the same name wins.
     pub extra_tools: Vec<ToolHandle>,
+    /// The settings' `env`, for the commands tools run.
+    pub tool_env: Vec<(String, String)>,
 }
 
 impl AgentSetup {
@@ -65,13 +67,16 @@ impl AgentSetup {
 pub fn start(setup: AgentSetup) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
-    let session = Arc::new(SessionContext::new(
-        setup.session_id.clone(),
-        setup.project_dir.clone(),
-        setup.additional_dirs,
-        setup.data_dir,
-        EventSender::new(events_tx),
-    ));
+    let session = Arc::new(
+        SessionContext::new(
+            setup.session_id.clone(),
+            setup.project_dir.clone(),
+            setup.additional_dirs,
+            setup.data_dir,
+            EventSender::new(events_tx),
+        )
+        .with_tool_env(setup.tool_env),
+    );
     // The watcher is a convenience on top of the write-time checks, which guard every edit
     // anyway; a session whose watcher cannot start goes on without it.
     if !crate::files::watcher::attach_watcher(&session) {

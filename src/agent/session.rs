@@ -48,6 +48,8 @@ pub struct SessionContext {
     pub read_files: Arc<ReadFileState>,
     pub events: EventSender,
     reminders: Mutex<Vec<String>>,
+    /// The settings' `env`: added to the environment of the commands tools run.
+    tool_env: Vec<(String, String)>,
 }
 
 impl SessionContext {
@@ -67,7 +69,18 @@ impl SessionContext {
             read_files: Arc::new(ReadFileState::default()),
             events,
             reminders: Mutex::new(Vec::new()),
+            tool_env: Vec::new(),
         }
+    }
+
+    /// Set the variables the settings' `env` adds for the commands tools run.
+    pub fn with_tool_env(mut self, env: Vec<(String, String)>) -> SessionContext {
+        self.tool_env = env;
+        self
+    }
+
+    pub fn tool_env(&self) -> &[(String, String)] {
+        &self.tool_env
     }
 
     /// A context for tests and benchmarks: everything under `dir`, events dropped.

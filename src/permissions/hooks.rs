@@ -248,13 +248,25 @@ impl HookRun {
 pub struct HookRunner {
     pub config: HooksConfig,
     pub project_dir: PathBuf,
+    /// Added to each hook's environment (the settings' `env`).
+    pub env: Vec<(String, String)>,
 }
 
 impl HookRunner {
     pub fn new(config: HooksConfig, project_dir: PathBuf) -> HookRunner {
+        HookRunner::with_env(config, project_dir, Vec::new())
+    }
+
+    /// As [`HookRunner::new`], with the settings' `env` added to each hook's environment.
+    pub fn with_env(
+        config: HooksConfig,
+        project_dir: PathBuf,
+        env: Vec<(String, String)>,
+    ) -> HookRunner {
         HookRunner {
             config,
             project_dir,
+            env,
         }
     }
 
@@ -283,12 +295,17 @@ impl HookRunner {
         let stdin = payload.to_string();
         let runs = commands
             .into_iter()
-            .map(|c| run_one(c, &self.project_dir, stdin.clone()));
+            .map(|c| run_one(c, &self.project_dir, &self.env, stdin.clone()));
         futures::future::join_all(runs).await
     }
 }
 
-async fn run_one(hook: &HookCommand, project_dir: &Path, stdin: String) -> HookRun {
+async fn run_one(
+    hook: &HookCommand,
+    project_dir: &Path,
+    env: &[(String, String)],
+    stdin: String,
+) -> HookRun {
     let mut run = HookRun {
         command: hook.command.clone(),
         exit_code: None,
@@ -301,6 +318,7 @@ async fn run_one(hook: &HookCommand, project_dir: &Path, stdin: String) -> HookR
     cmd.arg("-c")
         .arg(&hook.command)
         .current_dir(project_dir)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("CLAUDE_PROJECT_DIR", project_dir)
         .env("CAIRN_PROJECT_DIR", project_dir)
         .stdin(Stdio::piped())

@@ -258,7 +258,15 @@ impl PermissionGate {
             session_allow: Mutex::new(Vec::new()),
             session_deny: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
-            hooks: HookRunner::new(settings.hooks.clone(), config.project_dir.clone()),
+            hooks: HookRunner::with_env(
+                settings.hooks.clone(),
+                config.project_dir.clone(),
+                settings
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
             transcript_path: config.transcript_path,
             last_session: Mutex::new(None),
             diagnostics,

@@ -121,8 +121,14 @@ impl BackgroundShells {
 
     /// Start `command` with `shell -c` in `cwd`; returns its id (`bash_1`, `bash_2`, ...).
     /// Must be called inside a tokio runtime: a task collects the output.
-    pub fn start(&self, shell: &str, command: &str, cwd: &Path) -> std::io::Result<String> {
-        let mut child = process::spawn(shell, command, cwd)?;
+    pub fn start(
+        &self,
+        shell: &str,
+        command: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> std::io::Result<String> {
+        let mut child = process::spawn(shell, command, cwd, env)?;
         let pgid = child.id().unwrap_or(0);
         let id = format!("bash_{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let entry = Arc::new(Shell {

@@ -144,7 +144,7 @@ impl Tool for BashTool {
         if input.run_in_background.unwrap_or(false) {
             let id = self
                 .shells
-                .start(&shell, &input.command, &cwd)
+                .start(&shell, &input.command, &cwd, session.tool_env())
                 .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
             let mut text = format!(
                 "Started background shell {id}\nRead its output with BashOutput (bash_id \
@@ -167,7 +167,7 @@ impl Tool for BashTool {
             Some(f) => format!("{}; {}", cwd_trap(f), input.command),
             None => input.command.clone(),
         };
-        let child = process::spawn(&shell, &script, &cwd)
+        let child = process::spawn(&shell, &script, &cwd, session.tool_env())
             .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
         let progress = ctx.progress.clone();
         let outcome = process::run_foreground(

@@ -47,11 +47,18 @@ pub fn shell_program() -> String {
 /// group. A new session also has no controlling terminal: a program that opens `/dev/tty` to
 /// prompt (ssh, sudo, gpg) fails at once instead of stopping the whole group in the background
 /// of the TUI's terminal until the timeout.
-pub fn spawn(shell: &str, script: &str, cwd: &Path) -> std::io::Result<Child> {
+/// `env` (the settings' `env`) is added to cairn's own environment.
+pub fn spawn(
+    shell: &str,
+    script: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+) -> std::io::Result<Child> {
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(script)
         .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
