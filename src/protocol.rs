@@ -299,6 +299,18 @@ pub enum RequestKind {
     PlanApproval { plan: String },
 }
 
+/// What an allow answer grants beyond the call itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    /// As [`Decision::AllowSession`].
+    Session,
+    /// As [`Decision::AllowAllEditsSession`].
+    AllEditsSession,
+    /// As [`Decision::AlwaysAllow`].
+    Always,
+}
+
 /// The person's answer to a [`PermissionRequest`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "decision", rename_all = "snake_case")]
@@ -310,11 +322,14 @@ pub enum Decision {
     AllowAllEditsSession,
     /// Save the request's `saveable_rule` to the project's local settings and allow.
     AlwaysAllow,
-    /// Allow once, but write this content instead of the proposed one (some hunks rejected, or
-    /// edited in $EDITOR). `note` tells the model what the person changed.
+    /// Allow, but write this content instead of the proposed one (some hunks rejected, or
+    /// edited in $EDITOR). `note` tells the model what the person changed. `grant` is what the
+    /// chosen option also allows from now on (none: this call only).
     AllowEdited {
         content: String,
         note: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grant: Option<Grant>,
     },
     DenyOnce,
     DenySession,

@@ -1074,3 +1074,36 @@ proptest! {
         prop_assert_eq!(verdict(&o), "deny", "{:?}", o);
     }
 }
+
+#[tokio::test]
+async fn an_edited_approval_keeps_the_grant_of_the_option_chosen() {
+    let ws = Ws::new();
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    let edited = |grant| Decision::AllowEdited {
+        content: "trimmed\n".into(),
+        note: "the user rejected a hunk".into(),
+        grant,
+    };
+    // Without a grant: this call only.
+    let (_, e) = ask_then(&ws, &gate, "Edit", "$P/src/main.rs", edited(None)).await;
+    assert!(e.allow);
+    assert_eq!(e.outcome, cairn::protocol::CallOutcome::AllowedEdited);
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Edit", "$P/src/main.rs").await),
+        "ask"
+    );
+    // With the session grant: later edits of that file run without asking.
+    let (_, e) = ask_then(
+        &ws,
+        &gate,
+        "Edit",
+        "$P/src/main.rs",
+        edited(Some(cairn::protocol::Grant::Session)),
+    )
+    .await;
+    assert_eq!(e.outcome, cairn::protocol::CallOutcome::AllowedEdited);
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Edit", "$P/src/main.rs").await),
+        "allow"
+    );
+}

@@ -448,7 +448,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
                     .unwrap_or_else(|| "The user denied this tool call.".into());
                 return fail(message, Some(effect.outcome));
             }
-            if let Decision::AllowEdited { content, note } = decision {
+            if let Decision::AllowEdited { content, note, .. } = decision {
                 ctx.content_override = Some(ContentOverride { content, note });
             }
             outcome = Some(effect.outcome);

@@ -29,7 +29,9 @@ use crate::agent::session::{EventSender, SessionContext};
 use crate::config::LoadedSettings;
 use crate::config::layers::{Layer, Origin};
 use crate::config::settings::SourcedRule;
-use crate::protocol::{CallOutcome, Decision, PermissionMode, PermissionRequest, RequestKind};
+use crate::protocol::{
+    CallOutcome, Decision, Grant, PermissionMode, PermissionRequest, RequestKind,
+};
 use crate::tools::{Access, DynTool, ParsedInput, Preview};
 
 pub use hooks::{HookRunner, HookVerdict};
@@ -369,7 +371,20 @@ impl PermissionGate {
         };
         match decision {
             Decision::AllowOnce => allow(CallOutcome::AllowedOnce),
-            Decision::AllowEdited { .. } => allow(CallOutcome::AllowedEdited),
+            Decision::AllowEdited { grant, .. } => {
+                // The grant of the option chosen still holds for later calls; this call is
+                // "allowed with your changes" either way.
+                let mut effect = match grant {
+                    None => allow(CallOutcome::AllowedEdited),
+                    Some(Grant::Session) => self.apply_decision(request, &Decision::AllowSession),
+                    Some(Grant::AllEditsSession) => {
+                        self.apply_decision(request, &Decision::AllowAllEditsSession)
+                    }
+                    Some(Grant::Always) => self.apply_decision(request, &Decision::AlwaysAllow),
+                };
+                effect.outcome = CallOutcome::AllowedEdited;
+                effect
+            }
             Decision::AllowSession => {
                 lock(&self.session_allow).extend(scope);
                 allow(CallOutcome::AllowedForSession)

@@ -348,7 +348,7 @@ mod tests {
         let op = ops_rx.try_recv().unwrap();
         let Op::PermissionDecision {
             request_id: 7,
-            decision: Decision::AllowEdited { content, note },
+            decision: Decision::AllowEdited { content, note, .. },
         } = op
         else {
             panic!("expected AllowEdited for request 7, got {op:?}");

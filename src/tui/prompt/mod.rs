@@ -21,7 +21,9 @@ mod tests;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use crate::protocol::{Decision, Display, Op, PermissionMode, PermissionRequest, RequestKind};
+use crate::protocol::{
+    Decision, Display, Grant, Op, PermissionMode, PermissionRequest, RequestKind,
+};
 use crate::tui::highlight::Highlighter;
 use crate::tui::input::{Key, KeyInput};
 use crate::tui::keymap::{self, Action, Context};
@@ -267,7 +269,17 @@ impl PermissionPrompt {
                         format!("{head}\n{note}")
                     };
                 }
-                Decision::AllowEdited { content, note }
+                let grant = match decision {
+                    Decision::AllowSession => Some(Grant::Session),
+                    Decision::AllowAllEditsSession => Some(Grant::AllEditsSession),
+                    Decision::AlwaysAllow => Some(Grant::Always),
+                    _ => None,
+                };
+                Decision::AllowEdited {
+                    content,
+                    note,
+                    grant,
+                }
             }
             _ => decision,
         };

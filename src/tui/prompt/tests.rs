@@ -167,12 +167,19 @@ fn partial_hunks_send_exactly_the_accepted_hunk() {
     // Reject the second hunk: only line 2 changes.
     let keys = [p(Key::Tab), k(' '), k('1')];
     let got = answer(edit_request(1, "/work/project"), &keys);
-    let [Decision::AllowEdited { content, note }] = got.as_slice() else {
+    let [Decision::AllowEdited { content, note, .. }] = got.as_slice() else {
         panic!("expected AllowEdited, got {got:?}");
     };
     assert_eq!(*content, before_text().replace("line 2\n", "line two\n"));
     assert!(note.contains("rejected"), "{note}");
     assert!(note.contains("+line eighteen"), "{note}");
+    // A trimmed diff keeps the grant of the option chosen.
+    let keys = [p(Key::Tab), k(' '), k('2')];
+    let got = answer(edit_request(1, "/work/project"), &keys);
+    let [Decision::AllowEdited { grant, .. }] = got.as_slice() else {
+        panic!("expected AllowEdited, got {got:?}");
+    };
+    assert_eq!(*grant, Some(crate::protocol::Grant::Session));
     // Rejected and accepted again: the plain decision.
     let keys = [k(' '), k(' '), k('2')];
     assert_eq!(
@@ -212,7 +219,7 @@ fn the_editor_round_trip_writes_the_persons_version() {
     h.app.editor_finished(99, Ok("nothing".into()));
     h.press(Key::Char('1'));
     let got = decision(&mut h);
-    let [Decision::AllowEdited { content, note }] = got.as_slice() else {
+    let [Decision::AllowEdited { content, note, .. }] = got.as_slice() else {
         panic!("expected AllowEdited, got {got:?}");
     };
     assert_eq!(*content, mine);
@@ -338,7 +345,7 @@ fn a_file_changed_on_disk_recomputes_the_open_diff() {
     h.press(Key::Char('1'));
     // What the person approved is the edit on the new text, sent as exactly that content.
     let got = decision(&mut h);
-    let [Decision::AllowEdited { content, note }] = got.as_slice() else {
+    let [Decision::AllowEdited { content, note, .. }] = got.as_slice() else {
         panic!("expected AllowEdited, got {got:?}");
     };
     assert_eq!(*content, "line 1\nline two\nline 3\n");
