@@ -176,10 +176,22 @@ pub fn compact(n: u64) -> String {
     }
 }
 
+/// `path` with the home directory shown as `~`.
+pub fn tilde_path(path: &Path) -> String {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    match home.as_deref().and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
+
 /// The header: cwd and git branch.
 #[derive(Debug, Clone, Default)]
 pub struct Header {
     pub cwd: PathBuf,
+    /// `cwd` as shown (`~/...`), computed once rather than per frame.
+    pub cwd_label: String,
     pub branch: Option<String>,
 }
 
@@ -187,17 +199,13 @@ impl Header {
     pub fn for_dir(cwd: &Path) -> Header {
         Header {
             cwd: cwd.to_path_buf(),
+            cwd_label: tilde_path(cwd),
             branch: git_branch(cwd),
         }
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
-        let cwd = match home.as_deref().and_then(|h| self.cwd.strip_prefix(h).ok()) {
-            Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-            Some(rest) => format!("~/{}", rest.display()),
-            None => self.cwd.display().to_string(),
-        };
+        let cwd = self.cwd_label.clone();
         let mut spans = vec![
             Span::styled(
                 " cairn ",

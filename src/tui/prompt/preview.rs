@@ -136,7 +136,7 @@ pub fn text_lines(
         }
         let dir = text("cwd")
             .or_else(|| text("working_dir"))
-            .map_or_else(|| cwd.display().to_string(), str::to_string);
+            .map_or_else(|| crate::tui::status::tilde_path(cwd), str::to_string);
         field(&mut out, "in", &dir);
         return out;
     }
