@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::style::Color;
+use ratatui::style::{Color, Modifier};
 use serde_json::json;
 use unicode_width::UnicodeWidthStr;
 
@@ -115,7 +115,27 @@ fn markdown_sample() {
         content: json!([{"type": "text", "text": MARKDOWN}]),
         incomplete: false,
     });
-    insta::assert_snapshot!(screen(&mut c, 60, 28));
+    let buf = draw(&mut c, 60, 28, &mut ScrollState::default());
+    insta::assert_snapshot!(text_of(&buf));
+    let text = text_of(&buf);
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(buf[(2, 0)].fg, Color::Magenta);
+    assert!(buf[(2, 0)].modifier.contains(Modifier::BOLD));
+    assert!(
+        buf[(col_of(rows[2], "fix"), 2)]
+            .modifier
+            .contains(Modifier::BOLD)
+    );
+    assert_eq!(buf[(col_of(rows[2], "parser"), 2)].fg, Color::Yellow);
+    assert!(
+        buf[(col_of(rows[2], "test"), 2)]
+            .modifier
+            .contains(Modifier::ITALIC)
+    );
+    assert_eq!(buf[(2, 15)].fg, Color::Yellow, "plain code block style");
+    let link = col_of(rows[19], "the docs");
+    assert_eq!(buf[(link, 19)].fg, Color::Blue);
+    assert!(buf[(link, 19)].modifier.contains(Modifier::UNDERLINED));
 }
 
 #[test]
