@@ -48,6 +48,8 @@ pub struct Conversation {
     /// Indices of tool cells still waiting or running (ticked for spinners).
     active: Vec<usize>,
     focus: Option<usize>,
+    /// Scroll the focused cell into view at the next render (focus just moved).
+    reveal_focus: bool,
     dirty: bool,
     /// Bumped whenever output is added (drives the "new output below" marker).
     output_version: u64,
@@ -71,6 +73,7 @@ impl Conversation {
             streamed_text: false,
             active: Vec::new(),
             focus: None,
+            reveal_focus: false,
             dirty: true,
             output_version: 0,
             rendered_generation: 0,
@@ -374,8 +377,15 @@ impl Conversation {
         let next = (0..end).rev().find(|&i| self.cells[i].is_expandable());
         if next.is_some() {
             self.focus = next;
+            self.reveal_focus = true;
             self.dirty = true;
         }
+    }
+
+    /// Drop the focus (Esc): Ctrl+O goes back to acting on the last cell.
+    pub fn clear_focus(&mut self) {
+        self.focus = None;
+        self.dirty = true;
     }
 
     pub fn focus_next(&mut self) {
@@ -383,6 +393,7 @@ impl Conversation {
             return;
         };
         self.focus = (cur + 1..self.cells.len()).find(|&i| self.cells[i].is_expandable());
+        self.reveal_focus = self.focus.is_some();
         self.dirty = true;
     }
 
@@ -440,7 +451,14 @@ impl Conversation {
                 .lines(width, full, focus == Some(i), theme, hl)
                 .len()
         };
-        let top = scroll.resolve(len, viewport, self.output_version, &mut height);
+        let mut top = scroll.resolve(len, viewport, self.output_version, &mut height);
+        if std::mem::take(&mut self.reveal_focus)
+            && let Some(f) = focus.filter(|&f| f < len)
+            && let Some(pos) = scroll::reveal(top, f, len, viewport, &mut height)
+        {
+            scroll.anchor(pos);
+            top = scroll.resolve(len, viewport, self.output_version, &mut height);
+        }
         let mut y = area.top();
         let mut cell = top.cell;
         let mut skip = top.line;

@@ -483,6 +483,40 @@ fn scrolled_up_shows_the_new_output_marker() {
 }
 
 #[test]
+fn moving_the_focus_scrolls_it_into_view_and_ctrl_o_acts_on_it() {
+    let mut c = conv();
+    for i in 0..10 {
+        let id = format!("t{i}");
+        started(&mut c, &id, "Read", &format!("Read f{i}"));
+        finished(&mut c, &id, false, Display::Text { text: numbered(8) });
+    }
+    let mut scroll = ScrollState::default();
+    draw(&mut c, 30, 8, &mut scroll);
+    for _ in 0..5 {
+        c.focus_prev();
+    }
+    assert_eq!(c.focused(), Some(5));
+    c.toggle_expanded();
+    let buf = draw(&mut c, 30, 8, &mut scroll);
+    insta::assert_snapshot!(text_of(&buf), @r"
+    ● Read f5
+      ⎿ line 1
+        line 2
+        line 3
+        line 4
+        line 5
+        line 6
+        line 7
+    ");
+    assert!(buf[(0, 0)].modifier.contains(Modifier::REVERSED));
+    assert!(!scroll.is_following());
+    c.clear_focus();
+    c.toggle_expanded();
+    scroll.to_bottom();
+    assert!(text_of(&draw(&mut c, 30, 8, &mut scroll)).contains("line 8"));
+}
+
+#[test]
 fn transcript_expands_everything() {
     let mut c = conv();
     started(&mut c, "t1", "Read", "Read a.txt");
