@@ -307,20 +307,13 @@ pub enum Decision {
     AlwaysAllow,
     /// Allow once, but write this content instead of the proposed one (some hunks rejected, or
     /// edited in $EDITOR). `note` tells the model what the person changed.
-    AllowEdited {
-        content: String,
-        note: String,
-    },
+    AllowEdited { content: String, note: String },
     DenyOnce,
     DenySession,
     /// Deny, and give the model this text as the tool result.
-    DenyWithFeedback {
-        feedback: String,
-    },
+    DenyWithFeedback { feedback: String },
     /// Approve a plan and switch to this mode.
-    ApprovePlan {
-        mode: PermissionMode,
-    },
+    ApprovePlan { mode: PermissionMode },
 }
 
 #[cfg(test)]
@@ -356,13 +349,7 @@ mod tests {
 
     #[test]
     fn mode_names_round_trip() {
-        for m in [
-            "default",
-            "acceptEdits",
-            "plan",
-            "bypassPermissions",
-            "dontAsk",
-        ] {
+        for m in ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] {
             assert_eq!(PermissionMode::parse(m).map(|m| m.as_str()), Some(m));
         }
         assert_eq!(PermissionMode::parse("yolo"), None);

@@ -30,9 +30,7 @@ pub struct CallInfo<'a> {
 pub enum GateOutcome {
     Allow,
     /// Refused; the message goes to the model as the tool result.
-    Deny {
-        message: String,
-    },
+    Deny { message: String },
     /// Ask the person. The executor assigns the request id.
     Ask(Box<PermissionRequest>),
 }

@@ -44,11 +44,7 @@ impl ToolRegistry {
     pub fn filtered(&self, keep: impl Fn(&dyn DynTool) -> bool) -> ToolRegistry {
         let (builtins, mcp) = self.tools.split_at(self.builtin_count);
         ToolRegistry::new(
-            builtins
-                .iter()
-                .filter(|t| keep(t.as_ref()))
-                .cloned()
-                .collect(),
+            builtins.iter().filter(|t| keep(t.as_ref())).cloned().collect(),
             mcp.iter().filter(|t| keep(t.as_ref())).cloned().collect(),
         )
     }

@@ -40,27 +40,33 @@ const PAGE_OVERLAP: usize = 1;
 const DEFAULT_VIEWPORT: usize = 20;
 
 impl ScrollState {
+    /// Move the view up by `lines` rows (mouse wheel, arrow keys); stops following.
     pub fn scroll_up(&mut self, lines: usize) {
         self.pending = self.pending.saturating_sub(lines as i64);
     }
 
+    /// Move the view down; reaching the end follows the bottom again.
     pub fn scroll_down(&mut self, lines: usize) {
         self.pending = self.pending.saturating_add(lines as i64);
     }
 
+    /// Up by the last viewport height minus one row (PgUp).
     pub fn page_up(&mut self) {
         self.scroll_up(self.page());
     }
 
+    /// Down by the last viewport height minus one row (PgDn).
     pub fn page_down(&mut self) {
         self.scroll_down(self.page());
     }
 
+    /// The first row of the conversation (Ctrl+Home).
     pub fn to_top(&mut self) {
         self.mode = Mode::Anchored(Position::default());
         self.pending = 0;
     }
 
+    /// Follow the bottom again (Ctrl+End).
     pub fn to_bottom(&mut self) {
         self.mode = Mode::Following;
         self.pending = 0;
