@@ -13,6 +13,7 @@ mod cell;
 mod scroll;
 #[cfg(test)]
 mod snapshot_tests;
+mod tool;
 pub mod wrap;
 
 use std::collections::HashMap;
@@ -30,8 +31,6 @@ pub use cell::NoticeKind;
 use cell::{Cell, CellKind, ThinkingCell};
 pub use scroll::{Position, ScrollState};
 use tool::{ToolCell, ToolStatus};
-
-mod tool;
 
 /// The conversation: cells plus what is needed to lay them out.
 pub struct Conversation {
