@@ -13,6 +13,7 @@ mod cell;
 mod scroll;
 #[cfg(test)]
 mod snapshot_tests;
+mod tool;
 pub mod wrap;
 
 use std::collections::HashMap;
@@ -32,8 +33,6 @@ use cell::{Cell, CellKind, ThinkingCell};
 pub use scroll::{Position, ScrollState};
 use tool::{ToolCell, ToolStatus};
 
-mod tool;
-
 /// The conversation: cells plus what is needed to lay them out.
 pub struct Conversation {
     cells: Vec<Cell>,
@@ -51,6 +50,8 @@ pub struct Conversation {
     /// Indices of tool cells still waiting or running (ticked for spinners).
     active: Vec<usize>,
     focus: Option<usize>,
+    /// Scroll the focused cell into view at the next render (focus just moved).
+    reveal_focus: bool,
     dirty: bool,
     /// Bumped whenever output is added (drives the "new output below" marker).
     output_version: u64,
@@ -77,6 +78,7 @@ impl Conversation {
             streamed_text: false,
             active: Vec::new(),
             focus: None,
+            reveal_focus: false,
             dirty: true,
             output_version: 0,
             rendered_generation: 0,
@@ -435,8 +437,15 @@ impl Conversation {
         let next = (0..end).rev().find(|&i| self.cells[i].is_expandable());
         if next.is_some() {
             self.focus = next;
+            self.reveal_focus = true;
             self.dirty = true;
         }
+    }
+
+    /// Drop the focus (Esc): Ctrl+O goes back to acting on the last cell.
+    pub fn clear_focus(&mut self) {
+        self.focus = None;
+        self.dirty = true;
     }
 
     pub fn focus_next(&mut self) {
@@ -444,6 +453,7 @@ impl Conversation {
             return;
         };
         self.focus = (cur + 1..self.cells.len()).find(|&i| self.cells[i].is_expandable());
+        self.reveal_focus = self.focus.is_some();
         self.dirty = true;
     }
 
@@ -501,7 +511,14 @@ impl Conversation {
                 .lines(width, full, focus == Some(i), theme, hl)
                 .len()
         };
-        let top = scroll.resolve(len, viewport, self.output_version, &mut height);
+        let mut top = scroll.resolve(len, viewport, self.output_version, &mut height);
+        if std::mem::take(&mut self.reveal_focus)
+            && let Some(f) = focus.filter(|&f| f < len)
+            && let Some(pos) = scroll::reveal(top, f, len, viewport, &mut height)
+        {
+            scroll.anchor(pos);
+            top = scroll.resolve(len, viewport, self.output_version, &mut height);
+        }
         let mut y = area.top();
         let mut cell = top.cell;
         let mut skip = top.line;

@@ -40,27 +40,33 @@ const PAGE_OVERLAP: usize = 1;
 const DEFAULT_VIEWPORT: usize = 20;
 
 impl ScrollState {
+    /// Move the view up by `lines` rows (mouse wheel, arrow keys); stops following.
     pub fn scroll_up(&mut self, lines: usize) {
         self.pending = self.pending.saturating_sub(lines as i64);
     }
 
+    /// Move the view down; reaching the end follows the bottom again.
     pub fn scroll_down(&mut self, lines: usize) {
         self.pending = self.pending.saturating_add(lines as i64);
     }
 
+    /// Up by the last viewport height minus one row (PgUp).
     pub fn page_up(&mut self) {
         self.scroll_up(self.page());
     }
 
+    /// Down by the last viewport height minus one row (PgDn).
     pub fn page_down(&mut self) {
         self.scroll_down(self.page());
     }
 
+    /// The first row of the conversation (Ctrl+Home).
     pub fn to_top(&mut self) {
         self.mode = Mode::Anchored(Position::default());
         self.pending = 0;
     }
 
+    /// Follow the bottom again (Ctrl+End).
     pub fn to_bottom(&mut self) {
         self.mode = Mode::Following;
         self.pending = 0;
@@ -75,6 +81,12 @@ impl ScrollState {
     /// True when the person scrolled up and new output arrived below since (as of the last render).
     pub fn new_output_below(&self) -> bool {
         self.new_below
+    }
+
+    /// Put the top of the view at `pos` (it still follows again if that shows the end).
+    pub fn anchor(&mut self, pos: Position) {
+        self.mode = Mode::Anchored(pos);
+        self.pending = 0;
     }
 
     fn page(&self) -> usize {
@@ -199,6 +211,45 @@ pub fn move_down(
     pos
 }
 
+/// Where the view's top must move so that cell `target` is fully visible (or, when taller than
+/// the viewport, starts at the top); None when it already is.
+pub fn reveal(
+    top: Position,
+    target: usize,
+    len: usize,
+    viewport: usize,
+    height: &mut dyn FnMut(usize) -> usize,
+) -> Option<Position> {
+    let target_top = Position {
+        cell: target,
+        line: 0,
+    };
+    if target < top.cell || (target == top.cell && top.line > 0) {
+        return Some(target_top);
+    }
+    // Rows from the view's top to the end of the target cell.
+    let mut rows = 0usize;
+    for cell in top.cell..=target.min(len.saturating_sub(1)) {
+        rows += height(cell);
+    }
+    rows = rows.saturating_sub(top.line);
+    if rows <= viewport {
+        return None;
+    }
+    let h = height(target);
+    if h >= viewport {
+        return Some(target_top);
+    }
+    Some(move_up(
+        Position {
+            cell: target,
+            line: h,
+        },
+        viewport,
+        height,
+    ))
+}
+
 /// Whether the rows from `pos` to the end fill the viewport (else the view belongs at the bottom).
 fn fills_viewport(
     pos: Position,
@@ -272,6 +323,23 @@ mod tests {
         assert_eq!(s.resolve(12, 10, 2, &mut h2), pos(0, 0));
         s.to_bottom();
         assert!(s.is_following());
+    }
+
+    #[test]
+    fn reveal_scrolls_just_enough() {
+        let hs = [3usize, 3, 3, 3, 3, 3];
+        let mut h = |i: usize| hs[i];
+        // View rows 6..11 (cells 2 and 3, part of 4... viewport 5 from (2,0)).
+        let top = pos(2, 0);
+        assert_eq!(reveal(top, 2, 6, 5, &mut h), None);
+        assert_eq!(reveal(top, 1, 6, 5, &mut h), Some(pos(1, 0)));
+        assert_eq!(reveal(pos(2, 1), 2, 6, 5, &mut h), Some(pos(2, 0)));
+        // Cell 3 ends at row 12 from the top of cell 2 = 6 rows > 5: move down by one row.
+        assert_eq!(reveal(top, 3, 6, 5, &mut h), Some(pos(2, 1)));
+        assert_eq!(reveal(top, 5, 6, 5, &mut h), Some(pos(4, 1)));
+        let tall = [3usize, 10];
+        let mut h2 = |i: usize| tall[i];
+        assert_eq!(reveal(pos(0, 0), 1, 2, 5, &mut h2), Some(pos(1, 0)));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::style::Color;
+use ratatui::style::{Color, Modifier};
 use serde_json::json;
 use unicode_width::UnicodeWidthStr;
 
@@ -115,7 +115,27 @@ fn markdown_sample() {
         content: json!([{"type": "text", "text": MARKDOWN}]),
         incomplete: false,
     });
-    insta::assert_snapshot!(screen(&mut c, 60, 28));
+    let buf = draw(&mut c, 60, 28, &mut ScrollState::default());
+    insta::assert_snapshot!(text_of(&buf));
+    let text = text_of(&buf);
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(buf[(2, 0)].fg, Color::Magenta);
+    assert!(buf[(2, 0)].modifier.contains(Modifier::BOLD));
+    assert!(
+        buf[(col_of(rows[2], "fix"), 2)]
+            .modifier
+            .contains(Modifier::BOLD)
+    );
+    assert_eq!(buf[(col_of(rows[2], "parser"), 2)].fg, Color::Yellow);
+    assert!(
+        buf[(col_of(rows[2], "test"), 2)]
+            .modifier
+            .contains(Modifier::ITALIC)
+    );
+    assert_eq!(buf[(2, 15)].fg, Color::Yellow, "plain code block style");
+    let link = col_of(rows[19], "the docs");
+    assert_eq!(buf[(link, 19)].fg, Color::Blue);
+    assert!(buf[(link, 19)].modifier.contains(Modifier::UNDERLINED));
 }
 
 #[test]
@@ -460,6 +480,40 @@ fn scrolled_up_shows_the_new_output_marker() {
 
     › message 30
     ");
+}
+
+#[test]
+fn moving_the_focus_scrolls_it_into_view_and_ctrl_o_acts_on_it() {
+    let mut c = conv();
+    for i in 0..10 {
+        let id = format!("t{i}");
+        started(&mut c, &id, "Read", &format!("Read f{i}"));
+        finished(&mut c, &id, false, Display::Text { text: numbered(8) });
+    }
+    let mut scroll = ScrollState::default();
+    draw(&mut c, 30, 8, &mut scroll);
+    for _ in 0..5 {
+        c.focus_prev();
+    }
+    assert_eq!(c.focused(), Some(5));
+    c.toggle_expanded();
+    let buf = draw(&mut c, 30, 8, &mut scroll);
+    insta::assert_snapshot!(text_of(&buf), @r"
+    ● Read f5
+      ⎿ line 1
+        line 2
+        line 3
+        line 4
+        line 5
+        line 6
+        line 7
+    ");
+    assert!(buf[(0, 0)].modifier.contains(Modifier::REVERSED));
+    assert!(!scroll.is_following());
+    c.clear_focus();
+    c.toggle_expanded();
+    scroll.to_bottom();
+    assert!(text_of(&draw(&mut c, 30, 8, &mut scroll)).contains("line 8"));
 }
 
 #[test]
