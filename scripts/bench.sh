@@ -25,8 +25,9 @@ mkdir -p "$HOME" "$work/proj"
 p1=$(serve assets/bench/one-turn.json one)
 p3=$(serve assets/bench/read-edit.json three)
 
-peak_rss() { # command... -> median peak RSS in KiB over 20 runs
+peak_rss() { # command... -> median peak RSS in KiB over 20 runs ($PREPARE runs before each)
   for _ in $(seq 20); do
+    [ -n "${PREPARE:-}" ] && sh -c "$PREPARE"
     /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1
   done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
@@ -47,4 +48,4 @@ reset="printf 'def f():\n    return 1\n' > $work/proj/lib.py"
 three="env ANTHROPIC_BASE_URL=http://127.0.0.1:$p3 ANTHROPIC_API_KEY=bench $bin -p go --permission-mode acceptEdits"
 (cd "$work/proj" && hyperfine -N --warmup 3 --runs "$runs" --prepare "sh -c \"$reset\"" --export-json "$work/three.json" "$three" >/dev/null)
 jq -r '.results[0] | "median \(.median*1000|.*1000|round/1000) ms"' "$work/three.json"
-(cd "$work/proj" && sh -c "$reset" && echo "peak RSS median $(peak_rss env ANTHROPIC_BASE_URL=http://127.0.0.1:$p3 ANTHROPIC_API_KEY=bench "$bin" -p go --permission-mode acceptEdits) KiB")
+(cd "$work/proj" && echo "peak RSS median $(PREPARE=$reset peak_rss env ANTHROPIC_BASE_URL=http://127.0.0.1:$p3 ANTHROPIC_API_KEY=bench "$bin" -p go --permission-mode acceptEdits) KiB")
