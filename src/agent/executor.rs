@@ -7,8 +7,11 @@
 //! after it waits for it. On interrupt, running calls are cancelled and every call without a result
 //! gets an "interrupted by the user" result, so the conversation stays valid.
 //!
-//! Each call goes through the lifecycle of the design notes: find the tool, validate its input,
-//! compute the preview, ask the permission gate (and perhaps the person), run, shape the result.
+//! Each call goes through the lifecycle of the design notes: find the tool, ask the gate for a
+//! decision on the call's paths alone (deny rules, protected and outside paths: before the tool
+//! touches the disk), validate its input, compute the preview, ask the permission gate (and
+//! perhaps the person), run, shape the result. A denial always wins over a validation error,
+//! so what the model reads for a denied path never tells whether the file exists.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -358,17 +361,34 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         content_override: None,
     };
 
-    if let Err(e) = tool.validate(&input, &ctx).await {
-        return fail(e.message, None);
+    let mut accesses = tool.accesses(&input, &env.session);
+    // Permission before information: a refusal that rests on the paths alone comes before
+    // the tool's own checks and preview read anything, so it reads the same whether or not
+    // the file exists.
+    let early = env.gate.check_before_io(&CallInfo {
+        call_id: &call_id,
+        tool: tool.as_ref(),
+        input: &input,
+        raw_input: &raw,
+        title: &title,
+        accesses: &accesses,
+        preview: None,
+    });
+    if let Some(message) = early {
+        return fail(message, Some(CallOutcome::Denied));
     }
-    let preview = match tool.preview(&input, &ctx).await {
-        Ok(p) => p,
-        Err(e) => return fail(e.message, None),
+    // A validation or preview error waits for the full check: a denial (by a hook, say)
+    // still wins over it.
+    let checked = match tool.validate(&input, &ctx).await {
+        Ok(()) => tool.preview(&input, &ctx).await,
+        Err(e) => Err(e),
+    };
+    let (mut preview, invalid) = match checked {
+        Ok(p) => (p, None),
+        Err(e) => (None, Some(e)),
     };
     let mut input = input;
     let mut raw = raw;
-    let mut preview = preview;
-    let mut accesses = tool.accesses(&input, &env.session);
     let verdict = {
         let info = CallInfo {
             call_id: &call_id,
@@ -411,7 +431,14 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
             accesses = tool.accesses(&input, &env.session);
             *then
         }
-        v => v,
+        deny @ GateOutcome::Deny { .. } => deny,
+        other => match invalid {
+            None => other,
+            Some(e) => {
+                env.gate.withdraw(&call_id);
+                return fail(e.message, None);
+            }
+        },
     };
     let mut outcome = None;
     match verdict {

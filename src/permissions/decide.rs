@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
+use super::hooks::HookEvent;
 use super::lifecycle::PreHook;
 use super::rules::{Rule, Specifier, Target};
 use super::safety::{PathFacts, path_facts};
@@ -78,6 +79,42 @@ impl PermissionGate {
         }
     }
 
+    /// The decision on the call's paths, commands and names alone, before the tool does any
+    /// I/O of its own (validation, preview): `Some(message)` when the call is refused whatever
+    /// the file holds or whether it exists, so a refusal never depends on (and never reveals)
+    /// the file. Only resolving the paths' symlinks touches the disk, as the full check does.
+    ///
+    /// Refusals a PreToolUse hook could still lift (a hook's allow over a missing rule) are
+    /// left to [`Self::check`] when such hooks are configured. Runs no hooks; has no effects.
+    pub fn check_before_io(&self, call: &CallInfo<'_>) -> Option<String> {
+        let read_only = call.tool.is_read_only(call.input);
+        let facts = match self.facts(call.tool.name(), call.accesses, read_only) {
+            Ok(f) => f,
+            Err(message) => return Some(message),
+        };
+        if let Some(message) = self.firm_denial(&facts, self.mode()) {
+            return Some(message);
+        }
+        if self.hooks.has(HookEvent::PreToolUse) {
+            return None;
+        }
+        match self.decide(call, call.accesses, read_only, &PreHook::default(), None) {
+            GateOutcome::Deny { message } => Some(message),
+            _ => {
+                // `decide` remembered the scope of a question it would ask; the real check
+                // asks again after the preview.
+                self.withdraw(call.call_id);
+                None
+            }
+        }
+    }
+
+    /// Forget an open question for `call_id` that will never be put to the person (the call
+    /// failed before it was asked).
+    pub fn withdraw(&self, call_id: &str) {
+        lock(&self.pending).remove(call_id);
+    }
+
     fn decide(
         &self,
         call: &CallInfo<'_>,
@@ -92,35 +129,11 @@ impl PermissionGate {
             Err(message) => return GateOutcome::Deny { message },
         };
         let mode = self.mode();
-        // Session denials and deny rules: nothing below can undo them.
-        if let Some(rule) = lock(&self.session_deny).iter().find(|r| blocks(r, &facts)) {
-            return GateOutcome::Deny {
-                message: format!(
-                    "The user denied this for the rest of the session (`{}`). Do not retry it; \
-                     find another way or ask the user how to proceed.",
-                    rule.text
-                ),
-            };
-        }
-        if let Some(r) = self.deny.iter().find(|r| blocks(&r.rule, &facts)) {
-            return GateOutcome::Deny {
-                message: format!(
-                    "Permission to use {tool} has been denied by the rule `{}` ({}).",
-                    r.rule.text, r.origin
-                ),
-            };
+        if let Some(message) = self.firm_denial(&facts, mode) {
+            return GateOutcome::Deny { message };
         }
         if tool == "ExitPlanMode" {
             return self.plan_approval(call, mode);
-        }
-        if mode == PermissionMode::Plan && !read_only {
-            return GateOutcome::Deny {
-                message: format!(
-                    "{tool} is not available in plan mode: only read-only tools may run until \
-                     the user approves the plan. Finish researching, then call ExitPlanMode \
-                     with your plan."
-                ),
-            };
         }
         if let Some(reason) = &hook.deny {
             return GateOutcome::Deny {
@@ -144,6 +157,35 @@ impl PermissionGate {
         }
         let reason = gap_reason(&gaps[0], tool, &self.project_dir);
         self.ask_or_refuse(call, &facts, gaps, reason, mode, updated)
+    }
+
+    /// The refusals no hook can lift (session denials, deny rules, plan mode), in the order
+    /// [`Self::decide`] applies them.
+    fn firm_denial(&self, facts: &Facts<'_>, mode: PermissionMode) -> Option<String> {
+        let tool = facts.tool;
+        // Session denials and deny rules: nothing below can undo them.
+        if let Some(rule) = lock(&self.session_deny).iter().find(|r| blocks(r, facts)) {
+            return Some(format!(
+                "The user denied this for the rest of the session (`{}`). Do not retry it; \
+                 find another way or ask the user how to proceed.",
+                rule.text
+            ));
+        }
+        if let Some(r) = self.deny.iter().find(|r| blocks(&r.rule, facts)) {
+            return Some(format!(
+                "Permission to use {tool} has been denied by the rule `{}` ({}).",
+                r.rule.text, r.origin
+            ));
+        }
+        // ExitPlanMode is how plan mode ends; `decide` answers it before this refusal.
+        if tool != "ExitPlanMode" && mode == PermissionMode::Plan && !facts.read_only {
+            return Some(format!(
+                "{tool} is not available in plan mode: only read-only tools may run until \
+                 the user approves the plan. Finish researching, then call ExitPlanMode \
+                 with your plan."
+            ));
+        }
+        None
     }
 
     fn facts<'a>(

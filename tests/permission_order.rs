@@ -1,0 +1,374 @@
+//! Permission before information: the real agent (scripted model on 127.0.0.1, real executor,
+//! gate and file tools) calls each file tool on an existing and a missing file under a path it
+//! may not touch. The model must read the same refusal for both, so a denial never tells
+//! whether a file exists, and the tool must not have run.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use cairn::agent::{AgentSetup, start};
+use cairn::config::load_settings;
+use cairn::config::model::ModelEndpoint;
+use cairn::llm::Provider;
+use cairn::llm::client::{ClientOptions, build_client};
+use cairn::llm::retry::RetryPolicy;
+use cairn::llm::scripted::{Script, ScriptedServer};
+use cairn::permissions::{GateConfig, PermissionGate};
+use cairn::protocol::{Decision, Event, Op, PermissionMode};
+use serde_json::{Value, json};
+
+struct Ws {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    proj: PathBuf,
+    home: PathBuf,
+}
+
+impl Ws {
+    fn new() -> Ws {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let proj = root.join("proj");
+        let home = root.join("home");
+        for d in [
+            "proj/.git",
+            "proj/secret/there",
+            "proj/src",
+            "outside/there",
+            "home",
+        ] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in [
+            "proj/secret/present.txt",
+            "proj/.git/present.txt",
+            "proj/src/present.txt",
+            "outside/present.txt",
+        ] {
+            std::fs::write(root.join(f), "a line\n").unwrap();
+        }
+        Ws {
+            _tmp: tmp,
+            root,
+            proj,
+            home,
+        }
+    }
+}
+
+struct GateSpec {
+    deny: Vec<String>,
+    mode: PermissionMode,
+    interactive: bool,
+}
+
+/// Run one model turn making `calls`, and return the tool results the model got (text,
+/// is_error), in call order. Any permission request is denied and counted.
+async fn run_calls(
+    ws: &Ws,
+    spec: GateSpec,
+    calls: &[(&str, Value)],
+) -> (Vec<(String, bool)>, usize) {
+    let tool_calls: Vec<Value> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, input))| json!({"id": format!("c{i}"), "name": name, "input": input}))
+        .collect();
+    let script = json!({"turns": [{"tool_calls": tool_calls}, {"text": "done"}]});
+    let server = ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap();
+    let client = build_client(
+        &ModelEndpoint {
+            provider: Provider::Anthropic,
+            model: "test-model".into(),
+            base_url: server.anthropic_base_url(),
+            api_key: Some("test-key".into()),
+        },
+        &ClientOptions {
+            idle_timeout: Duration::from_secs(30),
+        },
+    )
+    .unwrap();
+    let home = ws.home.to_string_lossy().into_owned();
+    let settings = load_settings(&ws.proj, None, &move |k: &str| {
+        (k == "HOME").then(|| home.clone())
+    });
+    assert!(
+        settings.diagnostics.is_empty(),
+        "{:?}",
+        settings.diagnostics
+    );
+    let data = ws.root.join("data");
+    let gate = PermissionGate::new(GateConfig {
+        settings: &settings,
+        cli_allow: Vec::new(),
+        cli_deny: spec.deny,
+        mode: spec.mode,
+        interactive: spec.interactive,
+        project_dir: ws.proj.clone(),
+        additional_dirs: Vec::new(),
+        session_data_dir: data.clone(),
+        transcript_path: data.join("t.jsonl"),
+        running_as_root: false,
+        sandboxed: false,
+    })
+    .unwrap();
+    let mut handle = start(AgentSetup {
+        client,
+        model: "test-model".into(),
+        project_dir: ws.proj.clone(),
+        additional_dirs: Vec::new(),
+        data_dir: data.clone(),
+        transcript_path: None,
+        session_id: "s-order".into(),
+        gate,
+        max_turns: None,
+        retry: RetryPolicy {
+            max_attempts: 1,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(10),
+        },
+        max_tokens: 1024,
+        demo: false,
+        extra_tools: Vec::new(),
+        tool_env: Vec::new(),
+    });
+    handle.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    let mut asked = 0;
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
+            .await
+            .expect("the turn did not finish in time")
+            .expect("the core stopped");
+        match ev {
+            Event::PermissionRequest(req) => {
+                asked += 1;
+                handle
+                    .ops
+                    .send(Op::PermissionDecision {
+                        request_id: req.id,
+                        decision: Decision::DenyOnce,
+                    })
+                    .unwrap();
+            }
+            Event::TurnFinished { .. } => break,
+            _ => {}
+        }
+    }
+    let body = server.requests()[1].body.clone();
+    let mut results = Vec::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] == "tool_result" {
+                let text = match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                results.push((text, b["is_error"].as_bool().unwrap_or(false)));
+            }
+        }
+    }
+    assert_eq!(results.len(), calls.len(), "{results:?}");
+    (results, asked)
+}
+
+/// The calls of every file tool on `present` and `missing` (files), or on `dir` and
+/// `dir/there` and `dir/nowhere` (searches). Returned in pairs: existing, then missing.
+fn file_tool_calls(dir: &str, edits_only: bool) -> Vec<(&'static str, Value)> {
+    let present = format!("{dir}/present.txt");
+    let missing = format!("{dir}/missing.txt");
+    let mut calls = Vec::new();
+    for path in [&present, &missing] {
+        calls.push(("Write", json!({"file_path": path, "content": "new\n"})));
+    }
+    for path in [&present, &missing] {
+        calls.push((
+            "Edit",
+            json!({"file_path": path, "old_string": "a line", "new_string": "b line"}),
+        ));
+    }
+    for path in [&present, &missing] {
+        calls.push((
+            "MultiEdit",
+            json!({"file_path": path, "edits": [{"old_string": "a line", "new_string": "b"}]}),
+        ));
+    }
+    if !edits_only {
+        for path in [&present, &missing] {
+            calls.push(("Read", json!({"file_path": path})));
+        }
+        let (there, nowhere) = (format!("{dir}/there"), format!("{dir}/nowhere"));
+        for path in [&there, &nowhere] {
+            calls.push(("Glob", json!({"pattern": "*.txt", "path": path})));
+        }
+        for path in [&there, &nowhere] {
+            calls.push(("Grep", json!({"pattern": "line", "path": path})));
+        }
+    }
+    calls
+}
+
+/// Each pair of results (existing, missing) must be the same refusal, once the names differ.
+fn assert_same_refusals(calls: &[(&str, Value)], results: &[(String, bool)], expect: &str) {
+    for (pair, call) in results.chunks(2).zip(calls.chunks(2)) {
+        let tool = call[0].0;
+        let norm = |s: &str| {
+            s.replace("present.txt", "FILE")
+                .replace("missing.txt", "FILE")
+                .replace("/there", "/DIR")
+                .replace("/nowhere", "/DIR")
+        };
+        assert!(pair[0].1 && pair[1].1, "{tool}: both are errors: {pair:?}");
+        assert_eq!(
+            norm(&pair[0].0),
+            norm(&pair[1].0),
+            "{tool}: an existing and a missing file got different answers"
+        );
+        assert!(
+            pair[0].0.contains(expect),
+            "{tool}: not the refusal expected ({expect}): {}",
+            pair[0].0
+        );
+    }
+}
+
+fn assert_untouched(ws: &Ws, dir: &str) {
+    let base = ws.proj.join(dir);
+    assert_eq!(
+        std::fs::read_to_string(base.join("present.txt")).unwrap(),
+        "a line\n"
+    );
+    assert!(
+        !base.join("missing.txt").exists(),
+        "a denied write created a file"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_rule_answers_the_same_for_existing_and_missing_files() {
+    let ws = Ws::new();
+    let dir = ws.proj.join("secret").to_string_lossy().into_owned();
+    let calls = file_tool_calls(&dir, false);
+    let (results, asked) = run_calls(
+        &ws,
+        GateSpec {
+            deny: vec!["Read(./secret/**)".into()],
+            mode: PermissionMode::Default,
+            interactive: true,
+        },
+        &calls,
+    )
+    .await;
+    assert_eq!(asked, 0, "a deny rule never asks");
+    assert_same_refusals(
+        &calls,
+        &results,
+        "has been denied by the rule `Read(./secret/**)`",
+    );
+    assert_untouched(&ws, "secret");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protected_path_is_refused_headless_before_the_file_is_read() {
+    let ws = Ws::new();
+    let dir = ws.proj.join(".git").to_string_lossy().into_owned();
+    let calls = file_tool_calls(&dir, true);
+    let (results, _) = run_calls(
+        &ws,
+        GateSpec {
+            deny: Vec::new(),
+            mode: PermissionMode::AcceptEdits,
+            interactive: false,
+        },
+        &calls,
+    )
+    .await;
+    assert_same_refusals(&calls, &results, "no one can be asked");
+    assert_untouched(&ws, ".git");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_outside_the_working_dirs_is_refused_headless_alike() {
+    let ws = Ws::new();
+    let dir = ws.root.join("outside").to_string_lossy().into_owned();
+    let calls = file_tool_calls(&dir, false);
+    let (results, _) = run_calls(
+        &ws,
+        GateSpec {
+            deny: Vec::new(),
+            mode: PermissionMode::Default,
+            interactive: false,
+        },
+        &calls,
+    )
+    .await;
+    assert_same_refusals(&calls, &results, "outside the working directories");
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("outside/present.txt")).unwrap(),
+        "a line\n"
+    );
+    assert!(!ws.root.join("outside/missing.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_denial_wins_over_a_validation_error() {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.proj.join(".claude")).unwrap();
+    std::fs::write(
+        ws.proj.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Write|Edit|MultiEdit", "hooks": [
+            {"type": "command", "command": "echo 'no edits in src' >&2; exit 2"}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let dir = ws.proj.join("src").to_string_lossy().into_owned();
+    let calls = file_tool_calls(&dir, true);
+    let (results, asked) = run_calls(
+        &ws,
+        GateSpec {
+            deny: Vec::new(),
+            mode: PermissionMode::AcceptEdits,
+            interactive: true,
+        },
+        &calls,
+    )
+    .await;
+    assert_eq!(asked, 0);
+    assert_same_refusals(
+        &calls,
+        &results,
+        "A PreToolUse hook denied this call: no edits in src",
+    );
+    assert_untouched(&ws, "src");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_call_still_gets_its_validation_error() {
+    let ws = Ws::new();
+    let file = ws
+        .proj
+        .join("src/present.txt")
+        .to_string_lossy()
+        .into_owned();
+    let calls = [(
+        "Edit",
+        json!({"file_path": file, "old_string": "a line", "new_string": "b line"}),
+    )];
+    let (results, asked) = run_calls(
+        &ws,
+        GateSpec {
+            deny: Vec::new(),
+            mode: PermissionMode::AcceptEdits,
+            interactive: true,
+        },
+        &calls,
+    )
+    .await;
+    assert_eq!(asked, 0);
+    assert!(results[0].1);
+    assert!(
+        results[0].0.contains("has not been read yet"),
+        "{}",
+        results[0].0
+    );
+    assert_untouched(&ws, "src");
+}
