@@ -56,7 +56,9 @@ pub async fn run(
                     out,
                     &json!({
                         "type": "system", "subtype": "init", "session_id": info.session_id,
-                        "cwd": info.cwd, "model": info.model, "tools": info.tools,
+                        // Lossy: a path that is not UTF-8 cannot be a JSON string, and must
+                        // not stop the run (json! would panic on it).
+                        "cwd": info.cwd.to_string_lossy(), "model": info.model, "tools": info.tools,
                         "permissionMode": info.mode.as_str(), "provider": info.provider,
                         "demo": info.demo,
                     }),

@@ -457,3 +457,79 @@ async fn settings_env_reaches_commands_and_hooks() {
     assert!(second.contains("hola from settings"), "{second}");
     assert!(!second.contains("\"is_error\":true"), "{second}");
 }
+
+/// A working directory whose name is not UTF-8 (byte 0xff): every output format must work
+/// (it used to panic building stream-json's `system/init`), and hooks get a readable payload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_working_dir_that_is_not_utf8_works_in_every_format() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+
+    let home = tempfile::tempdir().unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let project = base.path().join(OsStr::from_bytes(b"proj-\xff-dir"));
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(project.join("notes.txt"), "alpha\nbeta\n").unwrap();
+    // A hook on every prompt: its stdin JSON carries the cwd.
+    std::fs::write(
+        project.join(".claude/settings.json"),
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": "cat > hook-input.json"}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    for format in ["text", "json", "stream-json"] {
+        let s = server(json!({"turns": [
+            {"tool_calls": [{"id": "r1", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+            {"text": "It lists alpha and beta."}]}))
+        .await;
+        let mut args = vec!["-p", "read notes", "--output-format", format];
+        if format == "stream-json" {
+            args.push("--verbose");
+        }
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(&args)
+            .current_dir(&project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join(".config"))
+            .env("CAIRN_DATA_DIR", home.path().join("data"))
+            .env("ANTHROPIC_BASE_URL", s.anthropic_base_url())
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .stdin(std::process::Stdio::null())
+            .output();
+        let out = tokio::time::timeout(std::time::Duration::from_secs(30), out)
+            .await
+            .expect("cairn did not finish")
+            .unwrap();
+        let run = Run { out };
+        assert_eq!(run.code(), 0, "{format}: stderr: {}", run.stderr());
+        let stdout = run.stdout();
+        match format {
+            "text" => assert_eq!(stdout, "It lists alpha and beta.\n"),
+            "json" => {
+                let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+                assert_eq!(v["result"], "It lists alpha and beta.");
+            }
+            _ => {
+                let lines: Vec<Value> = stdout
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
+                assert_eq!(lines[0]["subtype"], "init");
+                let cwd = lines[0]["cwd"].as_str().unwrap();
+                assert!(cwd.ends_with("proj-\u{FFFD}-dir"), "{cwd}");
+                let read = lines[2]["message"]["content"][0]["content"]
+                    .as_str()
+                    .unwrap();
+                assert!(read.contains("alpha"), "{read}");
+            }
+        }
+        let hook: Value =
+            serde_json::from_slice(&std::fs::read(project.join("hook-input.json")).unwrap())
+                .unwrap();
+        assert_eq!(hook["hook_event_name"], "UserPromptSubmit");
+        assert!(hook["cwd"].as_str().unwrap().contains("proj-"), "{hook}");
+    }
+}

@@ -426,8 +426,9 @@ pub fn base_payload(
 ) -> Map<String, Value> {
     let v = json!({
         "session_id": session_id,
-        "transcript_path": transcript_path,
-        "cwd": cwd,
+        // Lossy: json! panics on a path that is not UTF-8.
+        "transcript_path": transcript_path.to_string_lossy(),
+        "cwd": cwd.to_string_lossy(),
         "permission_mode": mode,
         "hook_event_name": event.name(),
     });
