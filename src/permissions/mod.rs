@@ -9,6 +9,10 @@
 //! session grants -> read-only allowances -> ask the person (or, headless / dontAsk, refuse
 //! with a message naming what would allow it). Invariant: nothing allows a call that a deny
 //! rule matches — not allow rules, not modes, not hooks, not session grants.
+//!
+//! Before a tool reads anything for its validation or preview, the executor asks
+//! [`PermissionGate::check_before_io`] for the refusals that rest on the call's paths alone, so
+//! a denied path answers the same whether or not the file exists.
 
 pub mod ask;
 mod decide;
