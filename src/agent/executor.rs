@@ -421,12 +421,16 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
                 }
             }
             raw = new_raw;
-            if let Err(e) = tool.validate(&input, &ctx).await {
-                return fail(e.message, None);
-            }
-            preview = match tool.preview(&input, &ctx).await {
+            let checked = match tool.validate(&input, &ctx).await {
+                Ok(()) => tool.preview(&input, &ctx).await,
+                Err(e) => Err(e),
+            };
+            preview = match checked {
                 Ok(p) => p,
-                Err(e) => return fail(e.message, None),
+                Err(e) => {
+                    env.gate.withdraw(&call_id);
+                    return fail(e.message, None);
+                }
             };
             accesses = tool.accesses(&input, &env.session);
             *then

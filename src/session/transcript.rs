@@ -236,7 +236,7 @@ mod tests {
         // A crash mid-write: half a line at the end.
         let mut bytes = std::fs::read(&path).unwrap();
         let whole = bytes.len();
-        bytes.extend_from_slice(&bytes[..whole / 3].to_vec());
+        bytes.extend_from_within(..whole / 3);
         let read = parse_transcript(&bytes);
         assert_eq!(read.entries.len(), 2);
         assert!(read.cut_last_line);
