@@ -186,10 +186,14 @@ mod tests {
         assert_eq!(fs::read_to_string(&target).unwrap(), "old");
     }
 
-    /// The PID of a process that has exited (and been reaped).
+    /// The PID of a process killed with SIGKILL (as by `kill -9`) and reaped.
     fn dead_pid() -> u32 {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         let pid = child.id();
+        child.kill().unwrap();
         child.wait().unwrap();
         pid
     }
