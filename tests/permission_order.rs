@@ -372,3 +372,31 @@ async fn an_allowed_call_still_gets_its_validation_error() {
     );
     assert_untouched(&ws, "src");
 }
+
+/// Asking is not denying, but the question must still come before the tool looks: a search
+/// outside the working directories asks first whether or not its directory exists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_outside_asks_before_it_says_whether_the_directory_exists() {
+    let ws = Ws::new();
+    let dir = ws.root.join("outside").to_string_lossy().into_owned();
+    let calls: Vec<(&str, Value)> = file_tool_calls(&dir, false)
+        .into_iter()
+        .filter(|(name, _)| matches!(*name, "Glob" | "Grep"))
+        .collect();
+    let (results, asked) = run_calls(
+        &ws,
+        GateSpec {
+            deny: Vec::new(),
+            mode: PermissionMode::Default,
+            interactive: true,
+        },
+        &calls,
+    )
+    .await;
+    assert_eq!(
+        asked,
+        calls.len(),
+        "every search was asked about: {results:?}"
+    );
+    assert_same_refusals(&calls, &results, "The tool use was rejected");
+}

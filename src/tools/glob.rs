@@ -81,8 +81,8 @@ impl Tool for GlobTool {
     }
 
     async fn validate(&self, input: &GlobInput, ctx: &ToolContext) -> Result<(), ToolError> {
-        let (root, pattern) = split_pattern(&ctx.session, &input.pattern, input.path.as_deref());
-        check_dir(&root)?;
+        // No I/O before permission: whether the directory exists is the call's to say.
+        let (_, pattern) = split_pattern(&ctx.session, &input.pattern, input.path.as_deref());
         compile(&pattern).map(|_| ())
     }
 

@@ -144,6 +144,12 @@ impl Tool for GrepTool {
 
     async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let search = Search::new(&input, &ctx.session)?;
+        if !search.root.exists() {
+            return Err(ToolError::new(format!(
+                "Path does not exist: {}. Check the path or search the current directory.",
+                search.root.display()
+            )));
+        }
         let cancel = ctx.cancel.clone();
         let output = tokio::task::spawn_blocking(move || {
             let mut files = search.run(&|| cancel.is_cancelled());
@@ -175,13 +181,8 @@ struct Search {
 
 impl Search {
     fn new(input: &GrepInput, session: &SessionContext) -> Result<Search, ToolError> {
+        // No I/O here: validation runs before permission; `call` checks the root exists.
         let root = resolve_path(session, input.path.as_deref());
-        if !root.exists() {
-            return Err(ToolError::new(format!(
-                "Path does not exist: {}. Check the path or search the current directory.",
-                root.display()
-            )));
-        }
         let multiline = input.multiline.unwrap_or(false);
         let mut builder = RegexMatcherBuilder::new();
         builder
