@@ -582,7 +582,11 @@ async fn edit_with_empty_old_string_creates_file() {
         )
         .await
         .unwrap();
-    assert!(out.content.text().starts_with("File created successfully at: "));
+    assert!(
+        out.content
+            .text()
+            .starts_with("File created successfully at: ")
+    );
     assert_eq!(w.file("made/new.txt"), "hello\n");
     let err = w
         .run(
@@ -829,7 +833,8 @@ async fn content_override_is_written_with_its_note() {
         .unwrap();
     assert_eq!(w.file("o.txt"), "a\nB\n");
     assert!(
-        out.content.text()
+        out.content
+            .text()
             .ends_with("The user changed your edit: line 2 became B instead."),
         "{}",
         out.content.text()
@@ -854,7 +859,11 @@ async fn multi_edit_applies_in_order_in_one_write() {
         .await
         .unwrap();
     assert_eq!(w.file("m.rs"), "fn new() { 1 }\nfn other() { new() }\n");
-    assert!(out.content.text().contains("(+2 -2)"), "{}", out.content.text());
+    assert!(
+        out.content.text().contains("(+2 -2)"),
+        "{}",
+        out.content.text()
+    );
 }
 
 #[tokio::test]

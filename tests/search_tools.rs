@@ -143,7 +143,10 @@ async fn glob_names_match_at_any_depth_and_hidden_only_on_request() {
     let out = run(&GlobTool, json!({"pattern": "*.rs"}), &e.ctx)
         .await
         .unwrap();
-    assert_eq!(out.content.text(), format!("{}\n{}", a.display(), b.display()));
+    assert_eq!(
+        out.content.text(),
+        format!("{}\n{}", a.display(), b.display())
+    );
     let out = run(&GlobTool, json!({"pattern": ".hidden/*.rs"}), &e.ctx)
         .await
         .unwrap();
@@ -192,7 +195,11 @@ async fn glob_respects_gitignore_outside_and_inside_git() {
         let out = run(&GlobTool, json!({"pattern": "**/*"}), &e.ctx)
             .await
             .unwrap();
-        assert_eq!(out.content.text(), keep.display().to_string(), "in_git={in_git}");
+        assert_eq!(
+            out.content.text(),
+            keep.display().to_string(),
+            "in_git={in_git}"
+        );
     }
 }
 
@@ -495,7 +502,8 @@ async fn bash_reports_output_stderr_and_exit_codes() {
         out.content.text()
     );
     assert!(
-        out.content.text()
+        out.content
+            .text()
             .ends_with("line 1: cairn_no_such_command_xyz: command not found"),
         "{}",
         out.content.text()
@@ -561,7 +569,10 @@ async fn bash_cwd_persists_inside_the_project_and_resets_outside() {
     let (b, _, _) = bash_tools();
     run(&b, json!({"command": "cd sub"}), &e.ctx).await.unwrap();
     let out = run(&b, json!({"command": "pwd"}), &e.ctx).await.unwrap();
-    assert_eq!(out.content.text(), e.root().join("sub").display().to_string());
+    assert_eq!(
+        out.content.text(),
+        e.root().join("sub").display().to_string()
+    );
     // Environment changes do not persist.
     run(&b, json!({"command": "export CAIRN_T=1"}), &e.ctx)
         .await
@@ -649,7 +660,8 @@ async fn background_shells_run_report_and_die() {
         all.push('\n');
         if o.content.text().starts_with("<status>completed</status>") {
             assert!(
-                o.content.text()
+                o.content
+                    .text()
                     .starts_with("<status>completed</status>\n<exit_code>0</exit_code>")
             );
             break;
@@ -682,7 +694,10 @@ async fn background_shells_run_report_and_die() {
     let k = run(&kill, json!({"shell_id": "bash_2"}), &e.ctx)
         .await
         .unwrap();
-    assert_eq!(k.content.text(), "Successfully killed shell: bash_2 (sleep 30)");
+    assert_eq!(
+        k.content.text(),
+        "Successfully killed shell: bash_2 (sleep 30)"
+    );
     let o = run(&out_tool, json!({"bash_id": "bash_2"}), &e.ctx)
         .await
         .unwrap();
@@ -994,7 +1009,8 @@ async fn web_fetch_times_out_caps_size_and_caches() {
     .unwrap();
     assert!(out.content.text().chars().count() <= 50_000);
     assert!(
-        out.content.text()
+        out.content
+            .text()
             .contains("[The page is larger than 10 MiB; only the first part was downloaded.]")
     );
     let spilled = fs::read_to_string(e.ctx.session.data_dir.join("spill/call_1.txt")).unwrap();

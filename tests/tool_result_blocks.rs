@@ -176,7 +176,9 @@ impl Harness {
     async fn run(&mut self) -> Vec<Event> {
         self.handle
             .ops
-            .send(Op::Submit { text: "look".into() })
+            .send(Op::Submit {
+                text: "look".into(),
+            })
             .unwrap();
         let mut events = Vec::new();
         loop {

@@ -155,7 +155,11 @@ mod tests {
     #[test]
     fn images_of_several_results_follow_all_tool_messages_in_one_user_message() {
         let out = map(vec![
-            result("c1", vec![ToolResultBlock::image("image/png", "AAAA")], false),
+            result(
+                "c1",
+                vec![ToolResultBlock::image("image/png", "AAAA")],
+                false,
+            ),
             result("c2", vec![text("plain")], false),
             result(
                 "c3",

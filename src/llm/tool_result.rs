@@ -302,6 +302,20 @@ mod tests {
     }
 
     #[test]
+    fn a_text_only_tool_result_block_serialises_to_the_same_bytes_as_before_blocks() {
+        // The exact text the request body and the transcript held when content was a String.
+        let block = crate::llm::ContentBlock::ToolResult {
+            tool_use_id: "toolu_1".into(),
+            content: "line \"1\"\n".into(),
+            is_error: true,
+        };
+        assert_eq!(
+            serde_json::to_string(&block).unwrap(),
+            r#"{"type":"tool_result","tool_use_id":"toolu_1","content":"line \"1\"\n","is_error":true}"#
+        );
+    }
+
+    #[test]
     fn blocks_serialise_in_anthropic_shape_and_round_trip() {
         let c = mixed();
         let v = serde_json::to_value(&c).unwrap();

@@ -64,10 +64,16 @@ pub fn check(block: &ToolResultBlock) -> Result<(), String> {
 /// for megabytes of data; the API does the full decode.
 fn is_padded_base64(data: &str) -> bool {
     let bytes = data.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return false;
     }
-    let body = bytes.len() - bytes.iter().rev().take(2).take_while(|b| **b == b'=').count();
+    let body = bytes.len()
+        - bytes
+            .iter()
+            .rev()
+            .take(2)
+            .take_while(|b| **b == b'=')
+            .count();
     bytes[..body]
         .iter()
         .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
@@ -152,7 +158,11 @@ mod tests {
     #[test]
     fn unsupported_oversized_and_malformed_blocks_are_refused_with_a_reason() {
         let svg = ToolResultBlock::image("image/svg+xml", "AAAA");
-        assert!(check(&svg).unwrap_err().contains("\"image/svg+xml\" is not supported"));
+        assert!(
+            check(&svg)
+                .unwrap_err()
+                .contains("\"image/svg+xml\" is not supported")
+        );
         let big = ToolResultBlock::image("image/png", "A".repeat(MAX_IMAGE_BASE64 + 4));
         let e = check(&big).unwrap_err();
         assert!(e.contains("over the limit of 5242880 bytes (5 MiB)"), "{e}");

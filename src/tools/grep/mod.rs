@@ -388,7 +388,8 @@ mod tests {
             kept.content.text()
         );
         assert!(
-            kept.content.text()
+            kept.content
+                .text()
                 .contains(&format!("--\n{}-1-b line 0\n", b.display()))
         );
     }
