@@ -376,3 +376,34 @@ async fn an_oversized_image_becomes_an_explanation_and_documents_reach_each_api_
              document attachments]"})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_stream_json_prints_image_results_in_claude_codes_shape() {
+    let h = harness(Provider::Anthropic, &["image"]);
+    let mut out = Vec::new();
+    let outcome = cairn::headless::run(
+        h.handle,
+        "look".into(),
+        cairn::cli::OutputFormat::StreamJson,
+        false,
+        &mut out,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.end, TurnEnd::Completed);
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let user = lines
+        .iter()
+        .find(|l| l["type"] == "user")
+        .expect("no user line");
+    assert_eq!(
+        user["message"],
+        json!({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "c1", "content": [image_block()]}]})
+    );
+    assert_eq!(user["session_id"], "s-blocks");
+}
