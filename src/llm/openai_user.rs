@@ -57,6 +57,8 @@ pub(super) fn push_user_turn(messages: &mut Vec<Value>, message: &Message) {
 /// completions have no error flag, so an error says so in the text unless it already does.
 fn tool_message_text(content: &ToolResultContent, is_error: bool) -> String {
     let mut out = content.text().into_owned();
+    // Notes follow the text after a blank line, one per line.
+    let mut first_note = true;
     for block in content.blocks() {
         let note = match block {
             ToolResultBlock::Text { .. } => continue,
@@ -76,8 +78,9 @@ fn tool_message_text(content: &ToolResultContent, is_error: bool) -> String {
             }
         };
         if !out.is_empty() {
-            out.push_str(if out.ends_with(']') { "\n" } else { "\n\n" });
+            out.push_str(if first_note { "\n\n" } else { "\n" });
         }
+        first_note = false;
         out.push_str(&note);
     }
     if is_error && !out.starts_with("Error") {

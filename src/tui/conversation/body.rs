@@ -206,7 +206,8 @@ fn human_size(bytes: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    if value < 10.0 {
+    // Below 9.95 one decimal still rounds under ten ("9.9 KiB", never "10.0 KiB").
+    if value < 9.95 {
         format!("{value:.1} {}", UNITS[unit])
     } else {
         format!("{value:.0} {}", UNITS[unit])
