@@ -30,7 +30,7 @@ async fn run(tool: &dyn DynTool, ctx: &mut ToolContext, input: &Value) -> String
     ctx.preview = tool.preview(&parsed, ctx).await.expect("preview");
     let out = tool.call(parsed, ctx).await.expect("call");
     ctx.preview = None;
-    out.content
+    out.content.into_text()
 }
 
 fn bench_edit_10mib(c: &mut Criterion) {

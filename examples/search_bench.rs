@@ -41,7 +41,7 @@ fn context(dir: &Path) -> ToolContext {
 
 async fn call(tool: &dyn DynTool, input: Value, ctx: &ToolContext) -> anyhow::Result<String> {
     let parsed = tool.parse(&input)?;
-    Ok(tool.call(parsed, ctx).await?.content)
+    Ok(tool.call(parsed, ctx).await?.content.into_text())
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

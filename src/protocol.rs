@@ -202,6 +202,20 @@ pub enum Display {
         exit_code: Option<i32>,
         timed_out: bool,
     },
+    /// An image or document the tool returned to the model, shown as one line (type, size,
+    /// pixels when known); its data is not carried here.
+    Attachment {
+        media_type: String,
+        /// Decoded size.
+        bytes: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        width: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        height: Option<u32>,
+        /// A document's name, when the tool gave one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+    },
 }
 
 /// One line of search output (or one file, when `line` is None).

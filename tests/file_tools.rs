@@ -85,6 +85,7 @@ impl Ws {
             .await
             .unwrap()
             .content
+            .into_text()
     }
     fn write_file(&self, rel: &str, content: impl AsRef<[u8]>) {
         let p = self.path(rel);
@@ -124,7 +125,7 @@ async fn read_cat_n_with_range_footer() {
         .await
         .unwrap();
     assert_eq!(
-        out.content,
+        out.content.text(),
         "     3\tline 3\n     4\tline 4\n\n(Showing lines 3-4 of 10. Use offset=5 to read more.)"
     );
     assert_eq!(
@@ -160,7 +161,7 @@ async fn read_refuses_unknown_fields_and_relative_paths_resolve() {
         .run(&ReadTool, json!({"file_path": "rel.txt"}))
         .await
         .unwrap();
-    assert_eq!(out.content, "     1\thi");
+    assert_eq!(out.content.text(), "     1\thi");
 }
 
 #[tokio::test]
@@ -231,7 +232,7 @@ async fn read_devices_refused_without_blocking() {
         .run(&ReadTool, json!({"file_path": "/dev/null"}))
         .await
         .unwrap();
-    assert!(out.content.contains("contents are empty"));
+    assert!(out.content.text().contains("contents are empty"));
 }
 
 #[tokio::test]
@@ -289,7 +290,7 @@ async fn repeated_read_of_unchanged_file_is_brief() {
         .run(&ReadTool, json!({"file_path": w.p("a.txt"), "offset": 2}))
         .await
         .unwrap();
-    assert!(other.content.starts_with("     2\tline 2"));
+    assert!(other.content.text().starts_with("     2\tline 2"));
     // A changed file is served in full.
     w.write_file("a.txt", numbered(1..=4));
     bump_mtime(&w.path("a.txt"), 5);
@@ -316,7 +317,7 @@ async fn huge_sparse_file_read_at_an_offset() {
         .await
         .unwrap();
     assert_eq!(
-        out.content,
+        out.content.text(),
         "  2500\tline 2500\n  2501\tline 2501\n  2502\tline 2502\n\n(Showing lines 2500-2502 of a 1073741824-byte file; the total line count is not computed for files over 10 MiB. Use offset=2503 to read more.)"
     );
     let snap = w.session.read_files.get(&p).unwrap();
@@ -354,9 +355,9 @@ async fn peak_rss_of_huge_read() {
         .await
         .unwrap();
     assert!(
-        out.content.starts_with("160101\tblock 8 line 100\n"),
+        out.content.text().starts_with("160101\tblock 8 line 100\n"),
         "{}",
-        &out.content[..200]
+        &out.content.text()[..200]
     );
     let after = vm_hwm_kib();
     println!("peak RSS before read: {before} KiB, after: {after} KiB");
@@ -386,7 +387,7 @@ async fn write_creates_parents_and_reports() {
         .unwrap();
     assert_eq!(w.file("new/dir/f.txt"), "a\nb\n");
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "File created successfully at: {}\n(+2 -0)\n@@ -1,0 +1,2 @@\n+     1 a\n+     2 b",
             w.p("new/dir/f.txt")
@@ -426,12 +427,12 @@ async fn write_existing_needs_read_and_no_outside_change() {
     w.read("f.txt").await;
     let out = w.run(&WriteTool::default(), input).await.unwrap();
     assert!(
-        out.content.starts_with(&format!(
+        out.content.text().starts_with(&format!(
             "The file {} has been updated successfully.\n(+1 -1)",
             w.p("f.txt")
         )),
         "{}",
-        out.content
+        out.content.text()
     );
     assert_eq!(w.file("f.txt"), "new\n");
     // Our own write counts as read: writing again needs no new Read.
@@ -516,7 +517,7 @@ async fn edit_success_result_and_diff() {
         .await
         .unwrap();
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "The file {} has been updated successfully.\n(+2 -1)\n@@ -2,7 +2,8 @@\n      2 line 2\n      3 line 3\n      4 line 4\n-     5 line 5\n+     5 line five\n+     6 line 5b\n      7 line 6\n      8 line 7\n      9 line 8",
             w.p("f.txt")
@@ -581,7 +582,11 @@ async fn edit_with_empty_old_string_creates_file() {
         )
         .await
         .unwrap();
-    assert!(out.content.starts_with("File created successfully at: "));
+    assert!(
+        out.content
+            .text()
+            .starts_with("File created successfully at: ")
+    );
     assert_eq!(w.file("made/new.txt"), "hello\n");
     let err = w
         .run(
@@ -729,12 +734,12 @@ async fn edit_after_outside_change_merges_when_apart() {
             .replace("line 3\n", "line 3 (ours)\n")
     );
     assert!(
-        out.content.ends_with(&format!(
+        out.content.text().ends_with(&format!(
             "Note: {} was modified outside cairn after you read it (lines 25-25 of the current file changed). Your edit did not overlap that change and was applied to the current version; content around it may differ from what you read.",
             w.p("m.txt")
         )),
         "{}",
-        out.content
+        out.content.text()
     );
 }
 
@@ -829,9 +834,10 @@ async fn content_override_is_written_with_its_note() {
     assert_eq!(w.file("o.txt"), "a\nB\n");
     assert!(
         out.content
+            .text()
             .ends_with("The user changed your edit: line 2 became B instead."),
         "{}",
-        out.content
+        out.content.text()
     );
 }
 
@@ -853,7 +859,11 @@ async fn multi_edit_applies_in_order_in_one_write() {
         .await
         .unwrap();
     assert_eq!(w.file("m.rs"), "fn new() { 1 }\nfn other() { new() }\n");
-    assert!(out.content.contains("(+2 -2)"), "{}", out.content);
+    assert!(
+        out.content.text().contains("(+2 -2)"),
+        "{}",
+        out.content.text()
+    );
 }
 
 #[tokio::test]
@@ -953,9 +963,9 @@ async fn watcher_reports_outside_write_and_steers_next_edit() {
         .await
         .unwrap();
     assert!(
-        out.content.contains("was modified outside cairn"),
+        out.content.text().contains("was modified outside cairn"),
         "{}",
-        out.content
+        out.content.text()
     );
     assert!(w.file("w.txt").contains("line 15 edited\n") && w.file("w.txt").contains("line two\n"));
 }
@@ -1021,7 +1031,7 @@ fn expect_err(res: Result<ToolOutput, String>) -> String {
         Err(e) => e,
         Ok(out) => panic!(
             "expected an error, got: {}",
-            out.content.chars().take(300).collect::<String>()
+            out.content.text().chars().take(300).collect::<String>()
         ),
     }
 }

@@ -416,7 +416,7 @@ async fn post_tool_use_feedback_and_context_reach_the_model() {
     let mut out = ToolOutput::text("edited");
     gate.after_call(&info, &mut out).await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         "edited\n\nPostToolUse hook feedback:\nrun cargo fmt\n\nlint: ok"
     );
 }

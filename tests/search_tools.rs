@@ -112,7 +112,8 @@ async fn glob_orders_newest_first_and_caps_at_100() {
     let out = run(&GlobTool, json!({"pattern": "**/*.rs"}), &e.ctx)
         .await
         .unwrap();
-    let lines: Vec<&str> = out.content.lines().collect();
+    let text = out.content.text();
+    let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 101);
     let root = e.root();
     assert_eq!(lines[0], root.join("src/f119.rs").to_str().unwrap());
@@ -142,11 +143,14 @@ async fn glob_names_match_at_any_depth_and_hidden_only_on_request() {
     let out = run(&GlobTool, json!({"pattern": "*.rs"}), &e.ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, format!("{}\n{}", a.display(), b.display()));
+    assert_eq!(
+        out.content.text(),
+        format!("{}\n{}", a.display(), b.display())
+    );
     let out = run(&GlobTool, json!({"pattern": ".hidden/*.rs"}), &e.ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, h.display().to_string());
+    assert_eq!(out.content.text(), h.display().to_string());
     let out = run(
         &GlobTool,
         json!({"pattern": "*.rs", "path": "deep"}),
@@ -154,17 +158,17 @@ async fn glob_names_match_at_any_depth_and_hidden_only_on_request() {
     )
     .await
     .unwrap();
-    assert_eq!(out.content, b.display().to_string());
+    assert_eq!(out.content.text(), b.display().to_string());
     // An absolute pattern carries its own root.
     let abs = format!("{}/deep/**/*.rs", e.root().display());
     let out = run(&GlobTool, json!({"pattern": abs}), &e.ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, b.display().to_string());
+    assert_eq!(out.content.text(), b.display().to_string());
     let out = run(&GlobTool, json!({"pattern": "*.zig"}), &e.ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "No files found");
+    assert_eq!(out.content.text(), "No files found");
     let err = run(&GlobTool, json!({"pattern": "*", "path": "nope"}), &e.ctx)
         .await
         .unwrap_err();
@@ -191,7 +195,11 @@ async fn glob_respects_gitignore_outside_and_inside_git() {
         let out = run(&GlobTool, json!({"pattern": "**/*"}), &e.ctx)
             .await
             .unwrap();
-        assert_eq!(out.content, keep.display().to_string(), "in_git={in_git}");
+        assert_eq!(
+            out.content.text(),
+            keep.display().to_string(),
+            "in_git={in_git}"
+        );
     }
 }
 
@@ -218,7 +226,7 @@ async fn grep_files_with_matches_is_the_default_and_sorted() {
     let r = e.root();
     let out = grep(&e, json!({"pattern": "hello"})).await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "Found 2 files\n{}\n{}",
             r.join("docs/a.md").display(),
@@ -227,7 +235,7 @@ async fn grep_files_with_matches_is_the_default_and_sorted() {
     );
     let out = grep(&e, json!({"pattern": "hello", "-i": true})).await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "Found 3 files\n{}\n{}\n{}",
             r.join("docs/a.md").display(),
@@ -236,7 +244,7 @@ async fn grep_files_with_matches_is_the_default_and_sorted() {
         )
     );
     let out = grep(&e, json!({"pattern": "zzz"})).await;
-    assert_eq!(out.content, "No files found");
+    assert_eq!(out.content.text(), "No files found");
 }
 
 #[tokio::test]
@@ -250,7 +258,7 @@ async fn grep_content_mode_with_numbers_and_context() {
     )
     .await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "{}:1:pub fn hello() {{}}\n{}:1:fn main() {{",
             lib.display(),
@@ -263,7 +271,7 @@ async fn grep_content_mode_with_numbers_and_context() {
     )
     .await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "{m}-1-fn main() {{\n{m}:2:    println!(\"Hello\");\n{m}-3-}}",
             m = main.display()
@@ -275,7 +283,7 @@ async fn grep_content_mode_with_numbers_and_context() {
     )
     .await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "{l}-pub fn hello() {{}}\n{l}:// HELLO world",
             l = lib.display()
@@ -302,7 +310,7 @@ async fn grep_count_mode() {
     e.write("src/many.rs", "a\na\nb\na\n");
     let out = grep(&e, json!({"pattern": "^a$", "output_mode": "count"})).await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "{}:3\n\nFound 3 total occurrences across 1 file.",
             e.root().join("src/many.rs").display()
@@ -328,7 +336,7 @@ async fn grep_multiline_spans_lines_only_when_asked() {
         json!({"pattern": r"main\(\) \{\s+println", "output_mode": "content"}),
     )
     .await;
-    assert_eq!(out.content, "No matches found");
+    assert_eq!(out.content.text(), "No matches found");
     let out = grep(
         &e,
         json!({"pattern": pattern, "output_mode": "content", "multiline": true}),
@@ -336,7 +344,7 @@ async fn grep_multiline_spans_lines_only_when_asked() {
     .await;
     let m = e.root().join("src/main.rs");
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "{m}:1:fn main() {{\n{m}:2:    println!(\"Hello\");",
             m = m.display()
@@ -350,7 +358,7 @@ async fn grep_type_and_glob_filters() {
     let r = e.root();
     let out = grep(&e, json!({"pattern": "(?i)hello", "type": "rust"})).await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "Found 2 files\n{}\n{}",
             r.join("src/lib.rs").display(),
@@ -363,7 +371,7 @@ async fn grep_type_and_glob_filters() {
     )
     .await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "Found 2 files\n{}\n{}",
             r.join("docs/a.md").display(),
@@ -372,7 +380,7 @@ async fn grep_type_and_glob_filters() {
     );
     let out = grep(&e, json!({"pattern": "hello", "glob": "*.md"})).await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!("Found 1 file\n{}", r.join("docs/a.md").display())
     );
     // A file as the path searches just that file, whatever the filters say.
@@ -382,7 +390,7 @@ async fn grep_type_and_glob_filters() {
     )
     .await;
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!("Found 1 file\n{}", r.join("docs/a.md").display())
     );
     let err = run(
@@ -411,14 +419,14 @@ async fn grep_pages_with_head_limit_and_offset() {
     .await;
     let f = f.display();
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "{f}:5:item 5\n{f}:6:item 6\n{f}:7:item 7\n\n(3 more results not shown; call again \
              with offset: 7 to see them, or narrow the search.)"
         )
     );
     let out = grep(&e, json!({"pattern": "item", "output_mode": "content"})).await;
-    assert_eq!(out.content.lines().count(), 10);
+    assert_eq!(out.content.text().lines().count(), 10);
 }
 
 #[tokio::test]
@@ -433,7 +441,7 @@ async fn grep_rejects_a_bad_regex_and_skips_binary_files() {
         err.message
     );
     let out = grep(&e, json!({"pattern": "binary"})).await;
-    assert_eq!(out.content, "No files found");
+    assert_eq!(out.content.text(), "No files found");
 }
 
 // ---------------------------------------------------------------- Bash
@@ -457,10 +465,10 @@ async fn bash_reports_output_stderr_and_exit_codes() {
     let e = env();
     let out = bash(&e, json!({"command": "echo out; echo err >&2"})).await;
     assert!(!out.is_error);
-    assert_eq!(out.content, "out\nerr");
+    assert_eq!(out.content.text(), "out\nerr");
     let out = bash(&e, json!({"command": "echo out; echo err >&2; exit 3"})).await;
     assert!(out.is_error);
-    assert_eq!(out.content, "Exit code 3\nout\nerr");
+    assert_eq!(out.content.text(), "Exit code 3\nout\nerr");
     match out.display {
         Display::Command {
             command,
@@ -477,27 +485,28 @@ async fn bash_reports_output_stderr_and_exit_codes() {
         other => panic!("{other:?}"),
     }
     let out = bash(&e, json!({"command": "true"})).await;
-    assert_eq!(out.content, "(no output)");
+    assert_eq!(out.content.text(), "(no output)");
     // The shell leads its own session (and so its own process group, with no terminal).
     let out = bash(
         &e,
         json!({"command": "test \"$(awk '{print $6}' /proc/$$/stat)\" = \"$$\" && echo leader"}),
     )
     .await;
-    assert_eq!(out.content, "leader");
+    assert_eq!(out.content.text(), "leader");
     // The shell's own messages name the command's line, as if it ran alone.
     let out = bash(&e, json!({"command": "cairn_no_such_command_xyz"})).await;
     assert!(out.is_error);
     assert!(
-        out.content.starts_with("Exit code 127\n"),
+        out.content.text().starts_with("Exit code 127\n"),
         "{}",
-        out.content
+        out.content.text()
     );
     assert!(
         out.content
+            .text()
             .ends_with("line 1: cairn_no_such_command_xyz: command not found"),
         "{}",
-        out.content
+        out.content.text()
     );
     let (b, _, _) = bash_tools();
     let err = run(&b, json!({"command": "true", "timeout": 700000}), &e.ctx)
@@ -519,13 +528,13 @@ async fn bash_spills_large_output_to_a_readable_file() {
         json!({"command": "head -c 100000 /dev/zero | tr '\\0' a"}),
     )
     .await;
-    assert!(out.content.chars().count() <= 30_000);
-    assert!(out.content.contains(" characters truncated ...]"));
+    assert!(out.content.text().chars().count() <= 30_000);
+    assert!(out.content.text().contains(" characters truncated ...]"));
     let spill = e.ctx.session.data_dir.join("spill/call_1.txt");
     assert!(
-        out.content.contains(&spill.display().to_string()),
+        out.content.text().contains(&spill.display().to_string()),
         "{}",
-        out.content
+        out.content.text()
     );
     assert_eq!(fs::read_to_string(&spill).unwrap(), "a".repeat(100_000));
 }
@@ -542,7 +551,7 @@ async fn bash_timeout_kills_a_tree_that_ignores_sigterm() {
     let out = bash(&e, json!({"command": cmd, "timeout": 1000})).await;
     let elapsed = t.elapsed();
     assert!(out.is_error);
-    assert_eq!(out.content, "Command timed out after 1 s\nstarted");
+    assert_eq!(out.content.text(), "Command timed out after 1 s\nstarted");
     // 1 s timeout + 2 s grace, with room for a slow machine.
     assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
     assert!(
@@ -560,7 +569,10 @@ async fn bash_cwd_persists_inside_the_project_and_resets_outside() {
     let (b, _, _) = bash_tools();
     run(&b, json!({"command": "cd sub"}), &e.ctx).await.unwrap();
     let out = run(&b, json!({"command": "pwd"}), &e.ctx).await.unwrap();
-    assert_eq!(out.content, e.root().join("sub").display().to_string());
+    assert_eq!(
+        out.content.text(),
+        e.root().join("sub").display().to_string()
+    );
     // Environment changes do not persist.
     run(&b, json!({"command": "export CAIRN_T=1"}), &e.ctx)
         .await
@@ -568,12 +580,12 @@ async fn bash_cwd_persists_inside_the_project_and_resets_outside() {
     let out = run(&b, json!({"command": "echo ${CAIRN_T:-unset}"}), &e.ctx)
         .await
         .unwrap();
-    assert_eq!(out.content, "unset");
+    assert_eq!(out.content.text(), "unset");
     let out = run(&b, json!({"command": "cd / && echo moved"}), &e.ctx)
         .await
         .unwrap();
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "moved\nShell cwd was reset to {} (the command ended in /, outside the working \
              directories)",
@@ -600,7 +612,7 @@ async fn bash_interrupt_kills_at_once_and_progress_streams() {
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
     assert!(out.is_error);
     assert_eq!(
-        out.content,
+        out.content.text(),
         "Command was interrupted by the user\nline1\nline2\nline3"
     );
     let mut progress = Vec::new();
@@ -633,9 +645,10 @@ async fn background_shells_run_report_and_die() {
     assert!(
         started
             .content
+            .text()
             .starts_with("Started background shell bash_1\n"),
         "{}",
-        started.content
+        started.content.text()
     );
     let mut all = String::new();
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -643,11 +656,12 @@ async fn background_shells_run_report_and_die() {
         let o = run(&out_tool, json!({"bash_id": "bash_1"}), &e.ctx)
             .await
             .unwrap();
-        all.push_str(&o.content);
+        all.push_str(&o.content.text());
         all.push('\n');
-        if o.content.starts_with("<status>completed</status>") {
+        if o.content.text().starts_with("<status>completed</status>") {
             assert!(
                 o.content
+                    .text()
                     .starts_with("<status>completed</status>\n<exit_code>0</exit_code>")
             );
             break;
@@ -666,7 +680,7 @@ async fn background_shells_run_report_and_die() {
         .await
         .unwrap();
     assert_eq!(
-        o.content,
+        o.content.text(),
         "<status>completed</status>\n<exit_code>0</exit_code>\n(no new output)"
     );
 
@@ -680,14 +694,17 @@ async fn background_shells_run_report_and_die() {
     let k = run(&kill, json!({"shell_id": "bash_2"}), &e.ctx)
         .await
         .unwrap();
-    assert_eq!(k.content, "Successfully killed shell: bash_2 (sleep 30)");
+    assert_eq!(
+        k.content.text(),
+        "Successfully killed shell: bash_2 (sleep 30)"
+    );
     let o = run(&out_tool, json!({"bash_id": "bash_2"}), &e.ctx)
         .await
         .unwrap();
     assert!(
-        o.content.starts_with("<status>killed</status>"),
+        o.content.text().starts_with("<status>killed</status>"),
         "{}",
-        o.content
+        o.content.text()
     );
     let err = run(&kill, json!({"shell_id": "bash_2"}), &e.ctx)
         .await
@@ -747,9 +764,9 @@ async fn background_filter_and_kill_all_on_drop() {
             .await
             .unwrap();
         assert!(
-            out.content.starts_with("<status>running</status>\n"),
+            out.content.text().starts_with("<status>running</status>\n"),
             "{}",
-            out.content
+            out.content.text()
         );
         if let Display::Command { stdout, .. } = out.display {
             kept.extend(stdout.lines().map(str::to_string));
@@ -870,7 +887,7 @@ async fn web_fetch_converts_html_and_follows_same_host_redirects() {
     .unwrap();
     assert!(!out.is_error);
     assert_eq!(
-        out.content,
+        out.content.text(),
         "# Local page\n\n# Welcome\n\nRust is a *systems* language.\n\nOther text."
     );
     let out = run(
@@ -881,11 +898,11 @@ async fn web_fetch_converts_html_and_follows_same_host_redirects() {
     .await
     .unwrap();
     assert!(
-        out.content.starts_with(&format!(
+        out.content.text().starts_with(&format!(
             "(Redirected to http://127.0.0.1:{port}/page)\n\n# Local page"
         )),
         "{}",
-        out.content
+        out.content.text()
     );
     assert_eq!(hits.lock().unwrap().get("/moved"), Some(&1));
     let out = run(
@@ -896,11 +913,11 @@ async fn web_fetch_converts_html_and_follows_same_host_redirects() {
     .await
     .unwrap();
     assert!(
-        out.content.starts_with(
+        out.content.text().starts_with(
             "## Parts that mention: systems language\n\nRust is a *systems* language.\n\n## Full page"
         ),
         "{}",
-        out.content
+        out.content.text()
     );
     let err = run(
         &tool,
@@ -930,7 +947,7 @@ async fn web_fetch_reports_cross_host_redirects_and_errors() {
     .unwrap();
     assert!(!out.is_error);
     assert_eq!(
-        out.content,
+        out.content.text(),
         format!(
             "REDIRECT DETECTED: The URL redirects to a different host.\n\n\
              Original URL: http://127.0.0.1:{port}/away\nRedirect URL: http://localhost:{port}/page\n\
@@ -990,9 +1007,10 @@ async fn web_fetch_times_out_caps_size_and_caches() {
     )
     .await
     .unwrap();
-    assert!(out.content.chars().count() <= 50_000);
+    assert!(out.content.text().chars().count() <= 50_000);
     assert!(
         out.content
+            .text()
             .contains("[The page is larger than 10 MiB; only the first part was downloaded.]")
     );
     let spilled = fs::read_to_string(e.ctx.session.data_dir.join("spill/call_1.txt")).unwrap();
@@ -1004,7 +1022,7 @@ async fn web_fetch_times_out_caps_size_and_caches() {
     let url = format!("http://127.0.0.1:{port}/counted");
     let first = run(&tool, json!({"url": url}), &e.ctx).await.unwrap();
     let second = run(&tool, json!({"url": url}), &e.ctx).await.unwrap();
-    assert_eq!(first.content, second.content);
+    assert_eq!(first.content.text(), second.content.text());
     assert_eq!(hits.lock().unwrap().get("/counted"), Some(&1));
 }
 

@@ -22,7 +22,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::session::SessionContext;
-use crate::llm::ContentBlock;
+use crate::llm::{ContentBlock, ToolResultContent};
 use crate::permissions::{CallInfo, GateOutcome, PermissionGate};
 use crate::protocol::{CallOutcome, Decision, Display, Event};
 use crate::tools::{
@@ -317,7 +317,7 @@ impl Executor {
 fn error_result(tool_use_id: String, content: String) -> ContentBlock {
     ContentBlock::ToolResult {
         tool_use_id,
-        content,
+        content: content.into(),
         is_error: true,
     }
 }
@@ -331,7 +331,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         raw,
         title,
     } = call;
-    let finish = |is_error: bool, content: String, display: Display, outcome| {
+    let finish = |is_error: bool, content: ToolResultContent, display: Display, outcome| {
         events.send(Event::ToolCallFinished {
             call_id: call_id.clone(),
             is_error,
@@ -347,7 +347,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
     let fail = |message: String, outcome| {
         finish(
             true,
-            message.clone(),
+            message.clone().into(),
             Display::Text { text: message },
             outcome,
         )
@@ -508,16 +508,22 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
                 };
                 env.gate.after_call(&info, &mut output).await;
             }
-            let content = match max_chars {
-                Some(max) => spill::limit_result(
-                    output.content,
-                    max,
-                    &env.session.data_dir.join("spill"),
-                    &call_id,
-                ),
-                None => output.content,
+            // Text is limited (spilled) per the tool's limit; images pass whole unless the
+            // API would refuse them, and then people see why instead of the attachment line.
+            let shaped = spill::shape(
+                output.content,
+                max_chars,
+                &env.session.data_dir.join("spill"),
+                &call_id,
+            );
+            let display = if shaped.dropped.is_empty() {
+                output.display
+            } else {
+                Display::Text {
+                    text: shaped.dropped.join("\n"),
+                }
             };
-            finish(output.is_error, content, output.display, outcome)
+            finish(output.is_error, shaped.content, display, outcome)
         }
         Err(e) => fail(e.message, outcome),
     }

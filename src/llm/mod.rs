@@ -9,10 +9,12 @@ pub mod anthropic;
 pub mod client;
 mod http;
 pub mod openai;
+mod openai_user;
 pub mod pricing;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
+pub mod tool_result;
 pub mod types;
 
 use std::pin::Pin;
@@ -22,7 +24,10 @@ use futures::Stream;
 
 pub use client::{ClientOptions, build_client};
 pub use pricing::{context_window, cost_usd};
-pub use types::{ContentBlock, Message, ModelRequest, Role, StopReason, StreamEvent, ToolSpec};
+pub use types::{
+    ContentBlock, Message, ModelRequest, Role, StopReason, StreamEvent, ToolResultBlock,
+    ToolResultContent, ToolSpec,
+};
 
 /// The events of one streaming response.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;

@@ -75,42 +75,8 @@ pub fn request_body(request: &ModelRequest) -> Value {
     }
     for message in &request.messages {
         match message.role {
-            Role::User => {
-                // Tool results first: they must directly follow the assistant's tool calls.
-                let mut text = String::new();
-                for block in &message.content {
-                    match block {
-                        ContentBlock::ToolResult {
-                            tool_use_id,
-                            content,
-                            is_error,
-                        } => {
-                            // Chat completions have no error flag: say it in the text,
-                            // unless the text already does.
-                            let content = if *is_error && !content.starts_with("Error") {
-                                format!("Error: {content}")
-                            } else {
-                                content.clone()
-                            };
-                            messages.push(json!({
-                                "role": "tool",
-                                "tool_call_id": tool_use_id,
-                                "content": content,
-                            }));
-                        }
-                        ContentBlock::Text { text: t } => {
-                            if !text.is_empty() {
-                                text.push_str("\n\n");
-                            }
-                            text.push_str(t);
-                        }
-                        _ => {}
-                    }
-                }
-                if !text.is_empty() {
-                    messages.push(json!({"role": "user", "content": text}));
-                }
-            }
+            // Tool results first: they must directly follow the assistant's tool calls.
+            Role::User => super::openai_user::push_user_turn(&mut messages, message),
             Role::Assistant => {
                 let text = message.text();
                 let calls: Vec<Value> = message

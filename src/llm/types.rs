@@ -9,6 +9,8 @@ use serde_json::Value;
 
 use crate::protocol::Usage;
 
+pub use super::tool_result::{ToolResultBlock, ToolResultContent};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -60,7 +62,8 @@ pub enum ContentBlock {
     },
     ToolResult {
         tool_use_id: String,
-        content: String,
+        /// A plain string on the wire when it is one text block (see [`ToolResultContent`]).
+        content: ToolResultContent,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },

@@ -249,6 +249,38 @@ mod tests {
     }
 
     #[test]
+    fn tool_results_round_trip_as_blocks_and_older_text_entries_still_read() {
+        use crate::llm::{ContentBlock, ToolResultBlock, ToolResultContent};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let message = Message {
+            role: Role::User,
+            content: vec![ContentBlock::ToolResult {
+                tool_use_id: "c1".into(),
+                content: ToolResultContent(vec![ToolResultBlock::image("image/png", "AAAA")]),
+                is_error: false,
+            }],
+        };
+        let mut t = Transcript::at(path.clone(), "s1");
+        t.append(&message);
+        let line: serde_json::Value =
+            serde_json::from_str(std::fs::read_to_string(&path).unwrap().trim()).unwrap();
+        let back: Message = serde_json::from_value(line["message"].clone()).unwrap();
+        assert_eq!(back, message);
+        // An entry written before results had blocks: content is a plain string.
+        let old = r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","content":"old text","is_error":true}]}"#;
+        let old: Message = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            old.content,
+            vec![ContentBlock::ToolResult {
+                tool_use_id: "c1".into(),
+                content: ToolResultContent::from("old text"),
+                is_error: true,
+            }]
+        );
+    }
+
+    #[test]
     fn an_unwritable_path_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("file");

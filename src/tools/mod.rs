@@ -4,10 +4,11 @@
 //! A tool declares a typed input (`Deserialize + JsonSchema`): deserialising the model's JSON is
 //! the validation, and the schema the model sees is derived from the same struct. Defaults fail
 //! closed: a tool is not concurrency-safe, not read-only and needs permission unless it says
-//! otherwise. A tool never panics on input and never prints: it returns a [`ToolOutput`] (text
-//! for the model, a [`Display`] for people) or a [`ToolError`] whose message tells the model what
-//! to do next.
+//! otherwise. A tool never panics on input and never prints: it returns a [`ToolOutput`] (content
+//! blocks for the model — text, and images or documents — and a [`Display`] for people) or a
+//! [`ToolError`] whose message tells the model what to do next.
 
+pub mod attachment;
 pub mod bash;
 pub mod diff_snippet;
 pub mod edit;
@@ -37,6 +38,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::session::SessionContext;
 use crate::protocol::{Display, Event};
+
+/// The blocks of a result: the same types the conversation carries, so results reach the wire
+/// without conversion.
+pub use crate::llm::{ToolResultBlock, ToolResultContent};
 
 pub use registry::ToolRegistry;
 
@@ -109,8 +114,8 @@ pub struct ToolContext {
 /// A successful result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
-    /// What the model reads.
-    pub content: String,
+    /// What the model reads: usually one text block; images and documents travel as blocks.
+    pub content: ToolResultContent,
     /// What people see.
     pub display: Display,
     /// A result can be an error and still carry output (a command that exited non-zero).
@@ -124,17 +129,33 @@ impl ToolOutput {
             display: Display::Text {
                 text: content.clone(),
             },
-            content,
+            content: content.into(),
             is_error: false,
         }
     }
 
     pub fn with_display(content: impl Into<String>, display: Display) -> ToolOutput {
         ToolOutput {
-            content: content.into(),
+            content: content.into().into(),
             display,
             is_error: false,
         }
+    }
+
+    /// A result of several blocks (text and attachments) with its own display.
+    pub fn blocks(blocks: Vec<ToolResultBlock>, display: Display) -> ToolOutput {
+        ToolOutput {
+            content: ToolResultContent(blocks),
+            display,
+            is_error: false,
+        }
+    }
+
+    /// One image (`media_type`, base64 `data`), shown to people as a one-line attachment.
+    pub fn image(media_type: impl Into<String>, data: impl Into<String>) -> ToolOutput {
+        let block = ToolResultBlock::image(media_type, data);
+        let display = attachment::display(&block).unwrap_or(Display::Empty);
+        ToolOutput::blocks(vec![block], display)
     }
 }
 

@@ -6,8 +6,57 @@
 //! Invariants: the returned text is never longer than `max_chars` characters (so applying the
 //! policy twice changes nothing), cuts fall on char boundaries, and a failure to write the spill
 //! file is reported in the result instead of being hidden or panicking.
+//!
+//! A result of several blocks ([`shape`]) is limited block by block: each text block as above,
+//! while images and documents pass through whole unless [`attachment::check`] refuses them, in
+//! which case a text block saying why takes their place.
 
 use std::path::{Path, PathBuf};
+
+use crate::llm::{ToolResultBlock, ToolResultContent};
+use crate::tools::attachment;
+
+/// A result after [`shape`]: the content for the model, and why any attachment was dropped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shaped {
+    pub content: ToolResultContent,
+    pub dropped: Vec<String>,
+}
+
+/// Apply the policy to every block of a result: text blocks are limited to `max_chars` (when
+/// the tool has a limit) with the spill file named after the call; attachments are checked.
+/// A text-only result of one block is moved through, never copied.
+pub fn shape(
+    content: ToolResultContent,
+    max_chars: Option<usize>,
+    spill_dir: &Path,
+    call_id: &str,
+) -> Shaped {
+    let mut dropped = Vec::new();
+    let blocks = content
+        .into_blocks()
+        .into_iter()
+        .map(|block| match block {
+            ToolResultBlock::Text { text } => ToolResultBlock::Text {
+                text: match max_chars {
+                    Some(max) => limit_result(text, max, spill_dir, call_id),
+                    None => text,
+                },
+            },
+            other => match attachment::check(&other) {
+                Ok(()) => other,
+                Err(why) => {
+                    dropped.push(why.clone());
+                    ToolResultBlock::Text { text: why }
+                }
+            },
+        })
+        .collect();
+    Shaped {
+        content: ToolResultContent(blocks),
+        dropped,
+    }
+}
 
 /// Keep `content` within `max_chars` characters; past that keep head and tail and spill the
 /// full text to `spill_dir/<call_id>.txt`, naming the file in a last line.
@@ -163,6 +212,35 @@ mod tests {
         assert!(out.ends_with("üü"));
         let marker_total = 2000 - out.chars().filter(|c| *c == 'é' || *c == 'ü').count();
         assert!(out.contains(&format!("[... {marker_total} characters truncated ...]")));
+    }
+
+    #[test]
+    fn shaping_limits_text_blocks_and_keeps_images_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = dir.path().join("spill");
+        let image = ToolResultBlock::image("image/png", "A".repeat(40_000));
+        let content = ToolResultContent(vec![
+            ToolResultBlock::Text {
+                text: "x".repeat(5_000),
+            },
+            image.clone(),
+            ToolResultBlock::image("image/bmp", "AAAA"),
+        ]);
+        let out = shape(content, Some(1_000), &spill, "c9");
+        let blocks = out.content.blocks();
+        let ToolResultBlock::Text { text } = &blocks[0] else {
+            panic!("{blocks:?}");
+        };
+        assert!(text.chars().count() <= 1_000);
+        assert!(text.contains(&spill.join("c9.txt").display().to_string()));
+        assert_eq!(blocks[1], image);
+        let why = "[image not sent: the media type \"image/bmp\" is not supported; use one of \
+                   image/png, image/jpeg, image/gif, image/webp]";
+        assert_eq!(blocks[2], ToolResultBlock::Text { text: why.into() });
+        assert_eq!(out.dropped, vec![why.to_string()]);
+        // Without a limit text passes as it is (Read limits itself).
+        let long = ToolResultContent::from("y".repeat(50_000));
+        assert_eq!(shape(long.clone(), None, &spill, "c10").content, long);
     }
 
     #[test]

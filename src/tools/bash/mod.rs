@@ -302,7 +302,7 @@ fn shape_result(
         &ctx.call_id,
     );
     ToolOutput {
-        content,
+        content: content.into(),
         display: Display::Command {
             command: command.to_string(),
             stdout: head_tail(stdout, DISPLAY_CHARS),

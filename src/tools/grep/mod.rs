@@ -381,15 +381,16 @@ mod tests {
         let a = dir.path().join("a.txt");
         let b = dir.path().join("b.txt");
         assert!(
-            kept.content.starts_with(&format!(
+            kept.content.text().starts_with(&format!(
                 "{a}:11:a line 10\n{a}:12:a line 11\n",
                 a = a.display()
             )),
             "{}",
-            kept.content
+            kept.content.text()
         );
         assert!(
             kept.content
+                .text()
                 .contains(&format!("--\n{}-1-b line 0\n", b.display()))
         );
     }

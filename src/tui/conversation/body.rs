@@ -159,11 +159,59 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
             };
             items.push(row(vec![status]));
         }
+        Display::Attachment { .. } => {
+            let line = attachment_summary(display).unwrap_or_default();
+            items.push(row(vec![Span::styled(line, theme.tool_body)]));
+        }
     }
     if !items.is_empty() {
         parts.push(Part::Items(items));
     }
     Body { parts, keep }
+}
+
+/// The one line an attachment shows: `image/png · 48 KiB · 640×480`, a document's title first.
+pub(crate) fn attachment_summary(display: &Display) -> Option<String> {
+    let Display::Attachment {
+        media_type,
+        bytes,
+        width,
+        height,
+        title,
+    } = display
+    else {
+        return None;
+    };
+    let mut fields: Vec<String> = Vec::new();
+    if let Some(title) = title {
+        fields.push(sanitize(title).into_owned());
+    }
+    fields.push(sanitize(media_type).into_owned());
+    fields.push(human_size(*bytes));
+    if let (Some(w), Some(h)) = (width, height) {
+        fields.push(format!("{w}×{h}"));
+    }
+    Some(fields.join(" · "))
+}
+
+/// Bytes in B, KiB or MiB, one decimal below ten units.
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 3] = ["KiB", "MiB", "GiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    // Below 9.95 one decimal still rounds under ten ("9.9 KiB", never "10.0 KiB").
+    if value < 9.95 {
+        format!("{value:.1} {}", UNITS[unit])
+    } else {
+        format!("{value:.0} {}", UNITS[unit])
+    }
 }
 
 /// The live output tail of a running command.

@@ -228,6 +228,45 @@ fn command_output_keeps_its_tail_and_exit_code() {
 }
 
 #[test]
+fn attachments_are_one_line_with_type_size_and_pixels() {
+    let mut c = conv();
+    started(&mut c, "t1", "Screenshot", "Screenshot window");
+    finished(
+        &mut c,
+        "t1",
+        false,
+        Display::Attachment {
+            media_type: "image/png".into(),
+            bytes: 48 * 1024 + 300,
+            width: Some(640),
+            height: Some(480),
+            title: None,
+        },
+    );
+    started(&mut c, "t2", "Read", "Read report.pdf");
+    finished(
+        &mut c,
+        "t2",
+        false,
+        Display::Attachment {
+            media_type: "application/pdf".into(),
+            bytes: 1_572_864,
+            width: None,
+            height: None,
+            title: Some("report\u{1b}[2J.pdf".into()),
+        },
+    );
+    let screen = screen(&mut c, 60, 6);
+    assert!(screen.contains("image/png · 48 KiB · 640×480"), "{screen}");
+    // A title from the tool is sanitised like every other tool text.
+    assert!(
+        screen.contains("report.pdf · application/pdf · 1.5 MiB"),
+        "{screen}"
+    );
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
 fn retry_notice_and_errors_are_inline() {
     let mut c = conv();
     c.apply_event(&Event::Retrying {

@@ -235,6 +235,9 @@ fn display_lines(display: &Display, width: usize, out: &mut Vec<Line<'static>>) 
             }
         }
         Display::Diff { path, .. } => plain(out, &path.display().to_string()),
+        Display::Attachment {
+            media_type, bytes, ..
+        } => plain(out, &format!("{media_type}, {bytes} bytes")),
     }
 }
 
