@@ -4,14 +4,17 @@
 //! breakpoints: system block, last tool, last content block of the last user message) and the
 //! decoding of every stream event into [`StreamEvent`]s. Invariants: a content block is
 //! announced as `BlockComplete` (or `InvalidToolUse`) exactly once, at its `content_block_stop`;
-//! each `Usage` event carries the whole usage known so far; `Finished` comes at `message_stop`.
+//! each `Usage` event carries the whole usage known so far; `Finished` comes at `message_stop`,
+//! which is what makes a message complete (a `message_stop` while a block is still open is an
+//! error, so an unclosed tool call is never dropped silently). `ping`s and empty deltas are
+//! keep-alives.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{self, Decoder};
+use super::http::{self, Decoder, Seen, append_capped};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
 use super::{EventStream, LlmError, ModelClient, Provider};
@@ -186,13 +189,22 @@ impl Decoder for AnthropicDecoder {
         self.done
     }
 
-    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+    fn cut_short(&self) -> String {
+        let mut why = "the connection closed before `message_stop`".to_string();
+        if let Some(name) = self.open_tool() {
+            why.push_str(&format!(" (tool call `{name}` was never closed)"));
+        }
+        why
+    }
+
+    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<Seen, LlmError> {
         let v: Value = serde_json::from_str(&frame.data).map_err(|e| {
             malformed(
                 &format!("event `{}` is not JSON ({e})", frame.event),
                 &frame.data,
             )
         })?;
+        let mut seen = Seen::Progress;
         // The `type` inside the data is authoritative; the `event:` line may be absent.
         let kind = v
             .get("type")
@@ -204,7 +216,7 @@ impl Decoder for AnthropicDecoder {
                 .ok_or_else(|| malformed(&format!("`{kind}` without an index"), &frame.data))
         };
         match kind {
-            "ping" => {}
+            "ping" => seen = Seen::KeepAlive,
             "message_start" => {
                 if let Some(u) = v.pointer("/message/usage") {
                     merge_usage(&mut self.usage, u);
@@ -253,23 +265,39 @@ impl Decoder for AnthropicDecoder {
                     .get("delta")
                     .ok_or_else(|| malformed("content_block_delta without a delta", &frame.data))?;
                 let s = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or("");
+                let piece = match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => s("text"),
+                    Some("thinking_delta") => s("thinking"),
+                    Some("signature_delta") => s("signature"),
+                    Some("input_json_delta") => s("partial_json"),
+                    _ => "",
+                };
+                if piece.is_empty() {
+                    seen = Seen::KeepAlive;
+                }
                 match (
                     self.blocks.get_mut(&i),
                     delta.get("type").and_then(Value::as_str),
                 ) {
                     (Some(Partial::Text(t)), Some("text_delta")) => {
-                        t.push_str(s("text"));
-                        out.push(StreamEvent::TextDelta(s("text").to_string()));
+                        append_capped(t, piece, || "a text block".into())?;
+                        if !piece.is_empty() {
+                            out.push(StreamEvent::TextDelta(piece.to_string()));
+                        }
                     }
                     (Some(Partial::Thinking { thinking, .. }), Some("thinking_delta")) => {
-                        thinking.push_str(s("thinking"));
-                        out.push(StreamEvent::ThinkingDelta(s("thinking").to_string()));
+                        append_capped(thinking, piece, || "a thinking block".into())?;
+                        if !piece.is_empty() {
+                            out.push(StreamEvent::ThinkingDelta(piece.to_string()));
+                        }
                     }
                     (Some(Partial::Thinking { signature, .. }), Some("signature_delta")) => {
-                        signature.get_or_insert_default().push_str(s("signature"));
+                        append_capped(signature.get_or_insert_default(), piece, || {
+                            "a thinking signature".into()
+                        })?;
                     }
-                    (Some(Partial::Tool { json, .. }), Some("input_json_delta")) => {
-                        json.push_str(s("partial_json"));
+                    (Some(Partial::Tool { json, name, .. }), Some("input_json_delta")) => {
+                        append_capped(json, piece, || format!("the input of tool call `{name}`"))?;
                     }
                     (Some(Partial::Ignored), _) => {}
                     (None, _) => {
@@ -315,6 +343,19 @@ impl Decoder for AnthropicDecoder {
                 }
             }
             "message_stop" => {
+                if let Some((i, _)) = self
+                    .blocks
+                    .iter()
+                    .find(|(_, b)| !matches!(b, Partial::Ignored))
+                {
+                    let what = match self.open_tool() {
+                        Some(name) => format!("tool call `{name}`"),
+                        None => format!("block {i}"),
+                    };
+                    return Err(LlmError::Malformed(format!(
+                        "`message_stop` while {what} was never closed"
+                    )));
+                }
                 self.done = true;
                 out.push(StreamEvent::Finished(
                     self.stop_reason.unwrap_or(StopReason::EndTurn),
@@ -334,10 +375,21 @@ impl Decoder for AnthropicDecoder {
                     message: message.to_string(),
                 });
             }
-            // New event types are allowed by the API's versioning policy: ignore them.
-            _ => {}
+            // New event types are allowed by the API's versioning policy: ignore them (and
+            // they do not count as progress, or a stream of them would never go idle).
+            _ => seen = Seen::KeepAlive,
         }
-        Ok(())
+        Ok(seen)
+    }
+}
+
+impl AnthropicDecoder {
+    /// The name of a tool call still being streamed, if any.
+    fn open_tool(&self) -> Option<&str> {
+        self.blocks.values().find_map(|b| match b {
+            Partial::Tool { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
     }
 }
 

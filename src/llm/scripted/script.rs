@@ -7,6 +7,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::chaos::Chaos;
+
 /// Why a script could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
@@ -27,16 +29,28 @@ pub enum ScriptError {
 #[serde(deny_unknown_fields)]
 pub struct Script {
     pub turns: Vec<Turn>,
+    /// Random faults on every request (see [`Chaos`]); a turn's own faults go first.
+    #[serde(default)]
+    pub chaos: Option<Chaos>,
 }
 
 impl Script {
     pub fn new(turns: Vec<Turn>) -> Script {
-        Script { turns }
+        Script { turns, chaos: None }
+    }
+
+    /// This script with chaos mode on.
+    pub fn with_chaos(mut self, chaos: Chaos) -> Script {
+        self.chaos = Some(chaos);
+        self
     }
 
     /// Parse and check a script; the error names the bad field and where it is.
     pub fn from_json(text: &str) -> Result<Script, ScriptError> {
         let script: Script = serde_json::from_str(text)?;
+        if let Some(chaos) = &script.chaos {
+            chaos.check().map_err(ScriptError::Invalid)?;
+        }
         for (i, turn) in script.turns.iter().enumerate() {
             if turn.chunk_chars == 0 {
                 return Err(ScriptError::Invalid(format!(

@@ -278,7 +278,9 @@ mod tests {
         let mut out = Vec::new();
         let mut start = 0;
         for p in points {
-            for frame in parser.push(&bytes[start..p]) {
+            let mut frames = Vec::new();
+            parser.push(&bytes[start..p], &mut frames).unwrap();
+            for frame in frames {
                 decoder.frame(&frame, &mut out).unwrap();
             }
             start = p;

@@ -235,6 +235,7 @@ fn retry_notice_and_errors_are_inline() {
         max_attempts: 8,
         delay_ms: 3_500,
         reason: "API overloaded".into(),
+        discarded: false,
     });
     c.apply_event(&Event::Error {
         message: "request failed: 401 invalid x-api-key".into(),
