@@ -131,6 +131,7 @@ async fn harness_with(
             max_attempts: 4,
             base_delay: Duration::from_millis(20),
             max_delay: Duration::from_millis(200),
+            ..RetryPolicy::default()
         },
         max_tokens: 1024,
         demo: false,

@@ -171,7 +171,8 @@ struct State {
 
 /// Send `request`, retrying retryable failures as a whole within `policy`. The stream yields
 /// the events of the attempts, a [`StreamEvent::Restart`] between two attempts (before the
-/// wait), and at most one `Err`, last. It is lazy: nothing is sent until it is first polled.
+/// wait), and at most one `Err`, last; polling it after its end is harmless. It is lazy:
+/// nothing is sent until it is first polled.
 /// Dropping it cancels the request, a wait, or both.
 pub fn stream_with_retry(
     client: Arc<dyn ModelClient>,
@@ -212,6 +213,7 @@ pub fn stream_with_retry(
             None => None,
         }
     })
+    .fuse()
     .boxed()
 }
 

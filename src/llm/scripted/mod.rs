@@ -16,7 +16,9 @@
 //!               {"drop_after_events": 3, "times": 1},
 //!               {"malformed_event_at": 2, "times": 1},
 //!               {"invalid_tool_json": true, "times": 1},
-//!               {"stream_error": "overloaded_error", "times": 1}]}
+//!               {"stream_error": "overloaded_error", "times": 1},
+//!               {"truncate": true}, {"unclosed_tool_use": true},
+//!               {"keep_alive_forever_ms": 20}]}
 //! ],
 //!  "chaos": {"seed": 7, "rate_limit": 0.25, "retry_after_ms": 1000, "unavailable": 0.15,
 //!            "disconnect": 0.1, "truncate": 0.1, "malformed": 0.1}}
@@ -412,6 +414,11 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
             frames.truncate(1);
             frames.push(wire::error_frame(wire, kind));
         }
+        Some(FaultKind::Truncate) => {
+            frames.pop();
+        }
+        Some(FaultKind::UnclosedToolUse) => wire::unclose_tools(wire, &mut frames),
+        Some(FaultKind::KeepAliveForever(_)) => frames.truncate(1),
         _ => {}
     }
     // Bytes of a frame sent after the last whole one, before the connection is dropped.
@@ -454,6 +461,14 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         }
         stream.write_all(f.as_bytes()).await?;
         stream.flush().await?;
+    }
+    if let Some(FaultKind::KeepAliveForever(ms)) = fault {
+        // Until the client gives up and the write fails, or the server stops.
+        for alive in wire::keep_alives(wire).iter().cycle() {
+            tokio::time::sleep(Duration::from_millis(*ms)).await;
+            stream.write_all(alive.as_bytes()).await?;
+            stream.flush().await?;
+        }
     }
     if let Some(partial) = cut {
         stream.write_all(partial.as_bytes()).await?;

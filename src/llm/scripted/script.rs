@@ -222,6 +222,15 @@ pub enum FaultKind {
     /// After the first event, send an in-stream error of this type (e.g. `overloaded_error`)
     /// and end the response.
     StreamError(String),
+    /// End the stream cleanly without its final event (`message_stop` / `data: [DONE]`).
+    Truncate,
+    /// Leave the tool calls unclosed: Anthropic drops their `content_block_stop`s (the message
+    /// still ends with `message_stop`); OpenAI ends after the arguments, with no finish chunk,
+    /// usage or `[DONE]`.
+    UnclosedToolUse,
+    /// After the first event, send keep-alives forever, one every this many milliseconds:
+    /// `ping` events and SSE comments (Anthropic), comments and empty chunks (OpenAI).
+    KeepAliveForever(u64),
 }
 
 #[derive(Deserialize)]
@@ -234,6 +243,9 @@ struct FaultSpec {
     malformed_event_at: Option<usize>,
     invalid_tool_json: Option<bool>,
     stream_error: Option<String>,
+    truncate: Option<bool>,
+    unclosed_tool_use: Option<bool>,
+    keep_alive_forever_ms: Option<u64>,
     #[serde(default = "one")]
     times: u32,
 }
@@ -275,11 +287,21 @@ impl TryFrom<FaultSpec> for Fault {
         if let Some(kind) = spec.stream_error {
             kinds.push(("stream_error", FaultKind::StreamError(kind)));
         }
+        if spec.truncate == Some(true) {
+            kinds.push(("truncate", FaultKind::Truncate));
+        }
+        if spec.unclosed_tool_use == Some(true) {
+            kinds.push(("unclosed_tool_use", FaultKind::UnclosedToolUse));
+        }
+        if let Some(ms) = spec.keep_alive_forever_ms {
+            kinds.push(("keep_alive_forever_ms", FaultKind::KeepAliveForever(ms.max(1))));
+        }
         if kinds.len() != 1 {
             let given: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();
             return Err(format!(
                 "a fault needs exactly one of `status`, `drop_after_events`, \
-                 `malformed_event_at`, `invalid_tool_json`, `stream_error` (given: {})",
+                 `malformed_event_at`, `invalid_tool_json`, `stream_error`, `truncate`, \
+                 `unclosed_tool_use`, `keep_alive_forever_ms` (given: {})",
                 if given.is_empty() {
                     "none".to_string()
                 } else {
