@@ -613,3 +613,32 @@ fn paths_under_the_session_directory_show_relative() {
         "outside paths stay absolute:\n{text}"
     );
 }
+
+#[test]
+fn a_retry_that_discards_removes_the_partial_answer() {
+    let mut c = conv();
+    c.push_user("hi");
+    c.apply_event(&Event::ThinkingDelta {
+        text: "pondering".into(),
+    });
+    delta(&mut c, "a fragmentary");
+    c.apply_event(&Event::Retrying {
+        attempt: 2,
+        max_attempts: 8,
+        delay_ms: 500,
+        reason: "the response stream broke".into(),
+        discarded: true,
+    });
+    let shown = screen(&mut c, 100, 8);
+    assert!(!shown.contains("fragmentary"), "{shown}");
+    assert!(!shown.contains("pondering"), "{shown}");
+    assert!(shown.contains("hi"), "{shown}");
+    assert!(shown.contains("the partial answer was dropped"), "{shown}");
+    delta(&mut c, "the whole answer");
+    c.apply_event(&Event::AssistantMessage {
+        content: json!([{"type": "text", "text": "the whole answer"}]),
+        incomplete: false,
+    });
+    let shown = screen(&mut c, 100, 8);
+    assert_eq!(shown.matches("the whole answer").count(), 1, "{shown}");
+}
