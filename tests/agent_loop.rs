@@ -595,7 +595,11 @@ async fn an_unclosed_tool_call_is_retried_and_never_runs_from_the_broken_attempt
         assert_eq!(r.len(), 1);
         assert!(r[0].0.contains("tool call `SafeWait`"), "{}", r[0].0);
         assert!(r[0].1, "`Waiting.` had streamed and is discarded");
-        assert_eq!(runs(&h, "w"), 1, "{provider:?}: the tool runs once, from the retry");
+        assert_eq!(
+            runs(&h, "w"),
+            1,
+            "{provider:?}: the tool runs once, from the retry"
+        );
         assert_eq!(h.server.requests().len(), 3);
     }
 }
@@ -631,7 +635,10 @@ async fn a_stream_cut_after_a_tool_started_never_runs_it_twice() {
                     if message.starts_with("The response broke off after a tool call had started"))));
                 assert_eq!(h.server.requests().len(), 2);
                 let second = h.request_body(1).to_string();
-                assert!(second.contains("was cut off by a connection problem"), "{second}");
+                assert!(
+                    second.contains("was cut off by a connection problem"),
+                    "{second}"
+                );
             }
             // Tool calls are released only at `[DONE]`: nothing ran, so the whole is retried.
             Provider::OpenAi => {
@@ -697,7 +704,10 @@ async fn twenty_prompts_through_chaos_complete_exactly() {
         for i in 0..20 {
             assert_eq!(runs(&h, &format!("p{i}")), 1, "{provider:?} p{i}");
         }
-        assert!(restarts >= 10, "{provider:?}: chaos made only {restarts} retries");
+        assert!(
+            restarts >= 10,
+            "{provider:?}: chaos made only {restarts} retries"
+        );
     }
 }
 

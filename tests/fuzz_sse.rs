@@ -68,19 +68,23 @@ fn sse_any_bytes_any_split_same_frames() {
         proptest::collection::vec(any::<usize>(), 0..12),
         prop_oneof![Just(1usize << 20), 1usize..24],
     );
-    fuzz::fuzz("sse_any_bytes_any_split", strategy, |(bytes, cuts, limit)| {
-        let whole = parse(&bytes, &[], limit);
-        let split = parse(&bytes, &cuts, limit);
-        prop_assert_eq!(&split, &whole);
-        // Byte by byte is the most extreme split.
-        let every: Vec<usize> = (0..bytes.len()).collect();
-        prop_assert_eq!(&parse(&bytes, &every, limit), &whole);
-        for f in &whole.0 {
-            prop_assert!(!f.event.is_empty());
-            prop_assert!(f.data.len() <= limit, "data past the limit");
-        }
-        Ok(())
-    });
+    fuzz::fuzz(
+        "sse_any_bytes_any_split",
+        strategy,
+        |(bytes, cuts, limit)| {
+            let whole = parse(&bytes, &[], limit);
+            let split = parse(&bytes, &cuts, limit);
+            prop_assert_eq!(&split, &whole);
+            // Byte by byte is the most extreme split.
+            let every: Vec<usize> = (0..bytes.len()).collect();
+            prop_assert_eq!(&parse(&bytes, &every, limit), &whole);
+            for f in &whole.0 {
+                prop_assert!(!f.event.is_empty());
+                prop_assert!(f.data.len() <= limit, "data past the limit");
+            }
+            Ok(())
+        },
+    );
 }
 
 /// One generated event: its `event:` name (None: the default), its data lines, and whether
@@ -237,7 +241,10 @@ fn frames() -> impl Strategy<Value = Vec<SseFrame>> {
         1 => Just("[DONE]".to_string()),
         1 => "[^\n]{0,16}",
     ];
-    let frame = (select(vec!["message", "ping", "content_block_delta", "error"]), data)
+    let frame = (
+        select(vec!["message", "ping", "content_block_delta", "error"]),
+        data,
+    )
         .prop_map(|(event, data)| SseFrame {
             event: event.into(),
             data,

@@ -360,8 +360,9 @@ async fn retries_stop_at_max_attempts() {
     };
     assert!(matches!(**last, LlmError::Http { status: 503, .. }));
     assert!(
-        err.as_ref()
-            .is_some_and(|e| e.to_string().ends_with("the attempt limit, CAIRN_MAX_ATTEMPTS=4)")),
+        err.as_ref().is_some_and(|e| e
+            .to_string()
+            .ends_with("the attempt limit, CAIRN_MAX_ATTEMPTS=4)")),
         "{err:?}"
     );
     assert_eq!(notices.len(), 3);
@@ -423,7 +424,11 @@ async fn stream_dropped_after_content_is_retried_whole() {
             .iter()
             .position(|e| matches!(e, StreamEvent::Restart(_)))
             .unwrap();
-        assert_eq!(text_deltas(&all[..restart]), vec!["part", "ial "], "{provider:?}");
+        assert_eq!(
+            text_deltas(&all[..restart]),
+            vec!["part", "ial "],
+            "{provider:?}"
+        );
         assert_eq!(blocks(&all[..restart]), vec![]);
         assert_eq!(
             text_deltas(&all[restart + 1..]).concat(),
@@ -558,8 +563,7 @@ async fn connection_refused_is_retried_then_reported() {
         max_attempts: 2,
         ..fast_policy()
     };
-    let Retried { notices, err, .. } =
-        retried(stream_with_retry(c, request("hi"), policy)).await;
+    let Retried { notices, err, .. } = retried(stream_with_retry(c, request("hi"), policy)).await;
     let err = err.unwrap();
     assert!(
         matches!(&err, LlmError::GaveUp { last, .. } if matches!(**last, LlmError::Connect(_))),

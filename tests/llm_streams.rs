@@ -187,7 +187,11 @@ async fn retry_after_is_capped() {
         let r = retried(&c, policy).await;
         assert_eq!(r.err, None);
         assert_eq!(r.notices.len(), 1);
-        assert_eq!(r.notices[0].delay, Duration::from_millis(30), "{provider:?}");
+        assert_eq!(
+            r.notices[0].delay,
+            Duration::from_millis(30),
+            "{provider:?}"
+        );
         assert!(matches!(
             r.notices[0].error,
             LlmError::Http {
@@ -214,10 +218,7 @@ async fn total_retry_time_is_capped_and_the_error_says_so() {
         ..RetryPolicy::default()
     };
     let r = retried(&c, policy).await;
-    let Some(LlmError::GaveUp {
-        attempts, last, ..
-    }) = &r.err
-    else {
+    let Some(LlmError::GaveUp { attempts, last, .. }) = &r.err else {
         panic!("{:?}", r.err)
     };
     assert!(matches!(**last, LlmError::Http { status: 503, .. }));
@@ -356,7 +357,12 @@ async fn twenty_requests_through_chaos_all_complete_exactly() {
                     _ => None,
                 })
                 .collect();
-            assert_eq!(blocks, vec![&ContentBlock::Text { text: expected.clone() }]);
+            assert_eq!(
+                blocks,
+                vec![&ContentBlock::Text {
+                    text: expected.clone()
+                }]
+            );
             messages.push(Message {
                 role: cairn::llm::Role::Assistant,
                 content: vec![ContentBlock::Text { text: expected }],

@@ -356,6 +356,7 @@ impl Core {
             tools_cancel.cancel();
         }
         let has_tools = !executor.is_empty();
+        let answered = !blocks.is_empty() || has_tools;
         let text: String = blocks
             .iter()
             .filter_map(|b| match b {
@@ -398,6 +399,11 @@ impl Core {
             return Step::ToolsRan;
         }
         if let Some(e) = stream_error {
+            if !answered {
+                // Nothing of an answer arrived (a refused key, retries exhausted before any
+                // text): the error is the whole story.
+                return Step::Failed(e);
+            }
             let kept = if text.is_empty() {
                 String::new()
             } else {

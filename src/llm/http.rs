@@ -322,10 +322,9 @@ pub fn decode_frames(
         (out, Some(LlmError::Stream(cut)))
     }
     match provider {
-        super::Provider::Anthropic => run(
-            &mut super::anthropic::AnthropicDecoder::default(),
-            frames,
-        ),
+        super::Provider::Anthropic => {
+            run(&mut super::anthropic::AnthropicDecoder::default(), frames)
+        }
         super::Provider::OpenAi => run(&mut super::openai::OpenAiDecoder::default(), frames),
     }
 }

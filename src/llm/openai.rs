@@ -239,10 +239,7 @@ impl Decoder for OpenAiDecoder {
     fn cut_short(&self) -> String {
         let mut why = "the connection closed before `data: [DONE]`".to_string();
         if let Some(call) = self.calls.values().next() {
-            why.push_str(&format!(
-                " (tool call `{}` was never completed)",
-                call.name
-            ));
+            why.push_str(&format!(" (tool call `{}` was never completed)", call.name));
         }
         why
     }

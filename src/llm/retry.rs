@@ -102,7 +102,12 @@ impl RetryPolicy {
 
     /// What to do after attempt number `attempt` (1-based) failed with `error`, `elapsed` after
     /// the first attempt began: the notice of the next attempt, or the error to give up with.
-    pub fn next(&self, attempt: u32, error: LlmError, elapsed: Duration) -> Result<RetryNotice, LlmError> {
+    pub fn next(
+        &self,
+        attempt: u32,
+        error: LlmError,
+        elapsed: Duration,
+    ) -> Result<RetryNotice, LlmError> {
         let max_attempts = self.max_attempts.max(1);
         if !error.is_retryable() {
             return Err(error);
@@ -220,7 +225,10 @@ pub fn stream_with_retry(
 impl State {
     fn failed(mut self, error: LlmError) -> (Result<StreamEvent, LlmError>, State) {
         self.current = None;
-        match self.policy.next(self.attempt, error, self.started.elapsed()) {
+        match self
+            .policy
+            .next(self.attempt, error, self.started.elapsed())
+        {
             Ok(notice) => {
                 self.attempt = notice.attempt;
                 self.wait = Some(notice.delay);
@@ -311,9 +319,14 @@ mod tests {
         let n = p.next(1, http(503, None), Duration::ZERO).unwrap();
         assert_eq!((n.attempt, n.max_attempts), (2, 3));
         // Not retryable: the error as it is.
-        assert_eq!(p.next(1, http(401, None), Duration::ZERO), Err(http(401, None)));
+        assert_eq!(
+            p.next(1, http(401, None), Duration::ZERO),
+            Err(http(401, None))
+        );
         // The attempt limit.
-        let e = p.next(3, http(503, None), Duration::from_secs(2)).unwrap_err();
+        let e = p
+            .next(3, http(503, None), Duration::from_secs(2))
+            .unwrap_err();
         assert_eq!(
             e.to_string(),
             "HTTP 503: the model server had an error (gave up after 3 attempts in 2 s: \
@@ -327,7 +340,9 @@ mod tests {
                 Duration::from_millis(9_900),
             )
             .unwrap_err();
-        assert!(matches!(&e, LlmError::GaveUp { attempts: 2, last, .. } if **last == http(429, Some(Duration::from_secs(7)))));
+        assert!(
+            matches!(&e, LlmError::GaveUp { attempts: 2, last, .. } if **last == http(429, Some(Duration::from_secs(7))))
+        );
         assert!(
             e.to_string()
                 .ends_with("past the retry time limit, CAIRN_MAX_RETRY_TOTAL_MS=10000)"),
@@ -338,6 +353,9 @@ mod tests {
             max_attempts: 1,
             ..policy()
         };
-        assert_eq!(once.next(1, http(503, None), Duration::ZERO), Err(http(503, None)));
+        assert_eq!(
+            once.next(1, http(503, None), Duration::ZERO),
+            Err(http(503, None))
+        );
     }
 }

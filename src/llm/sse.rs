@@ -296,13 +296,19 @@ mod tests {
     #[test]
     fn byte_order_mark_is_dropped_even_when_split() {
         let bytes = b"\xEF\xBB\xBFdata: x\n\n";
-        assert_eq!(parse_all(&[&bytes[..1], &bytes[1..]]), vec![frame("message", "x")]);
+        assert_eq!(
+            parse_all(&[&bytes[..1], &bytes[1..]]),
+            vec![frame("message", "x")]
+        );
         // Two bytes of a mark and then something else: those bytes are data.
         let mut p = SseParser::new();
         let mut out = Vec::new();
         p.push(b"\xEF\xBB", &mut out).unwrap();
         p.push(b"data: y\n\n", &mut out).unwrap();
-        assert!(out.is_empty(), "the line `\\xEF\\xBBdata` is an unknown field");
+        assert!(
+            out.is_empty(),
+            "the line `\\xEF\\xBBdata` is an unknown field"
+        );
     }
 
     #[test]
@@ -317,7 +323,10 @@ mod tests {
                 .and_then(|()| p.push(&[b'a'; 10], &mut out)),
             Err(SseError::LineTooLong { limit: 16 })
         );
-        assert_eq!(p.push(b"\n", &mut out), Err(SseError::LineTooLong { limit: 16 }));
+        assert_eq!(
+            p.push(b"\n", &mut out),
+            Err(SseError::LineTooLong { limit: 16 })
+        );
         assert_eq!(p.finish(), None);
     }
 

@@ -73,10 +73,14 @@ pub(crate) enum ChaosFault {
     RateLimit(Duration),
     Unavailable,
     /// Cut inside a text frame; `pick` chooses which.
-    Disconnect { pick: u64 },
+    Disconnect {
+        pick: u64,
+    },
     Truncate,
     /// Replace a frame; `pick` chooses which.
-    Malformed { pick: u64 },
+    Malformed {
+        pick: u64,
+    },
 }
 
 /// The chaos settings and their RNG, shared by the server's connections.
@@ -107,7 +111,9 @@ impl ChaosState {
             roll < edge
         };
         if hit(c.rate_limit) {
-            Some(ChaosFault::RateLimit(Duration::from_millis(c.retry_after_ms)))
+            Some(ChaosFault::RateLimit(Duration::from_millis(
+                c.retry_after_ms,
+            )))
         } else if hit(c.unavailable) {
             Some(ChaosFault::Unavailable)
         } else if hit(c.disconnect) {
@@ -173,7 +179,11 @@ mod tests {
             malformed: -0.1,
             ..Chaos::default()
         };
-        assert!(bad.check().unwrap_err().starts_with("chaos.malformed must be"));
+        assert!(
+            bad.check()
+                .unwrap_err()
+                .starts_with("chaos.malformed must be")
+        );
     }
 
     #[test]

@@ -294,7 +294,10 @@ impl TryFrom<FaultSpec> for Fault {
             kinds.push(("unclosed_tool_use", FaultKind::UnclosedToolUse));
         }
         if let Some(ms) = spec.keep_alive_forever_ms {
-            kinds.push(("keep_alive_forever_ms", FaultKind::KeepAliveForever(ms.max(1))));
+            kinds.push((
+                "keep_alive_forever_ms",
+                FaultKind::KeepAliveForever(ms.max(1)),
+            ));
         }
         if kinds.len() != 1 {
             let given: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();

@@ -206,7 +206,9 @@ pub(crate) fn unclose_tools(wire: Wire, frames: &mut Vec<String>) {
             let tools: Vec<Value> = frames
                 .iter()
                 .map(data)
-                .filter(|v| v["type"] == "content_block_start" && v["content_block"]["type"] == "tool_use")
+                .filter(|v| {
+                    v["type"] == "content_block_start" && v["content_block"]["type"] == "tool_use"
+                })
                 .map(|v| v["index"].clone())
                 .collect();
             frames.retain(|f| {
@@ -224,7 +226,10 @@ pub(crate) fn unclose_tools(wire: Wire, frames: &mut Vec<String>) {
 /// The keep-alives sent in turn forever (see `FaultKind::KeepAliveForever`).
 pub(crate) fn keep_alives(wire: Wire) -> [&'static str; 2] {
     match wire {
-        Wire::Anthropic => ["event: ping\ndata: {\"type\": \"ping\"}\n\n", ": keep-alive\n\n"],
+        Wire::Anthropic => [
+            "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+            ": keep-alive\n\n",
+        ],
         Wire::OpenAi => [
             ": keep-alive\n\n",
             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"}}]}\n\n",
