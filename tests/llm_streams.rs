@@ -242,7 +242,7 @@ async fn endless_keep_alives_end_at_the_idle_deadline() {
             {"text": "never sent", "faults": [{"keep_alive_forever_ms": 10}]}]}));
         let idle = Duration::from_millis(200);
         let c = client(provider, &s, idle);
-        let (events, err) = {
+        let drain = async {
             let mut stream = c.send(&request("hi")).await.unwrap();
             let mut events = Vec::new();
             let mut err = None;
@@ -254,6 +254,10 @@ async fn endless_keep_alives_end_at_the_idle_deadline() {
             }
             (events, err)
         };
+        // Were keep-alives to count as progress, the stream would never end.
+        let (events, err) = tokio::time::timeout(Duration::from_secs(20), drain)
+            .await
+            .expect("the keep-alives held the stream open");
         assert_eq!(err, Some(LlmError::Idle(idle)), "{provider:?}");
         assert_eq!(text(&events), "");
     }

@@ -11,7 +11,9 @@
 //!
 //! Limits (all in [`RetryPolicy`]): attempts in total, the backoff, the longest `retry-after`
 //! honoured (longer ones are shortened to it), and the total time one request may spend
-//! retrying: a retry whose wait would end past that budget is not made.
+//! retrying: a retry whose wait would end past that budget is not made. The budget counts
+//! attempts that deliver nothing and the waits; time spent receiving an answer does not use it
+//! up (so a long answer that breaks late can still be retried).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +32,9 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// The longest `retry-after` honoured; a longer one is shortened to this.
     pub max_retry_after: Duration,
-    /// The longest one request may spend from its first attempt to the start of its last.
+    /// The longest one request may spend retrying: from the start of a stretch of attempts
+    /// that deliver nothing (or the failure of one that delivered something) to the start of
+    /// the next attempt, waits included.
     pub max_total: Duration,
 }
 
@@ -100,8 +104,8 @@ impl RetryPolicy {
         (backoff + jitter).min(self.max_delay)
     }
 
-    /// What to do after attempt number `attempt` (1-based) failed with `error`, `elapsed` after
-    /// the first attempt began: the notice of the next attempt, or the error to give up with.
+    /// What to do after attempt number `attempt` (1-based) failed with `error`, with `elapsed`
+    /// of the time budget spent: the notice of the next attempt, or the error to give up with.
     pub fn next(
         &self,
         attempt: u32,
@@ -167,7 +171,11 @@ struct State {
     policy: RetryPolicy,
     /// The attempt being made (1-based).
     attempt: u32,
-    started: Instant,
+    /// When the current stretch of unproductive trying began: the start of the first attempt
+    /// that has delivered nothing so far, or the failure of the last one that delivered
+    /// something. `None` while an attempt is delivering. The time budget runs from here, so a
+    /// long answer that breaks late does not use up the budget by itself.
+    trying_since: Option<Instant>,
     current: Option<EventStream>,
     /// Wait this long before the next attempt.
     wait: Option<Duration>,
@@ -189,7 +197,7 @@ pub fn stream_with_retry(
         request,
         policy,
         attempt: 1,
-        started: Instant::now(),
+        trying_since: None,
         current: None,
         wait: None,
         ended: false,
@@ -203,13 +211,17 @@ pub fn stream_with_retry(
         }
         let mut stream = match st.current.take() {
             Some(s) => s,
-            None => match st.client.send(&st.request).await {
-                Ok(s) => s,
-                Err(e) => return Some(st.failed(e)),
-            },
+            None => {
+                st.trying_since.get_or_insert_with(Instant::now);
+                match st.client.send(&st.request).await {
+                    Ok(s) => s,
+                    Err(e) => return Some(st.failed(e)),
+                }
+            }
         };
         match stream.next().await {
             Some(Ok(event)) => {
+                st.trying_since = None;
                 st.current = Some(stream);
                 Some((Ok(event), st))
             }
@@ -225,10 +237,8 @@ pub fn stream_with_retry(
 impl State {
     fn failed(mut self, error: LlmError) -> (Result<StreamEvent, LlmError>, State) {
         self.current = None;
-        match self
-            .policy
-            .next(self.attempt, error, self.started.elapsed())
-        {
+        let since = *self.trying_since.get_or_insert_with(Instant::now);
+        match self.policy.next(self.attempt, error, since.elapsed()) {
             Ok(notice) => {
                 self.attempt = notice.attempt;
                 self.wait = Some(notice.delay);
