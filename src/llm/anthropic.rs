@@ -257,7 +257,17 @@ impl Decoder for AnthropicDecoder {
                     },
                     _ => Partial::Ignored,
                 };
-                self.blocks.insert(index()?, partial);
+                let i = index()?;
+                // A second start for an open block would silently lose the first (a tool call
+                // among them): refuse it.
+                if let Some(old) = self.blocks.insert(i, partial)
+                    && !matches!(old, Partial::Ignored)
+                {
+                    return Err(malformed(
+                        &format!("block {i} started again before it was closed"),
+                        &frame.data,
+                    ));
+                }
             }
             "content_block_delta" => {
                 let i = index()?;
@@ -581,6 +591,76 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn unclosed_or_restarted_tool_blocks_are_errors() {
+        let start = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"Read","input":{}}}"#;
+        let (events, result) = decode(&[
+            ("content_block_start", start),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ]);
+        assert_eq!(events, vec![]);
+        assert_eq!(
+            result,
+            Err(LlmError::Malformed(
+                "`message_stop` while tool call `Read` was never closed".into()
+            ))
+        );
+        let (_, result) = decode(&[
+            ("content_block_start", start),
+            ("content_block_start", start),
+        ]);
+        assert!(
+            result
+                .unwrap_err()
+                .to_string()
+                .contains("block 0 started again before it was closed")
+        );
+        let mut d = AnthropicDecoder::default();
+        let f = SseFrame {
+            event: "content_block_start".into(),
+            data: start.into(),
+        };
+        d.frame(&f, &mut Vec::new()).unwrap();
+        assert_eq!(
+            d.cut_short(),
+            "the connection closed before `message_stop` (tool call `Read` was never closed)"
+        );
+    }
+
+    #[test]
+    fn pings_and_empty_deltas_are_keep_alives() {
+        let mut d = AnthropicDecoder::default();
+        let mut out = Vec::new();
+        let mut seen = |data: &str| {
+            let f = SseFrame {
+                event: "message".into(),
+                data: data.into(),
+            };
+            d.frame(&f, &mut out).unwrap()
+        };
+        assert_eq!(seen(r#"{"type":"ping"}"#), Seen::KeepAlive);
+        assert_eq!(seen(r#"{"type":"some_future_event"}"#), Seen::KeepAlive);
+        assert_eq!(
+            seen(
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#
+            ),
+            Seen::Progress
+        );
+        assert_eq!(
+            seen(
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}"#
+            ),
+            Seen::KeepAlive
+        );
+        assert_eq!(
+            seen(
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}"#
+            ),
+            Seen::Progress
+        );
+        assert_eq!(out, vec![StreamEvent::TextDelta("a".into())]);
     }
 
     #[test]

@@ -480,6 +480,44 @@ mod tests {
     }
 
     #[test]
+    fn empty_chunks_are_keep_alives_and_blocks_wait_for_done() {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        let mut seen = |data: &str, out: &mut Vec<StreamEvent>| {
+            let f = SseFrame {
+                event: "message".into(),
+                data: data.into(),
+            };
+            d.frame(&f, out).unwrap()
+        };
+        assert_eq!(
+            seen(r#"{"choices":[{"delta":{}}]}"#, &mut out),
+            Seen::KeepAlive
+        );
+        assert_eq!(
+            seen(
+                r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#,
+                &mut out
+            ),
+            Seen::KeepAlive
+        );
+        assert_eq!(seen(r#"{"choices":[]}"#, &mut out), Seen::KeepAlive);
+        assert_eq!(
+            seen(
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"Read","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+                &mut out
+            ),
+            Seen::Progress
+        );
+        // The finish reason alone releases nothing: a stream cut here must not start a tool.
+        assert_eq!(out, vec![]);
+        assert_eq!(
+            d.cut_short(),
+            "the connection closed before `data: [DONE]` (tool call `Read` was never completed)"
+        );
+    }
+
+    #[test]
     fn reasoning_then_text_without_finish_reason() {
         let events = decode(&[
             r#"{"choices":[{"delta":{"reasoning_content":"hmm"}}]}"#,
