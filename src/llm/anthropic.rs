@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{self, Decoder, Seen, append_capped};
+use super::http::{self, Decoder, Seen, append_capped, count_block};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
 use super::{EventStream, LlmError, ModelClient, Provider};
@@ -151,6 +151,9 @@ pub(crate) struct AnthropicDecoder {
     usage: Usage,
     stop_reason: Option<StopReason>,
     done: bool,
+    /// Blocks started and content bytes accumulated so far (both capped).
+    block_count: usize,
+    content_bytes: usize,
 }
 
 fn malformed(what: &str, data: &str) -> LlmError {
@@ -258,6 +261,18 @@ impl Decoder for AnthropicDecoder {
                     _ => Partial::Ignored,
                 };
                 let i = index()?;
+                count_block(&mut self.block_count)?;
+                let mut partial = partial;
+                // Content given whole in the start event counts against the limits too.
+                if let Partial::Text(t)
+                | Partial::Thinking { thinking: t, .. }
+                | Partial::Tool { json: t, .. } = &mut partial
+                {
+                    let whole = std::mem::take(t);
+                    append_capped(t, &whole, &mut self.content_bytes, || {
+                        "a content block".into()
+                    })?;
+                }
                 // A second start for an open block would silently lose the first (a tool call
                 // among them): refuse it.
                 if let Some(old) = self.blocks.insert(i, partial)
@@ -290,24 +305,31 @@ impl Decoder for AnthropicDecoder {
                     delta.get("type").and_then(Value::as_str),
                 ) {
                     (Some(Partial::Text(t)), Some("text_delta")) => {
-                        append_capped(t, piece, || "a text block".into())?;
+                        append_capped(t, piece, &mut self.content_bytes, || "a text block".into())?;
                         if !piece.is_empty() {
                             out.push(StreamEvent::TextDelta(piece.to_string()));
                         }
                     }
                     (Some(Partial::Thinking { thinking, .. }), Some("thinking_delta")) => {
-                        append_capped(thinking, piece, || "a thinking block".into())?;
+                        append_capped(thinking, piece, &mut self.content_bytes, || {
+                            "a thinking block".into()
+                        })?;
                         if !piece.is_empty() {
                             out.push(StreamEvent::ThinkingDelta(piece.to_string()));
                         }
                     }
                     (Some(Partial::Thinking { signature, .. }), Some("signature_delta")) => {
-                        append_capped(signature.get_or_insert_default(), piece, || {
-                            "a thinking signature".into()
-                        })?;
+                        append_capped(
+                            signature.get_or_insert_default(),
+                            piece,
+                            &mut self.content_bytes,
+                            || "a thinking signature".into(),
+                        )?;
                     }
                     (Some(Partial::Tool { json, name, .. }), Some("input_json_delta")) => {
-                        append_capped(json, piece, || format!("the input of tool call `{name}`"))?;
+                        append_capped(json, piece, &mut self.content_bytes, || {
+                            format!("the input of tool call `{name}`")
+                        })?;
                     }
                     (Some(Partial::Ignored), _) => {}
                     (None, _) => {

@@ -20,21 +20,48 @@ use super::{EventStream, LlmError, StreamEvent};
 /// accumulate: 16 MiB, far above what any model's output limit allows.
 pub const MAX_BLOCK_BYTES: usize = 16 * 1024 * 1024;
 
-/// Append `piece` to a block being assembled, refusing to grow it past [`MAX_BLOCK_BYTES`].
-/// `what` names the block for the error ("the input of tool call `Write`").
+/// The most all the blocks of one message may accumulate together: 64 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The most content blocks (tool calls included) one message may have.
+pub const MAX_BLOCKS: usize = 4096;
+
+fn too_large(what: &str, limit: usize) -> LlmError {
+    LlmError::TooLarge(format!(
+        "{what} grew past {} MiB; stopped reading (a limit that protects memory)",
+        limit / (1024 * 1024)
+    ))
+}
+
+/// Append `piece` to a block being assembled, refusing to grow it past [`MAX_BLOCK_BYTES`] or
+/// the message (whose content so far is `total` bytes) past [`MAX_MESSAGE_BYTES`]. `what`
+/// names the block for the error ("the input of tool call `Write`").
 pub(crate) fn append_capped(
     buf: &mut String,
     piece: &str,
+    total: &mut usize,
     what: impl FnOnce() -> String,
 ) -> Result<(), LlmError> {
     if buf.len() + piece.len() > MAX_BLOCK_BYTES {
+        return Err(too_large(&what(), MAX_BLOCK_BYTES));
+    }
+    if *total + piece.len() > MAX_MESSAGE_BYTES {
+        return Err(too_large("the message", MAX_MESSAGE_BYTES));
+    }
+    *total += piece.len();
+    buf.push_str(piece);
+    Ok(())
+}
+
+/// Count one more block of a message, refusing more than [`MAX_BLOCKS`].
+pub(crate) fn count_block(count: &mut usize) -> Result<(), LlmError> {
+    *count += 1;
+    if *count > MAX_BLOCKS {
         return Err(LlmError::TooLarge(format!(
-            "{} grew past {} MiB; stopped reading (a limit that protects memory)",
-            what(),
-            MAX_BLOCK_BYTES / (1024 * 1024)
+            "the message has more than {MAX_BLOCKS} content blocks; stopped reading \
+             (a limit that protects memory)"
         )));
     }
-    buf.push_str(piece);
     Ok(())
 }
 
@@ -346,6 +373,37 @@ mod tests {
             "model not found"
         );
         assert_eq!(error_message("  Bad Gateway \n"), "Bad Gateway");
+    }
+
+    #[test]
+    fn content_limits_per_block_per_message_and_block_count() {
+        let mut total = 0;
+        let mut block = String::new();
+        append_capped(&mut block, "abc", &mut total, || "a text block".into()).unwrap();
+        assert_eq!((block.as_str(), total), ("abc", 3));
+        let mut big = "x".repeat(MAX_BLOCK_BYTES - 1);
+        let err = append_capped(&mut big, "yz", &mut total, || {
+            "the input of tool call `W`".into()
+        });
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "the model server sent too much: the input of tool call `W` grew past 16 MiB; \
+             stopped reading (a limit that protects memory)"
+        );
+        let mut total = MAX_MESSAGE_BYTES - 1;
+        let err = append_capped(&mut String::new(), "yz", &mut total, || "x".into());
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .contains("the message grew past 64 MiB"),
+        );
+        assert_eq!(total, MAX_MESSAGE_BYTES - 1, "nothing added on refusal");
+        let mut count = MAX_BLOCKS - 1;
+        count_block(&mut count).unwrap();
+        assert!(matches!(
+            count_block(&mut count),
+            Err(LlmError::TooLarge(_))
+        ));
     }
 
     #[test]

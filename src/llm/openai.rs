@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::anthropic::tool_event;
-use super::http::{self, Decoder, Seen, append_capped};
+use super::http::{self, Decoder, MAX_BLOCKS, Seen, append_capped};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
 use super::{EventStream, LlmError, ModelClient, Provider};
@@ -193,6 +193,8 @@ pub(crate) struct OpenAiDecoder {
     stop_reason: Option<StopReason>,
     flushed: bool,
     done: bool,
+    /// Content bytes accumulated so far (capped).
+    content_bytes: usize,
 }
 
 impl OpenAiDecoder {
@@ -284,12 +286,16 @@ impl Decoder for OpenAiDecoder {
                         .filter(|s| !s.is_empty())
                 };
                 if let Some(r) = s("reasoning_content").or_else(|| s("reasoning")) {
-                    append_capped(&mut self.thinking, r, || "the reasoning".into())?;
+                    append_capped(&mut self.thinking, r, &mut self.content_bytes, || {
+                        "the reasoning".into()
+                    })?;
                     out.push(StreamEvent::ThinkingDelta(r.to_string()));
                     seen = Seen::Progress;
                 }
                 if let Some(t) = s("content") {
-                    append_capped(&mut self.text, t, || "the text".into())?;
+                    append_capped(&mut self.text, t, &mut self.content_bytes, || {
+                        "the text".into()
+                    })?;
                     out.push(StreamEvent::TextDelta(t.to_string()));
                     seen = Seen::Progress;
                 }
@@ -301,6 +307,12 @@ impl Decoder for OpenAiDecoder {
                 {
                     seen = Seen::Progress;
                     let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+                    if !self.calls.contains_key(&index) && self.calls.len() >= MAX_BLOCKS {
+                        return Err(LlmError::TooLarge(format!(
+                            "the message has more than {MAX_BLOCKS} tool calls; stopped \
+                             reading (a limit that protects memory)"
+                        )));
+                    }
                     let partial = self.calls.entry(index).or_default();
                     if let Some(id) = call.get("id").and_then(Value::as_str) {
                         partial.id = id.to_string();
@@ -313,12 +325,24 @@ impl Decoder for OpenAiDecoder {
                     let what = || format!("the input of tool call `{}`", partial.name);
                     match function.and_then(|f| f.get("arguments")) {
                         Some(Value::String(piece)) => {
-                            append_capped(&mut partial.arguments, piece, what)?;
+                            append_capped(
+                                &mut partial.arguments,
+                                piece,
+                                &mut self.content_bytes,
+                                what,
+                            )?;
                         }
                         // Some servers send the arguments whole, as an object.
                         Some(object @ Value::Object(_)) => {
+                            self.content_bytes =
+                                self.content_bytes.saturating_sub(partial.arguments.len());
                             partial.arguments.clear();
-                            append_capped(&mut partial.arguments, &object.to_string(), what)?;
+                            append_capped(
+                                &mut partial.arguments,
+                                &object.to_string(),
+                                &mut self.content_bytes,
+                                what,
+                            )?;
                         }
                         _ => {}
                     }
