@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{self, Decoder, Seen, append_capped, count_block};
+use super::http::{self, Decoder, Seen, append_capped, count_block, tool_event};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
 use super::{EventStream, LlmError, ModelClient, Provider};
@@ -422,34 +422,6 @@ impl AnthropicDecoder {
             Partial::Tool { name, .. } => Some(name.as_str()),
             _ => None,
         })
-    }
-}
-
-/// A finished tool call: its input parsed (empty means `{}`), or `InvalidToolUse`.
-pub(crate) fn tool_event(id: String, name: String, json: String) -> StreamEvent {
-    if json.trim().is_empty() {
-        return StreamEvent::BlockComplete(ContentBlock::ToolUse {
-            id,
-            name,
-            input: json!({}),
-        });
-    }
-    match serde_json::from_str::<Value>(&json) {
-        Ok(input @ Value::Object(_)) => {
-            StreamEvent::BlockComplete(ContentBlock::ToolUse { id, name, input })
-        }
-        Ok(_) => StreamEvent::InvalidToolUse {
-            id,
-            name,
-            raw_input: json,
-            error: "the tool input must be a JSON object".into(),
-        },
-        Err(e) => StreamEvent::InvalidToolUse {
-            id,
-            name,
-            raw_input: json,
-            error: format!("the tool input is not valid JSON: {e}"),
-        },
     }
 }
 

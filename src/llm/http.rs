@@ -1,6 +1,7 @@
 //! The HTTP plumbing both clients share: building a cheap `reqwest::Client`, sending a JSON
 //! body with an idle timeout on the response head, turning a non-2xx response into
-//! [`LlmError::Http`], and driving a wire-format [`Decoder`] over the SSE byte stream.
+//! [`LlmError::Http`], and driving a wire-format [`Decoder`] over the SSE byte stream, with the
+//! helpers both decoders share (content limits, assembling a finished tool call).
 //!
 //! Invariants of the streams built here: every wire frame goes through the decoder in order;
 //! the stream ends right after the decoder reports the message finished; a stream that ends
@@ -12,8 +13,10 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use futures::StreamExt;
+use serde_json::{Value, json};
 
 use super::sse::{SseFrame, SseParser};
+use super::types::ContentBlock;
 use super::{EventStream, LlmError, StreamEvent};
 
 /// The most one content block (a text, a thinking block, one tool call's input JSON) may
@@ -63,6 +66,34 @@ pub(crate) fn count_block(count: &mut usize) -> Result<(), LlmError> {
         )));
     }
     Ok(())
+}
+
+/// A finished tool call: its input parsed (empty means `{}`), or `InvalidToolUse`.
+pub(crate) fn tool_event(id: String, name: String, json: String) -> StreamEvent {
+    if json.trim().is_empty() {
+        return StreamEvent::BlockComplete(ContentBlock::ToolUse {
+            id,
+            name,
+            input: json!({}),
+        });
+    }
+    match serde_json::from_str::<Value>(&json) {
+        Ok(input @ Value::Object(_)) => {
+            StreamEvent::BlockComplete(ContentBlock::ToolUse { id, name, input })
+        }
+        Ok(_) => StreamEvent::InvalidToolUse {
+            id,
+            name,
+            raw_input: json,
+            error: "the tool input must be a JSON object".into(),
+        },
+        Err(e) => StreamEvent::InvalidToolUse {
+            id,
+            name,
+            raw_input: json,
+            error: format!("the tool input is not valid JSON: {e}"),
+        },
+    }
 }
 
 /// What a decoded frame was, for the idle deadline.

@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::anthropic::tool_event;
-use super::http::{self, Decoder, MAX_BLOCKS, Seen, append_capped};
+use super::http::{self, Decoder, MAX_BLOCKS, Seen, append_capped, tool_event};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
 use super::{EventStream, LlmError, ModelClient, Provider};
