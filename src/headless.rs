@@ -89,13 +89,17 @@ pub async fn run(
                 max_attempts,
                 delay_ms,
                 reason,
+                discarded,
             } => {
+                // Streamed text never reaches this output (only whole messages do), so a
+                // discarded attempt needs no undoing here; stream-json says it happened.
                 if format == OutputFormat::StreamJson && verbose {
                     line(
                         out,
                         &json!({"type": "system", "subtype": "retry", "attempt": attempt,
                                 "max_attempts": max_attempts, "delay_ms": delay_ms,
-                                "reason": reason, "session_id": session_id}),
+                                "reason": reason, "discarded_partial": discarded,
+                                "session_id": session_id}),
                     )?;
                 }
                 if verbose {

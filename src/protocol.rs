@@ -73,12 +73,17 @@ pub enum Event {
         outcome: Option<CallOutcome>,
     },
     PermissionRequest(PermissionRequest),
-    /// A request failed and will be tried again after `delay_ms`.
+    /// A request failed and will be tried again, as a whole, after `delay_ms`.
     Retrying {
         attempt: u32,
         max_attempts: u32,
         delay_ms: u64,
         reason: String,
+        /// The failed attempt had already streamed text or thinking (`TextDelta`,
+        /// `ThinkingDelta` since the last `AssistantMessage`): the client removes it from
+        /// view, since it is not part of the conversation and the next attempt starts afresh.
+        #[serde(default)]
+        discarded: bool,
     },
     /// Token usage of the last request, and the session's running totals.
     Usage {

@@ -97,6 +97,22 @@ async fn harness_with(
     max_turns: Option<u32>,
     idle: Duration,
 ) -> Harness {
+    let retry = RetryPolicy {
+        max_attempts: 4,
+        base_delay: Duration::from_millis(20),
+        max_delay: Duration::from_millis(200),
+        ..RetryPolicy::default()
+    };
+    harness_retrying(provider, script, max_turns, idle, retry).await
+}
+
+async fn harness_retrying(
+    provider: Provider,
+    script: Value,
+    max_turns: Option<u32>,
+    idle: Duration,
+    retry: RetryPolicy,
+) -> Harness {
     let server = ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap();
     let client = build_client(
         &endpoint(&server, provider),
@@ -127,11 +143,7 @@ async fn harness_with(
         session_id: "s-test".into(),
         gate: test_gate(dir.path()),
         max_turns,
-        retry: RetryPolicy {
-            max_attempts: 4,
-            base_delay: Duration::from_millis(20),
-            max_delay: Duration::from_millis(200),
-        },
+        retry,
         max_tokens: 1024,
         demo: false,
         extra_tools: tools,
@@ -422,14 +434,77 @@ async fn a_stream_dropped_before_content_is_retried_transparently() {
     }
 }
 
+fn assistant_messages(events: &[Event]) -> Vec<(Value, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AssistantMessage {
+                content,
+                incomplete,
+            } => Some((content.clone(), *incomplete)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn retries(events: &[Event]) -> Vec<(String, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retrying {
+                reason, discarded, ..
+            } => Some((reason.clone(), *discarded)),
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stream_dropped_after_content_keeps_the_partial_text() {
+async fn a_stream_cut_mid_text_is_retried_and_the_partial_text_discarded() {
+    for provider in FORMATS {
+        let full = "a long answer that breaks off";
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"text": full, "chunk_chars": 3,
+                 "faults": [{"drop_after_events": 6, "times": 1}]}]}),
+        )
+        .await;
+        h.submit("hi");
+        let events = h.run_turn().await;
+        assert_eq!(
+            finished(&events),
+            (TurnEnd::Completed, full.into(), 1),
+            "{provider:?}"
+        );
+        // The client saw part of the first attempt, was told to discard it, then the whole.
+        let cut = events
+            .iter()
+            .position(|e| matches!(e, Event::Retrying { .. }))
+            .unwrap();
+        let before = streamed_text(&events[..cut]);
+        assert!(!before.is_empty() && full.starts_with(&before), "{before}");
+        assert_eq!(retries(&events).len(), 1);
+        assert!(retries(&events)[0].1, "the partial answer is discarded");
+        assert_eq!(streamed_text(&events[cut..]), full);
+        // One message, whole, and the conversation holds no trace of the broken attempt.
+        assert_eq!(
+            assistant_messages(&events),
+            vec![(json!([{"type": "text", "text": full}]), false)]
+        );
+        assert_eq!(h.request_body(0), h.request_body(1));
+        assert!(!events.iter().any(|e| matches!(e, Event::Error { .. })));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_keeps_breaking_fails_and_keeps_the_last_partial_text() {
     for provider in FORMATS {
         let mut h = harness(
             provider,
             json!({"turns": [
                 {"text": "a long answer that breaks off", "chunk_chars": 3,
-                 "faults": [{"drop_after_events": 6, "times": 1}]},
+                 "faults": [{"drop_after_events": 6, "times": 5}]},
                 {"text": "second try works"}]}),
         )
         .await;
@@ -443,14 +518,16 @@ async fn a_stream_dropped_after_content_keeps_the_partial_text() {
             Event::Error { message } => Some(message.clone()),
             _ => None,
         });
-        assert!(error.unwrap().contains("broke off"));
-        assert!(events.iter().any(|e| matches!(
-            e,
-            Event::AssistantMessage {
-                incomplete: true,
-                ..
-            }
-        )));
+        let error = error.unwrap();
+        assert!(
+            error.contains("broke off") && error.contains("gave up after 4 attempts"),
+            "{error}"
+        );
+        // Three attempts discarded; only the last one's text is kept, once.
+        assert_eq!(retries(&events).len(), 3);
+        let messages = assistant_messages(&events);
+        assert_eq!(messages.len(), 1);
+        assert_eq!(messages[0], (json!([{"type": "text", "text": text}]), true));
         // The conversation stays valid: the next prompt works.
         h.submit("again");
         let events = h.run_turn().await;
@@ -459,7 +536,7 @@ async fn a_stream_dropped_after_content_keeps_the_partial_text() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_malformed_event_ends_the_turn_with_a_clear_error() {
+async fn a_malformed_event_is_retried_then_ends_the_turn_with_a_clear_error() {
     for provider in FORMATS {
         let mut h = harness(
             provider,
@@ -477,7 +554,160 @@ async fn a_malformed_event_ends_the_turn_with_a_clear_error() {
                 _ => None,
             })
             .unwrap();
-        assert!(!error.is_empty());
+        assert!(
+            error.contains("sent something unreadable") && error.contains("gave up after 4"),
+            "{error}"
+        );
+        assert_eq!(h.server.requests().len(), 4);
+    }
+}
+
+/// How many times each label of the test tools ran.
+fn runs(h: &Harness, label: &str) -> usize {
+    h.log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(l, _, _)| l == label)
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unclosed_tool_call_is_retried_and_never_runs_from_the_broken_attempt() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"text": "Waiting.",
+                 "tool_calls": [{"id": "w1", "name": "SafeWait", "input": {"label": "w", "ms": 1}}],
+                 "faults": [{"unclosed_tool_use": true}]},
+                {"text": "done"}]}),
+        )
+        .await;
+        h.submit("go");
+        let events = h.run_turn().await;
+        assert_eq!(
+            finished(&events),
+            (TurnEnd::Completed, "done".into(), 2),
+            "{provider:?}"
+        );
+        let r = retries(&events);
+        assert_eq!(r.len(), 1);
+        assert!(r[0].0.contains("tool call `SafeWait`"), "{}", r[0].0);
+        assert!(r[0].1, "`Waiting.` had streamed and is discarded");
+        assert_eq!(
+            runs(&h, "w"),
+            1,
+            "{provider:?}: the tool runs once, from the retry"
+        );
+        assert_eq!(h.server.requests().len(), 3);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_after_a_tool_started_never_runs_it_twice() {
+    for provider in FORMATS {
+        let mut h = harness(
+            provider,
+            json!({"turns": [
+                {"text": "Waiting.",
+                 "tool_calls": [{"id": "w1", "name": "SafeWait", "input": {"label": "w", "ms": 1}}],
+                 "faults": [{"truncate": true}]},
+                {"text": "done"}]}),
+        )
+        .await;
+        h.submit("go");
+        let events = h.run_turn().await;
+        assert_eq!(
+            finished(&events),
+            (TurnEnd::Completed, "done".into(), 2),
+            "{provider:?}"
+        );
+        assert_eq!(runs(&h, "w"), 1, "{provider:?}");
+        let results = tool_results(&h.request_body(h.server.requests().len() - 1));
+        assert_eq!(results, vec![("waited w".to_string(), false)]);
+        match provider {
+            // The tool call closed before the cut and started at once: the attempt is kept,
+            // the tool's result goes back, and the model is told what happened.
+            Provider::Anthropic => {
+                assert!(retries(&events).is_empty());
+                assert!(events.iter().any(|e| matches!(e, Event::Notice { message }
+                    if message.starts_with("The response broke off after a tool call had started"))));
+                assert_eq!(h.server.requests().len(), 2);
+                let second = h.request_body(1).to_string();
+                assert!(
+                    second.contains("was cut off by a connection problem"),
+                    "{second}"
+                );
+            }
+            // Tool calls are released only at `[DONE]`: nothing ran, so the whole is retried.
+            Provider::OpenAi => {
+                assert_eq!(retries(&events).len(), 1);
+                assert_eq!(h.server.requests().len(), 3);
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_prompts_through_chaos_complete_exactly() {
+    for provider in FORMATS {
+        let mut turns = Vec::new();
+        for i in 0..20 {
+            turns.push(json!({"text": format!("Checking {i}."), "chunk_chars": 4,
+                "tool_calls": [{"id": format!("w{i}"), "name": "SafeWait",
+                                "input": {"label": format!("p{i}"), "ms": 1}}]}));
+            turns.push(json!({"text": format!("Answer {i} is final."), "chunk_chars": 4}));
+        }
+        let retry = RetryPolicy {
+            max_attempts: 30,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(4),
+            ..RetryPolicy::default()
+        };
+        let mut h = harness_retrying(
+            provider,
+            json!({"turns": turns, "chaos": {"seed": 1616, "retry_after_ms": 2}}),
+            None,
+            Duration::from_secs(10),
+            retry,
+        )
+        .await;
+        let mut kept = Vec::new();
+        let mut restarts = 0;
+        for i in 0..20 {
+            h.submit(&format!("prompt {i}"));
+            let events = h.run_turn().await;
+            assert_eq!(
+                finished(&events),
+                (TurnEnd::Completed, format!("Answer {i} is final."), 2),
+                "{provider:?} prompt {i}"
+            );
+            restarts += retries(&events).len();
+            kept.extend(assistant_messages(&events).into_iter().map(|(content, _)| {
+                content
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|b| b["type"] == "text")
+                    .map(|b| b["text"].as_str().unwrap().to_string())
+                    .collect::<String>()
+            }));
+        }
+        // Every message the conversation kept is whole, once, in order: no duplicate, no
+        // fragment of a discarded attempt.
+        let expected: Vec<String> = (0..20)
+            .flat_map(|i| [format!("Checking {i}."), format!("Answer {i} is final.")])
+            .collect();
+        assert_eq!(kept, expected, "{provider:?}");
+        // And no tool ran twice (or not at all).
+        for i in 0..20 {
+            assert_eq!(runs(&h, &format!("p{i}")), 1, "{provider:?} p{i}");
+        }
+        assert!(
+            restarts >= 10,
+            "{provider:?}: chaos made only {restarts} retries"
+        );
     }
 }
 

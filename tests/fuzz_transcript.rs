@@ -50,7 +50,7 @@ fn block() -> impl Strategy<Value = ContentBlock> {
         (short_text(), short_text(), any::<bool>()).prop_map(|(tool_use_id, content, is_error)| {
             ContentBlock::ToolResult {
                 tool_use_id,
-                content,
+                content: content.into(),
                 is_error,
             }
         }),

@@ -51,6 +51,7 @@ fn fast_policy() -> RetryPolicy {
         max_attempts: 4,
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
+        ..RetryPolicy::default()
     }
 }
 
@@ -70,13 +71,40 @@ async fn collect(mut stream: EventStream) -> (Vec<StreamEvent>, Option<LlmError>
     (events, None)
 }
 
-async fn send_with_retry(
-    client: &dyn ModelClient,
-    request: &ModelRequest,
-) -> (Result<EventStream, LlmError>, Vec<RetryNotice>) {
-    let mut notices = Vec::new();
-    let result = stream_with_retry(client, request, &fast_policy(), &mut |n| notices.push(n)).await;
-    (result, notices)
+/// A request made with retries: the events of the attempt that counted (a `Restart` voids
+/// what came before it), every restart, and the error that ended the stream.
+struct Retried {
+    events: Vec<StreamEvent>,
+    notices: Vec<RetryNotice>,
+    err: Option<LlmError>,
+}
+
+async fn retried(stream: EventStream) -> Retried {
+    let (all, err) = collect(stream).await;
+    let mut r = Retried {
+        events: Vec::new(),
+        notices: Vec::new(),
+        err,
+    };
+    for e in all {
+        match e {
+            StreamEvent::Restart(n) => {
+                r.events.clear();
+                r.notices.push(n);
+            }
+            e => r.events.push(e),
+        }
+    }
+    r
+}
+
+async fn send_with_retry(client: &Arc<dyn ModelClient>, request: &ModelRequest) -> Retried {
+    retried(stream_with_retry(
+        Arc::clone(client),
+        request.clone(),
+        fast_policy(),
+    ))
+    .await
 }
 
 fn text_deltas(events: &[StreamEvent]) -> Vec<String> {
@@ -255,8 +283,11 @@ async fn rate_limit_honours_retry_after() {
         let server = ScriptedServer::start(script).unwrap();
         let c = client(provider, &server, Duration::from_secs(5));
         let started = Instant::now();
-        let (result, notices) = send_with_retry(c.as_ref(), &request("hi")).await;
-        let (events, err) = collect(result.unwrap()).await;
+        let Retried {
+            events,
+            notices,
+            err,
+        } = send_with_retry(&c, &request("hi")).await;
         assert_eq!(err, None);
         assert!(started.elapsed() >= Duration::from_secs(1));
         assert_eq!(text_deltas(&events).concat(), "after the wait");
@@ -288,8 +319,11 @@ async fn overloaded_is_retried_then_succeeds() {
         .unwrap();
         let server = ScriptedServer::start(script).unwrap();
         let c = client(provider, &server, Duration::from_secs(5));
-        let (result, notices) = send_with_retry(c.as_ref(), &request("hi")).await;
-        let (events, err) = collect(result.unwrap()).await;
+        let Retried {
+            events,
+            notices,
+            err,
+        } = send_with_retry(&c, &request("hi")).await;
         assert_eq!(err, None);
         assert_eq!(text_deltas(&events).concat(), "finally");
         let errors: Vec<String> = notices.iter().map(|n| n.error.to_string()).collect();
@@ -317,8 +351,20 @@ async fn retries_stop_at_max_attempts() {
     .unwrap();
     let server = ScriptedServer::start(script).unwrap();
     let c = client(Provider::Anthropic, &server, Duration::from_secs(5));
-    let (result, notices) = send_with_retry(c.as_ref(), &request("hi")).await;
-    assert!(matches!(result, Err(LlmError::Http { status: 503, .. })));
+    let Retried { notices, err, .. } = send_with_retry(&c, &request("hi")).await;
+    let Some(LlmError::GaveUp {
+        attempts: 4, last, ..
+    }) = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert!(matches!(**last, LlmError::Http { status: 503, .. }));
+    assert!(
+        err.as_ref().is_some_and(|e| e
+            .to_string()
+            .ends_with("the attempt limit, CAIRN_MAX_ATTEMPTS=4)")),
+        "{err:?}"
+    );
     assert_eq!(notices.len(), 3);
     assert_eq!(server.requests().len(), 4);
 }
@@ -332,8 +378,11 @@ async fn stream_dropped_before_content_is_retried_transparently() {
                 1,
             )]);
         let c = client(provider, &server, Duration::from_secs(5));
-        let (result, notices) = send_with_retry(c.as_ref(), &request("hi")).await;
-        let (events, err) = collect(result.unwrap()).await;
+        let Retried {
+            events,
+            notices,
+            err,
+        } = send_with_retry(&c, &request("hi")).await;
         assert_eq!(err, None);
         assert_eq!(
             text_deltas(&events).concat(),
@@ -341,16 +390,20 @@ async fn stream_dropped_before_content_is_retried_transparently() {
             "{provider:?}"
         );
         assert_eq!(notices.len(), 1);
+        let last_event = match provider {
+            Provider::Anthropic => "`message_stop`",
+            Provider::OpenAi => "`data: [DONE]`",
+        };
         assert_eq!(
             notices[0].error,
-            LlmError::Stream("the connection closed before the message finished".into())
+            LlmError::Stream(format!("the connection closed before {last_event}"))
         );
         assert_eq!(server.requests().len(), 2);
     }
 }
 
 #[tokio::test]
-async fn stream_dropped_after_content_surfaces_the_error() {
+async fn stream_dropped_after_content_is_retried_whole() {
     for provider in BOTH {
         // Anthropic: message_start, ping, block start, two deltas. OpenAI: role chunk, two deltas.
         let keep = match provider {
@@ -363,23 +416,36 @@ async fn stream_dropped_after_content_surfaces_the_error() {
                 1,
             )]);
         let c = client(provider, &server, Duration::from_secs(5));
-        let (result, notices) = send_with_retry(c.as_ref(), &request("hi")).await;
-        let (events, err) = collect(result.unwrap()).await;
-        assert_eq!(text_deltas(&events), vec!["part", "ial "], "{provider:?}");
-        assert_eq!(blocks(&events), vec![]);
+        let stream = stream_with_retry(Arc::clone(&c), request("hi"), fast_policy());
+        let (all, err) = collect(stream).await;
+        assert_eq!(err, None);
+        // The first attempt's two deltas, the restart that voids them, then the whole answer.
+        let restart = all
+            .iter()
+            .position(|e| matches!(e, StreamEvent::Restart(_)))
+            .unwrap();
         assert_eq!(
-            err,
-            Some(LlmError::Stream(
-                "the connection closed before the message finished".into()
-            ))
+            text_deltas(&all[..restart]),
+            vec!["part", "ial "],
+            "{provider:?}"
         );
-        assert!(notices.is_empty());
-        assert_eq!(server.requests().len(), 1);
+        assert_eq!(blocks(&all[..restart]), vec![]);
+        assert_eq!(
+            text_deltas(&all[restart + 1..]).concat(),
+            "partial text here"
+        );
+        assert_eq!(
+            blocks(&all[restart + 1..]),
+            vec![ContentBlock::Text {
+                text: "partial text here".into()
+            }]
+        );
+        assert_eq!(server.requests().len(), 2);
     }
 }
 
 #[tokio::test]
-async fn malformed_event_is_a_clear_error() {
+async fn malformed_event_is_retried_with_a_clear_reason() {
     for provider in BOTH {
         let server =
             start(vec![text_turn("x").with_fault(
@@ -387,8 +453,15 @@ async fn malformed_event_is_a_clear_error() {
                 1,
             )]);
         let c = client(provider, &server, Duration::from_secs(5));
-        let (result, notices) = send_with_retry(c.as_ref(), &request("hi")).await;
-        let err = result.err().unwrap().to_string();
+        let Retried {
+            events,
+            notices,
+            err,
+        } = send_with_retry(&c, &request("hi")).await;
+        assert_eq!(err, None);
+        assert_eq!(text_deltas(&events).concat(), "x");
+        assert_eq!(notices.len(), 1, "{provider:?}");
+        let err = notices[0].error.to_string();
         let expected = match provider {
             Provider::Anthropic => {
                 "the model server sent something unreadable: event `content_block_delta` is not JSON"
@@ -398,7 +471,6 @@ async fn malformed_event_is_a_clear_error() {
             }
         };
         assert!(err.starts_with(expected), "{err}");
-        assert!(notices.is_empty(), "malformed data is not retried");
     }
 }
 
@@ -447,8 +519,8 @@ async fn unauthorized_is_not_retried_and_names_the_key() {
                 .unwrap();
         let server = ScriptedServer::start(script).unwrap();
         let c = client(provider, &server, Duration::from_secs(5));
-        let (result, notices) = send_with_retry(c.as_ref(), &request("hi")).await;
-        let err = result.err().unwrap();
+        let Retried { notices, err, .. } = send_with_retry(&c, &request("hi")).await;
+        let err = err.unwrap();
         assert_eq!(
             err.to_string(),
             "HTTP 401: the API key was refused; check ANTHROPIC_API_KEY / OPENAI_API_KEY (invalid x-api-key)"
@@ -487,17 +559,16 @@ async fn connection_refused_is_retried_then_reported() {
         api_key: None,
     };
     let c = build_client(&endpoint, &ClientOptions::default()).unwrap();
-    let mut notices = Vec::new();
     let policy = RetryPolicy {
         max_attempts: 2,
         ..fast_policy()
     };
-    let result = stream_with_retry(c.as_ref(), &request("hi"), &policy, &mut |n| {
-        notices.push(n)
-    })
-    .await;
-    let err = result.err().unwrap();
-    assert!(matches!(err, LlmError::Connect(_)), "{err:?}");
+    let Retried { notices, err, .. } = retried(stream_with_retry(c, request("hi"), policy)).await;
+    let err = err.unwrap();
+    assert!(
+        matches!(&err, LlmError::GaveUp { last, .. } if matches!(**last, LlmError::Connect(_))),
+        "{err:?}"
+    );
     assert!(
         err.to_string()
             .starts_with("could not connect to the model server")
@@ -653,13 +724,8 @@ async fn serve_forever_serves_on_the_given_port() {
         api_key: None,
     };
     let c = build_client(&endpoint, &ClientOptions::default()).unwrap();
-    let mut notices = Vec::new();
     // The listener may not be bound yet when the first request goes out.
-    let result = stream_with_retry(c.as_ref(), &request("hi"), &fast_policy(), &mut |n| {
-        notices.push(n)
-    })
-    .await;
-    let (events, err) = collect(result.unwrap()).await;
+    let Retried { events, err, .. } = send_with_retry(&c, &request("hi")).await;
     assert_eq!(err, None);
     assert_eq!(text_deltas(&events).concat(), "forever");
     task.abort();

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::executor::{CallEnv, Executor, PendingDecisions};
 use crate::agent::session::{EventSender, SessionContext};
-use crate::llm::retry::{RetryNotice, RetryPolicy, stream_with_retry};
+use crate::llm::retry::{RetryPolicy, stream_with_retry};
 use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent, pricing};
 use crate::permissions::PermissionGate;
 use crate::protocol::{Event, Op, SessionInfo, TurnEnd, Usage};
@@ -249,23 +249,9 @@ impl Core {
             thinking_budget: None,
         };
         let events = self.events().clone();
-        let mut on_retry = |n: RetryNotice| {
-            events.send(Event::Retrying {
-                attempt: n.attempt,
-                max_attempts: n.max_attempts,
-                delay_ms: u64::try_from(n.delay.as_millis()).unwrap_or(u64::MAX),
-                reason: n.error.to_string(),
-            });
-        };
-        let opened = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Step::Interrupted,
-            r = stream_with_retry(self.client.as_ref(), &request, &self.retry, &mut on_retry) => r,
-        };
-        let mut stream = match opened {
-            Ok(s) => s,
-            Err(e) => return Step::Failed(e.to_string()),
-        };
+        // Retries (a failed send, a stream that breaks or is cut short) come inside the stream
+        // as `Restart`s: the attempt so far is dropped and the request made again.
+        let mut stream = stream_with_retry(Arc::clone(&self.client), request, self.retry.clone());
 
         // Tools get their own token so a broken stream can stop them without ending the turn's.
         let tools_cancel = cancel.child_token();
@@ -281,6 +267,10 @@ impl Core {
         let mut usage = Usage::default();
         let mut finished = false;
         let mut stream_error: Option<String> = None;
+        // Text or thinking of the current attempt has reached the client.
+        let mut shown = false;
+        // The stream broke after a tool call of this attempt was handed to the executor.
+        let mut broke_after_tools: Option<String> = None;
         loop {
             tokio::select! {
                 biased;
@@ -298,11 +288,35 @@ impl Core {
                         break;
                     }
                     Some(Ok(ev)) => match ev {
+                        StreamEvent::Restart(notice) => {
+                            if !executor.is_empty() {
+                                // A tool call of this attempt may be running or asking the
+                                // person: retrying would run it twice or from an answer
+                                // that is being thrown away. Keep this attempt instead.
+                                broke_after_tools = Some(notice.error.to_string());
+                                break;
+                            }
+                            // Nothing of the attempt is kept: the next one answers afresh.
+                            self.record_usage(&usage);
+                            usage = Usage::default();
+                            blocks.clear();
+                            partial_text.clear();
+                            events.send(Event::Retrying {
+                                attempt: notice.attempt,
+                                max_attempts: notice.max_attempts,
+                                delay_ms: u64::try_from(notice.delay.as_millis())
+                                    .unwrap_or(u64::MAX),
+                                reason: notice.error.to_string(),
+                                discarded: std::mem::take(&mut shown),
+                            });
+                        }
                         StreamEvent::TextDelta(text) => {
+                            shown = true;
                             partial_text.push_str(&text);
                             events.send(Event::TextDelta { text });
                         }
                         StreamEvent::ThinkingDelta(text) => {
+                            shown = true;
                             events.send(Event::ThinkingDelta { text });
                         }
                         StreamEvent::BlockComplete(block) => {
@@ -334,7 +348,7 @@ impl Core {
         self.record_usage(&usage);
 
         let interrupted = cancel.is_cancelled();
-        let incomplete = interrupted || stream_error.is_some();
+        let incomplete = interrupted || stream_error.is_some() || broke_after_tools.is_some();
         if incomplete && !partial_text.is_empty() {
             blocks.push(ContentBlock::Text { text: partial_text });
         }
@@ -342,6 +356,7 @@ impl Core {
             tools_cancel.cancel();
         }
         let has_tools = !executor.is_empty();
+        let answered = !blocks.is_empty() || has_tools;
         let text: String = blocks
             .iter()
             .filter_map(|b| match b {
@@ -369,7 +384,26 @@ impl Core {
         if interrupted {
             return Step::Interrupted;
         }
+        if let Some(e) = broke_after_tools {
+            self.events().send(Event::Notice {
+                message: format!(
+                    "The response broke off after a tool call had started ({e}); the tool \
+                     results go back to the model, which carries on from there."
+                ),
+            });
+            self.session.remind(format!(
+                "Your previous response was cut off by a connection problem ({e}) after its \
+                 tool calls had started; anything after them was lost. Their results are \
+                 above: carry on from there."
+            ));
+            return Step::ToolsRan;
+        }
         if let Some(e) = stream_error {
+            if !answered {
+                // Nothing of an answer arrived (a refused key, retries exhausted before any
+                // text): the error is the whole story.
+                return Step::Failed(e);
+            }
             let kept = if text.is_empty() {
                 String::new()
             } else {

@@ -4,14 +4,17 @@
 //! breakpoints: system block, last tool, last content block of the last user message) and the
 //! decoding of every stream event into [`StreamEvent`]s. Invariants: a content block is
 //! announced as `BlockComplete` (or `InvalidToolUse`) exactly once, at its `content_block_stop`;
-//! each `Usage` event carries the whole usage known so far; `Finished` comes at `message_stop`.
+//! each `Usage` event carries the whole usage known so far; `Finished` comes at `message_stop`,
+//! which is what makes a message complete (a `message_stop` while a block is still open is an
+//! error, so an unclosed tool call is never dropped silently). `ping`s and empty deltas are
+//! keep-alives.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::http::{self, Decoder};
+use super::http::{self, Decoder, Seen, append_capped, count_block, tool_event};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
 use super::{EventStream, LlmError, ModelClient, Provider};
@@ -148,6 +151,9 @@ pub(crate) struct AnthropicDecoder {
     usage: Usage,
     stop_reason: Option<StopReason>,
     done: bool,
+    /// Blocks started and content bytes accumulated so far (both capped).
+    block_count: usize,
+    content_bytes: usize,
 }
 
 fn malformed(what: &str, data: &str) -> LlmError {
@@ -186,13 +192,22 @@ impl Decoder for AnthropicDecoder {
         self.done
     }
 
-    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+    fn cut_short(&self) -> String {
+        let mut why = "the connection closed before `message_stop`".to_string();
+        if let Some(name) = self.open_tool() {
+            why.push_str(&format!(" (tool call `{name}` was never closed)"));
+        }
+        why
+    }
+
+    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<Seen, LlmError> {
         let v: Value = serde_json::from_str(&frame.data).map_err(|e| {
             malformed(
                 &format!("event `{}` is not JSON ({e})", frame.event),
                 &frame.data,
             )
         })?;
+        let mut seen = Seen::Progress;
         // The `type` inside the data is authoritative; the `event:` line may be absent.
         let kind = v
             .get("type")
@@ -204,7 +219,7 @@ impl Decoder for AnthropicDecoder {
                 .ok_or_else(|| malformed(&format!("`{kind}` without an index"), &frame.data))
         };
         match kind {
-            "ping" => {}
+            "ping" => seen = Seen::KeepAlive,
             "message_start" => {
                 if let Some(u) = v.pointer("/message/usage") {
                     merge_usage(&mut self.usage, u);
@@ -245,7 +260,29 @@ impl Decoder for AnthropicDecoder {
                     },
                     _ => Partial::Ignored,
                 };
-                self.blocks.insert(index()?, partial);
+                let i = index()?;
+                count_block(&mut self.block_count)?;
+                let mut partial = partial;
+                // Content given whole in the start event counts against the limits too.
+                if let Partial::Text(t)
+                | Partial::Thinking { thinking: t, .. }
+                | Partial::Tool { json: t, .. } = &mut partial
+                {
+                    let whole = std::mem::take(t);
+                    append_capped(t, &whole, &mut self.content_bytes, || {
+                        "a content block".into()
+                    })?;
+                }
+                // A second start for an open block would silently lose the first (a tool call
+                // among them): refuse it.
+                if let Some(old) = self.blocks.insert(i, partial)
+                    && !matches!(old, Partial::Ignored)
+                {
+                    return Err(malformed(
+                        &format!("block {i} started again before it was closed"),
+                        &frame.data,
+                    ));
+                }
             }
             "content_block_delta" => {
                 let i = index()?;
@@ -253,23 +290,46 @@ impl Decoder for AnthropicDecoder {
                     .get("delta")
                     .ok_or_else(|| malformed("content_block_delta without a delta", &frame.data))?;
                 let s = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or("");
+                let piece = match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => s("text"),
+                    Some("thinking_delta") => s("thinking"),
+                    Some("signature_delta") => s("signature"),
+                    Some("input_json_delta") => s("partial_json"),
+                    _ => "",
+                };
+                if piece.is_empty() {
+                    seen = Seen::KeepAlive;
+                }
                 match (
                     self.blocks.get_mut(&i),
                     delta.get("type").and_then(Value::as_str),
                 ) {
                     (Some(Partial::Text(t)), Some("text_delta")) => {
-                        t.push_str(s("text"));
-                        out.push(StreamEvent::TextDelta(s("text").to_string()));
+                        append_capped(t, piece, &mut self.content_bytes, || "a text block".into())?;
+                        if !piece.is_empty() {
+                            out.push(StreamEvent::TextDelta(piece.to_string()));
+                        }
                     }
                     (Some(Partial::Thinking { thinking, .. }), Some("thinking_delta")) => {
-                        thinking.push_str(s("thinking"));
-                        out.push(StreamEvent::ThinkingDelta(s("thinking").to_string()));
+                        append_capped(thinking, piece, &mut self.content_bytes, || {
+                            "a thinking block".into()
+                        })?;
+                        if !piece.is_empty() {
+                            out.push(StreamEvent::ThinkingDelta(piece.to_string()));
+                        }
                     }
                     (Some(Partial::Thinking { signature, .. }), Some("signature_delta")) => {
-                        signature.get_or_insert_default().push_str(s("signature"));
+                        append_capped(
+                            signature.get_or_insert_default(),
+                            piece,
+                            &mut self.content_bytes,
+                            || "a thinking signature".into(),
+                        )?;
                     }
-                    (Some(Partial::Tool { json, .. }), Some("input_json_delta")) => {
-                        json.push_str(s("partial_json"));
+                    (Some(Partial::Tool { json, name, .. }), Some("input_json_delta")) => {
+                        append_capped(json, piece, &mut self.content_bytes, || {
+                            format!("the input of tool call `{name}`")
+                        })?;
                     }
                     (Some(Partial::Ignored), _) => {}
                     (None, _) => {
@@ -315,6 +375,19 @@ impl Decoder for AnthropicDecoder {
                 }
             }
             "message_stop" => {
+                if let Some((i, _)) = self
+                    .blocks
+                    .iter()
+                    .find(|(_, b)| !matches!(b, Partial::Ignored))
+                {
+                    let what = match self.open_tool() {
+                        Some(name) => format!("tool call `{name}`"),
+                        None => format!("block {i}"),
+                    };
+                    return Err(LlmError::Malformed(format!(
+                        "`message_stop` while {what} was never closed"
+                    )));
+                }
                 self.done = true;
                 out.push(StreamEvent::Finished(
                     self.stop_reason.unwrap_or(StopReason::EndTurn),
@@ -334,38 +407,21 @@ impl Decoder for AnthropicDecoder {
                     message: message.to_string(),
                 });
             }
-            // New event types are allowed by the API's versioning policy: ignore them.
-            _ => {}
+            // New event types are allowed by the API's versioning policy: ignore them (and
+            // they do not count as progress, or a stream of them would never go idle).
+            _ => seen = Seen::KeepAlive,
         }
-        Ok(())
+        Ok(seen)
     }
 }
 
-/// A finished tool call: its input parsed (empty means `{}`), or `InvalidToolUse`.
-pub(crate) fn tool_event(id: String, name: String, json: String) -> StreamEvent {
-    if json.trim().is_empty() {
-        return StreamEvent::BlockComplete(ContentBlock::ToolUse {
-            id,
-            name,
-            input: json!({}),
-        });
-    }
-    match serde_json::from_str::<Value>(&json) {
-        Ok(input @ Value::Object(_)) => {
-            StreamEvent::BlockComplete(ContentBlock::ToolUse { id, name, input })
-        }
-        Ok(_) => StreamEvent::InvalidToolUse {
-            id,
-            name,
-            raw_input: json,
-            error: "the tool input must be a JSON object".into(),
-        },
-        Err(e) => StreamEvent::InvalidToolUse {
-            id,
-            name,
-            raw_input: json,
-            error: format!("the tool input is not valid JSON: {e}"),
-        },
+impl AnthropicDecoder {
+    /// The name of a tool call still being streamed, if any.
+    fn open_tool(&self) -> Option<&str> {
+        self.blocks.values().find_map(|b| match b {
+            Partial::Tool { name, .. } => Some(name.as_str()),
+            _ => None,
+        })
     }
 }
 
@@ -529,6 +585,76 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn unclosed_or_restarted_tool_blocks_are_errors() {
+        let start = r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"Read","input":{}}}"#;
+        let (events, result) = decode(&[
+            ("content_block_start", start),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ]);
+        assert_eq!(events, vec![]);
+        assert_eq!(
+            result,
+            Err(LlmError::Malformed(
+                "`message_stop` while tool call `Read` was never closed".into()
+            ))
+        );
+        let (_, result) = decode(&[
+            ("content_block_start", start),
+            ("content_block_start", start),
+        ]);
+        assert!(
+            result
+                .unwrap_err()
+                .to_string()
+                .contains("block 0 started again before it was closed")
+        );
+        let mut d = AnthropicDecoder::default();
+        let f = SseFrame {
+            event: "content_block_start".into(),
+            data: start.into(),
+        };
+        d.frame(&f, &mut Vec::new()).unwrap();
+        assert_eq!(
+            d.cut_short(),
+            "the connection closed before `message_stop` (tool call `Read` was never closed)"
+        );
+    }
+
+    #[test]
+    fn pings_and_empty_deltas_are_keep_alives() {
+        let mut d = AnthropicDecoder::default();
+        let mut out = Vec::new();
+        let mut seen = |data: &str| {
+            let f = SseFrame {
+                event: "message".into(),
+                data: data.into(),
+            };
+            d.frame(&f, &mut out).unwrap()
+        };
+        assert_eq!(seen(r#"{"type":"ping"}"#), Seen::KeepAlive);
+        assert_eq!(seen(r#"{"type":"some_future_event"}"#), Seen::KeepAlive);
+        assert_eq!(
+            seen(
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#
+            ),
+            Seen::Progress
+        );
+        assert_eq!(
+            seen(
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}"#
+            ),
+            Seen::KeepAlive
+        );
+        assert_eq!(
+            seen(
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}"#
+            ),
+            Seen::Progress
+        );
+        assert_eq!(out, vec![StreamEvent::TextDelta("a".into())]);
     }
 
     #[test]

@@ -1,26 +1,120 @@
 //! The HTTP plumbing both clients share: building a cheap `reqwest::Client`, sending a JSON
 //! body with an idle timeout on the response head, turning a non-2xx response into
-//! [`LlmError::Http`], and driving a wire-format [`Decoder`] over the SSE byte stream.
+//! [`LlmError::Http`], and driving a wire-format [`Decoder`] over the SSE byte stream, with the
+//! helpers both decoders share (content limits, assembling a finished tool call).
 //!
 //! Invariants of the streams built here: every wire frame goes through the decoder in order;
 //! the stream ends right after the decoder reports the message finished; a stream that ends
-//! (or breaks) before that yields one `LlmError::Stream`; no bytes for the idle timeout yields
-//! `LlmError::Idle`; after an error nothing more is yielded.
+//! (or breaks) before that yields one `LlmError::Stream`; no progress for the idle timeout
+//! (keep-alives do not count) yields `LlmError::Idle`; a line or event past the parser's limit
+//! yields `LlmError::TooLarge`; after an error nothing more is yielded.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use futures::StreamExt;
+use serde_json::{Value, json};
 
 use super::sse::{SseFrame, SseParser};
+use super::types::ContentBlock;
 use super::{EventStream, LlmError, StreamEvent};
+
+/// The most one content block (a text, a thinking block, one tool call's input JSON) may
+/// accumulate: 16 MiB, far above what any model's output limit allows.
+pub const MAX_BLOCK_BYTES: usize = 16 * 1024 * 1024;
+
+/// The most all the blocks of one message may accumulate together: 64 MiB.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The most content blocks (tool calls included) one message may have.
+pub const MAX_BLOCKS: usize = 4096;
+
+fn too_large(what: &str, limit: usize) -> LlmError {
+    LlmError::TooLarge(format!(
+        "{what} grew past {} MiB; stopped reading (a limit that protects memory)",
+        limit / (1024 * 1024)
+    ))
+}
+
+/// Append `piece` to a block being assembled, refusing to grow it past [`MAX_BLOCK_BYTES`] or
+/// the message (whose content so far is `total` bytes) past [`MAX_MESSAGE_BYTES`]. `what`
+/// names the block for the error ("the input of tool call `Write`").
+pub(crate) fn append_capped(
+    buf: &mut String,
+    piece: &str,
+    total: &mut usize,
+    what: impl FnOnce() -> String,
+) -> Result<(), LlmError> {
+    if buf.len() + piece.len() > MAX_BLOCK_BYTES {
+        return Err(too_large(&what(), MAX_BLOCK_BYTES));
+    }
+    if *total + piece.len() > MAX_MESSAGE_BYTES {
+        return Err(too_large("the message", MAX_MESSAGE_BYTES));
+    }
+    *total += piece.len();
+    buf.push_str(piece);
+    Ok(())
+}
+
+/// Count one more block of a message, refusing more than [`MAX_BLOCKS`].
+pub(crate) fn count_block(count: &mut usize) -> Result<(), LlmError> {
+    *count += 1;
+    if *count > MAX_BLOCKS {
+        return Err(LlmError::TooLarge(format!(
+            "the message has more than {MAX_BLOCKS} content blocks; stopped reading \
+             (a limit that protects memory)"
+        )));
+    }
+    Ok(())
+}
+
+/// A finished tool call: its input parsed (empty means `{}`), or `InvalidToolUse`.
+pub(crate) fn tool_event(id: String, name: String, json: String) -> StreamEvent {
+    if json.trim().is_empty() {
+        return StreamEvent::BlockComplete(ContentBlock::ToolUse {
+            id,
+            name,
+            input: json!({}),
+        });
+    }
+    match serde_json::from_str::<Value>(&json) {
+        Ok(input @ Value::Object(_)) => {
+            StreamEvent::BlockComplete(ContentBlock::ToolUse { id, name, input })
+        }
+        Ok(_) => StreamEvent::InvalidToolUse {
+            id,
+            name,
+            raw_input: json,
+            error: "the tool input must be a JSON object".into(),
+        },
+        Err(e) => StreamEvent::InvalidToolUse {
+            id,
+            name,
+            raw_input: json,
+            error: format!("the tool input is not valid JSON: {e}"),
+        },
+    }
+}
+
+/// What a decoded frame was, for the idle deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    /// Part of the answer (content, usage, a block boundary, the end).
+    Progress,
+    /// A keep-alive: a ping, an empty chunk. It does not hold off the idle deadline, so an
+    /// endless stream of them ends there.
+    KeepAlive,
+}
 
 /// A wire format's frame decoder: SSE frames in, provider-neutral events out.
 pub(crate) trait Decoder: Send + 'static {
     /// Decode one frame. An `Err` ends the stream with that error.
-    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<(), LlmError>;
-    /// Whether the message has ended (`message_stop` / `[DONE]`).
+    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<Seen, LlmError>;
+    /// Whether the message is complete (see `docs/llm.md`: Anthropic `message_stop`, OpenAI
+    /// `[DONE]`).
     fn is_done(&self) -> bool;
+    /// Why the stream is incomplete when it ends now (for `LlmError::Stream`).
+    fn cut_short(&self) -> String;
 }
 
 /// Build an HTTP client for `base_url`. For a plain `http://` URL (a local server: Ollama,
@@ -89,7 +183,7 @@ pub(crate) async fn post_json(
     if status.is_success() {
         // A 2xx JSON body where a stream was asked for: a proxy or a server that ignores
         // `stream: true`. Its error message (if any) is the most useful thing to show.
-        return Err(LlmError::Malformed(format!(
+        return Err(LlmError::NotAStream(format!(
             "expected an event stream but got JSON: {}",
             error_message(&text)
         )));
@@ -174,6 +268,9 @@ struct DriveState<S, D> {
     decoder: D,
     pending: VecDeque<Result<StreamEvent, LlmError>>,
     idle: Duration,
+    /// When the stream counts as idle: `idle` after the last frame that carried progress.
+    /// Keep-alives (pings, comments, empty chunks) do not move it.
+    deadline: tokio::time::Instant,
     ended: bool,
 }
 
@@ -189,6 +286,7 @@ pub(crate) fn event_stream<D: Decoder>(
         decoder,
         pending: VecDeque::new(),
         idle,
+        deadline: tokio::time::Instant::now() + idle,
         ended: false,
     };
     futures::stream::unfold(state, |mut st| async move {
@@ -199,15 +297,13 @@ pub(crate) fn event_stream<D: Decoder>(
             if st.ended {
                 return None;
             }
-            let next = match tokio::time::timeout(st.idle, st.bytes.next()).await {
+            let next = match tokio::time::timeout_at(st.deadline, st.bytes.next()).await {
                 Err(_) => Err(LlmError::Idle(st.idle)),
                 Ok(None) => {
                     let frames: Vec<SseFrame> = st.parser.finish().into_iter().collect();
                     st.feed(frames);
                     if !st.ended {
-                        st.fail(LlmError::Stream(
-                            "the connection closed before the message finished".into(),
-                        ));
+                        st.fail(LlmError::Stream(st.decoder.cut_short()));
                     }
                     continue;
                 }
@@ -216,8 +312,16 @@ pub(crate) fn event_stream<D: Decoder>(
             };
             match next {
                 Ok(chunk) => {
-                    let frames = st.parser.push(&chunk);
+                    let mut frames = Vec::new();
+                    let parsed = st.parser.push(&chunk, &mut frames);
                     st.feed(frames);
+                    if let Err(e) = parsed
+                        && !st.ended
+                    {
+                        st.fail(LlmError::TooLarge(format!(
+                            "{e}; stopped reading (a limit that protects memory)"
+                        )));
+                    }
                 }
                 Err(e) => st.fail(e),
             }
@@ -237,8 +341,14 @@ impl<S, D: Decoder> DriveState<S, D> {
             self.pending.extend(out.drain(..).map(Ok));
             match result {
                 Err(e) => self.fail(e),
-                Ok(()) if self.decoder.is_done() => self.ended = true,
-                Ok(()) => {}
+                Ok(seen) => {
+                    if seen == Seen::Progress {
+                        self.deadline = tokio::time::Instant::now() + self.idle;
+                    }
+                    if self.decoder.is_done() {
+                        self.ended = true;
+                    }
+                }
             }
         }
     }
@@ -246,6 +356,34 @@ impl<S, D: Decoder> DriveState<S, D> {
     fn fail(&mut self, e: LlmError) {
         self.pending.push_back(Err(e));
         self.ended = true;
+    }
+}
+
+/// Decode a whole sequence of SSE frames as `provider`'s client does: the events, and the error
+/// that ended decoding. A sequence that stops before the message finished ends with the same
+/// `LlmError::Stream` a connection closing there gives. (For tests and fuzzing of the decoders.)
+pub fn decode_frames(
+    provider: super::Provider,
+    frames: &[SseFrame],
+) -> (Vec<StreamEvent>, Option<LlmError>) {
+    fn run(d: &mut dyn Decoder, frames: &[SseFrame]) -> (Vec<StreamEvent>, Option<LlmError>) {
+        let mut out = Vec::new();
+        for frame in frames {
+            if let Err(e) = d.frame(frame, &mut out) {
+                return (out, Some(e));
+            }
+            if d.is_done() {
+                return (out, None);
+            }
+        }
+        let cut = d.cut_short();
+        (out, Some(LlmError::Stream(cut)))
+    }
+    match provider {
+        super::Provider::Anthropic => {
+            run(&mut super::anthropic::AnthropicDecoder::default(), frames)
+        }
+        super::Provider::OpenAi => run(&mut super::openai::OpenAiDecoder::default(), frames),
     }
 }
 
@@ -266,6 +404,37 @@ mod tests {
             "model not found"
         );
         assert_eq!(error_message("  Bad Gateway \n"), "Bad Gateway");
+    }
+
+    #[test]
+    fn content_limits_per_block_per_message_and_block_count() {
+        let mut total = 0;
+        let mut block = String::new();
+        append_capped(&mut block, "abc", &mut total, || "a text block".into()).unwrap();
+        assert_eq!((block.as_str(), total), ("abc", 3));
+        let mut big = "x".repeat(MAX_BLOCK_BYTES - 1);
+        let err = append_capped(&mut big, "yz", &mut total, || {
+            "the input of tool call `W`".into()
+        });
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "the model server sent too much: the input of tool call `W` grew past 16 MiB; \
+             stopped reading (a limit that protects memory)"
+        );
+        let mut total = MAX_MESSAGE_BYTES - 1;
+        let err = append_capped(&mut String::new(), "yz", &mut total, || "x".into());
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .contains("the message grew past 64 MiB"),
+        );
+        assert_eq!(total, MAX_MESSAGE_BYTES - 1, "nothing added on refusal");
+        let mut count = MAX_BLOCKS - 1;
+        count_block(&mut count).unwrap();
+        assert!(matches!(
+            count_block(&mut count),
+            Err(LlmError::TooLarge(_))
+        ));
     }
 
     #[test]

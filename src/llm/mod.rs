@@ -23,6 +23,7 @@ use std::time::Duration;
 use futures::Stream;
 
 pub use client::{ClientOptions, build_client};
+pub use http::decode_frames;
 pub use pricing::{context_window, cost_usd};
 pub use types::{
     ContentBlock, Message, ModelRequest, Role, StopReason, StreamEvent, ToolResultBlock,
@@ -76,8 +77,27 @@ pub enum LlmError {
     Stream(String),
     #[error("no data from the model server for {}", seconds(.0))]
     Idle(Duration),
+    /// Stream data that does not decode (not JSON, a delta for a block that never started, a
+    /// block never closed). Retried: a flaky proxy or a cut connection produces these.
     #[error("the model server sent something unreadable: {0}")]
     Malformed(String),
+    /// A 2xx answer that is not an event stream (a server or proxy ignoring `stream: true`).
+    /// Not retried: the same request gets the same answer.
+    #[error("the model server did not stream: {0}")]
+    NotAStream(String),
+    /// A line, an event or a content block past the memory limits (see `docs/llm.md`).
+    /// Not retried: a server that sends one will send it again.
+    #[error("the model server sent too much: {0}")]
+    TooLarge(String),
+    /// Retrying stopped at a limit; `last` is the error of the last attempt.
+    #[error("{last} (gave up after {attempts} attempts in {}: {limit})", seconds(.elapsed))]
+    GaveUp {
+        attempts: u32,
+        elapsed: Duration,
+        /// Which limit: "the attempt limit, CAIRN_MAX_ATTEMPTS=8" and the like.
+        limit: String,
+        last: Box<LlmError>,
+    },
 }
 
 fn seconds(d: &Duration) -> String {
@@ -116,8 +136,11 @@ impl LlmError {
                 kind.as_str(),
                 "overloaded_error" | "api_error" | "rate_limit_error" | "timeout_error"
             ),
-            LlmError::Connect(_) | LlmError::Stream(_) | LlmError::Idle(_) => true,
-            LlmError::Malformed(_) => false,
+            LlmError::Connect(_)
+            | LlmError::Stream(_)
+            | LlmError::Idle(_)
+            | LlmError::Malformed(_) => true,
+            LlmError::NotAStream(_) | LlmError::TooLarge(_) | LlmError::GaveUp { .. } => false,
         }
     }
 }

@@ -3,18 +3,19 @@
 //!
 //! Owns the mapping from the canonical (Anthropic-shaped) conversation to chat messages and the
 //! decoding of streamed chunks. Invariants: tool calls are assembled by their `index` across
-//! chunks; the finished blocks (thinking, text, then each tool call in index order) are emitted
-//! once, when the choice reports a `finish_reason` or at `[DONE]`, whichever comes first;
-//! `Finished` is emitted at `[DONE]`. Input tokens exclude cached tokens, as in Anthropic's
-//! usage, so `Usage::context_tokens` means the same for both.
+//! chunks; the finished blocks (thinking, text, then each tool call in index order) and then
+//! `Finished` are emitted at `data: [DONE]`, which is what makes a message complete (a
+//! `finish_reason` is optional: some servers omit it). Blocks wait for `[DONE]` so that no tool
+//! call of a stream cut short can start. Chunks that carry nothing (keep-alives) are not
+//! progress. Input tokens exclude cached tokens, as in Anthropic's usage, so
+//! `Usage::context_tokens` means the same for both.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::anthropic::tool_event;
-use super::http::{self, Decoder};
+use super::http::{self, Decoder, MAX_BLOCKS, Seen, append_capped, tool_event};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
 use super::{EventStream, LlmError, ModelClient, Provider};
@@ -157,6 +158,8 @@ pub(crate) struct OpenAiDecoder {
     stop_reason: Option<StopReason>,
     flushed: bool,
     done: bool,
+    /// Content bytes accumulated so far (capped).
+    content_bytes: usize,
 }
 
 impl OpenAiDecoder {
@@ -200,7 +203,15 @@ impl Decoder for OpenAiDecoder {
         self.done
     }
 
-    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<(), LlmError> {
+    fn cut_short(&self) -> String {
+        let mut why = "the connection closed before `data: [DONE]`".to_string();
+        if let Some(call) = self.calls.values().next() {
+            why.push_str(&format!(" (tool call `{}` was never completed)", call.name));
+        }
+        why
+    }
+
+    fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<Seen, LlmError> {
         let data = frame.data.trim();
         if data == "[DONE]" {
             self.flush(out);
@@ -208,8 +219,9 @@ impl Decoder for OpenAiDecoder {
             out.push(StreamEvent::Finished(
                 self.stop_reason.unwrap_or(StopReason::EndTurn),
             ));
-            return Ok(());
+            return Ok(Seen::Progress);
         }
+        let mut seen = Seen::KeepAlive;
         let v: Value = serde_json::from_str(data).map_err(|e| {
             let shown: String = data.chars().take(200).collect();
             LlmError::Malformed(format!("a stream chunk is not JSON ({e}): {shown}"))
@@ -239,12 +251,18 @@ impl Decoder for OpenAiDecoder {
                         .filter(|s| !s.is_empty())
                 };
                 if let Some(r) = s("reasoning_content").or_else(|| s("reasoning")) {
-                    self.thinking.push_str(r);
+                    append_capped(&mut self.thinking, r, &mut self.content_bytes, || {
+                        "the reasoning".into()
+                    })?;
                     out.push(StreamEvent::ThinkingDelta(r.to_string()));
+                    seen = Seen::Progress;
                 }
                 if let Some(t) = s("content") {
-                    self.text.push_str(t);
+                    append_capped(&mut self.text, t, &mut self.content_bytes, || {
+                        "the text".into()
+                    })?;
                     out.push(StreamEvent::TextDelta(t.to_string()));
+                    seen = Seen::Progress;
                 }
                 for call in delta
                     .get("tool_calls")
@@ -252,7 +270,14 @@ impl Decoder for OpenAiDecoder {
                     .into_iter()
                     .flatten()
                 {
+                    seen = Seen::Progress;
                     let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+                    if !self.calls.contains_key(&index) && self.calls.len() >= MAX_BLOCKS {
+                        return Err(LlmError::TooLarge(format!(
+                            "the message has more than {MAX_BLOCKS} tool calls; stopped \
+                             reading (a limit that protects memory)"
+                        )));
+                    }
                     let partial = self.calls.entry(index).or_default();
                     if let Some(id) = call.get("id").and_then(Value::as_str) {
                         partial.id = id.to_string();
@@ -262,11 +287,27 @@ impl Decoder for OpenAiDecoder {
                     if !name.is_empty() {
                         partial.name = name.to_string();
                     }
+                    let what = || format!("the input of tool call `{}`", partial.name);
                     match function.and_then(|f| f.get("arguments")) {
-                        Some(Value::String(piece)) => partial.arguments.push_str(piece),
+                        Some(Value::String(piece)) => {
+                            append_capped(
+                                &mut partial.arguments,
+                                piece,
+                                &mut self.content_bytes,
+                                what,
+                            )?;
+                        }
                         // Some servers send the arguments whole, as an object.
                         Some(object @ Value::Object(_)) => {
-                            partial.arguments = object.to_string();
+                            self.content_bytes =
+                                self.content_bytes.saturating_sub(partial.arguments.len());
+                            partial.arguments.clear();
+                            append_capped(
+                                &mut partial.arguments,
+                                &object.to_string(),
+                                &mut self.content_bytes,
+                                what,
+                            )?;
                         }
                         _ => {}
                     }
@@ -274,10 +315,11 @@ impl Decoder for OpenAiDecoder {
             }
             if let Some(r) = choice.get("finish_reason").and_then(Value::as_str) {
                 self.stop_reason = Some(finish_reason(r));
-                self.flush(out);
+                seen = Seen::Progress;
             }
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+            seen = Seen::Progress;
             let n = |p: &str| u.pointer(p).and_then(Value::as_u64).unwrap_or(0);
             let cached = n("/prompt_tokens_details/cached_tokens");
             out.push(StreamEvent::Usage(Usage {
@@ -287,7 +329,7 @@ impl Decoder for OpenAiDecoder {
                 cache_read_input_tokens: cached,
             }));
         }
-        Ok(())
+        Ok(seen)
     }
 }
 
@@ -391,16 +433,16 @@ mod tests {
         assert_eq!(
             events,
             vec![
-                StreamEvent::BlockComplete(ContentBlock::ToolUse {
-                    id: "c1".into(),
-                    name: "Read".into(),
-                    input: json!({"file_path": "a"})
-                }),
                 StreamEvent::Usage(Usage {
                     input_tokens: 30,
                     output_tokens: 9,
                     cache_creation_input_tokens: 0,
                     cache_read_input_tokens: 20
+                }),
+                StreamEvent::BlockComplete(ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "Read".into(),
+                    input: json!({"file_path": "a"})
                 }),
                 StreamEvent::Finished(StopReason::ToolUse),
             ]
@@ -423,6 +465,44 @@ mod tests {
                 }),
                 StreamEvent::Finished(StopReason::ToolUse),
             ]
+        );
+    }
+
+    #[test]
+    fn empty_chunks_are_keep_alives_and_blocks_wait_for_done() {
+        let mut d = OpenAiDecoder::default();
+        let mut out = Vec::new();
+        let mut seen = |data: &str, out: &mut Vec<StreamEvent>| {
+            let f = SseFrame {
+                event: "message".into(),
+                data: data.into(),
+            };
+            d.frame(&f, out).unwrap()
+        };
+        assert_eq!(
+            seen(r#"{"choices":[{"delta":{}}]}"#, &mut out),
+            Seen::KeepAlive
+        );
+        assert_eq!(
+            seen(
+                r#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#,
+                &mut out
+            ),
+            Seen::KeepAlive
+        );
+        assert_eq!(seen(r#"{"choices":[]}"#, &mut out), Seen::KeepAlive);
+        assert_eq!(
+            seen(
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"Read","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+                &mut out
+            ),
+            Seen::Progress
+        );
+        // The finish reason alone releases nothing: a stream cut here must not start a tool.
+        assert_eq!(out, vec![]);
+        assert_eq!(
+            d.cut_short(),
+            "the connection closed before `data: [DONE]` (tool call `Read` was never completed)"
         );
     }
 

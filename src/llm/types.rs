@@ -120,4 +120,8 @@ pub enum StreamEvent {
     Usage(Usage),
     /// The message ended.
     Finished(StopReason),
+    /// Only from [`super::retry::stream_with_retry`]: the attempt failed and will be made again
+    /// after `notice.delay`. Everything yielded since the start or the previous `Restart` is
+    /// void: the next attempt answers from scratch.
+    Restart(super::retry::RetryNotice),
 }

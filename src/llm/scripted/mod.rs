@@ -16,18 +16,25 @@
 //!               {"drop_after_events": 3, "times": 1},
 //!               {"malformed_event_at": 2, "times": 1},
 //!               {"invalid_tool_json": true, "times": 1},
-//!               {"stream_error": "overloaded_error", "times": 1}]}
-//! ]}
+//!               {"stream_error": "overloaded_error", "times": 1},
+//!               {"truncate": true}, {"unclosed_tool_use": true},
+//!               {"keep_alive_forever_ms": 20}]}
+//! ],
+//!  "chaos": {"seed": 7, "rate_limit": 0.25, "retry_after_ms": 1000, "unavailable": 0.15,
+//!            "disconnect": 0.1, "truncate": 0.1, "malformed": 0.1}}
 //! ```
 //! Invariants: the turn answered is the number of assistant messages already in the request
 //! (past the last turn the answer is the text "(the script has no more turns)"); attempts are
 //! counted per turn and the faults apply in order, each to `times` attempts, then the turn
-//! plays normally; every request is recorded before it is answered; each response ends with
+//! plays normally; with `chaos`, a request no scripted fault applies to may get a random one
+//! (see [`Chaos`]); every request is recorded before it is answered; each response ends with
 //! `Connection: close`. The server binds loopback only and stops when dropped.
 
+mod chaos;
 mod script;
 mod wire;
 
+pub use chaos::Chaos;
 pub use script::{
     Fault, FaultKind, Script, ScriptError, ScriptStopReason, ScriptUsage, ToolCall, Turn,
 };
@@ -43,6 +50,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
+use chaos::{ChaosFault, ChaosState};
 use wire::{RenderContext, Wire};
 
 /// The answer past the last scripted turn.
@@ -72,8 +80,20 @@ impl RecordedRequest {
 
 struct Shared {
     script: Script,
+    chaos: Option<ChaosState>,
     attempts: Mutex<HashMap<usize, u32>>,
     requests: Mutex<Vec<RecordedRequest>>,
+}
+
+impl Shared {
+    fn new(script: Script) -> Shared {
+        Shared {
+            chaos: script.chaos.clone().map(ChaosState::new),
+            script,
+            attempts: Mutex::new(HashMap::new()),
+            requests: Mutex::new(Vec::new()),
+        }
+    }
 }
 
 /// A running scripted server. Dropping it (or [`ScriptedServer::shutdown`]) stops it,
@@ -101,11 +121,7 @@ impl ScriptedServer {
         listener.set_nonblocking(true)?;
         let listener = TcpListener::from_std(listener)?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared {
-            script,
-            attempts: Mutex::new(HashMap::new()),
-            requests: Mutex::new(Vec::new()),
-        });
+        let shared = Arc::new(Shared::new(script));
         let cancel = CancellationToken::new();
         tokio::spawn(accept_loop(listener, shared.clone(), cancel.clone()));
         Ok(ScriptedServer {
@@ -156,11 +172,7 @@ pub async fn serve_forever(script: Script, port: u16) -> io::Result<()> {
         writeln!(stdout, "listening on http://{addr}")?;
         stdout.flush()?;
     }
-    let shared = Arc::new(Shared {
-        script,
-        attempts: Mutex::new(HashMap::new()),
-        requests: Mutex::new(Vec::new()),
-    });
+    let shared = Arc::new(Shared::new(script));
     accept_loop(listener, shared, CancellationToken::new()).await;
     Ok(())
 }
@@ -290,10 +302,18 @@ async fn write_error(
     stream: &mut TcpStream,
     status: u16,
     body: &str,
-    retry_after: Option<u64>,
+    retry_after: Option<Duration>,
 ) -> io::Result<()> {
+    // Whole seconds (rounded up) as the HTTP header has it, and the exact wait in
+    // `retry-after-ms`, which clients that know it prefer.
     let retry = retry_after
-        .map(|s| format!("retry-after: {s}\r\n"))
+        .map(|d| {
+            let ms = d.as_millis();
+            format!(
+                "retry-after: {}\r\nretry-after-ms: {ms}\r\n",
+                ms.div_ceil(1000)
+            )
+        })
         .unwrap_or_default();
     let response = format!(
         "HTTP/1.1 {status} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{retry}connection: close\r\n\r\n{body}",
@@ -350,7 +370,23 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         let body = body
             .clone()
             .unwrap_or_else(|| wire::error_body(wire, *status));
-        return write_error(&mut stream, *status, &body, *retry_after).await;
+        let retry_after = retry_after.map(Duration::from_secs);
+        return write_error(&mut stream, *status, &body, retry_after).await;
+    }
+    let chaos = match (&shared.chaos, fault) {
+        (Some(c), None) => c.draw(),
+        _ => None,
+    };
+    match chaos {
+        Some(ChaosFault::RateLimit(wait)) => {
+            let body = wire::error_body(wire, 429);
+            return write_error(&mut stream, 429, &body, Some(wait)).await;
+        }
+        Some(ChaosFault::Unavailable) => {
+            let body = wire::error_body(wire, 503);
+            return write_error(&mut stream, 503, &body, None).await;
+        }
+        _ => {}
     }
     let model = request
         .body
@@ -378,6 +414,39 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
             frames.truncate(1);
             frames.push(wire::error_frame(wire, kind));
         }
+        Some(FaultKind::Truncate) => {
+            frames.pop();
+        }
+        Some(FaultKind::UnclosedToolUse) => wire::unclose_tools(wire, &mut frames),
+        Some(FaultKind::KeepAliveForever(_)) => frames.truncate(1),
+        _ => {}
+    }
+    // Bytes of a frame sent after the last whole one, before the connection is dropped.
+    let mut cut: Option<String> = None;
+    match chaos {
+        Some(ChaosFault::Disconnect { pick }) => {
+            if let Some((i, keep)) = chaos::disconnect_point(&frames, pick) {
+                let mut partial = frames.swap_remove(i);
+                frames.truncate(i);
+                let mut keep = keep;
+                while !partial.is_char_boundary(keep) {
+                    keep -= 1;
+                }
+                partial.truncate(keep);
+                cut = Some(partial);
+            }
+        }
+        Some(ChaosFault::Truncate) => {
+            frames.pop();
+        }
+        Some(ChaosFault::Malformed { pick }) => {
+            let n = frames.len().max(1) as u64;
+            let i = usize::try_from(pick % n).unwrap_or(0);
+            match frames.get_mut(i) {
+                Some(f) => *f = wire::malformed_frame(wire),
+                None => frames.push(wire::malformed_frame(wire)),
+            }
+        }
         _ => {}
     }
     stream
@@ -392,6 +461,20 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         }
         stream.write_all(f.as_bytes()).await?;
         stream.flush().await?;
+    }
+    if let Some(FaultKind::KeepAliveForever(ms)) = fault {
+        // Until the client gives up and the write fails, or the server stops.
+        for alive in wire::keep_alives(wire).iter().cycle() {
+            tokio::time::sleep(Duration::from_millis(*ms)).await;
+            stream.write_all(alive.as_bytes()).await?;
+            stream.flush().await?;
+        }
+    }
+    if let Some(partial) = cut {
+        stream.write_all(partial.as_bytes()).await?;
+        stream.flush().await?;
+        // Dropped without a clean shutdown: the connection is cut mid-frame.
+        return Ok(());
     }
     stream.shutdown().await
 }

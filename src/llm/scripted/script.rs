@@ -7,6 +7,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::chaos::Chaos;
+
 /// Why a script could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
@@ -27,16 +29,28 @@ pub enum ScriptError {
 #[serde(deny_unknown_fields)]
 pub struct Script {
     pub turns: Vec<Turn>,
+    /// Random faults on every request (see [`Chaos`]); a turn's own faults go first.
+    #[serde(default)]
+    pub chaos: Option<Chaos>,
 }
 
 impl Script {
     pub fn new(turns: Vec<Turn>) -> Script {
-        Script { turns }
+        Script { turns, chaos: None }
+    }
+
+    /// This script with chaos mode on.
+    pub fn with_chaos(mut self, chaos: Chaos) -> Script {
+        self.chaos = Some(chaos);
+        self
     }
 
     /// Parse and check a script; the error names the bad field and where it is.
     pub fn from_json(text: &str) -> Result<Script, ScriptError> {
         let script: Script = serde_json::from_str(text)?;
+        if let Some(chaos) = &script.chaos {
+            chaos.check().map_err(ScriptError::Invalid)?;
+        }
         for (i, turn) in script.turns.iter().enumerate() {
             if turn.chunk_chars == 0 {
                 return Err(ScriptError::Invalid(format!(
@@ -208,6 +222,15 @@ pub enum FaultKind {
     /// After the first event, send an in-stream error of this type (e.g. `overloaded_error`)
     /// and end the response.
     StreamError(String),
+    /// End the stream cleanly without its final event (`message_stop` / `data: [DONE]`).
+    Truncate,
+    /// Leave the tool calls unclosed: Anthropic drops their `content_block_stop`s (the message
+    /// still ends with `message_stop`); OpenAI ends after the arguments, with no finish chunk,
+    /// usage or `[DONE]`.
+    UnclosedToolUse,
+    /// After the first event, send keep-alives forever, one every this many milliseconds:
+    /// `ping` events and SSE comments (Anthropic), comments and empty chunks (OpenAI).
+    KeepAliveForever(u64),
 }
 
 #[derive(Deserialize)]
@@ -220,6 +243,9 @@ struct FaultSpec {
     malformed_event_at: Option<usize>,
     invalid_tool_json: Option<bool>,
     stream_error: Option<String>,
+    truncate: Option<bool>,
+    unclosed_tool_use: Option<bool>,
+    keep_alive_forever_ms: Option<u64>,
     #[serde(default = "one")]
     times: u32,
 }
@@ -261,11 +287,24 @@ impl TryFrom<FaultSpec> for Fault {
         if let Some(kind) = spec.stream_error {
             kinds.push(("stream_error", FaultKind::StreamError(kind)));
         }
+        if spec.truncate == Some(true) {
+            kinds.push(("truncate", FaultKind::Truncate));
+        }
+        if spec.unclosed_tool_use == Some(true) {
+            kinds.push(("unclosed_tool_use", FaultKind::UnclosedToolUse));
+        }
+        if let Some(ms) = spec.keep_alive_forever_ms {
+            kinds.push((
+                "keep_alive_forever_ms",
+                FaultKind::KeepAliveForever(ms.max(1)),
+            ));
+        }
         if kinds.len() != 1 {
             let given: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();
             return Err(format!(
                 "a fault needs exactly one of `status`, `drop_after_events`, \
-                 `malformed_event_at`, `invalid_tool_json`, `stream_error` (given: {})",
+                 `malformed_event_at`, `invalid_tool_json`, `stream_error`, `truncate`, \
+                 `unclosed_tool_use`, `keep_alive_forever_ms` (given: {})",
                 if given.is_empty() {
                     "none".to_string()
                 } else {

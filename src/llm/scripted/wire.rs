@@ -193,6 +193,50 @@ pub(crate) fn openai_frames(turn: &Turn, ctx: &RenderContext) -> Vec<String> {
     out
 }
 
+/// Drop what closes the tool calls (see `FaultKind::UnclosedToolUse`).
+pub(crate) fn unclose_tools(wire: Wire, frames: &mut Vec<String>) {
+    match wire {
+        Wire::Anthropic => {
+            let data = |f: &String| -> Value {
+                f.split_once("data: ")
+                    .and_then(|(_, d)| serde_json::from_str(d.trim()).ok())
+                    .unwrap_or(Value::Null)
+            };
+            // Which indexes are tool blocks, from their starts.
+            let tools: Vec<Value> = frames
+                .iter()
+                .map(data)
+                .filter(|v| {
+                    v["type"] == "content_block_start" && v["content_block"]["type"] == "tool_use"
+                })
+                .map(|v| v["index"].clone())
+                .collect();
+            frames.retain(|f| {
+                let v = data(f);
+                !(v["type"] == "content_block_stop" && tools.contains(&v["index"]))
+            });
+        }
+        Wire::OpenAi => {
+            // Everything after the last arguments piece: the finish chunk, usage, [DONE].
+            frames.truncate(frames.len().saturating_sub(3));
+        }
+    }
+}
+
+/// The keep-alives sent in turn forever (see `FaultKind::KeepAliveForever`).
+pub(crate) fn keep_alives(wire: Wire) -> [&'static str; 2] {
+    match wire {
+        Wire::Anthropic => [
+            "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+            ": keep-alive\n\n",
+        ],
+        Wire::OpenAi => [
+            ": keep-alive\n\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"}}]}\n\n",
+        ],
+    }
+}
+
 /// A frame whose data is not JSON.
 pub(crate) fn malformed_frame(wire: Wire) -> String {
     match wire {
@@ -278,7 +322,9 @@ mod tests {
         let mut out = Vec::new();
         let mut start = 0;
         for p in points {
-            for frame in parser.push(&bytes[start..p]) {
+            let mut frames = Vec::new();
+            parser.push(&bytes[start..p], &mut frames).unwrap();
+            for frame in frames {
                 decoder.frame(&frame, &mut out).unwrap();
             }
             start = p;

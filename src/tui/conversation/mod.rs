@@ -47,6 +47,9 @@ pub struct Conversation {
     open_thinking: Option<usize>,
     /// Whether text arrived as deltas since the last whole message (else the message is shown).
     streamed_text: bool,
+    /// Cells opened by text or thinking deltas since the last whole message: what a retry that
+    /// discards its partial answer removes.
+    partial_cells: Vec<usize>,
     /// Indices of tool cells still waiting or running (ticked for spinners).
     active: Vec<usize>,
     focus: Option<usize>,
@@ -76,6 +79,7 @@ impl Conversation {
             open_text: None,
             open_thinking: None,
             streamed_text: false,
+            partial_cells: Vec::new(),
             active: Vec::new(),
             focus: None,
             reveal_focus: false,
@@ -160,6 +164,7 @@ impl Conversation {
                 self.close_streams();
                 let i = self.push(CellKind::Assistant(AssistantCell::new()));
                 self.open_text = Some(i);
+                self.partial_cells.push(i);
                 i
             }
         };
@@ -183,6 +188,7 @@ impl Conversation {
                     streaming: true,
                 }));
                 self.open_thinking = Some(i);
+                self.partial_cells.push(i);
                 i
             }
         };
@@ -192,6 +198,26 @@ impl Conversation {
             }
             cell.touch();
         }
+        self.changed();
+    }
+
+    /// Remove the text and thinking the current answer streamed so far: the request is being
+    /// made again and that answer is not part of the conversation. Only trailing cells go (a
+    /// streamed cell with something else after it stays, closed), so no other index moves.
+    fn discard_partial(&mut self) {
+        self.open_text = None;
+        self.open_thinking = None;
+        self.streamed_text = false;
+        let partial = std::mem::take(&mut self.partial_cells);
+        while let Some(last) = self.cells.len().checked_sub(1)
+            && partial.contains(&last)
+        {
+            self.cells.pop();
+        }
+        if self.focus.is_some_and(|f| f >= self.cells.len()) {
+            self.focus = None;
+        }
+        self.close_streams();
         self.changed();
     }
 
@@ -224,10 +250,12 @@ impl Conversation {
         match event {
             Event::TurnStarted { .. } => {
                 self.streamed_text = false;
+                self.partial_cells.clear();
             }
             Event::TextDelta { text } => self.text_delta(text),
             Event::ThinkingDelta { text } => self.thinking_delta(text),
             Event::AssistantMessage { content, .. } => {
+                self.partial_cells.clear();
                 let streamed = std::mem::take(&mut self.streamed_text);
                 self.close_streams();
                 if !streamed {
@@ -289,9 +317,19 @@ impl Conversation {
                 max_attempts,
                 delay_ms,
                 reason,
+                discarded,
             } => {
+                if *discarded {
+                    self.discard_partial();
+                }
                 let secs = delay_ms.div_ceil(1000);
-                let text = format!("{reason}, retrying in {secs} s ({attempt}/{max_attempts})");
+                let dropped = if *discarded {
+                    "; the partial answer was dropped"
+                } else {
+                    ""
+                };
+                let text =
+                    format!("{reason}, retrying in {secs} s ({attempt}/{max_attempts}){dropped}");
                 self.push_notice(NoticeKind::Warning, &text);
             }
             Event::TurnFinished { end, .. } => {

@@ -274,6 +274,7 @@ fn retry_notice_and_errors_are_inline() {
         max_attempts: 8,
         delay_ms: 3_500,
         reason: "API overloaded".into(),
+        discarded: false,
     });
     c.apply_event(&Event::Error {
         message: "request failed: 401 invalid x-api-key".into(),
@@ -650,4 +651,33 @@ fn paths_under_the_session_directory_show_relative() {
         text.contains("/elsewhere/x.rs"),
         "outside paths stay absolute:\n{text}"
     );
+}
+
+#[test]
+fn a_retry_that_discards_removes_the_partial_answer() {
+    let mut c = conv();
+    c.push_user("hi");
+    c.apply_event(&Event::ThinkingDelta {
+        text: "pondering".into(),
+    });
+    delta(&mut c, "a fragmentary");
+    c.apply_event(&Event::Retrying {
+        attempt: 2,
+        max_attempts: 8,
+        delay_ms: 500,
+        reason: "the response stream broke".into(),
+        discarded: true,
+    });
+    let shown = screen(&mut c, 100, 8);
+    assert!(!shown.contains("fragmentary"), "{shown}");
+    assert!(!shown.contains("pondering"), "{shown}");
+    assert!(shown.contains("hi"), "{shown}");
+    assert!(shown.contains("the partial answer was dropped"), "{shown}");
+    delta(&mut c, "the whole answer");
+    c.apply_event(&Event::AssistantMessage {
+        content: json!([{"type": "text", "text": "the whole answer"}]),
+        incomplete: false,
+    });
+    let shown = screen(&mut c, 100, 8);
+    assert_eq!(shown.matches("the whole answer").count(), 1, "{shown}");
 }
