@@ -126,6 +126,7 @@ async fn run_calls(
             max_attempts: 1,
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(10),
+            ..RetryPolicy::default()
         },
         max_tokens: 1024,
         demo: false,

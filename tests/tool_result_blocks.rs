@@ -158,6 +158,7 @@ fn harness(provider: Provider, kinds: &[&str]) -> Harness {
             max_attempts: 2,
             base_delay: Duration::from_millis(20),
             max_delay: Duration::from_millis(100),
+            ..RetryPolicy::default()
         },
         max_tokens: 1024,
         demo: false,
