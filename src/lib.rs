@@ -9,12 +9,12 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod diff;
 pub mod files;
 pub mod headless;
 pub mod llm;
 pub mod permissions;
 pub mod protocol;
-pub mod review;
 pub mod session;
 pub mod startup;
 pub mod tools;

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use cairn::review::editor::{self, EditorError};
+use cairn::tui::prompt::editor::{self, EditorError};
 use cairn::tui::review::{DiffView, ReviewKey};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

@@ -15,9 +15,10 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::diff_snippet::{changed_hunks, diff_snippet, shift_ranges};
+use super::diff_snippet::{diff_snippet, shift_ranges};
 use super::edit_core::{Change, MODIFIED, Plan, plan};
 use super::{Preview, ToolContext, ToolError, ToolOutput};
+use crate::diff::changes;
 use crate::files::atomic::write_atomic;
 use crate::files::encoding::{self, TextFormat};
 use crate::files::state::{ReadFileState, WriteRecord, content_hash};
@@ -152,7 +153,7 @@ impl PreparedWrites {
                 if !o.note.trim().is_empty() {
                     prep.notes.push(o.note.clone());
                 }
-                let hunks = changed_hunks(&before, &o.content);
+                let hunks = changes(&before, &o.content);
                 prep.ranges_after = shift_ranges(&prep.ranges_before, &hunks);
                 &o.content
             }

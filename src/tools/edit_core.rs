@@ -10,9 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use super::ToolError;
-use super::diff_snippet::{Hunk, changed_hunks, diff_snippet, shift_ranges};
+use super::diff_snippet::{diff_snippet, shift_ranges};
 use super::file_common::{DiskText, line_count, load_for_edit};
 use super::text_match::{closest_region, locate, numbered_line};
+use crate::diff::{self, changes};
 use crate::files::encoding::{self, LineEnding, TextFormat};
 use crate::files::state::{FileSnapshot, ReadFileState};
 
@@ -141,7 +142,7 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
         }
         Change::Edits(edits) => {
             let after = apply_edits(&before, edits, format.line_ending)?;
-            let hunks = changed_hunks(&before, &after);
+            let hunks = changes(&before, &after);
             check_seen(&snap, &before, &hunks)?;
             Ok(Plan {
                 path: path.to_path_buf(),
@@ -251,7 +252,7 @@ fn not_found_message(text: &str, old: &str) -> String {
 }
 
 /// Every line the change touches must have been shown to the model.
-fn check_seen(snap: &FileSnapshot, before: &str, hunks: &[Hunk]) -> Result<(), ToolError> {
+fn check_seen(snap: &FileSnapshot, before: &str, hunks: &[diff::Change]) -> Result<(), ToolError> {
     let total = line_count(before);
     if total == 0 {
         return Ok(());
@@ -296,7 +297,7 @@ fn plan_merge(
     let format = disk.decoded.format;
     let disk_hash = disk.hash;
     let theirs = disk.decoded.text;
-    let outside = changed_hunks(base, &theirs);
+    let outside = changes(base, &theirs);
     let conflict = || {
         let d = diff_snippet(base, &theirs);
         let mut snippet: Vec<&str> = d.snippet.lines().take(40).collect();
@@ -317,8 +318,8 @@ fn plan_merge(
         // Works on only one side: the edit touches text the outside change added or changed.
         _ => return Err(conflict()),
     };
-    check_seen(snap, base, &changed_hunks(base, &ours_on_base))?;
-    let ours = changed_hunks(&theirs, &after);
+    check_seen(snap, base, &changes(base, &ours_on_base))?;
+    let ours = changes(&theirs, &after);
     let overlaps = ours.iter().any(|o| {
         outside.iter().any(|t| {
             // Both in the coordinates of the disk version; touching ranges count as overlap.

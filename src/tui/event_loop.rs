@@ -165,8 +165,8 @@ fn perform<S: Screen>(
             let mut result = Err("the editor did not start".to_string());
             screen.release_for(&mut || {
                 let edited = match &opts.editor {
-                    Some(editor) => crate::review::editor::edit_with(editor, &path, &content),
-                    None => crate::review::editor::edit_in_editor(&path, &content),
+                    Some(editor) => crate::tui::prompt::editor::edit_with(editor, &path, &content),
+                    None => crate::tui::prompt::editor::edit_in_editor(&path, &content),
                 };
                 result = edited.map_err(|e| e.to_string());
             })?;

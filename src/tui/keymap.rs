@@ -19,7 +19,7 @@ pub enum Context {
     Diff,
 }
 
-/// What a key does.
+/// What a key does to the app itself (its own context, the composer, the transcript, `/diff`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Action {
     Submit,
@@ -45,6 +45,11 @@ pub enum Action {
     Suspend,
     /// Ctrl+L: repaint the whole screen.
     Repaint,
+}
+
+/// What a key does in a permission prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PromptAction {
     AllowOnce,
     AllowSession,
     DenyOnce,
@@ -63,16 +68,26 @@ pub enum Action {
     EditInEditor,
 }
 
+/// What a binding does: an app action, a prompt's own action, or a key for a diff view. Each
+/// context holds only the kinds its owner handles (the prompt's context only `Prompt`, the
+/// composer's and the global context only `App`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Bound {
+    App(Action),
+    Prompt(PromptAction),
+    Review(ReviewKey),
+}
+
 /// One row of the table.
 #[derive(Debug, Clone, Copy)]
 pub struct Binding {
     pub context: Context,
     pub key: KeyInput,
-    pub action: Action,
+    pub action: Bound,
     pub help: &'static str,
 }
 
-const fn bind(context: Context, key: KeyInput, action: Action, help: &'static str) -> Binding {
+const fn bind(context: Context, key: KeyInput, action: Bound, help: &'static str) -> Binding {
     Binding {
         context,
         key,
@@ -86,376 +101,420 @@ const fn ch(c: char) -> KeyInput {
 }
 
 use Action as A;
+use Bound as B;
 use Context as C;
+use PromptAction as P;
 
 /// The default bindings.
 pub const DEFAULT_BINDINGS: &[Binding] = &[
     bind(
         C::Global,
         KeyInput::plain(Key::Esc),
-        A::Cancel,
+        B::App(A::Cancel),
         "interrupt the running turn / close",
     ),
     bind(
         C::Global,
         KeyInput::ctrl('c'),
-        A::CtrlC,
+        B::App(A::CtrlC),
         "interrupt; twice on an empty prompt quits",
     ),
     bind(
         C::Global,
         KeyInput::ctrl('d'),
-        A::QuitIfEmpty,
+        B::App(A::QuitIfEmpty),
         "quit (on an empty prompt)",
     ),
     bind(
         C::Global,
         KeyInput::ctrl('z'),
-        A::Suspend,
+        B::App(A::Suspend),
         "suspend (fg resumes)",
     ),
     bind(
         C::Global,
         KeyInput::ctrl('l'),
-        A::Repaint,
+        B::App(A::Repaint),
         "repaint the screen",
     ),
     bind(
         C::Global,
         KeyInput::plain(Key::BackTab),
-        A::CycleMode,
+        B::App(A::CycleMode),
         "cycle the permission mode",
     ),
     bind(
         C::Global,
         KeyInput::plain(Key::PageUp),
-        A::PageUp,
+        B::App(A::PageUp),
         "scroll up a page",
     ),
     bind(
         C::Global,
         KeyInput::plain(Key::PageDown),
-        A::PageDown,
+        B::App(A::PageDown),
         "scroll down a page",
     ),
     bind(
         C::Global,
         KeyInput::new(Key::Home, Mods::CTRL),
-        A::ScrollTop,
+        B::App(A::ScrollTop),
         "scroll to the top",
     ),
     bind(
         C::Global,
         KeyInput::new(Key::End, Mods::CTRL),
-        A::ScrollBottom,
+        B::App(A::ScrollBottom),
         "scroll to the bottom",
     ),
     bind(
         C::Global,
         KeyInput::ctrl('t'),
-        A::ToggleTranscript,
+        B::App(A::ToggleTranscript),
         "full transcript view",
     ),
     bind(
         C::Global,
         KeyInput::ctrl('o'),
-        A::ToggleExpanded,
+        B::App(A::ToggleExpanded),
         "expand/collapse the focused cell",
     ),
     bind(
         C::Global,
         KeyInput::new(Key::Up, Mods::ALT),
-        A::FocusPrev,
+        B::App(A::FocusPrev),
         "focus the previous cell",
     ),
     bind(
         C::Global,
         KeyInput::new(Key::Down, Mods::ALT),
-        A::FocusNext,
+        B::App(A::FocusNext),
         "focus the next cell",
     ),
     bind(
         C::Composer,
         KeyInput::plain(Key::Enter),
-        A::Submit,
+        B::App(A::Submit),
         "send (queued while a turn runs)",
     ),
     bind(
         C::Composer,
         KeyInput::new(Key::Enter, Mods::SHIFT),
-        A::Newline,
+        B::App(A::Newline),
         "new line",
     ),
     bind(
         C::Composer,
         KeyInput::new(Key::Enter, Mods::ALT),
-        A::Newline,
+        B::App(A::Newline),
         "new line",
     ),
-    bind(C::Composer, KeyInput::ctrl('j'), A::Newline, "new line"),
+    bind(
+        C::Composer,
+        KeyInput::ctrl('j'),
+        B::App(A::Newline),
+        "new line",
+    ),
     bind(
         C::Composer,
         KeyInput::plain(Key::Up),
-        A::HistoryPrev,
+        B::App(A::HistoryPrev),
         "previous prompt (on the first line)",
     ),
     bind(
         C::Composer,
         KeyInput::plain(Key::Down),
-        A::HistoryNext,
+        B::App(A::HistoryNext),
         "next prompt (on the last line)",
     ),
     bind(
         C::Composer,
         KeyInput::ctrl('r'),
-        A::HistorySearch,
+        B::App(A::HistorySearch),
         "search prompt history",
     ),
     bind(
         C::Transcript,
         KeyInput::plain(Key::Esc),
-        A::ToggleTranscript,
+        B::App(A::ToggleTranscript),
         "close the transcript",
     ),
     bind(
         C::Transcript,
         ch('q'),
-        A::ToggleTranscript,
+        B::App(A::ToggleTranscript),
         "close the transcript",
     ),
     bind(
         C::Transcript,
         KeyInput::plain(Key::Up),
-        A::FocusPrev,
+        B::App(A::FocusPrev),
         "scroll up",
     ),
     bind(
         C::Transcript,
         KeyInput::plain(Key::Down),
-        A::FocusNext,
+        B::App(A::FocusNext),
         "scroll down",
     ),
-    bind(C::Permission, ch('1'), A::AllowOnce, "yes, once"),
-    bind(C::Permission, ch('y'), A::AllowOnce, "yes, once"),
+    bind(C::Permission, ch('1'), B::Prompt(P::AllowOnce), "yes, once"),
+    bind(C::Permission, ch('y'), B::Prompt(P::AllowOnce), "yes, once"),
     bind(
         C::Permission,
         ch('2'),
-        A::AllowSession,
+        B::Prompt(P::AllowSession),
         "yes, for this session",
     ),
     bind(
         C::Permission,
         ch('a'),
-        A::AllowSession,
+        B::Prompt(P::AllowSession),
         "yes, for this session",
     ),
-    bind(C::Permission, ch('3'), A::DenyOnce, "no"),
-    bind(C::Permission, ch('n'), A::DenyOnce, "no"),
-    bind(C::Permission, KeyInput::plain(Key::Esc), A::DenyOnce, "no"),
+    bind(C::Permission, ch('3'), B::Prompt(P::DenyOnce), "no"),
+    bind(C::Permission, ch('n'), B::Prompt(P::DenyOnce), "no"),
+    bind(
+        C::Permission,
+        KeyInput::plain(Key::Esc),
+        B::Prompt(P::DenyOnce),
+        "no",
+    ),
     bind(
         C::Permission,
         ch('4'),
-        A::DenySession,
+        B::Prompt(P::DenySession),
         "no, for this session",
     ),
     bind(
         C::Permission,
         ch('d'),
-        A::DenySession,
+        B::Prompt(P::DenySession),
         "no, for this session",
     ),
     bind(
         C::Permission,
         ch('5'),
-        A::DenyWithFeedback,
+        B::Prompt(P::DenyWithFeedback),
         "no, and tell the model why",
     ),
     bind(
         C::Permission,
         ch('f'),
-        A::DenyWithFeedback,
+        B::Prompt(P::DenyWithFeedback),
         "no, and tell the model why",
     ),
     bind(
         C::Permission,
         ch('6'),
-        A::AlwaysAllow,
+        B::Prompt(P::AlwaysAllow),
         "always allow (saves the rule)",
     ),
     bind(
         C::Permission,
         ch('s'),
-        A::AlwaysAllow,
+        B::Prompt(P::AlwaysAllow),
         "always allow (saves the rule)",
     ),
     bind(
         C::Permission,
         ch('7'),
-        A::AllowAllEdits,
+        B::Prompt(P::AllowAllEdits),
         "yes, and allow all edits this session",
     ),
     bind(
         C::Permission,
         ch('w'),
-        A::AllowAllEdits,
+        B::Prompt(P::AllowAllEdits),
         "yes, and allow all edits this session",
     ),
     bind(
         C::Permission,
         KeyInput::plain(Key::Up),
-        A::OptionPrev,
+        B::Prompt(P::OptionPrev),
         "focus the previous option",
     ),
     bind(
         C::Permission,
         KeyInput::plain(Key::Down),
-        A::OptionNext,
+        B::Prompt(P::OptionNext),
         "focus the next option",
     ),
     bind(
         C::Permission,
         KeyInput::plain(Key::Enter),
-        A::Choose,
+        B::Prompt(P::Choose),
         "choose the focused option",
     ),
     bind(
         C::Permission,
         ch('j'),
-        A::Review(ReviewKey::Down),
+        B::Prompt(P::Review(ReviewKey::Down)),
         "scroll the preview down",
     ),
     bind(
         C::Permission,
         ch('k'),
-        A::Review(ReviewKey::Up),
+        B::Prompt(P::Review(ReviewKey::Up)),
         "scroll the preview up",
     ),
     bind(
         C::Permission,
         KeyInput::plain(Key::PageDown),
-        A::Review(ReviewKey::PageDown),
+        B::Prompt(P::Review(ReviewKey::PageDown)),
         "page the preview down",
     ),
     bind(
         C::Permission,
         KeyInput::plain(Key::PageUp),
-        A::Review(ReviewKey::PageUp),
+        B::Prompt(P::Review(ReviewKey::PageUp)),
         "page the preview up",
     ),
     bind(
         C::Permission,
         KeyInput::plain(Key::Tab),
-        A::Review(ReviewKey::NextHunk),
+        B::Prompt(P::Review(ReviewKey::NextHunk)),
         "next hunk",
     ),
     bind(
         C::Permission,
         KeyInput::plain(Key::BackTab),
-        A::Review(ReviewKey::PrevHunk),
+        B::Prompt(P::Review(ReviewKey::PrevHunk)),
         "previous hunk",
     ),
     bind(
         C::Permission,
         ch(' '),
-        A::Review(ReviewKey::ToggleHunk),
+        B::Prompt(P::Review(ReviewKey::ToggleHunk)),
         "accept/reject the focused hunk",
     ),
     bind(
         C::Permission,
         ch('A'),
-        A::Review(ReviewKey::AcceptAll),
+        B::Prompt(P::Review(ReviewKey::AcceptAll)),
         "accept all hunks",
     ),
     bind(
         C::Permission,
         ch('R'),
-        A::Review(ReviewKey::RejectAll),
+        B::Prompt(P::Review(ReviewKey::RejectAll)),
         "reject all hunks",
     ),
     bind(
         C::Permission,
         ch('v'),
-        A::Review(ReviewKey::ToggleLayout),
+        B::Prompt(P::Review(ReviewKey::ToggleLayout)),
         "unified / side by side",
     ),
     bind(
         C::Permission,
         ch('e'),
-        A::EditInEditor,
+        B::Prompt(P::EditInEditor),
         "edit the proposal in $EDITOR",
     ),
-    bind(C::Diff, KeyInput::plain(Key::Esc), A::Cancel, "close"),
-    bind(C::Diff, ch('q'), A::Cancel, "close"),
+    bind(
+        C::Diff,
+        KeyInput::plain(Key::Esc),
+        B::App(A::Cancel),
+        "close",
+    ),
+    bind(C::Diff, ch('q'), B::App(A::Cancel), "close"),
     bind(
         C::Diff,
         KeyInput::plain(Key::Left),
-        A::FocusPrev,
+        B::App(A::FocusPrev),
         "previous file",
     ),
     bind(
         C::Diff,
         KeyInput::plain(Key::Right),
-        A::FocusNext,
+        B::App(A::FocusNext),
         "next file",
     ),
-    bind(C::Diff, ch('j'), A::Review(ReviewKey::Down), "scroll down"),
+    bind(C::Diff, ch('j'), B::Review(ReviewKey::Down), "scroll down"),
     bind(
         C::Diff,
         KeyInput::plain(Key::Down),
-        A::Review(ReviewKey::Down),
+        B::Review(ReviewKey::Down),
         "scroll down",
     ),
-    bind(C::Diff, ch('k'), A::Review(ReviewKey::Up), "scroll up"),
+    bind(C::Diff, ch('k'), B::Review(ReviewKey::Up), "scroll up"),
     bind(
         C::Diff,
         KeyInput::plain(Key::Up),
-        A::Review(ReviewKey::Up),
+        B::Review(ReviewKey::Up),
         "scroll up",
     ),
     bind(
         C::Diff,
         KeyInput::plain(Key::PageDown),
-        A::Review(ReviewKey::PageDown),
+        B::Review(ReviewKey::PageDown),
         "page down",
     ),
     bind(
         C::Diff,
         KeyInput::plain(Key::PageUp),
-        A::Review(ReviewKey::PageUp),
+        B::Review(ReviewKey::PageUp),
         "page up",
     ),
     bind(
         C::Diff,
         KeyInput::plain(Key::Tab),
-        A::Review(ReviewKey::NextHunk),
+        B::Review(ReviewKey::NextHunk),
         "next hunk",
     ),
     bind(
         C::Diff,
         KeyInput::plain(Key::BackTab),
-        A::Review(ReviewKey::PrevHunk),
+        B::Review(ReviewKey::PrevHunk),
         "previous hunk",
     ),
     bind(
         C::Diff,
         ch('v'),
-        A::Review(ReviewKey::ToggleLayout),
+        B::Review(ReviewKey::ToggleLayout),
         "unified / side by side",
     ),
 ];
 
-/// The action bound to `key` in `context`, if any.
-pub fn lookup(context: Context, key: KeyInput) -> Option<Action> {
-    DEFAULT_BINDINGS
-        .iter()
-        .find(|b| b.context == context && b.key == key)
-        .map(|b| b.action)
+/// A key looked up in the table once: what it does in every context. The app resolves each key
+/// once and offers the result to its layers top-down, each reading its own context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keys {
+    pub key: KeyInput,
+    bound: [Option<Bound>; CONTEXTS],
+}
+
+/// How many [`Context`]s there are (the size of [`Keys`]' table); `Diff` is the last one.
+const CONTEXTS: usize = Context::Diff as usize + 1;
+
+impl Keys {
+    /// What the key does in `context`, if anything.
+    pub fn get(&self, context: Context) -> Option<Bound> {
+        self.bound[context as usize]
+    }
+
+    /// The app action the key is bound to in `context` (not a prompt's or a diff's key).
+    pub fn app(&self, context: Context) -> Option<Action> {
+        match self.get(context)? {
+            Bound::App(action) => Some(action),
+            Bound::Prompt(_) | Bound::Review(_) => None,
+        }
+    }
+}
+
+/// Look `key` up in every context at once.
+pub fn resolve(key: KeyInput) -> Keys {
+    let mut bound = [None; CONTEXTS];
+    for b in DEFAULT_BINDINGS.iter().filter(|b| b.key == key) {
+        bound[b.context as usize].get_or_insert(b.action);
+    }
+    Keys { key, bound }
 }
 
 /// `Key  help` lines for `/help`, one per distinct action of the given contexts, keys aligned.
 pub fn help_lines(contexts: &[Context]) -> Vec<String> {
     let mut rows: Vec<(String, &str)> = Vec::new();
-    let mut seen: Vec<(Context, Action)> = Vec::new();
+    let mut seen: Vec<(Context, Bound)> = Vec::new();
     for b in DEFAULT_BINDINGS
         .iter()
         .filter(|b| contexts.contains(&b.context))
@@ -500,16 +559,19 @@ mod tests {
     }
 
     #[test]
-    fn lookup_finds_by_context() {
+    fn resolve_finds_by_context() {
+        let enter = resolve(KeyInput::plain(Key::Enter));
+        assert_eq!(enter.app(Context::Composer), Some(Action::Submit));
+        assert_eq!(enter.get(Context::Global), None);
+        let esc = resolve(KeyInput::plain(Key::Esc));
         assert_eq!(
-            lookup(Context::Composer, KeyInput::plain(Key::Enter)),
-            Some(Action::Submit)
+            esc.get(Context::Permission),
+            Some(Bound::Prompt(PromptAction::DenyOnce))
         );
-        assert_eq!(lookup(Context::Global, KeyInput::plain(Key::Enter)), None);
-        assert_eq!(
-            lookup(Context::Permission, KeyInput::plain(Key::Esc)),
-            Some(Action::DenyOnce)
-        );
+        assert_eq!(esc.app(Context::Global), Some(Action::Cancel));
+        assert_eq!(esc.app(Context::Permission), None);
+        let j = resolve(KeyInput::plain(Key::Char('j')));
+        assert_eq!(j.get(Context::Diff), Some(Bound::Review(ReviewKey::Down)));
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod highlight;
 pub mod input;
 pub mod keymap;
 pub mod markdown;
+pub mod overlay;
 pub mod picker;
 pub mod prompt;
 pub mod render;

@@ -6,11 +6,12 @@ use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::tui::app::{App, Layer};
+use crate::tui::overlay::{Overlay, RenderCtx};
 
 /// Queued prompts shown at most (then "+N more").
 const MAX_QUEUED_ROWS: usize = 3;
@@ -29,30 +30,13 @@ impl App {
             Line::raw("cairn: terminal too small").render(area, frame.buffer_mut());
             return;
         }
-        if let Some(Layer::Transcript(scroll)) = self.layers.last_mut() {
-            let [title, body] =
-                Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-            Line::from(vec![
-                Span::styled(
-                    " Transcript ",
-                    Style::default()
-                        .fg(Color::Black)
-                        .bg(Color::Cyan)
-                        .add_modifier(Modifier::BOLD),
-                ),
-                Span::styled(
-                    "  Esc/q close · PgUp/PgDn scroll",
-                    Style::default().fg(Color::DarkGray),
-                ),
-            ])
-            .render(title, frame.buffer_mut());
-            self.conversation
-                .render_transcript(body, frame.buffer_mut(), scroll);
-            return;
-        }
-
-        if let Some(Layer::SessionDiff(diff)) = self.layers.last_mut() {
-            diff.render(area, frame.buffer_mut());
+        // `/diff` and the transcript take the whole screen.
+        if let Some(layer @ (Layer::Transcript(_) | Layer::SessionDiff(_))) = self.layers.last_mut()
+        {
+            let mut ctx = RenderCtx {
+                conversation: &mut self.conversation,
+            };
+            layer.overlay().render(area, frame.buffer_mut(), &mut ctx);
             return;
         }
 
@@ -80,13 +64,20 @@ impl App {
         self.render_queued(queued, frame);
 
         let busy = self.is_turn_running();
-        match self.permission_prompt_mut() {
-            Some(p) => p.render(bottom, frame.buffer_mut()),
+        let mut ctx = RenderCtx {
+            conversation: &mut self.conversation,
+        };
+        let prompt = self.layers.iter_mut().rev().find_map(|l| match l {
+            Layer::Permission(p) => Some(p),
+            _ => None,
+        });
+        match prompt {
+            Some(p) => p.render(bottom, frame.buffer_mut(), &mut ctx),
             None => {
                 if let Some(pos) = self.composer.render(bottom, frame.buffer_mut(), busy) {
                     frame.set_cursor_position(pos);
                 }
-                if let Some(picker) = &self.picker {
+                if let Some(picker) = &mut self.picker {
                     let h = picker.height().min(body.height);
                     let rect = Rect {
                         x: body.x,
@@ -94,7 +85,7 @@ impl App {
                         width: body.width.min(100),
                         height: h,
                     };
-                    picker.render(rect, frame.buffer_mut());
+                    picker.render(rect, frame.buffer_mut(), &mut ctx);
                 }
             }
         }

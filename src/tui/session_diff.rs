@@ -13,10 +13,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::review::hunks;
+use crate::diff;
 use crate::tui::highlight::Highlighter;
-use crate::tui::input::KeyInput;
-use crate::tui::keymap::{self, Action, Context};
+use crate::tui::keymap::{Action, Bound, Context, Keys};
+use crate::tui::overlay::{Outcome, Overlay, RenderCtx, passes_through};
 use crate::tui::prompt::diff_view;
 use crate::tui::review::{DiffView, ReviewKey};
 
@@ -60,21 +60,12 @@ pub struct SessionDiff {
     selected: usize,
 }
 
-/// What a key did to the overlay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DiffResult {
-    Consumed,
-    Close,
-    /// Not ours (global keys such as Ctrl+C).
-    Ignored,
-}
-
 impl SessionDiff {
     pub fn new(changes: &SessionChanges, highlighter: &Highlighter) -> SessionDiff {
         let mut views = Vec::new();
         let mut sizes = Vec::new();
         for (path, before, after) in changes.files() {
-            let d = hunks::diff(before, after);
+            let d = diff::diff(before, after);
             sizes.push((d.added, d.removed));
             views.push(diff_view(
                 path.to_path_buf(),
@@ -95,35 +86,7 @@ impl SessionDiff {
         self.views.get(self.selected).map(DiffView::path)
     }
 
-    pub fn handle_key(&mut self, key: KeyInput) -> DiffResult {
-        match keymap::lookup(Context::Diff, key) {
-            Some(Action::Cancel) => DiffResult::Close,
-            Some(Action::FocusPrev) => {
-                self.selected = self.selected.saturating_sub(1);
-                DiffResult::Consumed
-            }
-            Some(Action::FocusNext) => {
-                self.selected = (self.selected + 1).min(self.views.len().saturating_sub(1));
-                DiffResult::Consumed
-            }
-            Some(Action::Review(k)) => {
-                // Read-only: the changes are on disk already.
-                let read_only = matches!(
-                    k,
-                    ReviewKey::ToggleHunk | ReviewKey::AcceptAll | ReviewKey::RejectAll
-                );
-                if let Some(v) = self.views.get_mut(self.selected)
-                    && !read_only
-                {
-                    v.handle_key(k);
-                }
-                DiffResult::Consumed
-            }
-            _ => DiffResult::Ignored,
-        }
-    }
-
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer) {
+    fn draw(&mut self, area: Rect, buf: &mut Buffer) {
         if area.height < 3 {
             return;
         }
@@ -139,9 +102,9 @@ impl SessionDiff {
             ),
             Span::styled(
                 format!(
-                    "  {n} {} changed · ←/→ file · j/k PgUp/PgDn scroll · Tab hunk · v layout · \
-                     Esc close",
-                    if n == 1 { "file" } else { "files" }
+                    "  {n} {} changed · {}",
+                    if n == 1 { "file" } else { "files" },
+                    self.key_hints()
                 ),
                 dim,
             ),
@@ -177,6 +140,45 @@ impl SessionDiff {
         if let Some(v) = self.views.get_mut(self.selected) {
             v.render(body, buf);
         }
+    }
+}
+
+impl Overlay for SessionDiff {
+    fn handle_key(&mut self, keys: &Keys) -> Outcome {
+        match keys.get(Context::Diff) {
+            Some(Bound::App(Action::Cancel)) => Outcome::Close,
+            Some(Bound::App(Action::FocusPrev)) => {
+                self.selected = self.selected.saturating_sub(1);
+                Outcome::Consumed
+            }
+            Some(Bound::App(Action::FocusNext)) => {
+                self.selected = (self.selected + 1).min(self.views.len().saturating_sub(1));
+                Outcome::Consumed
+            }
+            Some(Bound::Review(k)) => {
+                // Read-only: the changes are on disk already.
+                let read_only = matches!(
+                    k,
+                    ReviewKey::ToggleHunk | ReviewKey::AcceptAll | ReviewKey::RejectAll
+                );
+                if let Some(v) = self.views.get_mut(self.selected)
+                    && !read_only
+                {
+                    v.handle_key(k);
+                }
+                Outcome::Consumed
+            }
+            _ if passes_through(keys) => Outcome::Ignored,
+            _ => Outcome::Consumed,
+        }
+    }
+
+    fn render(&mut self, area: Rect, buf: &mut Buffer, _ctx: &mut RenderCtx<'_>) {
+        self.draw(area, buf);
+    }
+
+    fn key_hints(&self) -> &'static str {
+        "←/→ file · j/k PgUp/PgDn scroll · Tab hunk · v layout · Esc close"
     }
 }
 

@@ -22,8 +22,9 @@ use crate::tui::composer::Composer;
 use crate::tui::composer::history::History;
 use crate::tui::conversation::{Conversation, NoticeKind, ScrollState};
 use crate::tui::highlight::Highlighter;
-use crate::tui::input::{InputEvent, Key, KeyInput};
-use crate::tui::keymap::{self, Action, Context};
+use crate::tui::input::{InputEvent, KeyInput};
+use crate::tui::keymap::{self, Action, Context, Keys};
+use crate::tui::overlay::{Message, Outcome, Overlay, Transcript};
 use crate::tui::picker::{Picker, PickerKind, commands};
 use crate::tui::prompt::PermissionPrompt;
 use crate::tui::session_diff::{SessionChanges, SessionDiff};
@@ -80,13 +81,24 @@ pub enum AppEvent {
     },
 }
 
-/// Overlays, drawn bottom-up over the main view; keys go to the top one first.
+/// Overlays, drawn bottom-up over the main view; keys go to the top one first. Each is an
+/// [`Overlay`]; the enum only gives the App typed access (which prompt is open, ...).
 // No derives that would require them of the conversation view's types (`ScrollState`).
 pub enum Layer {
-    Transcript(ScrollState),
+    Transcript(Transcript),
     Permission(PermissionPrompt),
     /// `/diff`: the session's changes.
     SessionDiff(SessionDiff),
+}
+
+impl Layer {
+    pub(crate) fn overlay(&mut self) -> &mut dyn Overlay {
+        match self {
+            Layer::Transcript(t) => t,
+            Layer::Permission(p) => p,
+            Layer::SessionDiff(d) => d,
+        }
+    }
 }
 
 /// Settings of the app that come from outside.
@@ -397,54 +409,23 @@ impl App {
 
     fn active_scroll(&mut self) -> &mut ScrollState {
         match self.layers.last_mut() {
-            Some(Layer::Transcript(s)) => s,
+            Some(Layer::Transcript(t)) => &mut t.scroll,
             _ => &mut self.scroll,
         }
     }
 
+    /// A key: looked up in the keymap once, offered to the overlays top-down (the layers, then
+    /// the picker on the composer), and what none of them used goes to the composer and the
+    /// global bindings.
     fn handle_key(&mut self, key: KeyInput) -> Vec<AppAction> {
-        let global = keymap::lookup(Context::Global, key);
+        let keys = keymap::resolve(key);
+        let global = keys.app(Context::Global);
         if global != Some(Action::CtrlC) {
             self.quit_armed = false;
             self.status.hint = None;
         }
-        match self.layers.last_mut() {
-            Some(Layer::Permission(prompt)) => {
-                let own = keymap::lookup(Context::Permission, key).is_some()
-                    || prompt.is_typing_feedback();
-                if own || !passes_through_overlay(global) {
-                    return self.prompt_key(key);
-                }
-            }
-            Some(Layer::SessionDiff(diff)) => {
-                use crate::tui::session_diff::DiffResult;
-                match diff.handle_key(key) {
-                    DiffResult::Close => {
-                        self.layers.pop();
-                        return Vec::new();
-                    }
-                    DiffResult::Consumed => return Vec::new(),
-                    DiffResult::Ignored if passes_through_overlay(global) => {}
-                    DiffResult::Ignored => return Vec::new(),
-                }
-            }
-            Some(Layer::Transcript(scroll)) => match keymap::lookup(Context::Transcript, key) {
-                Some(Action::ToggleTranscript) => {
-                    self.layers.pop();
-                    return Vec::new();
-                }
-                Some(Action::FocusPrev) => {
-                    scroll.scroll_up(1);
-                    return Vec::new();
-                }
-                Some(Action::FocusNext) => {
-                    scroll.scroll_down(1);
-                    return Vec::new();
-                }
-                _ if passes_through_overlay(global) => {}
-                _ => return Vec::new(),
-            },
-            None => {}
+        if let Some(actions) = self.offer_to_layers(&keys) {
+            return actions;
         }
         if self.layers.is_empty() && self.composer.is_searching() {
             if key == KeyInput::ctrl('r') {
@@ -457,12 +438,12 @@ impl App {
             }
         }
         if self.layers.is_empty()
-            && let Some(actions) = self.picker_key(key)
+            && let Some(actions) = self.offer_to_picker(&keys)
         {
             return actions;
         }
         let composer_action = if self.layers.is_empty() {
-            keymap::lookup(Context::Composer, key)
+            keys.app(Context::Composer)
         } else {
             None
         };
@@ -473,6 +454,52 @@ impl App {
                 self.refresh_picker()
             }
             None => Vec::new(),
+        }
+    }
+
+    /// Offer a key to the layers, top first. `Some` when one used it.
+    fn offer_to_layers(&mut self, keys: &Keys) -> Option<Vec<AppAction>> {
+        for i in (0..self.layers.len()).rev() {
+            let overlay = self.layers[i].overlay();
+            let modal = overlay.modal();
+            match overlay.handle_key(keys) {
+                Outcome::Ignored if modal => return None,
+                Outcome::Ignored => continue,
+                Outcome::Consumed => {}
+                Outcome::Close => {
+                    self.layers.remove(i);
+                }
+                Outcome::Message(message) => return Some(self.overlay_message(message)),
+            }
+            self.close_answered_prompt();
+            return Some(Vec::new());
+        }
+        None
+    }
+
+    /// What only the App can do for an overlay.
+    fn overlay_message(&mut self, message: Message) -> Vec<AppAction> {
+        self.close_answered_prompt();
+        match message {
+            Message::Decided {
+                op,
+                call_id,
+                allowed,
+            } => {
+                self.send(op);
+                self.conversation.permission_resolved(&call_id, allowed);
+                Vec::new()
+            }
+            Message::Edit {
+                request_id,
+                path,
+                content,
+            } => vec![AppAction::EditInEditor {
+                request_id,
+                path,
+                content,
+            }],
+            Message::Picked { item, enter } => self.picked(item, enter).unwrap_or_default(),
         }
     }
 
@@ -517,18 +544,6 @@ impl App {
             Action::ToggleExpanded => self.conversation.toggle_expanded(),
             Action::FocusPrev => self.conversation.focus_prev(),
             Action::FocusNext => self.conversation.focus_next(),
-            Action::AllowOnce
-            | Action::AllowSession
-            | Action::DenyOnce
-            | Action::DenySession
-            | Action::DenyWithFeedback
-            | Action::AlwaysAllow
-            | Action::AllowAllEdits
-            | Action::OptionPrev
-            | Action::OptionNext
-            | Action::Choose
-            | Action::Review(_)
-            | Action::EditInEditor => {}
         }
         Vec::new()
     }
@@ -570,7 +585,7 @@ impl App {
             self.layers.pop();
         } else {
             self.picker = None;
-            self.layers.push(Layer::Transcript(ScrollState::default()));
+            self.layers.push(Layer::Transcript(Transcript::default()));
         }
     }
 
@@ -600,25 +615,8 @@ impl App {
     }
 }
 
-/// Global keys that still work while an overlay is on top.
-fn passes_through_overlay(action: Option<Action>) -> bool {
-    matches!(
-        action,
-        Some(
-            Action::CtrlC
-                | Action::Suspend
-                | Action::Repaint
-                | Action::PageUp
-                | Action::PageDown
-                | Action::ScrollTop
-                | Action::ScrollBottom
-                | Action::ToggleTranscript
-        )
-    )
-}
-
+mod permission;
 mod pickers;
-mod review;
 mod submit;
 
 #[cfg(test)]

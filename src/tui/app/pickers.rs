@@ -3,41 +3,43 @@
 //! (latest wins: results for an older request id are dropped).
 
 use super::*;
+use crate::tui::picker::PickerItem;
 
 impl App {
-    /// Keys for an open picker: Up/Down select, Tab/Enter accept, Esc closes.
-    pub(super) fn picker_key(&mut self, key: KeyInput) -> Option<Vec<AppAction>> {
-        let picker = self.picker.as_mut()?;
-        if key.mods != crate::tui::input::Mods::NONE {
-            return None;
-        }
-        match key.code {
-            Key::Up => picker.select_prev(),
-            Key::Down => picker.select_next(),
-            Key::Esc => self.picker = None,
-            Key::Tab | Key::Enter => {
-                let kind = picker.kind;
-                let Some(item) = picker.selected().cloned() else {
-                    self.picker = None;
-                    return if key.code == Key::Enter {
-                        None
-                    } else {
-                        Some(Vec::new())
-                    };
-                };
+    /// Offer a key to the open picker (see its [`Overlay`] impl). `Some` when it used it.
+    pub(super) fn offer_to_picker(&mut self, keys: &Keys) -> Option<Vec<AppAction>> {
+        match self.picker.as_mut()?.handle_key(keys) {
+            Outcome::Ignored => None,
+            Outcome::Consumed => Some(Vec::new()),
+            Outcome::Close => {
                 self.picker = None;
-                match kind {
-                    PickerKind::Commands if key.code == Key::Enter => {
-                        self.composer.clear();
-                        return Some(self.run_command_text(&item.label));
-                    }
-                    PickerKind::Commands => self.composer.set_text(&format!("{} ", item.label)),
-                    PickerKind::Files => self
-                        .composer
-                        .replace_word_at_cursor(&format!("@{} ", item.label)),
-                }
+                Some(Vec::new())
             }
-            _ => return None,
+            Outcome::Message(Message::Picked { item, enter }) => self.picked(item, enter),
+            Outcome::Message(message) => Some(self.overlay_message(message)),
+        }
+    }
+
+    /// Tab/Enter on the picker: it closes, and the item goes into the composer (Enter on a
+    /// command runs it). Enter with nothing to pick is left for the composer: `None`.
+    pub(super) fn picked(
+        &mut self,
+        item: Option<PickerItem>,
+        enter: bool,
+    ) -> Option<Vec<AppAction>> {
+        let kind = self.picker.take()?.kind;
+        let Some(item) = item else {
+            return if enter { None } else { Some(Vec::new()) };
+        };
+        match kind {
+            PickerKind::Commands if enter => {
+                self.composer.clear();
+                return Some(self.run_command_text(&item.label));
+            }
+            PickerKind::Commands => self.composer.set_text(&format!("{} ", item.label)),
+            PickerKind::Files => self
+                .composer
+                .replace_word_at_cursor(&format!("@{} ", item.label)),
         }
         Some(Vec::new())
     }

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 
 use super::*;
 use crate::protocol::{Decision, PermissionRequest, RequestKind, SessionInfo, TurnEnd, Usage};
-use crate::tui::input::Mods;
+use crate::tui::input::{Key, Mods};
 
 pub(crate) struct Harness {
     pub app: App,

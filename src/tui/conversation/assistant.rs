@@ -9,7 +9,7 @@
 
 use ratatui::text::{Line, Span};
 
-use super::cell::{LayoutCtx, gutter};
+use super::layout::{LayoutCtx, gutter};
 use crate::tui::markdown::{self, MdItem};
 use crate::tui::theme::Theme;
 

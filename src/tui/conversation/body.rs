@@ -1,21 +1,20 @@
 //! Bodies of tool cells: each [`Display`] kind turned into width-independent rows once, when the
 //! call finishes, so laying out (and re-laying out on resize) only wraps.
 //!
-//! Diffs get line numbers, red/green lines and word-level emphasis (`similar`); matches get the
-//! searched pattern highlighted; command output keeps its tail and ends with the exit status.
-//! Invariant: no text from a tool reaches the screen without [`sanitize`]; computing a body never
-//! blocks for long (the inline diff has a deadline).
-
-use std::time::{Duration, Instant};
+//! Diffs are the compact mode of the TUI's one diff renderer (`tui::review::compact`: line
+//! numbers, red/green lines, word-level emphasis); matches get the searched pattern highlighted;
+//! command output keeps its tail and ends with the exit status. Invariant: no text from a tool
+//! reaches the screen without [`sanitize`]; computing a body never blocks for long (the diff is
+//! windowed and its emphasis has a deadline).
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use similar::{ChangeTag, TextDiff};
 
 use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::{Display, SearchMatch};
 use crate::tui::highlight::Highlighter;
 use crate::tui::markdown::{self, MdItem, Para};
+use crate::tui::review;
 use crate::tui::theme::Theme;
 
 /// Which end of a long body stays visible when it is collapsed.
@@ -73,11 +72,6 @@ impl Body {
     }
 }
 
-/// Context lines around each diff hunk.
-const DIFF_CONTEXT: usize = 3;
-/// Longest time spent on word-level emphasis of one diff.
-const INLINE_DIFF_BUDGET: Duration = Duration::from_millis(50);
-
 fn row(spans: Vec<Span<'static>>) -> MdItem {
     MdItem::Para(Para {
         first: Vec::new(),
@@ -115,7 +109,11 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
             path,
             before,
             after,
-        } => diff_rows(path, before, after, theme, &mut items),
+        } => items.extend(
+            review::compact::rows(path, before, after, theme)
+                .into_iter()
+                .map(MdItem::Para),
+        ),
         Display::FileList { files, more } => {
             for f in files {
                 let path = sanitize(&f.to_string_lossy()).into_owned();
@@ -268,90 +266,4 @@ fn match_row(m: &SearchMatch, re: Option<&regex::Regex>, pattern: &str, theme: &
         spans.push(Span::styled(text[at..].to_string(), theme.tool_body));
     }
     row(spans)
-}
-
-fn diff_rows(
-    path: &std::path::Path,
-    before: &str,
-    after: &str,
-    theme: &Theme,
-    out: &mut Vec<MdItem>,
-) {
-    let before = sanitize(before);
-    let after = sanitize(after);
-    let diff = TextDiff::configure()
-        .timeout(INLINE_DIFF_BUDGET)
-        .diff_lines(before.as_ref(), after.as_ref());
-    let (mut added, mut removed) = (0usize, 0usize);
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            ChangeTag::Insert => added += 1,
-            ChangeTag::Delete => removed += 1,
-            ChangeTag::Equal => {}
-        }
-    }
-    let mut header = vec![Span::styled(
-        sanitize(&path.to_string_lossy()).into_owned(),
-        theme.diff_header,
-    )];
-    let what = if before.is_empty() && !after.is_empty() {
-        " (new file)"
-    } else if after.is_empty() && !before.is_empty() {
-        " (deleted)"
-    } else {
-        ""
-    };
-    header.push(Span::styled(what, theme.dim));
-    header.push(Span::styled(format!(" +{added}"), theme.diff_added));
-    header.push(Span::styled(format!(" -{removed}"), theme.diff_removed));
-    out.push(row(header));
-    let lines = before.lines().count().max(after.lines().count()).max(1);
-    let num_w = lines.to_string().len();
-    let deadline = Instant::now() + INLINE_DIFF_BUDGET;
-    for (g, group) in diff.grouped_ops(DIFF_CONTEXT).iter().enumerate() {
-        if g > 0 {
-            out.push(row(vec![Span::styled(
-                format!("{:>num_w$} ⋮", ""),
-                theme.diff_line_no,
-            )]));
-        }
-        for op in group {
-            for change in diff.iter_inline_changes_deadline(op, Some(deadline)) {
-                let (sign, no, style, emph) = match change.tag() {
-                    ChangeTag::Delete => (
-                        "-",
-                        change.old_index(),
-                        theme.diff_removed,
-                        theme.diff_removed_emph,
-                    ),
-                    ChangeTag::Insert => (
-                        "+",
-                        change.new_index(),
-                        theme.diff_added,
-                        theme.diff_added_emph,
-                    ),
-                    ChangeTag::Equal => (" ", change.new_index(), theme.tool_body, theme.tool_body),
-                };
-                let no = no.map(|n| (n + 1).to_string()).unwrap_or_default();
-                let gutter = vec![
-                    Span::styled(format!("{no:>num_w$} "), theme.diff_line_no),
-                    Span::styled(format!("{sign} "), style),
-                ];
-                let mut spans = Vec::new();
-                for (emphasised, text) in change.iter_strings_lossy() {
-                    let text = text.trim_end_matches(['\n', '\r']);
-                    if !text.is_empty() {
-                        let s = if emphasised { emph } else { style };
-                        spans.push(Span::styled(text.to_string(), s));
-                    }
-                }
-                let rest = vec![Span::raw(" ".repeat(num_w + 3))];
-                out.push(MdItem::Para(Para {
-                    first: gutter,
-                    rest,
-                    spans,
-                }));
-            }
-        }
-    }
 }

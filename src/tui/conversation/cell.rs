@@ -9,6 +9,7 @@
 use ratatui::text::{Line, Span};
 
 use super::assistant::AssistantCell;
+use super::layout::{LayoutCtx, gutter};
 use super::tool::ToolCell;
 use super::wrap::{sanitize, wrap_spans, wrap_text};
 use crate::tui::highlight::Highlighter;
@@ -33,16 +34,6 @@ pub(crate) enum CellKind {
     Thinking(ThinkingCell),
     Tool(Box<ToolCell>),
     Notice(NoticeKind, String),
-}
-
-/// What a layout depends on besides the cell itself.
-pub(crate) struct LayoutCtx<'a> {
-    pub theme: &'a Theme,
-    pub highlighter: &'a Highlighter,
-    pub width: usize,
-    /// Show everything (Ctrl+O on this cell, or the transcript view).
-    pub expanded: bool,
-    pub focused: bool,
 }
 
 struct CellCache {
@@ -186,19 +177,6 @@ fn layout_kind(kind: &CellKind, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>
         }
         CellKind::Assistant(a) => a.layout_fresh(ctx, out),
         CellKind::Tool(t) => t.layout(ctx, out),
-    }
-}
-
-/// The first gutter glyph of a cell; reversed when the cell has focus.
-pub(crate) fn gutter(
-    glyph: &'static str,
-    style: ratatui::style::Style,
-    ctx: &LayoutCtx<'_>,
-) -> Span<'static> {
-    if ctx.focused {
-        Span::styled(glyph, style.patch(ctx.theme.focus))
-    } else {
-        Span::styled(glyph, style)
     }
 }
 

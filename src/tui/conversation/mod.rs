@@ -10,6 +10,7 @@
 mod assistant;
 mod body;
 mod cell;
+mod layout;
 mod scroll;
 #[cfg(test)]
 mod snapshot_tests;

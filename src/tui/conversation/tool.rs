@@ -12,7 +12,7 @@ use std::time::Instant;
 use ratatui::text::{Line, Span};
 
 use super::body::{self, Body, Keep};
-use super::cell::LayoutCtx;
+use super::layout::LayoutCtx;
 use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::{CallOutcome, Display};
 use crate::tui::theme::Theme;

@@ -12,6 +12,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
+use crate::tui::input::{Key, Mods};
+use crate::tui::keymap::Keys;
+use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PickerKind {
     Commands,
@@ -98,12 +102,9 @@ impl Picker {
         u16::try_from(rows).unwrap_or(1) + 2
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+    fn draw(&self, area: Rect, buf: &mut Buffer) {
         Clear.render(area, buf);
-        let title = match self.kind {
-            PickerKind::Commands => " commands · Tab/Enter select · Esc close ",
-            PickerKind::Files => " files · Tab/Enter insert · Esc close ",
-        };
+        let title = self.key_hints();
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(Style::default().fg(Color::DarkGray))
@@ -140,5 +141,43 @@ impl Picker {
                 .collect()
         };
         Paragraph::new(lines).block(block).render(area, buf);
+    }
+}
+impl Overlay for Picker {
+    /// Up/Down select, Tab/Enter accept (the App inserts or runs the item), Esc closes. Keys
+    /// with modifiers and anything else are left for the composer below.
+    fn handle_key(&mut self, keys: &Keys) -> Outcome {
+        let key = keys.key;
+        if key.mods != Mods::NONE {
+            return Outcome::Ignored;
+        }
+        match key.code {
+            Key::Up => self.select_prev(),
+            Key::Down => self.select_next(),
+            Key::Esc => return Outcome::Close,
+            Key::Tab | Key::Enter => {
+                return Outcome::Message(Message::Picked {
+                    item: self.selected().cloned(),
+                    enter: key.code == Key::Enter,
+                });
+            }
+            _ => return Outcome::Ignored,
+        }
+        Outcome::Consumed
+    }
+
+    fn render(&mut self, area: Rect, buf: &mut Buffer, _ctx: &mut RenderCtx<'_>) {
+        self.draw(area, buf);
+    }
+
+    fn key_hints(&self) -> &'static str {
+        match self.kind {
+            PickerKind::Commands => " commands · Tab/Enter select · Esc close ",
+            PickerKind::Files => " files · Tab/Enter insert · Esc close ",
+        }
+    }
+
+    fn modal(&self) -> bool {
+        false
     }
 }

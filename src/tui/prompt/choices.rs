@@ -1,10 +1,10 @@
 //! The options a prompt offers, as data: the fixed keys shown on screen, the words, and the
-//! keymap [`Action`] each one stands for. Which options appear depends on the request: plans
+//! keymap [`PromptAction`] each one stands for. Which options appear depends on the request: plans
 //! get approve/approve/keep planning; edits also get "allow all edits"; "always allow" only when
 //! the request carries a rule that can be saved.
 
 use crate::protocol::{PermissionRequest, RequestKind};
-use crate::tui::keymap::Action;
+use crate::tui::keymap::PromptAction;
 
 /// One option of the prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,10 +12,10 @@ pub struct Choice {
     /// The keys as shown (`1/y`).
     pub keys: &'static str,
     pub label: String,
-    pub action: Action,
+    pub action: PromptAction,
 }
 
-fn choice(keys: &'static str, label: impl Into<String>, action: Action) -> Choice {
+fn choice(keys: &'static str, label: impl Into<String>, action: PromptAction) -> Choice {
     Choice {
         keys,
         label: label.into(),
@@ -27,16 +27,20 @@ fn choice(keys: &'static str, label: impl Into<String>, action: Action) -> Choic
 pub fn choices(req: &PermissionRequest, edit: bool) -> Vec<Choice> {
     if let RequestKind::PlanApproval { .. } = req.kind {
         return vec![
-            choice("1", "yes, approve and accept edits", Action::AllowOnce),
+            choice(
+                "1",
+                "yes, approve and accept edits",
+                PromptAction::AllowOnce,
+            ),
             choice(
                 "2",
                 "yes, approve and ask before each edit",
-                Action::AllowSession,
+                PromptAction::AllowSession,
             ),
             choice(
                 "3",
                 "no, keep planning (tell the model what to change)",
-                Action::DenyOnce,
+                PromptAction::DenyOnce,
             ),
         ];
     }
@@ -45,36 +49,36 @@ pub fn choices(req: &PermissionRequest, edit: bool) -> Vec<Choice> {
         .as_deref()
         .map_or(String::new(), |s| format!(" ({s})"));
     let mut out = vec![
-        choice("1/y", "yes", Action::AllowOnce),
+        choice("1/y", "yes", PromptAction::AllowOnce),
         choice(
             "2/a",
             format!("yes, for this session{scope}"),
-            Action::AllowSession,
+            PromptAction::AllowSession,
         ),
     ];
     if edit {
         out.push(choice(
             "7/w",
             "yes, and allow all edits this session",
-            Action::AllowAllEdits,
+            PromptAction::AllowAllEdits,
         ));
     }
-    out.push(choice("3/n", "no", Action::DenyOnce));
+    out.push(choice("3/n", "no", PromptAction::DenyOnce));
     out.push(choice(
         "4/d",
         format!("no, for this session{scope}"),
-        Action::DenySession,
+        PromptAction::DenySession,
     ));
     out.push(choice(
         "5/f",
         "no, and tell the model what to do instead",
-        Action::DenyWithFeedback,
+        PromptAction::DenyWithFeedback,
     ));
     if let Some(rule) = &req.saveable_rule {
         out.push(choice(
             "6/s",
             format!("always allow: save the rule {rule}"),
-            Action::AlwaysAllow,
+            PromptAction::AlwaysAllow,
         ));
     }
     out

@@ -10,6 +10,7 @@
 //! no terminal I/O here (the editor is run by the event loop on request).
 
 mod choices;
+pub mod editor;
 mod external;
 mod preview;
 mod render;
@@ -21,37 +22,21 @@ mod tests;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
 use crate::protocol::{
     Decision, Display, Grant, Op, PermissionMode, PermissionRequest, RequestKind,
 };
 use crate::tui::highlight::Highlighter;
-use crate::tui::input::{Key, KeyInput};
-use crate::tui::keymap::{self, Action, Context};
+use crate::tui::input::Key;
+use crate::tui::keymap::{Bound, Context, Keys, PromptAction};
+use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx, passes_through};
 use crate::tui::review::{DiffView, ReviewKey};
 
 pub use choices::{Choice, choices};
 pub use external::{Reapplied, reapply};
 pub use preview::{Preview, diff_view, domain, mcp_name, relative};
-
-/// What a key did to the prompt.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PromptResult {
-    /// The key was used (or swallowed: a prompt is modal).
-    Consumed,
-    /// The person decided: send `op`; `allowed` says whether the call may run.
-    Decided {
-        op: Op,
-        call_id: String,
-        allowed: bool,
-    },
-    /// `e`: open `content` in the editor (file name hint `path`), then call
-    /// [`PermissionPrompt::editor_finished`] with the request id.
-    Edit {
-        request_id: u64,
-        path: PathBuf,
-        content: String,
-    },
-}
 
 /// One request waiting for an answer, with its view state.
 pub(crate) struct Pending {
@@ -140,11 +125,17 @@ impl PermissionPrompt {
         self.diff().is_some()
     }
 
-    /// A key while the prompt is on top. Every key is consumed: the prompt is modal.
-    pub fn handle_key(&mut self, key: KeyInput) -> PromptResult {
-        if self.queue.is_empty() {
-            return PromptResult::Consumed;
+    /// A key while the prompt is on top. The prompt is modal: every key is used or swallowed,
+    /// except global keys it does not bind (Ctrl+C, Ctrl+T, ...) while no feedback is typed.
+    pub(crate) fn key(&mut self, keys: &Keys) -> Outcome {
+        let own = keys.get(Context::Permission);
+        if own.is_none() && self.feedback.is_none() && passes_through(keys) {
+            return Outcome::Ignored;
         }
+        if self.queue.is_empty() {
+            return Outcome::Consumed;
+        }
+        let key = keys.key;
         if let Some(text) = &mut self.feedback {
             match key.code {
                 Key::Enter => {
@@ -162,10 +153,10 @@ impl PermissionPrompt {
                 Key::Char(c) if !key.mods.ctrl && !key.mods.alt => text.push(c),
                 _ => {}
             }
-            return PromptResult::Consumed;
+            return Outcome::Consumed;
         }
-        let Some(action) = keymap::lookup(Context::Permission, key) else {
-            return PromptResult::Consumed;
+        let Some(Bound::Prompt(action)) = own else {
+            return Outcome::Consumed;
         };
         // Esc is always "no, once"; `3`/`n` on a plan means "keep planning" and asks why.
         if key.code == Key::Esc {
@@ -174,18 +165,20 @@ impl PermissionPrompt {
         self.act(action)
     }
 
-    fn act(&mut self, action: Action) -> PromptResult {
+    fn act(&mut self, action: PromptAction) -> Outcome {
         let edit = self.is_edit();
         let Some(p) = self.queue.front_mut() else {
-            return PromptResult::Consumed;
+            return Outcome::Consumed;
         };
         let options = choices(&p.req, edit);
         let mut chosen = None;
         match action {
-            Action::OptionPrev => p.focus = p.focus.saturating_sub(1),
-            Action::OptionNext => p.focus = (p.focus + 1).min(options.len().saturating_sub(1)),
-            Action::Choose => chosen = options.get(p.focus).map(|c| c.action),
-            Action::Review(key) => match &mut p.preview {
+            PromptAction::OptionPrev => p.focus = p.focus.saturating_sub(1),
+            PromptAction::OptionNext => {
+                p.focus = (p.focus + 1).min(options.len().saturating_sub(1))
+            }
+            PromptAction::Choose => chosen = options.get(p.focus).map(|c| c.action),
+            PromptAction::Review(key) => match &mut p.preview {
                 Preview::Diff(d) => {
                     d.handle_key(key);
                 }
@@ -200,13 +193,13 @@ impl PermissionPrompt {
                     };
                 }
             },
-            Action::EditInEditor => {
+            PromptAction::EditInEditor => {
                 if let Preview::Diff(d) = &p.preview {
-                    return PromptResult::Edit {
+                    return Outcome::Message(Message::Edit {
                         request_id: p.req.id,
                         path: d.path().to_path_buf(),
                         content: d.after().to_string(),
-                    };
+                    });
                 }
             }
             other => {
@@ -219,38 +212,38 @@ impl PermissionPrompt {
         }
         match chosen {
             Some(action) => self.choose(action),
-            None => PromptResult::Consumed,
+            None => Outcome::Consumed,
         }
     }
 
     /// The decision for a chosen option of the current request.
-    fn choose(&mut self, action: Action) -> PromptResult {
+    fn choose(&mut self, action: PromptAction) -> Outcome {
         let Some(p) = self.queue.front() else {
-            return PromptResult::Consumed;
+            return Outcome::Consumed;
         };
         let plan = matches!(p.req.kind, RequestKind::PlanApproval { .. });
         let decision = match action {
-            Action::AllowOnce if plan => Decision::ApprovePlan {
+            PromptAction::AllowOnce if plan => Decision::ApprovePlan {
                 mode: PermissionMode::AcceptEdits,
             },
-            Action::AllowSession if plan => Decision::ApprovePlan {
+            PromptAction::AllowSession if plan => Decision::ApprovePlan {
                 mode: PermissionMode::Default,
             },
-            Action::DenyOnce | Action::DenyWithFeedback if plan => {
+            PromptAction::DenyOnce | PromptAction::DenyWithFeedback if plan => {
                 self.feedback = Some(String::new());
-                return PromptResult::Consumed;
+                return Outcome::Consumed;
             }
-            Action::DenyWithFeedback => {
+            PromptAction::DenyWithFeedback => {
                 self.feedback = Some(String::new());
-                return PromptResult::Consumed;
+                return Outcome::Consumed;
             }
-            Action::AllowOnce => Decision::AllowOnce,
-            Action::AllowSession => Decision::AllowSession,
-            Action::AllowAllEdits => Decision::AllowAllEditsSession,
-            Action::AlwaysAllow => Decision::AlwaysAllow,
-            Action::DenyOnce => Decision::DenyOnce,
-            Action::DenySession => Decision::DenySession,
-            _ => return PromptResult::Consumed,
+            PromptAction::AllowOnce => Decision::AllowOnce,
+            PromptAction::AllowSession => Decision::AllowSession,
+            PromptAction::AllowAllEdits => Decision::AllowAllEditsSession,
+            PromptAction::AlwaysAllow => Decision::AlwaysAllow,
+            PromptAction::DenyOnce => Decision::DenyOnce,
+            PromptAction::DenySession => Decision::DenySession,
+            _ => return Outcome::Consumed,
         };
         // A trimmed, rewritten or recomputed diff is written as the person saw it, whatever
         // allow option.
@@ -354,18 +347,18 @@ impl PermissionPrompt {
         hit
     }
 
-    fn decide(&mut self, decision: Decision) -> PromptResult {
+    fn decide(&mut self, decision: Decision) -> Outcome {
         self.feedback = None;
         match self.queue.pop_front() {
-            Some(p) => PromptResult::Decided {
+            Some(p) => Outcome::Message(Message::Decided {
                 allowed: is_allow(&decision),
                 call_id: p.req.call_id,
                 op: Op::PermissionDecision {
                     request_id: p.req.id,
                     decision,
                 },
-            },
-            None => PromptResult::Consumed,
+            }),
+            None => Outcome::Consumed,
         }
     }
 }
@@ -381,4 +374,23 @@ fn is_allow(decision: &Decision) -> bool {
             | Decision::AllowEdited { .. }
             | Decision::ApprovePlan { .. }
     )
+}
+
+impl Overlay for PermissionPrompt {
+    fn handle_key(&mut self, keys: &Keys) -> Outcome {
+        self.key(keys)
+    }
+
+    fn render(&mut self, area: Rect, buf: &mut Buffer, _ctx: &mut RenderCtx<'_>) {
+        self.draw(area, buf);
+    }
+
+    fn key_hints(&self) -> &'static str {
+        if self.is_edit() {
+            "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll · Tab hunk · Space toggle · A/R all · \
+             v layout · e edit"
+        } else {
+            "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll"
+        }
+    }
 }

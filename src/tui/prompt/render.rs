@@ -13,6 +13,7 @@ use super::preview::text_lines;
 use super::{Pending, PermissionPrompt, Preview, choices};
 use crate::protocol::RequestKind;
 use crate::tui::conversation::wrap::{sanitize, wrap_spans};
+use crate::tui::overlay::Overlay;
 
 /// Rows a preview keeps at least when the panel is squeezed.
 const MIN_PREVIEW_ROWS: usize = 3;
@@ -110,12 +111,7 @@ impl PermissionPrompt {
                 &mut out,
             );
         }
-        let hints = if edit {
-            "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll · Tab hunk · Space toggle · A/R all · \
-             v layout · e edit"
-        } else {
-            "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll"
-        };
+        let hints = self.key_hints();
         wrap_spans(&[], &[], &[Span::styled(hints, dim)], width, &mut out);
         out
     }
@@ -142,7 +138,7 @@ impl PermissionPrompt {
     }
 
     /// Draw the panel into `area`.
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer) {
+    pub(crate) fn draw(&mut self, area: Rect, buf: &mut Buffer) {
         Clear.render(area, buf);
         let count = if self.queue.len() > 1 {
             format!("· 1 of {} ", self.queue.len())

@@ -16,8 +16,8 @@ use ratatui::style::Style;
 use super::ReviewKey;
 use super::emphasis::{self, Piece};
 use super::rows::{self, Layout, Row};
-use crate::review::hunks::{self, FileDiff, Hunk, LineKind};
-use crate::review::notes;
+use crate::diff::notes;
+use crate::diff::{self, FileDiff, Hunk};
 
 /// Syntax highlighting hook: `(file extension without dot, one line) -> styled segments` that
 /// together spell the line, or `None` when not available (yet). A file without an extension
@@ -45,8 +45,8 @@ pub enum FileKind {
     Unchanged,
 }
 
-/// A scrollable, per-hunk reviewable diff of one file. Keys: [`ReviewKey`], default bindings in
-/// [`super::KEY_BINDINGS`]. The path is shown as given and named in the note for the model.
+/// A scrollable, per-hunk reviewable diff of one file. Keys: [`ReviewKey`] (the app's keymap
+/// binds them). The path is shown as given and named in the note for the model.
 pub struct DiffView {
     pub(super) path: PathBuf,
     ext: String,
@@ -207,7 +207,7 @@ impl DiffView {
         let content = if self.all_accepted() {
             self.after.clone()
         } else {
-            hunks::apply_selected(&self.before, &self.after, &self.accepted)
+            diff::apply_selected(&self.before, &self.after, &self.diff, &self.accepted)
         };
         let note = if self.after != self.proposed {
             notes::edited_by_user(&self.path, &self.proposed, &content)
@@ -286,18 +286,11 @@ impl DiffView {
         let Some(hl) = self.diff.hunks.get(hunk).and_then(|h| h.lines.get(line)) else {
             return Cow::Borrowed(&[]);
         };
-        let emphasis = if self.plain {
-            None
-        } else {
-            self.partners
-                .get(hunk)
-                .and_then(|p| p.get(line).copied().flatten())
-                .and_then(|p| self.diff.hunks[hunk].lines.get(p))
-                .and_then(|other| match hl.kind {
-                    LineKind::Removed => emphasis::word_changes(&hl.text, &other.text).map(|r| r.0),
-                    LineKind::Added => emphasis::word_changes(&other.text, &hl.text).map(|r| r.1),
-                    LineKind::Context => None,
-                })
+        let emphasis = match (self.plain, self.partners.get(hunk)) {
+            (false, Some(partners)) => {
+                emphasis::line_emphasis(&self.diff.hunks[hunk], partners, line)
+            }
+            _ => None,
         };
         let highlighted = match (&self.highlighter, self.plain) {
             (Some(h), false) => h(&self.ext, &hl.text),
@@ -375,7 +368,7 @@ impl DiffView {
 
     /// Rebuild everything derived from `before`/`after`, keeping focus and scroll in range.
     fn recompute(&mut self) {
-        self.diff = hunks::diff(&self.before, &self.after);
+        self.diff = diff::diff(&self.before, &self.after);
         self.kind = match (self.before.is_empty(), self.after.is_empty()) {
             _ if self.diff.hunks.is_empty() => FileKind::Unchanged,
             (true, false) => FileKind::New,
@@ -386,17 +379,7 @@ impl DiffView {
             self.before.lines().count().max(self.after.lines().count()) > PLAIN_ABOVE_LINES;
         self.partners = self.diff.hunks.iter().map(emphasis::partners).collect();
         self.cache.clear();
-        let largest = self
-            .diff
-            .hunks
-            .last()
-            .into_iter()
-            .flat_map(|h| &h.lines)
-            .flat_map(|l| [l.old_no, l.new_no])
-            .flatten()
-            .max()
-            .unwrap_or(1);
-        self.number_width = largest.max(1).to_string().len();
+        self.number_width = rows::number_width(&self.diff);
         if matches!(self.kind, FileKind::New | FileKind::Deleted) {
             self.layout = Layout::Unified;
         }

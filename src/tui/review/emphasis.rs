@@ -11,7 +11,7 @@ use ratatui::style::Style;
 use similar::{ChangeTag, TextDiff};
 use unicode_width::UnicodeWidthChar;
 
-use crate::review::hunks::{Hunk, LineKind};
+use crate::diff::{Hunk, LineKind};
 
 /// Lines longer than this (in bytes) get no word-level emphasis: the word diff would cost more
 /// than it tells on a minified line.
@@ -56,6 +56,22 @@ pub fn partners(hunk: &Hunk) -> Vec<Option<usize>> {
         }
     }
     out
+}
+
+/// The changed byte ranges of line `line` of `hunk` against its partner (from [`partners`]), or
+/// `None` when it has no partner or emphasis would not help.
+pub fn line_emphasis(
+    hunk: &Hunk,
+    partners: &[Option<usize>],
+    line: usize,
+) -> Option<Vec<Range<usize>>> {
+    let hl = hunk.lines.get(line)?;
+    let other = hunk.lines.get(partners.get(line).copied().flatten()?)?;
+    match hl.kind {
+        LineKind::Removed => word_changes(&hl.text, &other.text).map(|r| r.0),
+        LineKind::Added => word_changes(&other.text, &hl.text).map(|r| r.1),
+        LineKind::Context => None,
+    }
 }
 
 /// Changed byte ranges of the old line and of the new line.
@@ -179,7 +195,7 @@ fn visible(pieces: &mut [Piece]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::hunks;
+    use crate::diff;
     use ratatui::style::Color;
 
     fn texts(p: &[Piece]) -> Vec<(&str, bool)> {
@@ -188,7 +204,7 @@ mod tests {
 
     #[test]
     fn removed_and_added_lines_pair_in_order() {
-        let d = hunks::diff("a\nb\nc\nz\n", "a\nB\nC\nD\nz\n");
+        let d = diff::diff("a\nb\nc\nz\n", "a\nB\nC\nD\nz\n");
         let h = &d.hunks[0];
         // a, -b, -c, +B, +C, +D, z
         assert_eq!(

@@ -11,7 +11,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::diff_view::{DiffView, FileKind};
 use super::rows::{self, Row};
-use crate::review::hunks::LineKind;
+use crate::diff::LineKind;
 
 const GUTTER: Style = Style::new().fg(Color::DarkGray);
 const ADDED_BG: Color = Color::Indexed(22);

@@ -4,7 +4,7 @@
 //! cheap; only the rows on screen are ever laid out. Invariant: every hunk contributes exactly
 //! one `Header` row followed by its line rows, in hunk order.
 
-use crate::review::hunks::{Hunk, LineKind};
+use crate::diff::{FileDiff, Hunk, LineKind};
 
 /// How changed lines are arranged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +110,20 @@ fn pair_rows(h: usize, hunk: &Hunk, rows: &mut Vec<Row>) {
     }
 }
 
+/// Digits of the largest line number the diff shows (at least one).
+pub fn number_width(diff: &FileDiff) -> usize {
+    let largest = diff
+        .hunks
+        .last()
+        .into_iter()
+        .flat_map(|h| &h.lines)
+        .flat_map(|l| [l.old_no, l.new_no])
+        .flatten()
+        .max()
+        .unwrap_or(1);
+    largest.max(1).to_string().len()
+}
+
 /// Index of each hunk's header row.
 pub fn header_rows(rows: &[Row]) -> Vec<usize> {
     rows.iter()
@@ -160,11 +174,11 @@ pub fn remap(from: &[Row], to: &[Row], top: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::hunks;
+    use crate::diff;
 
     #[test]
     fn side_by_side_pairs_changes_and_keeps_context_on_both_sides() {
-        let d = hunks::diff("a\nb\nc\nz\n", "a\nB\nz\n");
+        let d = diff::diff("a\nb\nc\nz\n", "a\nB\nz\n");
         let rows = build(&d.hunks, Layout::SideBySide);
         assert_eq!(
             rows,
@@ -208,7 +222,7 @@ mod tests {
 
     #[test]
     fn remap_keeps_the_same_line_on_top() {
-        let d = hunks::diff("a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nD\nE\nf\ng\n");
+        let d = diff::diff("a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nD\nE\nf\ng\n");
         let uni = build(&d.hunks, Layout::Unified);
         let sbs = build(&d.hunks, Layout::SideBySide);
         // Unified row 6 is "+D" (line 5 of the hunk); side by side it faces "-d" on row 4.

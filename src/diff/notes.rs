@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::hunks::{self, FileDiff};
+use super::FileDiff;
 
 /// "The user rejected hunks 2 and 3 of 3 ..." with each rejected hunk's text, so the model can
 /// adapt instead of re-proposing them blindly. Empty when nothing was rejected.
@@ -38,7 +38,7 @@ pub fn edited_by_user(path: &Path, proposed: &str, written: &str) -> String {
     if proposed == written {
         return String::new();
     }
-    let d = hunks::diff(proposed, written);
+    let d = super::diff(proposed, written);
     let mut out = format!(
         "The user edited your proposed content for {} before approving it. What was written \
          differs from your proposal as follows (- yours, + theirs):\n",
@@ -58,7 +58,7 @@ mod tests {
     fn rejected_note_lists_the_rejected_hunk_text() {
         let before = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
         let after = "A\nb\nc\nd\ne\nf\ng\nh\ni\nJ\n";
-        let d = hunks::diff(before, after);
+        let d = crate::diff::diff(before, after);
         assert_eq!(d.hunks.len(), 2);
         let note = rejected_hunks(Path::new("src/x.rs"), &d, &[true, false]);
         assert!(note.contains("rejected 1 of its 2 hunks"), "{note}");

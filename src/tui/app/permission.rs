@@ -1,4 +1,4 @@
-//! The review side of the app: permission requests into the prompt panel, the prompt's answers
+//! The permission side of the app: requests into the prompt panel, the prompt's answers
 //! out as ops (and into the tool cells), the `$EDITOR` round trip, files changed on disk, and
 //! the `/diff` overlay.
 
@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::*;
 use crate::protocol::{FileChange, PermissionRequest};
-use crate::tui::prompt::{PromptResult, relative};
+use crate::tui::prompt::relative;
 
 impl App {
     /// A new request joins the open prompt (answered in order) or opens one.
@@ -22,36 +22,13 @@ impl App {
         }
     }
 
-    /// A key for the open prompt.
-    pub(super) fn prompt_key(&mut self, key: KeyInput) -> Vec<AppAction> {
-        let Some(prompt) = self.permission_prompt_mut() else {
-            return Vec::new();
-        };
-        let result = prompt.handle_key(key);
-        let empty = prompt.is_empty();
-        if empty {
+    /// Drop the prompt once its last request is answered.
+    pub(super) fn close_answered_prompt(&mut self) {
+        if self
+            .permission_prompt()
+            .is_some_and(PermissionPrompt::is_empty)
+        {
             self.layers.retain(|l| !matches!(l, Layer::Permission(_)));
-        }
-        match result {
-            PromptResult::Consumed => Vec::new(),
-            PromptResult::Decided {
-                op,
-                call_id,
-                allowed,
-            } => {
-                self.send(op);
-                self.conversation.permission_resolved(&call_id, allowed);
-                Vec::new()
-            }
-            PromptResult::Edit {
-                request_id,
-                path,
-                content,
-            } => vec![AppAction::EditInEditor {
-                request_id,
-                path,
-                content,
-            }],
         }
     }
 

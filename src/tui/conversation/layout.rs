@@ -1,0 +1,32 @@
+//! What laying out a cell needs, shared by every kind of cell: the [`LayoutCtx`] (theme,
+//! highlighter, width, expanded/focused) and the focus-aware first gutter glyph. It sits below
+//! `cell.rs` and the per-kind modules (`assistant.rs`, `tool.rs`), so those import it and
+//! `cell.rs` imports them, with no cycle between them.
+
+use ratatui::text::Span;
+
+use crate::tui::highlight::Highlighter;
+use crate::tui::theme::Theme;
+
+/// What a layout depends on besides the cell itself.
+pub(crate) struct LayoutCtx<'a> {
+    pub theme: &'a Theme,
+    pub highlighter: &'a Highlighter,
+    pub width: usize,
+    /// Show everything (Ctrl+O on this cell, or the transcript view).
+    pub expanded: bool,
+    pub focused: bool,
+}
+
+/// The first gutter glyph of a cell; reversed when the cell has focus.
+pub(crate) fn gutter(
+    glyph: &'static str,
+    style: ratatui::style::Style,
+    ctx: &LayoutCtx<'_>,
+) -> Span<'static> {
+    if ctx.focused {
+        Span::styled(glyph, style.patch(ctx.theme.focus))
+    } else {
+        Span::styled(glyph, style)
+    }
+}
