@@ -4,7 +4,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use cairn::agent::session::SessionContext;
+use cairn::session::context::SessionContext;
 use cairn::tools::edit::EditTool;
 use cairn::tools::read::ReadTool;
 use cairn::tools::{DynTool, ProgressSender, ToolContext};

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use cairn::config::model::ModelEndpoint;
+use cairn::llm::ModelEndpoint;
 use cairn::llm::scripted::{Script, ScriptedServer, Turn};
 use cairn::llm::sse::SseParser;
 use cairn::llm::{ClientOptions, Message, ModelRequest, Provider, build_client};

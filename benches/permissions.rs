@@ -5,11 +5,11 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn::agent::session::{EventSender, SessionContext};
 use cairn::config::load_settings;
 use cairn::permissions::rules::{Rule, RuleContext, Target};
 use cairn::permissions::{CallInfo, GateConfig, PermissionGate, shell};
 use cairn::protocol::PermissionMode;
+use cairn::session::context::{EventSender, SessionContext};
 use cairn::tools::{Access, DynTool, Tool, ToolContext, ToolError, ToolOutput};
 use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;

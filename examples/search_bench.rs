@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn::agent::session::{EventSender, SessionContext};
+use cairn::session::context::{EventSender, SessionContext};
 use cairn::tools::bash::{BackgroundShells, BashTool};
 use cairn::tools::glob::GlobTool;
 use cairn::tools::grep::GrepTool;

@@ -7,16 +7,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use cairn::agent::session::SessionContext;
 use cairn::agent::{AgentHandle, AgentSetup, start};
 use cairn::config::LoadedSettings;
-use cairn::config::model::ModelEndpoint;
+use cairn::llm::ModelEndpoint;
 use cairn::llm::Provider;
 use cairn::llm::client::{ClientOptions, build_client};
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::scripted::{Script, ScriptedServer};
 use cairn::permissions::{GateConfig, PermissionGate};
 use cairn::protocol::{Decision, Event, Op, PermissionMode, TurnEnd};
+use cairn::session::context::SessionContext;
 use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use cairn::agent::session::{EventSender, SessionContext};
-use cairn::files::watcher::attach_watcher;
 use cairn::protocol::{Display, Event, FileChange};
+use cairn::session::context::{EventSender, SessionContext};
+use cairn::session::watcher::attach_watcher;
 use cairn::tools::edit::EditTool;
 use cairn::tools::multi_edit::MultiEditTool;
 use cairn::tools::read::ReadTool;

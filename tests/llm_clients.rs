@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn::config::model::ModelEndpoint;
+use cairn::llm::ModelEndpoint;
 use cairn::llm::retry::{RetryNotice, RetryPolicy, stream_with_retry};
 use cairn::llm::scripted::{NO_MORE_TURNS, Script, ScriptedServer, Turn};
 use cairn::llm::{

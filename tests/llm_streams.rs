@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn::config::model::ModelEndpoint;
+use cairn::llm::ModelEndpoint;
 use cairn::llm::retry::{RetryNotice, RetryPolicy, stream_with_retry};
 use cairn::llm::scripted::{Chaos, Script, ScriptedServer, Turn};
 use cairn::llm::{

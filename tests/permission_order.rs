@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cairn::agent::{AgentSetup, start};
 use cairn::config::load_settings;
-use cairn::config::model::ModelEndpoint;
+use cairn::llm::ModelEndpoint;
 use cairn::llm::Provider;
 use cairn::llm::client::{ClientOptions, build_client};
 use cairn::llm::retry::RetryPolicy;

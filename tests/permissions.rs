@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn::agent::session::{EventSender, SessionContext};
 use cairn::config::load_settings;
 use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate, shell};
 use cairn::protocol::{Decision, PermissionMode, PermissionRequest, RequestKind};
+use cairn::session::context::{EventSender, SessionContext};
 use cairn::tools::plan_mode::{EnterPlanMode, ExitPlanMode};
 use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
 use proptest::prelude::*;

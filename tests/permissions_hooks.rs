@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use cairn::agent::session::{EventSender, SessionContext};
 use cairn::config::layers::{Layer, SettingsPaths};
 use cairn::config::settings::load_settings_from;
 use cairn::config::{LoadedSettings, load_settings, render_config};
 use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Event, PermissionMode};
+use cairn::session::context::{EventSender, SessionContext};
 use cairn::tools::{Access, DynTool, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;

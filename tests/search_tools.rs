@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use cairn::agent::session::{EventSender, SessionContext};
 use cairn::protocol::{Display, Event};
+use cairn::session::context::{EventSender, SessionContext};
 use cairn::tools::bash::{BackgroundShells, BashOutputTool, BashTool, KillShellTool};
 use cairn::tools::glob::GlobTool;
 use cairn::tools::grep::GrepTool;

@@ -9,16 +9,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine as _;
-use cairn::agent::session::SessionContext;
 use cairn::agent::{AgentHandle, AgentSetup, start};
 use cairn::config::LoadedSettings;
-use cairn::config::model::ModelEndpoint;
+use cairn::llm::ModelEndpoint;
 use cairn::llm::Provider;
 use cairn::llm::client::{ClientOptions, build_client};
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::scripted::{Script, ScriptedServer};
 use cairn::permissions::{GateConfig, PermissionGate};
 use cairn::protocol::{Decision, Display, Event, Op, PermissionMode, TurnEnd};
+use cairn::session::context::SessionContext;
 use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput, ToolResultBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -15,11 +15,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::executor::{CallEnv, Executor, PendingDecisions};
-use crate::agent::session::{EventSender, SessionContext};
 use crate::llm::retry::{RetryPolicy, stream_with_retry};
 use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent, pricing};
 use crate::permissions::PermissionGate;
 use crate::protocol::{Event, Op, SessionInfo, TurnEnd, Usage};
+use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
 use crate::tools::ToolRegistry;
 

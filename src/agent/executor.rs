@@ -21,10 +21,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::session::SessionContext;
 use crate::llm::{ContentBlock, ToolResultContent};
 use crate::permissions::{CallInfo, GateOutcome, PermissionGate};
 use crate::protocol::{CallOutcome, Decision, Display, Event};
+use crate::session::context::SessionContext;
 use crate::tools::{
     ContentOverride, ParsedInput, ProgressSender, ToolContext, ToolHandle, ToolRegistry, spill,
 };

@@ -7,7 +7,6 @@
 mod core;
 pub mod executor;
 pub mod prompt;
-pub mod session;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -24,7 +23,7 @@ use crate::tools::registry::builtin_tools;
 use crate::tools::{ToolHandle, ToolRegistry};
 
 use self::executor::PendingDecisions;
-use self::session::{EventSender, SessionContext};
+use crate::session::context::{EventSender, SessionContext};
 
 /// The client's end of a running core.
 pub struct AgentHandle {
@@ -79,7 +78,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     );
     // The watcher is a convenience on top of the write-time checks, which guard every edit
     // anyway; a session whose watcher cannot start goes on without it.
-    if !crate::files::watcher::attach_watcher(&session) {
+    if !crate::session::watcher::attach_watcher(&session) {
         tracing::warn!("the file watcher could not start; outside edits are caught at write time");
     }
     let gate = Arc::new(setup.gate);

@@ -1,7 +1,7 @@
 //! Which provider, model, endpoint and key to use: flags, then settings, then environment.
 //! With no credentials at all the answer is the built-in demo.
 
-use crate::llm::Provider;
+use crate::llm::{ModelEndpoint, Provider};
 
 /// The model-related command-line flags.
 #[derive(Debug, Clone, Default)]
@@ -10,15 +10,6 @@ pub struct ModelFlags {
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub demo: bool,
-}
-
-/// A resolved endpoint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelEndpoint {
-    pub provider: Provider,
-    pub model: String,
-    pub base_url: String,
-    pub api_key: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

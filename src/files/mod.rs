@@ -1,9 +1,9 @@
-//! Files as the tools see them: path expansion and symlink chains, the read-file state, the
-//! external-edit watcher, atomic writes and their temp files, encodings and line endings.
+//! Files as the tools see them: path expansion and symlink chains, the read-file state,
+//! atomic writes and their temp files, encodings and line endings. (The watcher that marks
+//! read files stale lives in `session`, because it reports to the session.)
 
 pub mod atomic;
 pub mod encoding;
 pub mod paths;
 pub mod state;
 pub mod temp_files;
-pub mod watcher;

@@ -9,7 +9,6 @@ use std::time::Duration;
 use super::anthropic::AnthropicClient;
 use super::openai::OpenAiClient;
 use super::{LlmError, ModelClient, Provider};
-use crate::config::model::ModelEndpoint;
 
 /// Environment variable overriding [`ClientOptions::idle_timeout`], in milliseconds.
 pub const IDLE_TIMEOUT_ENV: &str = "CAIRN_STREAM_IDLE_TIMEOUT_MS";
@@ -41,6 +40,16 @@ impl ClientOptions {
         }
         options
     }
+}
+
+/// A resolved endpoint: which wire format, model, base URL and key (resolved from flags,
+/// settings and environment by `config::model`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelEndpoint {
+    pub provider: Provider,
+    pub model: String,
+    pub base_url: String,
+    pub api_key: Option<String>,
 }
 
 /// The client for `endpoint`'s provider, base URL and key.

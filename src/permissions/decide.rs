@@ -16,9 +16,9 @@ use super::rules::{Rule, Specifier, Target};
 use super::safety::{PathFacts, path_facts};
 use super::shell::{ShellCommand, analyze, path_arguments};
 use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, readonly};
-use crate::agent::session::SessionContext;
 use crate::files::paths::expand_path;
 use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
+use crate::session::context::SessionContext;
 use crate::tools::Access;
 
 /// Tools whose rules and grants are edits.

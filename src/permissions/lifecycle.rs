@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::hooks::{HookEvent, HookVerdict, base_payload, verdict};
 use super::{CallInfo, PermissionGate, lock};
 
-use crate::agent::session::SessionContext;
 use crate::protocol::{Event, PermissionMode};
+use crate::session::context::SessionContext;
 use crate::tools::ToolOutput;
 
 /// The PreToolUse hooks' combined answer.

@@ -29,13 +29,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::agent::session::{EventSender, SessionContext};
 use crate::config::LoadedSettings;
 use crate::config::layers::{Layer, Origin};
 use crate::config::settings::SourcedRule;
 use crate::protocol::{
     CallOutcome, Decision, Grant, PermissionMode, PermissionRequest, RequestKind,
 };
+use crate::session::context::{EventSender, SessionContext};
 use crate::tools::{Access, DynTool, ParsedInput, Preview};
 
 pub use hooks::{HookRunner, HookVerdict};

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::ToolError;
-use crate::agent::session::SessionContext;
 use crate::files::encoding::{self, Decoded};
 use crate::files::paths::expand_path;
 use crate::files::state::content_hash;
+use crate::session::context::SessionContext;
 
 /// Devices that never reach end of file or block waiting for input. `/dev/null` is fine.
 const BLOCKED_DEVICES: &[&str] = &[

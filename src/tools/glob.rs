@@ -17,8 +17,8 @@ use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::agent::session::SessionContext;
 use crate::protocol::Display;
+use crate::session::context::SessionContext;
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
 
 /// How many files a Glob result lists.

@@ -36,8 +36,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::session::SessionContext;
 use crate::protocol::{Display, Event};
+use crate::session::context::SessionContext;
 
 /// The blocks of a result: the same types the conversation carries, so results reach the wire
 /// without conversion.
@@ -81,11 +81,11 @@ pub struct ContentOverride {
 #[derive(Clone)]
 pub struct ProgressSender {
     call_id: String,
-    events: crate::agent::session::EventSender,
+    events: crate::session::context::EventSender,
 }
 
 impl ProgressSender {
-    pub fn new(call_id: String, events: crate::agent::session::EventSender) -> Self {
+    pub fn new(call_id: String, events: crate::session::context::EventSender) -> Self {
         ProgressSender { call_id, events }
     }
 

@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Tool, ToolContext, ToolError, ToolOutput};
-use crate::agent::session::SessionContext;
 use crate::protocol::Display;
+use crate::session::context::SessionContext;
 
 pub struct EnterPlanMode;
 

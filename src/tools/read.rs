@@ -21,10 +21,10 @@ use super::file_common::{
 };
 use super::text_match::numbered_line;
 use super::{Access, Tool, ToolContext, ToolError, ToolOutput};
-use crate::agent::session::SessionContext;
 use crate::files::encoding::{self, Encoding, TextFormat};
 use crate::files::state::{EntrySource, ReadRecord, content_hash};
 use crate::protocol::Display;
+use crate::session::context::SessionContext;
 
 pub const DEFAULT_LIMIT: usize = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;

@@ -6,8 +6,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::agent::session::SessionContext;
 use crate::llm::ToolSpec;
+use crate::session::context::SessionContext;
 
 use super::{DynTool, ToolHandle};
 

@@ -10,7 +10,7 @@ use super::edit_commit::PreparedWrites;
 use super::edit_core::Change;
 use super::file_common::{check_path_no_io, input_path, title_path};
 use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
-use crate::agent::session::SessionContext;
+use crate::session::context::SessionContext;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -18,8 +18,8 @@ use serde::Deserialize;
 use tokio::io::AsyncReadExt;
 
 use super::process::{self, signal_group};
-use crate::agent::session::SessionContext;
 use crate::protocol::Display;
+use crate::session::context::SessionContext;
 use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
 
 /// Unread bytes kept per stream of a background shell.

@@ -21,8 +21,8 @@ use serde::Deserialize;
 
 pub use background::{BackgroundShells, BashOutputTool, KillShellTool, ShellOutput, ShellStatus};
 
-use crate::agent::session::SessionContext;
 use crate::protocol::Display;
+use crate::session::context::SessionContext;
 use crate::tools::spill::{head_tail, limit_result};
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
 use process::{Ending, RunOutcome};

@@ -25,7 +25,7 @@ use ignore::types::TypesBuilder;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::agent::session::SessionContext;
+use crate::session::context::SessionContext;
 use crate::tools::glob::{resolve_path, walker};
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
 use sink::{Collect, FileResult};

@@ -21,8 +21,8 @@ mod page;
 
 pub use page::{html_to_markdown, lead_with_matches};
 
-use crate::agent::session::SessionContext;
 use crate::protocol::Display;
+use crate::session::context::SessionContext;
 use crate::tools::spill::{head_tail, limit_result};
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
 use page::{Kind, classify, sniff};

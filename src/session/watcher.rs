@@ -19,9 +19,9 @@ use std::time::{Duration, SystemTime};
 use notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 
-use super::state::{DirWatch, content_hash};
-use crate::agent::session::SessionContext;
+use crate::files::state::{DirWatch, content_hash};
 use crate::protocol::{Event, FileChange};
+use crate::session::context::SessionContext;
 
 /// How long changes settle before they are reported.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
