@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::shell::ShellCommand;
+use crate::shell::ShellCommand;
 
 /// One thing no rule, mode or grant allows.
 #[derive(Debug, Clone, PartialEq, Eq)]

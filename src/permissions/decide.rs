@@ -13,11 +13,11 @@ use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
 use super::lifecycle::PreHook;
 use super::rules::{Rule, Specifier, Target};
 use super::safety::{PathFacts, path_facts};
-use super::shell::{ShellCommand, analyze, path_arguments};
-use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, readonly};
+use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock};
 use crate::agent::session::SessionContext;
 use crate::files::paths::expand_path;
 use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
+use crate::shell::{ShellCommand, analyze, path_arguments, readonly};
 use crate::tools::Access;
 
 /// Tools whose rules and grants are edits.

@@ -11,8 +11,6 @@
 
 use tree_sitter::{Node, Parser};
 
-use super::readonly;
-
 /// One simple command after wrapper stripping.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShellCommand {
@@ -61,16 +59,6 @@ pub fn analyze(command: &str) -> ShellAnalysis {
     let mut out = ShellAnalysis::default();
     analyze_into(command, 0, &mut out);
     out
-}
-
-/// Whether the command only reads: every part is a known read-only command, no output
-/// redirection to a file, and no hazard. Paths are not checked here (the gate does that).
-pub fn is_read_only(command: &str) -> bool {
-    let a = analyze(command);
-    a.hazards.is_empty()
-        && a.file_writes().next().is_none()
-        && !a.commands.is_empty()
-        && a.commands.iter().all(readonly::is_read_only_command)
 }
 
 impl ShellAnalysis {
@@ -535,9 +523,9 @@ mod tests {
         assert!(!analyze("PATH=/tmp/evil ls").hazards.is_empty());
         assert!(!analyze("env LD_PRELOAD=/x.so ls").hazards.is_empty());
         assert!(analyze("FOO=1 ls").hazards.is_empty());
-        assert!(!is_read_only("FOO=1 ls"));
+        assert!(!analyze("FOO=1 ls").commands[0].literal);
         assert!(!analyze("echo x > ~root/.bashrc").hazards.is_empty());
-        assert!(!is_read_only("cat ~root/.ssh/id_rsa"));
+        assert!(!analyze("cat ~root/.ssh/id_rsa").commands[0].literal);
         assert_eq!(analyze("cat < /etc/passwd 2<&1").reads, vec!["/etc/passwd"]);
     }
 
@@ -550,34 +538,5 @@ mod tests {
             vec!["ls", "rm -rf /"]
         );
         assert_eq!(texts("sh script.sh"), vec!["sh script.sh"]);
-    }
-
-    #[test]
-    fn read_only_classification() {
-        for ro in [
-            "ls -la",
-            "cat a | grep x | wc -l",
-            "git status && git log --oneline -5",
-            "find . -name '*.rs'",
-            "cd src && ls",
-            "git branch",
-            "echo hi 2>/dev/null",
-        ] {
-            assert!(is_read_only(ro), "{ro}");
-        }
-        for rw in [
-            "rm x",
-            "ls && rm -rf x",
-            "echo x > f",
-            "find . -delete",
-            "find . -exec rm {} ;",
-            "git push",
-            "git branch -D x",
-            "echo $(rm x)",
-            "sort -o out in",
-            "",
-        ] {
-            assert!(!is_read_only(rw), "{rw}");
-        }
     }
 }

@@ -2,7 +2,7 @@
 //! with an option that writes (`find -delete`, `sort -o`, `git branch -D`), is not read-only.
 //! The check is on one already-split, wrapper-stripped command; paths are the gate's business.
 
-use super::shell::ShellCommand;
+use super::analysis::ShellCommand;
 
 /// Commands that never write, whatever their options.
 const PLAIN: &[&str] = &[
