@@ -225,6 +225,7 @@ mod tests {
         ShellCommand {
             words: s.split(' ').map(String::from).collect(),
             literal: true,
+            dir: Default::default(),
         }
     }
 

@@ -2,14 +2,21 @@
 //!
 //! A command line is parsed (quoting honoured), split into its simple commands (across `&&`,
 //! `||`, `;`, `|`, `|&`, `&`, newlines, subshells, loops, and inside substitutions), stripped of
-//! wrappers (`timeout`, `time`, `nice`, `nohup`, `stdbuf`, `command`, `exec`, `xargs`,
-//! `env VAR=…`), and `sh -c`/`bash -c` with a literal script is analysed recursively. Anything
-//! that cannot be known before running — command or process substitution, `eval`, a computed
-//! command name, a non-literal `sh -c` script, a parse error — is recorded as a hazard: such a
-//! line is never auto-allowed. Output redirections are reported as file writes. Nothing here
+//! wrappers (`timeout`, `time`, `nice`, `nohup`, `stdbuf`, `command`, `builtin`, `exec`,
+//! `xargs`, `env VAR=…`), and `sh -c`/`bash -c` with a literal script is analysed recursively.
+//! Anything that cannot be known before running — command or process substitution, `eval`, a
+//! computed command name, a non-literal `sh -c` script, a parse error — is recorded as a
+//! hazard: such a line is never auto-allowed. Test expressions (`[ … ]`, `[[ … ]]`) are
+//! commands too, and arithmetic (`(( … ))`, `for ((…))`) is a command that is never read-only.
+//! Output redirections are reported as file writes. Every command and redirection carries
+//! the directories it may run in ([`Dirs`]), following `cd` through the line. Nothing here
 //! touches the disk or decides a permission; the gate does that with this analysis.
 
 use tree_sitter::{Node, Parser};
+
+pub use super::cwd::Dirs;
+use super::cwd::Cwd;
+use super::words::{program_of, text, word_value};
 
 /// One simple command after wrapper stripping.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +25,8 @@ pub struct ShellCommand {
     pub words: Vec<String>,
     /// Whether every word is a plain literal (no expansions).
     pub literal: bool,
+    /// The directories it may run in, relative to where the line starts.
+    pub dir: Dirs,
 }
 
 impl ShellCommand {
@@ -32,14 +41,22 @@ impl ShellCommand {
     }
 }
 
+/// A redirection's target and the directories it is opened in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// Unquoted, as written.
+    pub target: String,
+    pub dir: Dirs,
+}
+
 /// Everything a command line runs and writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ShellAnalysis {
     pub commands: Vec<ShellCommand>,
-    /// Targets of output redirections (`>`, `>>`, `&>`, `2>`), unquoted, as written.
-    pub writes: Vec<String>,
-    /// Sources of input redirections (`< file`), as written.
-    pub reads: Vec<String>,
+    /// Targets of output redirections (`>`, `>>`, `&>`, `2>`).
+    pub writes: Vec<Redirect>,
+    /// Sources of input redirections (`< file`).
+    pub reads: Vec<Redirect>,
     /// Why this line can never be auto-allowed (empty when it can be).
     pub hazards: Vec<String>,
 }
@@ -48,29 +65,39 @@ pub struct ShellAnalysis {
 const MAX_NESTING: usize = 4;
 
 const WRAPPERS: &[&str] = &[
-    "timeout", "time", "nice", "nohup", "stdbuf", "command", "exec", "xargs", "env",
+    "timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "exec", "xargs", "env",
 ];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh"];
 /// Redirection targets that are not files anyone cares about.
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
+/// Loops: a `cd` in their body may run any number of times.
+const LOOPS: &[&str] = &["for_statement", "c_style_for_statement", "while_statement"];
 
 /// Analyse a command line.
 pub fn analyze(command: &str) -> ShellAnalysis {
     let mut out = ShellAnalysis::default();
-    analyze_into(command, 0, &mut out);
+    analyze_into(command, 0, &mut out, Cwd::default());
     out
 }
 
 impl ShellAnalysis {
     /// Write targets that are real files (not `/dev/null`).
-    pub fn file_writes(&self) -> impl Iterator<Item = &String> {
+    pub fn file_writes(&self) -> impl Iterator<Item = &Redirect> {
         self.writes
             .iter()
-            .filter(|w| !HARMLESS_TARGETS.contains(&w.as_str()))
+            .filter(|w| !HARMLESS_TARGETS.contains(&w.target.as_str()))
     }
 }
 
-fn analyze_into(command: &str, depth: usize, out: &mut ShellAnalysis) {
+/// The state of one walk over a parsed line.
+struct Walk<'s> {
+    src: &'s [u8],
+    depth: usize,
+    out: &'s mut ShellAnalysis,
+    cwd: Cwd,
+}
+
+fn analyze_into(command: &str, depth: usize, out: &mut ShellAnalysis, cwd: Cwd) {
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_bash::LANGUAGE.into())
@@ -88,59 +115,266 @@ fn analyze_into(command: &str, depth: usize, out: &mut ShellAnalysis) {
         out.hazards
             .push("the command could not be parsed completely".into());
     }
-    walk(root, command.as_bytes(), depth, out);
+    let mut w = Walk {
+        src: command.as_bytes(),
+        depth,
+        out,
+        cwd,
+    };
+    w.walk(root);
 }
 
-fn walk(node: Node, src: &[u8], depth: usize, out: &mut ShellAnalysis) {
-    match node.kind() {
-        "command" => command_node(node, src, depth, out),
-        "command_substitution" => out
-            .hazards
-            .push(format!("command substitution `{}`", text(node, src))),
-        "process_substitution" => out
-            .hazards
-            .push(format!("process substitution `{}`", text(node, src))),
-        "function_definition" => out.hazards.push("defines a shell function".to_string()),
-        "file_redirect" => redirect(node, src, out),
-        "declaration_command" | "unset_command" => {
-            // `export X=…`, `unset X`: they change the shell, so they count as commands.
-            out.commands.push(ShellCommand {
-                words: text(node, src)
+impl Walk<'_> {
+    fn push(&mut self, words: Vec<String>, literal: bool) {
+        self.out.commands.push(ShellCommand {
+            words,
+            literal,
+            dir: self.cwd.now.clone(),
+        });
+    }
+
+    fn walk(&mut self, node: Node) {
+        let src = self.src;
+        match node.kind() {
+            "command" => {
+                self.command_node(node);
+                // Its arguments and redirects were handled; still look inside for
+                // substitutions.
+                return self.children(node, Walk::scan_nested);
+            }
+            "command_substitution" | "process_substitution" => {
+                let what = if node.kind() == "command_substitution" {
+                    "command"
+                } else {
+                    "process"
+                };
+                self.out
+                    .hazards
+                    .push(format!("{what} substitution `{}`", text(node, src)));
+                // A substitution runs in a subshell: its `cd`s stay there.
+                let saved = self.cwd.clone();
+                self.children(node, Walk::walk);
+                self.cwd = saved;
+                return;
+            }
+            "subshell" => {
+                let saved = self.cwd.clone();
+                self.children(node, Walk::walk);
+                self.cwd = saved;
+                return;
+            }
+            k if LOOPS.contains(&k) => {
+                if k == "c_style_for_statement" {
+                    self.push(vec!["for".into(), "((…))".into()], false);
+                }
+                let before = self.cwd.now.clone();
+                self.children(node, Walk::walk);
+                if self.cwd.now != before {
+                    self.cwd.unknown("a `cd` inside a loop");
+                }
+                return;
+            }
+            "test_command" => {
+                let mut words = Vec::new();
+                let mut literal = true;
+                self.test_words(node, &mut words, &mut literal);
+                self.push(words, literal);
+                return self.children(node, Walk::scan_nested);
+            }
+            "compound_statement" if node.child(0).is_some_and(|c| c.kind() == "((") => {
+                // Arithmetic evaluates array subscripts, which can run commands.
+                self.push(vec!["((".into(), text(node, src).to_string()], false);
+            }
+            "function_definition" => {
+                self.out.hazards.push("defines a shell function".to_string())
+            }
+            "file_redirect" => self.redirect(node),
+            "declaration_command" | "unset_command" => {
+                // `export X=…`, `unset X`: they change the shell, so they count as commands.
+                let words = text(node, src)
                     .split_whitespace()
                     .map(String::from)
-                    .collect(),
-                literal: false,
-            });
+                    .collect();
+                self.push(words, false);
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if child.kind() == "variable_assignment" {
+                        let name = child
+                            .child_by_field_name("name")
+                            .map_or("", |n| text(n, src));
+                        assignment(name, &mut false, self.out);
+                    }
+                }
+            }
+            "variable_assignment" if is_statement(node) => {
+                let name = node
+                    .child_by_field_name("name")
+                    .map_or("", |n| text(n, src));
+                assignment(name, &mut false, self.out);
+                self.push(vec![text(node, src).to_string()], false);
+            }
+            _ => {}
         }
-        "variable_assignment" if is_statement(node) => out.commands.push(ShellCommand {
-            words: vec![text(node, src).to_string()],
-            literal: false,
-        }),
-        _ => {}
+        self.children(node, Walk::walk);
     }
-    if node.kind() == "command" {
-        // Its arguments and redirects were handled; still look inside for substitutions.
+
+    fn children(&mut self, node: Node, f: fn(&mut Self, Node)) {
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
-            scan_nested(child, src, depth, out);
+            f(self, child);
         }
-        return;
     }
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        walk(child, src, depth, out);
-    }
-}
 
-/// Inside a command's words only substitutions (and the commands in them) matter.
-fn scan_nested(node: Node, src: &[u8], depth: usize, out: &mut ShellAnalysis) {
-    match node.kind() {
-        "command_substitution" | "process_substitution" => walk(node, src, depth, out),
-        "file_redirect" => redirect(node, src, out),
-        _ => {
-            let mut cursor = node.walk();
-            for child in node.children(&mut cursor) {
-                scan_nested(child, src, depth, out);
+    /// Inside a command's words only substitutions (and the commands in them) matter.
+    fn scan_nested(&mut self, node: Node) {
+        match node.kind() {
+            "command_substitution" | "process_substitution" => self.walk(node),
+            "file_redirect" => self.redirect(node),
+            _ => self.children(node, Walk::scan_nested),
+        }
+    }
+
+    /// The words of `[ … ]` / `[[ … ]]` in order; anything but literals and operators makes
+    /// the test non-literal.
+    fn test_words(&self, node: Node, words: &mut Vec<String>, literal: &mut bool) {
+        let src = self.src;
+        match node.kind() {
+            "word" | "raw_string" | "string" | "concatenation" | "number" => {
+                let (v, l) = word_value(node, src);
+                *literal &= l;
+                words.push(v);
+            }
+            "test_operator" => words.push(text(node, src).to_string()),
+            "test_command" | "unary_expression" | "binary_expression"
+            | "parenthesized_expression" => {
+                let mut cursor = node.walk();
+                for child in node.children(&mut cursor) {
+                    self.test_words(child, words, literal);
+                }
+            }
+            _ if !node.is_named() => words.push(text(node, src).to_string()),
+            _ => {
+                *literal = false;
+                words.push(text(node, src).to_string());
+            }
+        }
+    }
+
+    fn redirect(&mut self, node: Node) {
+        let src = self.src;
+        let mut op = String::new();
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            if !child.is_named() {
+                op.push_str(text(child, src));
+            }
+        }
+        let writes = op.contains('>');
+        let Some(dest) = node.child_by_field_name("destination") else {
+            return;
+        };
+        let (value, literal) = word_value(dest, src);
+        // `2>&1`, `>&2`: duplicating a descriptor writes no file.
+        if op.contains('&')
+            && !op.starts_with('&')
+            && value.chars().all(|c| c.is_ascii_digit() || c == '-')
+        {
+            return;
+        }
+        if !literal {
+            self.out
+                .hazards
+                .push(format!("redirection to a computed target `{value}`"));
+        }
+        let r = Redirect {
+            target: value,
+            dir: self.cwd.now.clone(),
+        };
+        if writes {
+            self.out.writes.push(r);
+        } else {
+            self.out.reads.push(r);
+        }
+    }
+
+    fn command_node(&mut self, node: Node) {
+        let src = self.src;
+        let mut prefix_assignments = false;
+        let mut words: Vec<(String, bool)> = Vec::new();
+        let mut cursor = node.walk();
+        for (i, child) in node.children(&mut cursor).enumerate() {
+            let field = u32::try_from(i)
+                .ok()
+                .and_then(|i| node.field_name_for_child(i));
+            match (child.kind(), field) {
+                ("command_name", _) => {
+                    let inner = child.named_child(0).unwrap_or(child);
+                    let (v, l) = word_value(inner, src);
+                    if !l {
+                        self.out
+                            .hazards
+                            .push(format!("the command name `{v}` is computed at run time"));
+                    }
+                    words.push((v, l));
+                }
+                (_, Some("argument")) => words.push(word_value(child, src)),
+                ("variable_assignment", _) => {
+                    let name = child
+                        .child_by_field_name("name")
+                        .map_or("", |n| text(n, src));
+                    assignment(name, &mut prefix_assignments, self.out);
+                }
+                _ => {}
+            }
+        }
+        let mut words = strip_wrappers(words, &mut prefix_assignments, self.out);
+        if prefix_assignments {
+            // `FOO=1 ls` is no longer a plain `ls`: never read-only, still matchable by rules.
+            if let Some(first) = words.first_mut() {
+                first.1 = false;
+            }
+        }
+        match program_of(words.first().map(|w| w.0.as_str()).unwrap_or("")) {
+            "" => {}
+            "eval" => self
+                .out
+                .hazards
+                .push("`eval` runs text as a command".to_string()),
+            p if SHELLS.contains(&p) => self.shell_dash_c(words),
+            _ => {
+                // The command runs where the shell is now; a `cd` moves the shell after.
+                let literal = words.iter().all(|w| w.1);
+                let texts = words.iter().map(|w| w.0.clone()).collect();
+                self.push(texts, literal);
+                self.cwd.apply(&words);
+            }
+        }
+    }
+
+    /// `sh -c 'script'`: analyse the script instead (a literal one), or refuse (a computed
+    /// one). The script starts where this shell is, and its `cd`s stay in it.
+    fn shell_dash_c(&mut self, words: Vec<(String, bool)>) {
+        let pos = words
+            .iter()
+            .skip(1)
+            .position(|w| w.0.starts_with('-') && !w.0.starts_with("--") && w.0.contains('c'));
+        let Some(pos) = pos else {
+            let literal = words.iter().all(|w| w.1);
+            self.push(words.into_iter().map(|w| w.0).collect(), literal);
+            return;
+        };
+        let shell = program_of(&words[0].0).to_string();
+        let hazards = &mut self.out.hazards;
+        match words.get(pos + 2) {
+            None => hazards.push(format!("`{shell} -c` without a script")),
+            Some((_, false)) => {
+                hazards.push(format!("`{shell} -c` with a script computed at run time"))
+            }
+            Some(_) if self.depth >= MAX_NESTING => {
+                hazards.push("shell scripts nested too deeply".into())
+            }
+            Some((script, true)) => {
+                analyze_into(script, self.depth + 1, self.out, self.cwd.clone())
             }
         }
     }
@@ -153,127 +387,6 @@ fn is_statement(node: Node) -> bool {
             "program" | "list" | "compound_statement" | "subshell" | "do_group" | "pipeline"
         )
     })
-}
-
-fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
-    node.utf8_text(src).unwrap_or("")
-}
-
-/// The value of a word node, and whether it is a plain literal.
-fn word_value(node: Node, src: &[u8]) -> (String, bool) {
-    let raw = text(node, src);
-    match node.kind() {
-        "word" | "number" => (unescape(raw), !has_unescaped_glob(raw) && !other_home(raw)),
-        "raw_string" => (
-            raw.trim_start_matches('\'')
-                .trim_end_matches('\'')
-                .to_string(),
-            true,
-        ),
-        "string" => {
-            let mut cursor = node.walk();
-            let only_text = node
-                .named_children(&mut cursor)
-                .all(|c| c.kind() == "string_content");
-            let inner = raw
-                .strip_prefix('"')
-                .and_then(|s| s.strip_suffix('"'))
-                .unwrap_or(raw);
-            (unescape_double(inner), only_text)
-        }
-        "concatenation" => {
-            let mut value = String::new();
-            let mut literal = true;
-            let mut cursor = node.walk();
-            for child in node.children(&mut cursor) {
-                let (v, l) = word_value(child, src);
-                value.push_str(&v);
-                literal &= l;
-            }
-            (value, literal)
-        }
-        _ => (raw.to_string(), false),
-    }
-}
-
-/// `~user/x` is that user's home to bash: not something to check as a relative path.
-fn other_home(raw: &str) -> bool {
-    raw.starts_with('~') && raw != "~" && !raw.starts_with("~/")
-}
-
-/// Whether a bare word has a glob or brace character that the shell would expand.
-fn has_unescaped_glob(s: &str) -> bool {
-    let mut escaped = false;
-    for c in s.chars() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '*' | '?' | '[' | '{' => return true,
-            _ => {}
-        }
-    }
-    false
-}
-
-fn unescape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(n) = chars.next() {
-                out.push(n);
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn unescape_double(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, chars.peek()) {
-            ('\\', Some(&n)) if matches!(n, '"' | '\\' | '$' | '`') => {
-                out.push(n);
-                chars.next();
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-fn redirect(node: Node, src: &[u8], out: &mut ShellAnalysis) {
-    let mut op = String::new();
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        if !child.is_named() {
-            op.push_str(text(child, src));
-        }
-    }
-    let writes = op.contains('>');
-    let Some(dest) = node.child_by_field_name("destination") else {
-        return;
-    };
-    let (value, literal) = word_value(dest, src);
-    // `2>&1`, `>&2`: duplicating a descriptor writes no file.
-    if op.contains('&')
-        && !op.starts_with('&')
-        && value.chars().all(|c| c.is_ascii_digit() || c == '-')
-    {
-        return;
-    }
-    if !literal {
-        out.hazards
-            .push(format!("redirection to a computed target `{value}`"));
-    }
-    if writes {
-        out.writes.push(value);
-    } else {
-        out.reads.push(value);
-    }
 }
 
 /// Variables that change which program runs or what a shell does: never auto-allowed.
@@ -298,94 +411,19 @@ const DANGEROUS_VARS: &[&str] = &[
     "EDITOR",
     "GIT_EDITOR",
 ];
+/// Variables that change where `cd` and `~` lead: paths after them cannot be resolved.
+const PATH_VARS: &[&str] = &["HOME", "CDPATH", "OLDPWD", "PWD"];
 
-/// Note a `NAME=value` before a command (or after `env`).
+/// Note a `NAME=value` before a command (or after `env`, or as a statement).
 fn assignment(name: &str, seen: &mut bool, out: &mut ShellAnalysis) {
     *seen = true;
     if DANGEROUS_VARS.contains(&name) || name.starts_with("LD_") || name.starts_with("DYLD_") {
         out.hazards
             .push(format!("sets {name}, which changes what the command runs"));
     }
-}
-
-fn command_node(node: Node, src: &[u8], depth: usize, out: &mut ShellAnalysis) {
-    let mut prefix_assignments = false;
-    let mut words: Vec<(String, bool)> = Vec::new();
-    let mut cursor = node.walk();
-    for (i, child) in node.children(&mut cursor).enumerate() {
-        let field = u32::try_from(i)
-            .ok()
-            .and_then(|i| node.field_name_for_child(i));
-        match (child.kind(), field) {
-            ("command_name", _) => {
-                let inner = child.named_child(0).unwrap_or(child);
-                let (v, l) = word_value(inner, src);
-                if !l {
-                    out.hazards
-                        .push(format!("the command name `{v}` is computed at run time"));
-                }
-                words.push((v, l));
-            }
-            (_, Some("argument")) => words.push(word_value(child, src)),
-            ("variable_assignment", _) => {
-                let name = child
-                    .child_by_field_name("name")
-                    .map_or("", |n| text(n, src));
-                assignment(name, &mut prefix_assignments, out);
-            }
-            _ => {}
-        }
-    }
-    let words = strip_wrappers(words, &mut prefix_assignments, out);
-    let mut words = words;
-    if prefix_assignments {
-        // `FOO=1 ls` is no longer a plain `ls`: never read-only, still matchable by rules.
-        if let Some(first) = words.first_mut() {
-            first.1 = false;
-        }
-    }
-    match program_of(words.first().map(|w| w.0.as_str()).unwrap_or("")) {
-        "" => {}
-        "eval" => out
-            .hazards
-            .push("`eval` runs text as a command".to_string()),
-        p if SHELLS.contains(&p) => shell_dash_c(words, depth, out),
-        _ => out.commands.push(to_command(words)),
-    }
-}
-
-fn to_command(words: Vec<(String, bool)>) -> ShellCommand {
-    let literal = words.iter().all(|w| w.1);
-    ShellCommand {
-        words: words.into_iter().map(|w| w.0).collect(),
-        literal,
-    }
-}
-
-fn program_of(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
-}
-
-/// `sh -c 'script'`: analyse the script instead (a literal one), or refuse (a computed one).
-fn shell_dash_c(words: Vec<(String, bool)>, depth: usize, out: &mut ShellAnalysis) {
-    let pos = words
-        .iter()
-        .skip(1)
-        .position(|w| w.0.starts_with('-') && !w.0.starts_with("--") && w.0.contains('c'));
-    let Some(pos) = pos else {
-        out.commands.push(to_command(words));
-        return;
-    };
-    let shell = program_of(&words[0].0).to_string();
-    match words.get(pos + 2) {
-        None => out.hazards.push(format!("`{shell} -c` without a script")),
-        Some((_, false)) => out
-            .hazards
-            .push(format!("`{shell} -c` with a script computed at run time")),
-        Some(_) if depth >= MAX_NESTING => {
-            out.hazards.push("shell scripts nested too deeply".into())
-        }
-        Some((script, true)) => analyze_into(script, depth + 1, out),
+    if PATH_VARS.contains(&name) {
+        out.hazards
+            .push(format!("sets {name}, which changes where paths lead"));
     }
 }
 
@@ -407,8 +445,16 @@ fn strip_wrappers(
         if name == "command" && words.get(1).is_some_and(|w| w.0 == "-v" || w.0 == "-V") {
             return words;
         }
+        if name == "xargs" {
+            // Its command's arguments come from stdin: never a plain, known command.
+            *assigned = true;
+        }
         let mut i = 1;
         while let Some((w, _)) = words.get(i) {
+            if name == "env" && (w.starts_with("-C") || w.starts_with("--ch")) {
+                out.hazards
+                    .push("`env --chdir` runs the command in another directory".into());
+            }
             let takes_value = match name.as_str() {
                 "timeout" => matches!(w.as_str(), "-s" | "--signal" | "-k" | "--kill-after"),
                 "nice" => w == "-n",
@@ -506,7 +552,7 @@ mod tests {
     #[test]
     fn finds_redirections_and_hazards() {
         let a = analyze("echo x > ~/.bashrc 2>&1");
-        assert_eq!(a.writes, vec!["~/.bashrc"]);
+        assert_eq!(a.writes[0].target, "~/.bashrc");
         assert!(a.hazards.is_empty(), "{:?}", a.hazards);
         let a = analyze("ls 2>/dev/null");
         assert_eq!(a.file_writes().count(), 0);
@@ -526,7 +572,7 @@ mod tests {
         assert!(!analyze("FOO=1 ls").commands[0].literal);
         assert!(!analyze("echo x > ~root/.bashrc").hazards.is_empty());
         assert!(!analyze("cat ~root/.ssh/id_rsa").commands[0].literal);
-        assert_eq!(analyze("cat < /etc/passwd 2<&1").reads, vec!["/etc/passwd"]);
+        assert_eq!(analyze("cat < /etc/passwd 2<&1").reads[0].target, "/etc/passwd");
     }
 
     #[test]
