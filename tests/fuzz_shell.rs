@@ -21,19 +21,78 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 const PROGRAMS: &[&str] = &[
-    "ls", "cat", "head", "tail", "grep", "wc", "sort", "uniq", "cut", "tr", "nl", "diff",
-    "stat", "du", "find", "printf", "echo", "test", "[", "[[", "cd", "pushd", "popd", "git",
-    "date", "file", "basename", "readlink", "canary", "tee", "touch", "cp",
+    "ls", "cat", "head", "tail", "grep", "wc", "sort", "uniq", "cut", "tr", "nl", "diff", "stat",
+    "du", "find", "printf", "echo", "test", "[", "[[", "cd", "pushd", "popd", "git", "date",
+    "file", "basename", "readlink", "canary", "tee", "touch", "cp",
 ];
 
 const WORDS: &[&str] = &[
-    "f1", "dir", "dir/f2", "..", ".", "-", "--", "out", "-o", "-ro", "-o out", "--outp=out",
-    "--output=out", "--co=canary", "--compress-program=canary", "-v", "a[$(canary)]",
-    "-eq", "0", "1", "-n", "-r", "-rn", "-l", "-la", "-c", "-d", "-f", "-e", "x", "-exec",
-    "canary", "{}", ";", "-delete", "-fprint", "-name", "*", "-O", "-Ocanary",
-    "--open-files-in-pager=canary", "reflog", "expire", "delete", "status", "log", "grep",
-    "-s", "%s", "%d", "+%s", "-T", "dir", "--rev", "--check", "]", "]]", "-k2", "-t,",
-    "$(canary)", "`canary`", "$((1+1))", "${HOME}", "$HOME", "~", "~/x",
+    "f1",
+    "dir",
+    "dir/f2",
+    "..",
+    ".",
+    "-",
+    "--",
+    "out",
+    "-o",
+    "-ro",
+    "-o out",
+    "--outp=out",
+    "--output=out",
+    "--co=canary",
+    "--compress-program=canary",
+    "-v",
+    "a[$(canary)]",
+    "-eq",
+    "0",
+    "1",
+    "-n",
+    "-r",
+    "-rn",
+    "-l",
+    "-la",
+    "-c",
+    "-d",
+    "-f",
+    "-e",
+    "x",
+    "-exec",
+    "canary",
+    "{}",
+    ";",
+    "-delete",
+    "-fprint",
+    "-name",
+    "*",
+    "-O",
+    "-Ocanary",
+    "--open-files-in-pager=canary",
+    "reflog",
+    "expire",
+    "delete",
+    "status",
+    "log",
+    "grep",
+    "-s",
+    "%s",
+    "%d",
+    "+%s",
+    "-T",
+    "dir",
+    "--rev",
+    "--check",
+    "]",
+    "]]",
+    "-k2",
+    "-t,",
+    "$(canary)",
+    "`canary`",
+    "$((1+1))",
+    "${HOME}",
+    "$HOME",
+    "~",
+    "~/x",
 ];
 
 fn word() -> impl Strategy<Value = String> {
@@ -48,14 +107,16 @@ fn simple() -> impl Strategy<Value = String> {
     (
         prop::sample::select(PROGRAMS),
         prop::collection::vec(word(), 0..4),
-        prop::option::of(prop::sample::select(&[
-            "> out",
-            ">> f1",
-            "2>/dev/null",
-            "< f1",
-            "> /dev/null",
-            "2>&1",
-        ][..])),
+        prop::option::of(prop::sample::select(
+            &[
+                "> out",
+                ">> f1",
+                "2>/dev/null",
+                "< f1",
+                "> /dev/null",
+                "2>&1",
+            ][..],
+        )),
     )
         .prop_map(|(p, ws, redirect)| {
             let mut s = p.to_string();
@@ -77,9 +138,13 @@ fn simple() -> impl Strategy<Value = String> {
 }
 
 fn line() -> impl Strategy<Value = String> {
-    let part = (simple(), any::<bool>()).prop_map(|(s, sub)| if sub { format!("({s})") } else { s });
+    let part =
+        (simple(), any::<bool>()).prop_map(|(s, sub)| if sub { format!("({s})") } else { s });
     prop::collection::vec(
-        (part, prop::sample::select(&[" ; ", " && ", " || ", " | "][..])),
+        (
+            part,
+            prop::sample::select(&[" ; ", " && ", " || ", " | "][..]),
+        ),
         1..4,
     )
     .prop_map(|parts| {

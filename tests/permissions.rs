@@ -9,8 +9,8 @@ use async_trait::async_trait;
 use cairn::agent::session::{EventSender, SessionContext};
 use cairn::config::load_settings;
 use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
-use cairn::shell;
 use cairn::protocol::{Decision, PermissionMode, PermissionRequest, RequestKind};
+use cairn::shell;
 use cairn::tools::plan_mode::{EnterPlanMode, ExitPlanMode};
 use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
 use proptest::prelude::*;
@@ -1159,7 +1159,11 @@ async fn git_in_a_hostile_repository_asks() {
                  [branch \"main\"]\n\tremote = origin\n";
     std::fs::write(git.join("config"), clean).unwrap();
     for cmd in ["git status", "cd src && git log --oneline -3"] {
-        assert_eq!(verdict(&check_one(&ws, &gate, "Bash", cmd).await), "allow", "{cmd}");
+        assert_eq!(
+            verdict(&check_one(&ws, &gate, "Bash", cmd).await),
+            "allow",
+            "{cmd}"
+        );
     }
     for hostile in [
         "[core]\n\tfsmonitor = touch pwned\n",
@@ -1181,11 +1185,18 @@ async fn git_in_a_hostile_repository_asks() {
     std::fs::create_dir_all(&elsewhere).unwrap();
     std::fs::write(elsewhere.join("config"), "[core]\n\tfsmonitor = x\n").unwrap();
     let linked = ws.proj.join("src");
-    std::fs::write(linked.join(".git"), format!("gitdir: {}\n", elsewhere.display())).unwrap();
+    std::fs::write(
+        linked.join(".git"),
+        format!("gitdir: {}\n", elsewhere.display()),
+    )
+    .unwrap();
     std::fs::write(git.join("config"), clean).unwrap();
     let got = check_one(&ws, &gate, "Bash", "cd src && git status").await;
     assert_eq!(verdict(&got), "ask", "{got:?}");
-    assert_eq!(verdict(&check_one(&ws, &gate, "Bash", "git status").await), "allow");
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git status").await),
+        "allow"
+    );
     // An allow rule still allows it: the person said so.
     let gate = ws.gate(PermissionMode::Default, true, &["Bash(git status)"], &[]);
     let got = check_one(&ws, &gate, "Bash", "cd src && git status").await;

@@ -192,7 +192,10 @@ impl PermissionGate {
                                 .and_then(|base| shell_path(&base, &r.target))
                                 .map_err(|e| {
                                     let verb = if write { "writes to" } else { "reads" };
-                                    format!("The command {verb} `{}`, which is refused: {e}.", r.target)
+                                    format!(
+                                        "The command {verb} `{}`, which is refused: {e}.",
+                                        r.target
+                                    )
                                 })?;
                             f.paths.push(PathItem {
                                 facts: shell_path_facts(&raw, &self.working, &self.data)?,
@@ -226,9 +229,11 @@ impl PermissionGate {
                     match shell_path(cwd, d) {
                         Ok(base) => {
                             for a in path_arguments(&cmd) {
-                                args.push(shell_path(&base, a).and_then(|p| {
-                                    shell_path_facts(&p, &self.working, &self.data)
-                                }));
+                                args.push(
+                                    shell_path(&base, a).and_then(|p| {
+                                        shell_path_facts(&p, &self.working, &self.data)
+                                    }),
+                                );
                             }
                             dirs.push(base);
                         }

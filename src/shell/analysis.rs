@@ -14,8 +14,8 @@
 
 use tree_sitter::{Node, Parser};
 
-pub use super::cwd::Dirs;
 use super::cwd::Cwd;
+pub use super::cwd::Dirs;
 use super::words::{program_of, text, word_value};
 
 /// One simple command after wrapper stripping.
@@ -185,9 +185,10 @@ impl Walk<'_> {
                 // Arithmetic evaluates array subscripts, which can run commands.
                 self.push(vec!["((".into(), text(node, src).to_string()], false);
             }
-            "function_definition" => {
-                self.out.hazards.push("defines a shell function".to_string())
-            }
+            "function_definition" => self
+                .out
+                .hazards
+                .push("defines a shell function".to_string()),
             "file_redirect" => self.redirect(node),
             "declaration_command" | "unset_command" => {
                 // `export X=…`, `unset X`: they change the shell, so they count as commands.
@@ -245,7 +246,9 @@ impl Walk<'_> {
                 words.push(v);
             }
             "test_operator" => words.push(text(node, src).to_string()),
-            "test_command" | "unary_expression" | "binary_expression"
+            "test_command"
+            | "unary_expression"
+            | "binary_expression"
             | "parenthesized_expression" => {
                 let mut cursor = node.walk();
                 for child in node.children(&mut cursor) {
@@ -572,7 +575,10 @@ mod tests {
         assert!(!analyze("FOO=1 ls").commands[0].literal);
         assert!(!analyze("echo x > ~root/.bashrc").hazards.is_empty());
         assert!(!analyze("cat ~root/.ssh/id_rsa").commands[0].literal);
-        assert_eq!(analyze("cat < /etc/passwd 2<&1").reads[0].target, "/etc/passwd");
+        assert_eq!(
+            analyze("cat < /etc/passwd 2<&1").reads[0].target,
+            "/etc/passwd"
+        );
     }
 
     #[test]

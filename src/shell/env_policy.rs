@@ -83,9 +83,18 @@ mod tests {
 
     #[test]
     fn credentials_are_removed_unless_named_or_inherited() {
-        let parent = ["PATH", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CDPATH", "HOME"];
+        let parent = [
+            "PATH",
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "CDPATH",
+            "HOME",
+        ];
         let p = plan(parent, false, &[]);
-        assert_eq!(p.remove, vec!["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CDPATH"]);
+        assert_eq!(
+            p.remove,
+            vec!["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CDPATH"]
+        );
         let settings = vec![("OPENAI_API_KEY".to_string(), "sk-tools".to_string())];
         let p = plan(parent, false, &settings);
         assert_eq!(p.remove, vec!["ANTHROPIC_API_KEY", "CDPATH"]);

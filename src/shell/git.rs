@@ -66,7 +66,14 @@ fn subcommand(sub: &str) -> Option<(Grammar<'static>, &'static str)> {
             "log",
         ),
         "diff" => (exact(LOG_FLAGS, "SGU", ""), "diff"),
-        "shortlog" => (exact("nsec", "w", "summary numbered email committer group= format= w?"), "log"),
+        "shortlog" => (
+            exact(
+                "nsec",
+                "w",
+                "summary numbered email committer group= format= w?",
+            ),
+            "log",
+        ),
         "status" => (
             exact(
                 "sbvz",
@@ -118,10 +125,7 @@ fn subcommand(sub: &str) -> Option<(Grammar<'static>, &'static str)> {
             ),
             "",
         ),
-        "cat-file" => (
-            exact("tsep", "", "allow-unknown-type follow-symlinks"),
-            "",
-        ),
+        "cat-file" => (exact("tsep", "", "allow-unknown-type follow-symlinks"), ""),
         "ls-tree" => (
             exact(
                 "drtlz",
@@ -171,7 +175,10 @@ fn subcommand(sub: &str) -> Option<(Grammar<'static>, &'static str)> {
 /// Whether `git <args>` only reads, judged by its words alone.
 pub fn is_read_only(args: &[String]) -> bool {
     let mut i = 0;
-    while args.get(i).is_some_and(|a| GLOBAL_SAFE.contains(&a.as_str())) {
+    while args
+        .get(i)
+        .is_some_and(|a| GLOBAL_SAFE.contains(&a.as_str()))
+    {
         i += 1;
     }
     let Some(sub) = args.get(i) else {

@@ -126,7 +126,9 @@ const FREE_SECTIONS: &[&str] = &["color", "gui", "advice"];
 pub fn check(dir: &Path) -> Result<(), String> {
     for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"] {
         if std::env::var_os(var).is_some() {
-            return Err(format!("{var} is set, so the repository cannot be inspected"));
+            return Err(format!(
+                "{var} is set, so the repository cannot be inspected"
+            ));
         }
     }
     let dir = std::fs::canonicalize(dir)
@@ -225,7 +227,10 @@ fn inspect(text: &str) -> Result<(), String> {
         // Whether a trailing `\` continues the value depends on quotes and comments; rather
         // than reproduce git's reading, such a file is not trusted.
         if line.ends_with('\\') {
-            return Err(format!("line {}: a value continued on the next line", n + 1));
+            return Err(format!(
+                "line {}: a value continued on the next line",
+                n + 1
+            ));
         }
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;

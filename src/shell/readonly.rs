@@ -84,9 +84,9 @@ const FIND_PRIMARIES: &[(&str, usize)] = &[
 
 /// `test`/`[`/`[[` operators; `-v` and `-R` are absent (they evaluate array subscripts).
 const TEST_OPERATORS: &[&str] = &[
-    "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-L", "-k", "-p", "-r", "-s", "-S", "-t",
-    "-u", "-w", "-x", "-O", "-G", "-N", "-z", "-n", "-o", "=", "==", "!=", "<", ">", "=~",
-    "-nt", "-ot", "-ef", "!", "(", ")", "&&", "||",
+    "-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-L", "-k", "-p", "-r", "-s", "-S", "-t", "-u",
+    "-w", "-x", "-O", "-G", "-N", "-z", "-n", "-o", "=", "==", "!=", "<", ">", "=~", "-nt", "-ot",
+    "-ef", "!", "(", ")", "&&", "||",
 ];
 /// Operators whose operands bash evaluates arithmetically inside `[[ ]]`.
 const ARITHMETIC: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
@@ -106,7 +106,9 @@ pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
         "find" => find(args),
         "test" | "[" | "[[" => test_expression(args),
         // bash's printf has one option, `-v VAR`, which assigns (and evaluates subscripts).
-        "printf" => args.first().is_some_and(|a| !a.starts_with('-') || a == "--"),
+        "printf" => args
+            .first()
+            .is_some_and(|a| !a.starts_with('-') || a == "--"),
         "command" => {
             matches!(args.first().map(String::as_str), Some("-v" | "-V"))
                 && args[1..].iter().all(|a| !a.starts_with('-'))
