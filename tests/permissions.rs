@@ -347,6 +347,9 @@ const CASES: &[Case] = &[
     Case { mode: "acceptEdits", arg: "cd .git && touch hooks/pre-commit", expect: "ask", ..B },
     Case { mode: "acceptEdits", arg: "cd src && echo x > out.txt", expect: "allow", ..B },
     Case { mode: "acceptEdits", arg: "(cd .git); echo x > out.txt", expect: "allow", ..B },
+    // An ask rule turns the read-only allowance off.
+    Case { ask: &["Bash"], arg: "ls", expect: "ask", ..B },
+    Case { ask: &["Bash(git *)"], arg: "git status", expect: "ask", ..B },
     // Redirections are writes.
     Case { arg: "echo x > out.txt", expect: "ask", ..B },
     Case { mode: "acceptEdits", arg: "echo x > out.txt", expect: "allow", ..B },
