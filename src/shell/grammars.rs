@@ -2,7 +2,9 @@
 //! GNU programs accept abbreviated long options, so their every long option is listed (unsafe
 //! ones marked `!`) and an abbreviation resolves as the program resolves it. Programs with
 //! their own parsers (ripgrep, jq, tree, git) take exact names only. What is not listed here is
-//! unknown, and an unknown option makes a command not read-only.
+//! unknown, and an unknown option makes a command not read-only. Options that read a list of
+//! further files to open (`--files0-from`, `file -f`) are unsafe too: the files they name
+//! could not be checked against the working directories.
 
 use super::options::Grammar;
 
@@ -92,7 +94,7 @@ const RG: Grammar = exact(
 const WC: Grammar = gnu(
     "cmlLw",
     "",
-    "bytes chars lines files0-from= max-line-length words total= help version",
+    "bytes chars lines !files0-from= max-line-length words total= help version",
 );
 const DIFF: Grammar = gnu(
     "abBdeEiInNpPqrstTuwyZc",
@@ -117,7 +119,7 @@ const DU: Grammar = gnu(
     "0abcDhHkLlmPsSx",
     "dBtX",
     "null all apparent-size block-size= bytes total dereference-args dereference \
-     no-dereference files0-from= human-readable inodes count-links max-depth= si summarize \
+     no-dereference !files0-from= human-readable inodes count-links max-depth= si summarize \
      separate-dirs one-file-system threshold= time? time-style= exclude-from= exclude= \
      help version",
 );
@@ -132,7 +134,7 @@ const SORT: Grammar = gnu(
     "bcCdfghiMmnRrsuzV",
     "ktS",
     "batch-size= buffer-size= check? !compress-program= debug dictionary-order \
-     field-separator= files0-from= general-numeric-sort help human-numeric-sort ignore-case \
+     field-separator= !files0-from= general-numeric-sort help human-numeric-sort ignore-case \
      ignore-leading-blanks ignore-nonprinting key= merge month-sort numeric-sort !output= \
      parallel= random-sort random-source= reverse sort= stable !temporary-directory= unique \
      version version-sort zero-terminated",
@@ -165,9 +167,9 @@ const NL: Grammar = gnu(
 /// file: `-C` compiles a magic file, `-p` resets access times, `-z` runs decompressors.
 const FILE: Grammar = gnu(
     "bcdEhiklLNnrsS0",
-    "eFfmP",
+    "eFmP",
     "apple brief checking-printout !compile debug dereference exclude= exclude-quiet= \
-     extension files-from= help keep-going list magic-file= mime mime-encoding mime-type \
+     extension !files-from= help keep-going list magic-file= mime mime-encoding mime-type \
      no-buffer no-dereference no-pad no-sandbox !preserve-date parameter= print0 raw \
      separator= special-files !uncompress !uncompress-noreport version",
 );

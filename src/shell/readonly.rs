@@ -129,6 +129,7 @@ pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
                 "cd" => parsed.operands.len() <= 1,
                 // jq can read the environment and import modules from anywhere.
                 "jq" => !parsed.operands.iter().any(|o| {
+                    let o = o.to_ascii_lowercase();
                     ["env", "import", "include", "$__prog"]
                         .iter()
                         .any(|bad| o.contains(bad))
@@ -143,14 +144,6 @@ pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
 /// no configuration that could run a program.
 pub fn is_read_only_in(cmd: &ShellCommand, dir: &Path) -> bool {
     is_read_only_command(cmd) && (cmd.program() != "git" || git_config::check(dir).is_ok())
-}
-
-/// Why git in `dir` is not read-only, when its configuration is the reason.
-pub fn repository_concern(cmd: &ShellCommand, dir: &Path) -> Option<String> {
-    if cmd.program() != "git" || !is_read_only_command(cmd) {
-        return None;
-    }
-    git_config::check(dir).err()
 }
 
 fn find(args: &[String]) -> bool {
@@ -251,6 +244,10 @@ mod tests {
             &["uniq", "in", "out"],
             &["date", "0101000026"],
             &["jq", "-n", "env"],
+            &["jq", "-n", "$ENV"],
+            &["sort", "--files0-from=list"],
+            &["wc", "--files0", "list"],
+            &["file", "-f", "list"],
             &["env"],
             &["printenv"],
             &["printenv", "ANTHROPIC_API_KEY"],
