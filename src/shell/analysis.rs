@@ -71,7 +71,12 @@ const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh"];
 /// Redirection targets that are not files anyone cares about.
 const HARMLESS_TARGETS: &[&str] = &["/dev/null", "/dev/stdout", "/dev/stderr"];
 /// Loops: a `cd` in their body may run any number of times.
-const LOOPS: &[&str] = &["for_statement", "c_style_for_statement", "while_statement"];
+const LOOPS: &[&str] = &[
+    "for_statement",
+    "c_style_for_statement",
+    "while_statement",
+    "select_statement",
+];
 
 /// Analyse a command line.
 pub fn analyze(command: &str) -> ShellAnalysis {
