@@ -1180,7 +1180,14 @@ async fn git_in_a_hostile_repository_asks() {
         std::fs::write(git.join("config"), format!("{clean}{hostile}")).unwrap();
         for cmd in ["git status", "git log -p", "cd src && git diff"] {
             let got = check_one(&ws, &gate, "Bash", cmd).await;
-            assert_eq!(verdict(&got), "ask", "{cmd} with {hostile:?}: {got:?}");
+            let GateOutcome::Ask(req) = &got else {
+                panic!("{cmd} with {hostile:?}: {got:?}");
+            };
+            assert!(
+                req.reason.contains("repository's git configuration"),
+                "{}",
+                req.reason
+            );
         }
     }
     // A `.git` file pointing at a git directory elsewhere: that directory's config counts.

@@ -16,7 +16,7 @@ use super::safety::{PathFacts, normalize_lexically, path_facts, shell_path, shel
 use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock};
 use crate::agent::session::SessionContext;
 use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
-use crate::shell::{Dirs, ShellCommand, analyze, path_arguments, readonly};
+use crate::shell::{Dirs, ShellCommand, analyze, git_config, path_arguments, readonly};
 use crate::tools::Access;
 
 /// Tools whose rules and grants are edits.
@@ -36,6 +36,8 @@ struct CommandItem {
     args: Vec<Result<PathFacts, String>>,
     /// A known read-only command in every directory it may run in.
     read_only: bool,
+    /// Why a command read-only by its words is not, given the repository it would run in.
+    concern: Option<String>,
 }
 
 /// Everything rules are matched against, for one call.
@@ -242,13 +244,18 @@ impl PermissionGate {
                 }
             }
         }
-        let read_only = !dirs.is_empty()
-            && matches!(cmd.dir, Dirs::Known(_))
-            && dirs.iter().all(|d| readonly::is_read_only_in(&cmd, d));
+        let by_words = readonly::is_read_only_command(&cmd);
+        let concern = match cmd.program() {
+            "git" if by_words => dirs.iter().find_map(|d| git_config::check(d).err()),
+            _ => None,
+        };
+        let read_only =
+            by_words && concern.is_none() && !dirs.is_empty() && matches!(cmd.dir, Dirs::Known(_));
         CommandItem {
             cmd,
             args,
             read_only,
+            concern,
         }
     }
 
@@ -321,7 +328,13 @@ impl PermissionGate {
                     && ACCEPT_EDITS_COMMANDS.contains(&item.cmd.program())
                     && args_inside(true));
             if !covered {
-                gaps.push(Gap::Command(item.cmd.clone()));
+                gaps.push(match &item.concern {
+                    Some(why) => Gap::RepoConfig {
+                        cmd: item.cmd.clone(),
+                        why: why.clone(),
+                    },
+                    None => Gap::Command(item.cmd.clone()),
+                });
             }
         }
         for host in &f.hosts {
