@@ -236,6 +236,11 @@ impl Walk<'_> {
         match node.kind() {
             "command_substitution" | "process_substitution" => self.walk(node),
             "file_redirect" => self.redirect(node),
+            // The right side of `=~` is one token to the parser, yet bash expands it.
+            "regex" if expands(text(node, self.src)) => self.out.hazards.push(format!(
+                "an expansion in the pattern `{}`",
+                text(node, self.src)
+            )),
             _ => self.children(node, Walk::scan_nested),
         }
     }
@@ -386,6 +391,16 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// Whether a `=~` pattern holds something bash expands (`$x`, `${x}`, `$(…)`, `` `…` ``);
+/// a `$` that ends the pattern or a group is an anchor.
+fn expands(pattern: &str) -> bool {
+    let b = pattern.as_bytes();
+    b.contains(&b'`')
+        || b.windows(2).any(|w| {
+            w[0] == b'$' && (w[1].is_ascii_alphanumeric() || b"_{(@*#?$!-".contains(&w[1]))
+        })
 }
 
 fn is_statement(node: Node) -> bool {
@@ -571,6 +586,9 @@ mod tests {
         );
         assert!(!analyze("diff <(ls a) b").hazards.is_empty());
         assert!(!analyze("eval \"$X\"").hazards.is_empty());
+        assert!(!analyze("[[ x =~ $(touch pwned) ]]").hazards.is_empty());
+        assert!(analyze("[[ x =~ ^a.*b$ ]]").hazards.is_empty());
+        assert!(!analyze("[[ x =~ ^$HOME ]]").hazards.is_empty());
         assert!(!analyze("bash -c \"$X\"").hazards.is_empty());
         assert!(!analyze("$CMD arg").hazards.is_empty());
         assert!(!analyze("echo > \"$F\"").hazards.is_empty());

@@ -228,10 +228,11 @@ const DATE: Grammar = gnu(
     "date= file= iso-8601? rfc-email rfc-3339= reference= !set= utc universal debug \
      resolution help version",
 );
-/// jq: no option runs anything; the filter text is checked by the caller.
+/// jq: no option runs anything; the filter text is checked by the caller, so `-f FILE`
+/// (a filter from a file) is not accepted.
 const JQ: Grammar = exact(
     "cnrjasSCMeR",
-    "f",
+    "",
     "compact-output null-input raw-output raw-output0 join-output ascii-output slurp \
      sort-keys color-output monochrome-output tab indent= unbuffered stream stream-errors \
      seq exit-status raw-input arg argjson slurpfile rawfile args jsonargs help version",
