@@ -16,6 +16,7 @@ pub mod llm;
 pub mod permissions;
 pub mod protocol;
 pub mod session;
+pub mod shell;
 pub mod startup;
 pub mod tools;
 pub mod tui;

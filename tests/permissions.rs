@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn::config::load_settings;
-use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate, shell};
+use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Decision, PermissionMode, PermissionRequest, RequestKind};
 use cairn::session::context::{EventSender, SessionContext};
+use cairn::shell;
 use cairn::tools::plan_mode::{EnterPlanMode, ExitPlanMode};
 use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
 use proptest::prelude::*;
@@ -308,6 +309,47 @@ const CASES: &[Case] = &[
     Case { arg: "ls ../", expect: "ask", ..B },
     Case { arg: "cd .. && ls", expect: "ask", ..B },
     Case { arg: "ls 2>/dev/null", expect: "allow", ..B },
+    // Words bash evaluates: array subscripts run `$(…)` (issue 16 §1).
+    Case { arg: "printf -v 'a[$(touch pwned)]' x", expect: "ask", ..B },
+    Case { arg: "test -v 'a[$(touch pwned)]'", expect: "ask", ..B },
+    Case { arg: "[ -v 'a[$(touch pwned)]' ]", expect: "ask", ..B },
+    Case { arg: "ls && [[ -v 'a[$(touch pwned)]' ]]", expect: "ask", ..B },
+    Case { arg: "ls && [[ 'a[$(touch pwned)]' -eq 0 ]]", expect: "ask", ..B },
+    Case { arg: "ls; (( a[1] ))", expect: "ask", ..B },
+    Case { arg: "[[ -f a.txt && 1 -eq 1 ]] && cat a.txt", expect: "allow", ..B },
+    // Options that write or run, bundled or abbreviated.
+    Case { arg: "sort -ro out a.txt", expect: "ask", ..B },
+    Case { arg: "sort --outp=out a.txt", expect: "ask", ..B },
+    Case { arg: "sort --co=sh a.txt", expect: "ask", ..B },
+    Case { arg: "sort -rn --rev a.txt", expect: "allow", ..B },
+    Case { arg: "git grep -Osh x", expect: "ask", ..B },
+    Case { arg: "git grep --open-files-in-pager=sh x", expect: "ask", ..B },
+    Case { arg: "git reflog expire --expire=now --all", expect: "ask", ..B },
+    Case { arg: "git reflog delete HEAD@{0}", expect: "ask", ..B },
+    Case { arg: "git log --ext-diff -p", expect: "ask", ..B },
+    Case { arg: "git -c core.pager=sh log", expect: "ask", ..B },
+    Case { arg: "GIT_EXTERNAL_DIFF=./x git diff", expect: "ask", ..B },
+    Case { arg: "printenv", expect: "ask", ..B },
+    Case { arg: "env", expect: "ask", ..B },
+    Case { arg: "printenv ANTHROPIC_API_KEY", expect: "ask", ..B },
+    Case { arg: "echo /etc/passwd | xargs cat", expect: "ask", ..B },
+    // Write paths follow `cd` through the line (issue 16 §2).
+    Case { mode: "acceptEdits", arg: "cd .git/hooks && echo x > pre-commit", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "(cd .git; printf x >> config)", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "cd .claude && echo '{}' > settings.json", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "pushd .git && echo x > config", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "cd src; cd .. ; cd .git; echo x > config", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "cd .git && cd - && echo x > config", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "bash -c 'cd .git && echo x > config'", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "cd $D && echo x > f", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "for d in a; do cd .git; done; echo x > config", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "cd nowhere; echo x > ../escaped", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "cd .git && touch hooks/pre-commit", expect: "ask", ..B },
+    Case { mode: "acceptEdits", arg: "cd src && echo x > out.txt", expect: "allow", ..B },
+    Case { mode: "acceptEdits", arg: "(cd .git); echo x > out.txt", expect: "allow", ..B },
+    // An ask rule turns the read-only allowance off.
+    Case { ask: &["Bash"], arg: "ls", expect: "ask", ..B },
+    Case { ask: &["Bash(git *)"], arg: "git status", expect: "ask", ..B },
     // Redirections are writes.
     Case { arg: "echo x > out.txt", expect: "ask", ..B },
     Case { mode: "acceptEdits", arg: "echo x > out.txt", expect: "allow", ..B },
@@ -405,7 +447,7 @@ const CASES: &[Case] = &[
 
 #[tokio::test]
 async fn rule_and_decision_table() {
-    assert!(CASES.len() >= 80, "{} cases", CASES.len());
+    assert!(CASES.len() >= 120, "{} cases", CASES.len());
     let ws = Ws::new();
     let session = ws.session();
     let mut failures = Vec::new();
@@ -1106,4 +1148,97 @@ async fn an_edited_approval_keeps_the_grant_of_the_option_chosen() {
         verdict(&check_one(&ws, &gate, "Edit", "$P/src/main.rs").await),
         "allow"
     );
+}
+
+/// `git status` in a repository whose own config can run a program asks; with a config that
+/// only describes data it stays read-only (issue 16 §1).
+#[tokio::test]
+async fn git_in_a_hostile_repository_asks() {
+    let ws = Ws::new();
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    let git = ws.proj.join(".git");
+    let clean = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\
+                 [remote \"origin\"]\n\turl = https://example.com/x.git\n\
+                 [branch \"main\"]\n\tremote = origin\n";
+    std::fs::write(git.join("config"), clean).unwrap();
+    for cmd in ["git status", "cd src && git log --oneline -3"] {
+        assert_eq!(
+            verdict(&check_one(&ws, &gate, "Bash", cmd).await),
+            "allow",
+            "{cmd}"
+        );
+    }
+    for hostile in [
+        "[core]\n\tfsmonitor = touch pwned\n",
+        "[core]\n\tpager = sh -c 'touch pwned'\n",
+        "[diff]\n\texternal = ./x\n",
+        "[diff \"x\"]\n\ttextconv = ./x\n",
+        "[filter \"x\"]\n\tclean = ./x\n",
+        "[include]\n\tpath = ../evil.cfg\n",
+        "[core\n",
+    ] {
+        std::fs::write(git.join("config"), format!("{clean}{hostile}")).unwrap();
+        for cmd in ["git status", "git log -p", "cd src && git diff"] {
+            let got = check_one(&ws, &gate, "Bash", cmd).await;
+            let GateOutcome::Ask(req) = &got else {
+                panic!("{cmd} with {hostile:?}: {got:?}");
+            };
+            assert!(
+                req.reason.contains("repository's git configuration"),
+                "{}",
+                req.reason
+            );
+        }
+    }
+    // A `.git` file pointing at a git directory elsewhere: that directory's config counts.
+    let elsewhere = ws.out.join("gitdir");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("config"), "[core]\n\tfsmonitor = x\n").unwrap();
+    let linked = ws.proj.join("src");
+    std::fs::write(
+        linked.join(".git"),
+        format!("gitdir: {}\n", elsewhere.display()),
+    )
+    .unwrap();
+    std::fs::write(git.join("config"), clean).unwrap();
+    let got = check_one(&ws, &gate, "Bash", "cd src && git status").await;
+    assert_eq!(verdict(&got), "ask", "{got:?}");
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "git status").await),
+        "allow"
+    );
+    // An allow rule still allows it: the person said so.
+    let gate = ws.gate(PermissionMode::Default, true, &["Bash(git status)"], &[]);
+    let got = check_one(&ws, &gate, "Bash", "cd src && git status").await;
+    assert_eq!(verdict(&got), "allow", "{got:?}");
+}
+
+/// The fsmonitor hook really runs on `git status`: the threat the check above guards against.
+#[test]
+fn git_status_runs_a_repository_fsmonitor() {
+    let Ok(out) = std::process::Command::new("git").arg("--version").output() else {
+        return; // no git on this machine
+    };
+    assert!(out.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["init", "-q"]).status.success());
+    std::fs::write(dir.path().join("f"), "x").unwrap();
+    let marker = dir.path().join("pwned");
+    let hook = format!("touch '{}'; false", marker.display());
+    assert!(run(&["config", "core.fsmonitor", &hook]).status.success());
+    run(&["status"]);
+    assert!(marker.exists(), "git status ran core.fsmonitor");
+    assert!(!shell::readonly::is_read_only_in(
+        &shell::analyze("git status").commands[0],
+        dir.path()
+    ));
 }

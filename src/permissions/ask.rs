@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::shell::ShellCommand;
+use crate::shell::ShellCommand;
 
 /// One thing no rule, mode or grant allows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +17,12 @@ pub enum Gap {
     },
     /// One simple command of a command line.
     Command(ShellCommand),
+    /// A read-only git command that the repository's own configuration could make run a
+    /// program (the reason says which setting).
+    RepoConfig {
+        cmd: ShellCommand,
+        why: String,
+    },
     /// Something in a command line that is never auto-allowed.
     Hazard(String),
     Host(String),
@@ -129,7 +135,7 @@ pub fn gap_rule(gap: &Gap, tool: &str, project_dir: &Path) -> Option<(String, St
             String::new(),
             format!("edits to {}", shown(path)),
         )),
-        Gap::Command(cmd) => {
+        Gap::Command(cmd) | Gap::RepoConfig { cmd, .. } => {
             let pattern = command_pattern(cmd);
             let rule = format!("Bash({pattern})");
             Some((rule.clone(), rule, format!("commands matching `{pattern}`")))
@@ -172,6 +178,10 @@ pub fn gap_reason(gap: &Gap, tool: &str, project_dir: &Path) -> String {
             }
         }
         Gap::Command(cmd) => format!("no rule allows the command `{}`", cmd.text()),
+        Gap::RepoConfig { cmd, why } => format!(
+            "`{}` would use this repository's git configuration, and {why}",
+            cmd.text()
+        ),
         Gap::Hazard(h) => format!("the command contains {h}, which is never auto-allowed"),
         Gap::Host(h) => format!("no rule allows fetching from {h}"),
         Gap::Name(n) => format!("no rule allows {tool} {n}"),
@@ -225,6 +235,7 @@ mod tests {
         ShellCommand {
             words: s.split(' ').map(String::from).collect(),
             literal: true,
+            dir: Default::default(),
         }
     }
 

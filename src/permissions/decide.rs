@@ -5,7 +5,7 @@
 //! docs of [`super`] give. Deny-side checks treat a path as matched when any candidate
 //! (as given, a hop, resolved) matches; allow-side checks need every candidate to match.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -13,12 +13,11 @@ use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
 use super::hooks::HookEvent;
 use super::lifecycle::PreHook;
 use super::rules::{Rule, Specifier, Target};
-use super::safety::{PathFacts, path_facts};
-use super::shell::{ShellCommand, analyze, path_arguments};
-use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, readonly};
-use crate::files::paths::expand_path;
-use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
+use super::safety::{PathFacts, normalize_lexically, path_facts, shell_path, shell_path_facts};
+use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock};
 use crate::session::context::SessionContext;
+use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
+use crate::shell::{Dirs, ShellCommand, analyze, git_config, path_arguments, readonly};
 use crate::tools::Access;
 
 /// Tools whose rules and grants are edits.
@@ -34,8 +33,12 @@ struct PathItem {
 
 struct CommandItem {
     cmd: ShellCommand,
-    /// Its path-like arguments, resolved against the command's directory.
+    /// Its path-like arguments, resolved against every directory the command may run in.
     args: Vec<Result<PathFacts, String>>,
+    /// A known read-only command in every directory it may run in.
+    read_only: bool,
+    /// Why a command read-only by its words is not, given the repository it would run in.
+    concern: Option<String>,
 }
 
 /// Everything rules are matched against, for one call.
@@ -215,36 +218,38 @@ impl PermissionGate {
                     let analysis = analyze(command);
                     f.lines.push(command.trim().to_string());
                     f.hazards.extend(analysis.hazards.iter().cloned());
-                    for target in analysis.file_writes() {
-                        let path = expand_path(target, cwd).map_err(|e| {
-                            format!("The command writes to `{target}`, which is refused: {e}.")
-                        })?;
-                        f.paths.push(PathItem {
-                            facts: path_facts(&path, &self.working, &self.data)?,
-                            path,
-                            write: true,
-                        });
-                    }
-                    for source in &analysis.reads {
-                        let path = expand_path(source, cwd).map_err(|e| {
-                            format!("The command reads `{source}`, which is refused: {e}.")
-                        })?;
-                        f.paths.push(PathItem {
-                            facts: path_facts(&path, &self.working, &self.data)?,
-                            path,
-                            write: false,
-                        });
+                    let redirects = analysis
+                        .file_writes()
+                        .map(|r| (r, true))
+                        .chain(analysis.reads.iter().map(|r| (r, false)));
+                    for (r, write) in redirects {
+                        let Dirs::Known(dirs) = &r.dir else {
+                            f.hazards.push(format!(
+                                "{} `{}` after a `cd` that cannot be followed",
+                                if write { "writes to" } else { "reads" },
+                                r.target
+                            ));
+                            continue;
+                        };
+                        for dir in dirs {
+                            let raw = shell_path(cwd, dir)
+                                .and_then(|base| shell_path(&base, &r.target))
+                                .map_err(|e| {
+                                    let verb = if write { "writes to" } else { "reads" };
+                                    format!(
+                                        "The command {verb} `{}`, which is refused: {e}.",
+                                        r.target
+                                    )
+                                })?;
+                            f.paths.push(PathItem {
+                                facts: shell_path_facts(&raw, &self.working, &self.data)?,
+                                path: normalize_lexically(&raw),
+                                write,
+                            });
+                        }
                     }
                     for cmd in analysis.commands {
-                        let args = path_arguments(&cmd)
-                            .into_iter()
-                            .map(|a| {
-                                expand_path(a, cwd)
-                                    .map_err(|e| e.to_string())
-                                    .and_then(|p| path_facts(&p, &self.working, &self.data))
-                            })
-                            .collect();
-                        f.commands.push(CommandItem { cmd, args });
+                        f.commands.push(self.command_item(cmd, cwd));
                     }
                 }
                 Access::Fetch(url) => f.hosts.push(host_of(url)),
@@ -252,6 +257,48 @@ impl PermissionGate {
             }
         }
         Ok(f)
+    }
+
+    /// A command with its path arguments resolved in every directory it may run in, and
+    /// whether it is read-only there (for git: the repository's configuration included).
+    fn command_item(&self, cmd: ShellCommand, cwd: &Path) -> CommandItem {
+        let mut args = Vec::new();
+        let mut dirs = Vec::new();
+        match &cmd.dir {
+            Dirs::Unknown(why) => args.push(Err(format!(
+                "the directory it runs in is only known when it runs ({why})"
+            ))),
+            Dirs::Known(known) => {
+                for d in known {
+                    match shell_path(cwd, d) {
+                        Ok(base) => {
+                            for a in path_arguments(&cmd) {
+                                args.push(
+                                    shell_path(&base, a).and_then(|p| {
+                                        shell_path_facts(&p, &self.working, &self.data)
+                                    }),
+                                );
+                            }
+                            dirs.push(base);
+                        }
+                        Err(e) => args.push(Err(e)),
+                    }
+                }
+            }
+        }
+        let by_words = readonly::is_read_only_command(&cmd);
+        let concern = match cmd.program() {
+            "git" if by_words => dirs.iter().find_map(|d| git_config::check(d).err()),
+            _ => None,
+        };
+        let read_only =
+            by_words && concern.is_none() && !dirs.is_empty() && matches!(cmd.dir, Dirs::Known(_));
+        CommandItem {
+            cmd,
+            args,
+            read_only,
+            concern,
+        }
     }
 
     /// Everything no rule, mode, grant or allowance covers. Empty = allowed.
@@ -317,13 +364,19 @@ impl PermissionGate {
                 matches!(r.spec, Specifier::Command(_))
                     && r.matches_target(Target::Command(&text), false)
             }) || (bare && f.tool == "Bash")
-                || (readonly::is_read_only_command(&item.cmd) && args_inside(false))
+                || (item.read_only && args_inside(false))
                 || (accept_edits
                     && item.cmd.literal
                     && ACCEPT_EDITS_COMMANDS.contains(&item.cmd.program())
                     && args_inside(true));
             if !covered {
-                gaps.push(Gap::Command(item.cmd.clone()));
+                gaps.push(match &item.concern {
+                    Some(why) => Gap::RepoConfig {
+                        cmd: item.cmd.clone(),
+                        why: why.clone(),
+                    },
+                    None => Gap::Command(item.cmd.clone()),
+                });
             }
         }
         for host in &f.hosts {

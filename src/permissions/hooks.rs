@@ -315,10 +315,10 @@ async fn run_one(
         json: None,
     };
     let mut cmd = tokio::process::Command::new("sh");
+    crate::shell::env_policy::apply(&mut cmd, env);
     cmd.arg("-c")
         .arg(&hook.command)
         .current_dir(project_dir)
-        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("CLAUDE_PROJECT_DIR", project_dir)
         .env("CAIRN_PROJECT_DIR", project_dir)
         .stdin(Stdio::piped())

@@ -18,10 +18,8 @@ pub mod ask;
 mod decide;
 pub mod hooks;
 mod lifecycle;
-pub mod readonly;
 pub mod rules;
 pub mod safety;
-pub mod shell;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -4,11 +4,13 @@
 //! file: its deepest existing ancestor resolved plus the rest). It is inside the working
 //! directories only when every one of those is; it is protected when any of them has a
 //! protected directory or file name (below the working directory it is in). Null bytes and
-//! unresolvable chains (cycles, too many hops) are errors: such a call is refused.
+//! unresolvable chains (cycles, too many hops) are errors: such a call is refused. A path a
+//! shell command names is also resolved as the kernel does (`link/../x` is the parent of the
+//! link's target, not `x`), since no `..` in it is ever removed lexically by the shell.
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::files::paths::resolve_symlink_chain;
+use crate::files::paths::{expand_path, resolve_symlink_chain};
 
 /// Directories whose contents configure tools or run code: never auto-approved for writes.
 pub const PROTECTED_DIRS: &[&str] = &[
@@ -136,6 +138,70 @@ pub fn path_facts(path: &Path, working: &Roots, data: &Roots) -> Result<PathFact
     })
 }
 
+/// `target` as the shell would open it from `base`, not yet normalised: `..` is kept so that
+/// [`shell_path_facts`] can resolve it through symlinks. `~` and `~/x` are the home directory.
+pub fn shell_path(base: &Path, target: &str) -> Result<PathBuf, String> {
+    if target.contains('\0') {
+        return Err("the path contains a null byte".into());
+    }
+    if target.is_empty() {
+        return Ok(base.to_path_buf());
+    }
+    if target == "~" || target.starts_with("~/") {
+        return expand_path(target, base).map_err(|e| e.to_string());
+    }
+    let p = Path::new(target);
+    Ok(if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    })
+}
+
+/// [`path_facts`] for a path a shell command names: as given (normalised) and, when it has a
+/// `..`, as the kernel resolves it (the longest existing prefix canonicalised, the rest
+/// appended). Every candidate of both must be inside for the path to count as inside.
+pub fn shell_path_facts(raw: &Path, working: &Roots, data: &Roots) -> Result<PathFacts, String> {
+    let mut facts = path_facts(raw, working, data)?;
+    let Some(physical) = physical_path(raw) else {
+        return Ok(facts);
+    };
+    if facts.candidates.contains(&physical) {
+        return Ok(facts);
+    }
+    let more = path_facts(&physical, working, data)?;
+    for c in more.candidates {
+        if !facts.candidates.contains(&c) {
+            facts.candidates.push(c);
+        }
+    }
+    facts.inside &= more.inside;
+    facts.in_data_dir &= more.in_data_dir;
+    facts.protected |= more.protected;
+    Ok(facts)
+}
+
+fn physical_path(raw: &Path) -> Option<PathBuf> {
+    let comps: Vec<Component<'_>> = raw.components().collect();
+    if !comps.contains(&Component::ParentDir) {
+        return None;
+    }
+    (1..=comps.len()).rev().find_map(|n| {
+        let prefix: PathBuf = comps[..n].iter().collect();
+        let mut out = std::fs::canonicalize(&prefix).ok()?;
+        for c in &comps[n..] {
+            match c {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::CurDir => {}
+                other => out.push(other.as_os_str()),
+            }
+        }
+        Some(out)
+    })
+}
+
 /// Whether a path names a protected file or lies in a protected directory; only components
 /// below the working directory holding it count (a project may itself live under `.cargo`).
 pub fn is_protected(path: &Path, working: &Roots) -> bool {
@@ -158,6 +224,21 @@ pub fn is_protected(path: &Path, working: &Roots) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dot_dot_after_a_symlink_is_resolved_as_the_kernel_does() {
+        let outside = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let deep = outside.path().join("a");
+        std::fs::create_dir(&deep).unwrap();
+        std::os::unix::fs::symlink(&deep, project.path().join("link")).unwrap();
+        let roots = Roots::new(&[project.path().to_path_buf()]);
+        let raw = shell_path(project.path(), "link/../x").unwrap();
+        // Lexically `project/x`; really `outside/x`.
+        assert!(path_facts(&raw, &roots, &Roots::default()).unwrap().inside);
+        let facts = shell_path_facts(&raw, &roots, &Roots::default()).unwrap();
+        assert!(!facts.inside, "{facts:?}");
+    }
 
     #[test]
     fn protected_names_below_the_working_dir() {

@@ -6,7 +6,7 @@
 //! and the session keeps it only when it lies inside a working directory, otherwise the cwd is
 //! reset to the project directory and the result says so. Output past [`MAX_OUTPUT_CHARS`]
 //! keeps head and tail and spills to a file (the shared `spill` policy). A command counts as
-//! read-only only when `permissions::shell::is_read_only` says so.
+//! read-only only when `shell::is_read_only` says so.
 
 mod background;
 pub mod process;
@@ -94,7 +94,7 @@ impl Tool for BashTool {
     }
 
     fn is_read_only(&self, input: &BashInput) -> bool {
-        crate::permissions::shell::is_read_only(&input.command)
+        crate::shell::is_read_only(&input.command)
     }
 
     fn title(&self, input: &BashInput, _ctx: &SessionContext) -> String {

@@ -47,7 +47,8 @@ pub fn shell_program() -> String {
 /// group. A new session also has no controlling terminal: a program that opens `/dev/tty` to
 /// prompt (ssh, sudo, gpg) fails at once instead of stopping the whole group in the background
 /// of the TUI's terminal until the timeout.
-/// `env` (the settings' `env`) is added to cairn's own environment.
+/// The environment is cairn's own under [`crate::shell::env_policy`] (provider credentials
+/// removed) plus `env` (the settings' `env`).
 pub fn spawn(
     shell: &str,
     script: &str,
@@ -55,10 +56,10 @@ pub fn spawn(
     env: &[(String, String)],
 ) -> std::io::Result<Child> {
     let mut cmd = Command::new(shell);
+    crate::shell::env_policy::apply(&mut cmd, env);
     cmd.arg("-c")
         .arg(script)
         .current_dir(cwd)
-        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,0 +1,347 @@
+//! Whether a repository's own configuration could make a "read-only" git command run
+//! something. A repository is input from whoever made it: `core.fsmonitor` runs on
+//! `git status`, `core.pager` and `diff.external` on `git log -p`, `filter.*` and
+//! `diff.*.textconv` on diffs, `include.path` pulls in any of those. So before git may run
+//! without asking, the repository found from the command's directory is read (its `.git` —
+//! a directory, or a file pointing elsewhere — the shared `commondir`, `config` and
+//! `config.worktree`) and every key must be on an allow-list of keys that only describe data.
+//! Anything else — an unknown key, a file that cannot be read or parsed, submodules (whose
+//! own configurations git would consult), `GIT_DIR` in the environment — fails closed: the
+//! command is not read-only and the person is asked. The user's own `~/.gitconfig` and the
+//! system configuration are theirs, not the repository's, and are not inspected.
+
+use std::path::{Path, PathBuf};
+
+/// Keys, per section without a subsection, that only describe data.
+const PLAIN_KEYS: &[(&str, &[&str])] = &[
+    (
+        "core",
+        &[
+            "repositoryformatversion",
+            "filemode",
+            "bare",
+            "logallrefupdates",
+            "ignorecase",
+            "precomposeunicode",
+            "symlinks",
+            "autocrlf",
+            "eol",
+            "safecrlf",
+            "quotepath",
+            "checkstat",
+            "trustctime",
+            "abbrev",
+            "untrackedcache",
+            "splitindex",
+            "commitgraph",
+            "multipackindex",
+            "sparsecheckout",
+            "sparsecheckoutcone",
+            "compression",
+            "loosecompression",
+            "preloadindex",
+            "fscache",
+            "longpaths",
+            "whitespace",
+            "warnambiguousrefs",
+        ],
+    ),
+    ("user", &["name", "email"]),
+    (
+        "extensions",
+        &["objectformat", "worktreeconfig", "refstorage", "noop"],
+    ),
+    ("pull", &["rebase", "ff"]),
+    ("push", &["default", "autosetupremote", "followtags"]),
+    ("fetch", &["prune", "prunetags"]),
+    ("merge", &["ff", "conflictstyle"]),
+    ("rebase", &["autosquash", "autostash", "updaterefs"]),
+    (
+        "diff",
+        &[
+            "renames",
+            "algorithm",
+            "colormoved",
+            "mnemonicprefix",
+            "noprefix",
+            "context",
+            "interhunkcontext",
+            "indentheuristic",
+            "renamelimit",
+            "statgraphwidth",
+        ],
+    ),
+    ("log", &["date", "decorate", "follow", "abbrevcommit"]),
+    (
+        "status",
+        &[
+            "short",
+            "branch",
+            "showuntrackedfiles",
+            "relativepaths",
+            "aheadbehind",
+            "renames",
+        ],
+    ),
+    ("init", &["defaultbranch"]),
+    ("i18n", &["commitencoding", "logoutputencoding"]),
+    (
+        "blame",
+        &["date", "coloring", "showemail", "showroot", "blankboundary"],
+    ),
+    ("rerere", &["enabled", "autoupdate"]),
+    ("index", &["version"]),
+    ("gc", &["auto", "autodetach", "writecommitgraph"]),
+    ("lfs", &["repositoryformatversion"]),
+];
+
+/// Keys of `section "name"` sections that only describe data.
+const SUBSECTION_KEYS: &[(&str, &[&str])] = &[
+    (
+        "remote",
+        &[
+            "url",
+            "pushurl",
+            "fetch",
+            "push",
+            "tagopt",
+            "prune",
+            "prunetags",
+            "mirror",
+            "skipdefaultupdate",
+            "skipfetchall",
+        ],
+    ),
+    (
+        "branch",
+        &["remote", "pushremote", "merge", "rebase", "description"],
+    ),
+    ("lfs", &["access", "locksverify"]),
+];
+
+/// Sections whose every key is harmless (colours, GUI state, advice toggles).
+const FREE_SECTIONS: &[&str] = &["color", "gui", "advice"];
+
+/// Ok when git, run in `dir`, would find no repository configuration that can run anything.
+pub fn check(dir: &Path) -> Result<(), String> {
+    for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"] {
+        if std::env::var_os(var).is_some() {
+            return Err(format!(
+                "{var} is set, so the repository cannot be inspected"
+            ));
+        }
+    }
+    let dir = std::fs::canonicalize(dir)
+        .map_err(|e| format!("the directory {} cannot be resolved: {e}", dir.display()))?;
+    let Some(repo) = discover(&dir)? else {
+        return Ok(());
+    };
+    if let Some(top) = &repo.worktree
+        && top.join(".gitmodules").exists()
+    {
+        return Err("the repository has submodules, whose configuration git would use".into());
+    }
+    let common = match read_optional(&repo.git_dir.join("commondir"))? {
+        Some(text) => resolve(&repo.git_dir, text.trim()),
+        None => repo.git_dir.clone(),
+    };
+    if common.join("modules").exists() {
+        return Err("the repository has submodules, whose configuration git would use".into());
+    }
+    let mut files = vec![common.join("config"), common.join("config.worktree")];
+    if repo.git_dir != common {
+        files.push(repo.git_dir.join("config.worktree"));
+    }
+    for file in files {
+        if let Some(text) = read_optional(&file)? {
+            inspect(&text).map_err(|why| format!("{} {why}", file.display()))?;
+        }
+    }
+    Ok(())
+}
+
+struct Repo {
+    git_dir: PathBuf,
+    worktree: Option<PathBuf>,
+}
+
+/// git's discovery: the nearest ancestor with a `.git` (directory or `gitdir:` file), or a
+/// directory that is itself a git directory.
+fn discover(start: &Path) -> Result<Option<Repo>, String> {
+    for dir in start.ancestors() {
+        let dotgit = dir.join(".git");
+        if dotgit.is_dir() {
+            return Ok(Some(Repo {
+                git_dir: dotgit,
+                worktree: Some(dir.to_path_buf()),
+            }));
+        }
+        if dotgit.exists() {
+            let text = read_optional(&dotgit)?.unwrap_or_default();
+            let target = text
+                .trim()
+                .strip_prefix("gitdir:")
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| format!("{} is not a `gitdir:` file", dotgit.display()))?;
+            return Ok(Some(Repo {
+                git_dir: resolve(dir, target),
+                worktree: Some(dir.to_path_buf()),
+            }));
+        }
+        if dir.join("HEAD").is_file() && dir.join("objects").is_dir() {
+            return Ok(Some(Repo {
+                git_dir: dir.to_path_buf(),
+                worktree: None,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+fn resolve(base: &Path, target: &str) -> PathBuf {
+    let p = Path::new(target);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// A file's text, `None` when it does not exist; any other failure is an error.
+fn read_optional(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| format!("{} is not UTF-8", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{} cannot be read: {e}", path.display())),
+    }
+}
+
+/// Check every key of one config file against the allow-list; unparsable lines fail.
+fn inspect(text: &str) -> Result<(), String> {
+    let mut section: Option<(String, Option<String>)> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        // Whether a trailing `\` continues the value depends on quotes and comments; rather
+        // than reproduce git's reading, such a file is not trusted.
+        if line.ends_with('\\') {
+            return Err(format!(
+                "line {}: a value continued on the next line",
+                n + 1
+            ));
+        }
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let rest = if line.starts_with('[') {
+            let (header, rest) = line
+                .split_once(']')
+                .ok_or_else(|| format!("line {}: a section header without `]`", n + 1))?;
+            section = Some(parse_header(&header[1..]).ok_or_else(|| {
+                format!("line {}: a section header git may read differently", n + 1)
+            })?);
+            rest.trim()
+        } else {
+            line
+        };
+        if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') {
+            continue;
+        }
+        let key = rest
+            .split(['=', ' ', '\t'])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            return Err(format!("line {}: a line git may read differently", n + 1));
+        }
+        let Some((name, sub)) = &section else {
+            return Err(format!("line {}: a key outside any section", n + 1));
+        };
+        if !allowed(name, sub.as_deref(), &key) {
+            let full = match sub {
+                Some(s) => format!("{name}.{s}.{key}"),
+                None => format!("{name}.{key}"),
+            };
+            return Err(format!(
+                "sets `{full}`, which is not known to be harmless (git may run a program for \
+                 such settings)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `core`, `remote "origin"`, or the old `branch.main`; names are case-insensitive.
+fn parse_header(h: &str) -> Option<(String, Option<String>)> {
+    let h = h.trim();
+    if let Some((name, quoted)) = h.split_once(char::is_whitespace) {
+        let sub = quoted.trim().strip_prefix('"')?.strip_suffix('"')?;
+        if sub.contains(['"', '\\']) {
+            return None;
+        }
+        return Some((name.to_ascii_lowercase(), Some(sub.to_string())));
+    }
+    match h.split_once('.') {
+        Some((name, sub)) => Some((name.to_ascii_lowercase(), Some(sub.to_ascii_lowercase()))),
+        None => Some((h.to_ascii_lowercase(), None)),
+    }
+}
+
+fn allowed(section: &str, sub: Option<&str>, key: &str) -> bool {
+    if FREE_SECTIONS.contains(&section) {
+        return true;
+    }
+    let table = if sub.is_some() {
+        SUBSECTION_KEYS
+    } else {
+        PLAIN_KEYS
+    };
+    table
+        .iter()
+        .any(|(s, keys)| *s == section && keys.contains(&key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLONED: &str = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\
+        \tbare = false\n\tlogallrefupdates = true\n[remote \"origin\"]\n\
+        \turl = https://example.com/x.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\
+        [branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n";
+
+    #[test]
+    fn a_fresh_clone_is_inert() {
+        assert_eq!(inspect(CLONED), Ok(()));
+        assert_eq!(inspect("[color \"diff\"]\n meta = yellow bold\n"), Ok(()));
+    }
+
+    #[test]
+    fn keys_that_run_programs_are_refused() {
+        for hostile in [
+            "[core]\n\tfsmonitor = touch /tmp/x\n",
+            "[core]\n\tpager = sh -c evil\n",
+            "[CORE]\n\tPager = evil\n",
+            "[diff]\n\texternal = evil\n",
+            "[diff \"x\"]\n\ttextconv = evil\n",
+            "[filter \"lfs\"]\n\tclean = evil\n",
+            "[include]\n\tpath = other\n",
+            "[includeIf \"gitdir:/\"]\n\tpath = other\n",
+            "[alias]\n\tst = !evil\n",
+            "[core]\n\thooksPath = hooks\n",
+            "[core.x]\n\tsshcommand = evil\n",
+            "[remote \"o\"]\n\tuploadpack = evil\n",
+            "[core] fsmonitor = evil\n",
+            "fsmonitor = evil\n",
+            "[core\n",
+            "[core \"a\\\"b\"]\n x = 1\n",
+        ] {
+            assert!(inspect(hostile).is_err(), "{hostile}");
+        }
+        // A continued value could hide a key: refused.
+        assert!(inspect("[user]\n name = a ; \\\npager = b\n").is_err());
+    }
+}
