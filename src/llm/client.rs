@@ -6,8 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::anthropic::AnthropicClient;
-use super::openai::OpenAiClient;
+use super::StreamEvent;
+use super::anthropic::{AnthropicClient, AnthropicDecoder};
+use super::http::Decoder;
+use super::openai::{OpenAiClient, OpenAiDecoder};
+use super::sse::SseFrame;
 use super::{LlmError, ModelClient, Provider};
 
 /// Environment variable overriding [`ClientOptions::idle_timeout`], in milliseconds.
@@ -70,6 +73,32 @@ pub fn build_client(
             opts.idle_timeout,
         )?),
     })
+}
+
+/// Decode a whole sequence of SSE frames as `provider`'s client does: the events, and the error
+/// that ended decoding. A sequence that stops before the message finished ends with the same
+/// `LlmError::Stream` a connection closing there gives. (For tests and fuzzing of the decoders.)
+pub fn decode_frames(
+    provider: Provider,
+    frames: &[SseFrame],
+) -> (Vec<StreamEvent>, Option<LlmError>) {
+    fn run(d: &mut dyn Decoder, frames: &[SseFrame]) -> (Vec<StreamEvent>, Option<LlmError>) {
+        let mut out = Vec::new();
+        for frame in frames {
+            if let Err(e) = d.frame(frame, &mut out) {
+                return (out, Some(e));
+            }
+            if d.is_done() {
+                return (out, None);
+            }
+        }
+        let cut = d.cut_short();
+        (out, Some(LlmError::Stream(cut)))
+    }
+    match provider {
+        Provider::Anthropic => run(&mut AnthropicDecoder::default(), frames),
+        Provider::OpenAi => run(&mut OpenAiDecoder::default(), frames),
+    }
 }
 
 #[cfg(test)]

@@ -359,34 +359,6 @@ impl<S, D: Decoder> DriveState<S, D> {
     }
 }
 
-/// Decode a whole sequence of SSE frames as `provider`'s client does: the events, and the error
-/// that ended decoding. A sequence that stops before the message finished ends with the same
-/// `LlmError::Stream` a connection closing there gives. (For tests and fuzzing of the decoders.)
-pub fn decode_frames(
-    provider: super::Provider,
-    frames: &[SseFrame],
-) -> (Vec<StreamEvent>, Option<LlmError>) {
-    fn run(d: &mut dyn Decoder, frames: &[SseFrame]) -> (Vec<StreamEvent>, Option<LlmError>) {
-        let mut out = Vec::new();
-        for frame in frames {
-            if let Err(e) = d.frame(frame, &mut out) {
-                return (out, Some(e));
-            }
-            if d.is_done() {
-                return (out, None);
-            }
-        }
-        let cut = d.cut_short();
-        (out, Some(LlmError::Stream(cut)))
-    }
-    match provider {
-        super::Provider::Anthropic => {
-            run(&mut super::anthropic::AnthropicDecoder::default(), frames)
-        }
-        super::Provider::OpenAi => run(&mut super::openai::OpenAiDecoder::default(), frames),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

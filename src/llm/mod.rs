@@ -22,8 +22,7 @@ use std::time::Duration;
 
 use futures::Stream;
 
-pub use client::{ClientOptions, ModelEndpoint, build_client};
-pub use http::decode_frames;
+pub use client::{ClientOptions, ModelEndpoint, build_client, decode_frames};
 pub use pricing::{context_window, cost_usd};
 pub use types::{
     ContentBlock, Message, ModelRequest, Role, StopReason, StreamEvent, ToolResultBlock,

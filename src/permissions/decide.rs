@@ -15,8 +15,8 @@ use super::lifecycle::PreHook;
 use super::rules::{Rule, Specifier, Target};
 use super::safety::{PathFacts, normalize_lexically, path_facts, shell_path, shell_path_facts};
 use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock};
-use crate::session::context::SessionContext;
 use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
+use crate::session::context::SessionContext;
 use crate::shell::{Dirs, ShellCommand, analyze, git_config, path_arguments, readonly};
 use crate::tools::Access;
 

@@ -15,7 +15,7 @@ use ratatui::layout::Rect;
 use crate::protocol::Op;
 use crate::tui::conversation::{Conversation, ScrollState};
 use crate::tui::keymap::{Action, Context, Keys};
-use crate::tui::picker::PickerItem;
+use crate::tui::picker::item::PickerItem;
 
 /// What an overlay did with a key.
 #[derive(Debug, Clone, PartialEq)]

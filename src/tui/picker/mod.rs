@@ -5,6 +5,9 @@
 
 pub mod commands;
 pub mod files;
+pub mod item;
+
+pub use item::PickerItem;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -20,13 +23,6 @@ use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx};
 pub enum PickerKind {
     Commands,
     Files,
-}
-
-/// One row: what is shown and what is inserted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PickerItem {
-    pub label: String,
-    pub detail: String,
 }
 
 /// An open picker.
