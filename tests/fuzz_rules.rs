@@ -61,8 +61,8 @@ fn fuzz_command_rules_match_as_documented() {
         } else {
             format!("Bash({word} *)")
         };
-        let rule = Rule::parse(&text, &ctx)
-            .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+        let rule =
+            Rule::parse(&text, &ctx).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
         let command = format!("{word} {rest}");
         prop_assert!(
             rule.matches_target(Target::Command(&command), true),
@@ -75,8 +75,8 @@ fn fuzz_command_rules_match_as_documented() {
         prop_assert!(!rule.matches_target(Target::Command(&longer), true));
         // A bare tool name covers every call of the tool, whatever the input.
         for bare in ["Bash", "Bash(*)"] {
-            let rule = Rule::parse(bare, &ctx)
-                .map_err(|e| TestCaseError::fail(format!("{bare}: {e}")))?;
+            let rule =
+                Rule::parse(bare, &ctx).map_err(|e| TestCaseError::fail(format!("{bare}: {e}")))?;
             prop_assert!(rule.is_bare() && rule.names_tool("Bash"));
         }
         Ok(())
@@ -137,11 +137,14 @@ fn rule_text() -> impl Strategy<Value = String> {
 }
 
 fn command() -> impl Strategy<Value = String> {
-    let simple = proptest::collection::vec(proptest::sample::select(WORDS), 1..4)
-        .prop_map(|w| w.join(" "));
+    let simple =
+        proptest::collection::vec(proptest::sample::select(WORDS), 1..4).prop_map(|w| w.join(" "));
     (
         simple.clone(),
-        proptest::option::of((proptest::sample::select(&["&&", ";", "|", "||"][..]), simple)),
+        proptest::option::of((
+            proptest::sample::select(&["&&", ";", "|", "||"][..]),
+            simple,
+        )),
     )
         .prop_map(|(a, more)| match more {
             Some((op, b)) => format!("{a} {op} {b}"),
@@ -176,45 +179,49 @@ fn fuzz_an_allow_never_overrides_a_deny() {
         command(),
         proptest::sample::select(MODES),
     );
-    fuzz::fuzz("allow_never_overrides_deny", case, |(deny, allow, cmd, mode)| {
-        let gate = |allow: &[String]| {
-            PermissionGate::new(GateConfig {
-                settings: &settings,
-                cli_allow: allow.to_vec(),
-                cli_deny: deny.clone(),
-                mode,
-                interactive: true,
-                project_dir: proj.clone(),
-                additional_dirs: Vec::new(),
-                session_data_dir: proj.join("data"),
-                transcript_path: proj.join("data/t.jsonl"),
-                running_as_root: false,
-                sandboxed: false,
-            })
-            .unwrap()
-        };
-        let input = json!({ "command": cmd });
-        let decide = |gate: PermissionGate| {
-            let parsed: ParsedInput = Shell.parse(&input).unwrap();
-            let accesses = DynTool::accesses(&Shell, &parsed, &session);
-            let info = CallInfo {
-                call_id: "c",
-                tool: &Shell,
-                input: &parsed,
-                raw_input: &input,
-                title: "t",
-                accesses: &accesses,
-                preview: None,
+    fuzz::fuzz(
+        "allow_never_overrides_deny",
+        case,
+        |(deny, allow, cmd, mode)| {
+            let gate = |allow: &[String]| {
+                PermissionGate::new(GateConfig {
+                    settings: &settings,
+                    cli_allow: allow.to_vec(),
+                    cli_deny: deny.clone(),
+                    mode,
+                    interactive: true,
+                    project_dir: proj.clone(),
+                    additional_dirs: Vec::new(),
+                    session_data_dir: proj.join("data"),
+                    transcript_path: proj.join("data/t.jsonl"),
+                    running_as_root: false,
+                    sandboxed: false,
+                })
+                .unwrap()
             };
-            runtime.block_on(gate.check(&info, &session))
-        };
-        let without = decide(gate(&[]));
-        let with = decide(gate(&allow));
-        if let GateOutcome::Deny { message } = &without
-            && message.contains("denied by the rule")
-        {
-            prop_assert_eq!(&with, &without, "allow rules {:?} undid a deny", allow);
-        }
-        Ok(())
-    });
+            let input = json!({ "command": cmd });
+            let decide = |gate: PermissionGate| {
+                let parsed: ParsedInput = Shell.parse(&input).unwrap();
+                let accesses = DynTool::accesses(&Shell, &parsed, &session);
+                let info = CallInfo {
+                    call_id: "c",
+                    tool: &Shell,
+                    input: &parsed,
+                    raw_input: &input,
+                    title: "t",
+                    accesses: &accesses,
+                    preview: None,
+                };
+                runtime.block_on(gate.check(&info, &session))
+            };
+            let without = decide(gate(&[]));
+            let with = decide(gate(&allow));
+            if let GateOutcome::Deny { message } = &without
+                && message.contains("denied by the rule")
+            {
+                prop_assert_eq!(&with, &without, "allow rules {:?} undid a deny", allow);
+            }
+            Ok(())
+        },
+    );
 }

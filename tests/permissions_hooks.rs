@@ -653,7 +653,10 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
             "{\n \"permissions\": {\n  \"ask\": [\"Bash(rm\"]\n }\n}",
             ":3: permissions.ask: `Bash(rm`",
         ),
-        ("{\"permissions\": [\"Edit\"]}", ":1: `permissions` must be an object"),
+        (
+            "{\"permissions\": [\"Edit\"]}",
+            ":1: `permissions` must be an object",
+        ),
         (
             "{\"hooks\": {\"PreToolUse\": {\"matcher\": \"Edit\"}}}",
             ":1: `hooks.PreToolUse` must be a list",
@@ -666,7 +669,14 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
         // Even bypassPermissions: the missing rules might have been the only guard.
         let gate = gate_over(&ws, &settings, PermissionMode::BypassPermissions);
         let (s, _rx) = ws.session();
-        let o = check(&ws, &gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
+        let o = check(
+            &ws,
+            &gate,
+            &s,
+            "Edit",
+            json!({ "write": ["$P/src/main.rs"] }),
+        )
+        .await;
         let GateOutcome::Deny { message } = &o else {
             panic!("{text}: {o:?}")
         };
@@ -675,7 +685,14 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
             "{text}: {message}"
         );
         assert!(message.contains("only read-only tools run"), "{message}");
-        let o = check(&ws, &gate, &s, "Read", json!({ "read": ["$P/src/main.rs"] })).await;
+        let o = check(
+            &ws,
+            &gate,
+            &s,
+            "Read",
+            json!({ "read": ["$P/src/main.rs"] }),
+        )
+        .await;
         assert_eq!(o, GateOutcome::Allow, "{text}: reading still works");
     }
 
@@ -695,7 +712,14 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
     assert!(settings.broken.is_empty(), "{:?}", settings.broken);
     let gate = gate_over(&ws, &settings, PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
-    let o = check(&ws, &gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
     assert_eq!(o, GateOutcome::Allow);
 }
 
@@ -707,13 +731,27 @@ async fn a_byte_order_mark_is_accepted_and_its_deny_rules_apply() {
     let with_bom = ws.settings();
     ws.write("proj/.claude/settings.json", &text);
     let without = ws.settings();
-    assert!(with_bom.diagnostics.is_empty(), "{:?}", with_bom.diagnostics);
+    assert!(
+        with_bom.diagnostics.is_empty(),
+        "{:?}",
+        with_bom.diagnostics
+    );
     assert_eq!(render_config(&with_bom), render_config(&without));
     ws.write("proj/.claude/settings.json", &format!("\u{feff}{text}"));
     let gate = ws.gate(PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
-    let o = check(&ws, &gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
-    assert!(matches!(o, GateOutcome::Deny { ref message } if message.contains("Edit(src/**)")), "{o:?}");
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert!(
+        matches!(o, GateOutcome::Deny { ref message } if message.contains("Edit(src/**)")),
+        "{o:?}"
+    );
 }
 
 #[tokio::test]
@@ -725,7 +763,10 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
         ("kill -9 $$", "killed by signal 9"),
         ("echo oops >&2; exit 1", "failed (exit 1): oops"),
         ("echo '{\"permissionDecision\": '", "printed invalid JSON"),
-        ("echo '{\"permissionDecision\": \"yes\"}'", "is not allow, deny or ask"),
+        (
+            "echo '{\"permissionDecision\": \"yes\"}'",
+            "is not allow, deny or ask",
+        ),
     ] {
         // Another hook allows: the failed one might have denied, so nothing is approved.
         ws.hooks(json!({ "PreToolUse": [ { "matcher": "", "hooks": [
@@ -733,7 +774,14 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
             { "type": "command", "command": allow } ] } ] }));
         let gate = ws.gate(PermissionMode::Default);
         let (s, mut rx) = ws.session();
-        let o = check(&ws, &gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
+        let o = check(
+            &ws,
+            &gate,
+            &s,
+            "Edit",
+            json!({ "write": ["$P/src/main.rs"] }),
+        )
+        .await;
         assert!(matches!(o, GateOutcome::Ask(_)), "{failing}: {o:?}");
         let n = notices(&mut rx);
         assert!(
@@ -748,7 +796,14 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
             ..gate_config(&ws, &settings)
         })
         .unwrap();
-        let o = check(&ws, &headless, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
+        let o = check(
+            &ws,
+            &headless,
+            &s,
+            "Edit",
+            json!({ "write": ["$P/src/main.rs"] }),
+        )
+        .await;
         assert!(matches!(o, GateOutcome::Deny { .. }), "{failing}: {o:?}");
     }
 }
@@ -778,15 +833,20 @@ async fn a_deny_from_one_hook_wins_over_an_allow_from_another() {
         { "matcher": "*", "hooks": [ { "type": "command", "command": "exit 2" } ] } ] }));
     let gate = ws.gate(PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
-    let o = check(&ws, &gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
     assert!(matches!(o, GateOutcome::Deny { .. }), "{o:?}");
 }
 
 #[tokio::test]
 async fn hook_output_is_capped_and_an_overflowing_hook_fails_closed() {
-    use cairn::permissions::hooks::{
-        HookCommand, HookEvent, HookGroup, HooksConfig, OUTPUT_CAP,
-    };
+    use cairn::permissions::hooks::{HookCommand, HookEvent, HookGroup, HooksConfig, OUTPUT_CAP};
     let ws = Ws::new();
     // `yes` never stops by itself: only the cap (not the timeout) can end it here.
     for command in ["yes", "yes >&2", "head -c 3000000 /dev/zero; exit 0"] {
@@ -818,6 +878,13 @@ async fn hook_output_is_capped_and_an_overflowing_hook_fails_closed() {
         { "type": "command", "command": format!("{}; yes", decision("allow", json!({}))) } ] } ] }));
     let gate = ws.gate(PermissionMode::Default);
     let (s, _rx) = ws.session();
-    let o = check(&ws, &gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
     assert!(matches!(o, GateOutcome::Ask(_)), "{o:?}");
 }

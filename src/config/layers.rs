@@ -221,7 +221,11 @@ pub fn read_source(path: &Path, layer: Layer, problems: &mut Problems) -> Option
 
 /// Parse a settings document; a JSON error or a non-object is a broken problem. An empty
 /// document is no settings at all (a fresh `touch`ed file), not a problem.
-pub fn parse_source(text: String, origin: Origin, problems: &mut Problems) -> Option<SettingsSource> {
+pub fn parse_source(
+    text: String,
+    origin: Origin,
+    problems: &mut Problems,
+) -> Option<SettingsSource> {
     let text = match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),
         None => text,

@@ -21,8 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::layers::{
-    Layer, Origin, Problems, SettingsPaths, SettingsSource, parse_source, project_root,
-    read_source,
+    Layer, Origin, Problems, SettingsPaths, SettingsSource, parse_source, project_root, read_source,
 };
 use crate::files::paths::expand_path;
 use crate::permissions::hooks::{HooksConfig, parse_hooks};
@@ -295,7 +294,7 @@ fn string_list(
         report(
             diags,
             src.diagnostic(
-            &format!("\"{key}\""),
+                &format!("\"{key}\""),
                 &format!("`permissions.{key}` must be a list of strings; ignored"),
             ),
         );

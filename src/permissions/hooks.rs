@@ -7,7 +7,8 @@
 //! directory with `CLAUDE_PROJECT_DIR` and `CAIRN_PROJECT_DIR` set and the event's JSON on
 //! stdin. Exit 0 = fine (stdout parsed as JSON when it starts with `{`), exit 2 = block (stderr
 //! is the reason), anything else = a non-blocking error reported to the person. A hook that
-//! outlives its timeout is killed with its whole process group. Nothing a hook does can crash
+//! outlives its timeout, or prints more than [`OUTPUT_CAP`], is killed with its whole process
+//! group, and counts as failed (see [`HookRun::failure`]). Nothing a hook does can crash
 //! cairn; interpreting the outcome for each event is done by the callers in this module.
 
 use std::path::{Path, PathBuf};
@@ -118,10 +119,13 @@ pub fn parse_hooks(src: &SettingsSource, value: &Value, problems: &mut Problems)
             }
         };
         let Some(groups) = groups.as_array() else {
-            report(problems, src.diagnostic(
-                &format!("\"{name}\""),
-                &format!("`hooks.{name}` must be a list; ignored"),
-            ));
+            report(
+                problems,
+                src.diagnostic(
+                    &format!("\"{name}\""),
+                    &format!("`hooks.{name}` must be a list; ignored"),
+                ),
+            );
             continue;
         };
         for group in groups {
@@ -131,10 +135,13 @@ pub fn parse_hooks(src: &SettingsSource, value: &Value, problems: &mut Problems)
                 .unwrap_or("")
                 .to_string();
             if matcher.trim() != "*" && !simple_matcher(&matcher) && Regex::new(&matcher).is_err() {
-                report(problems, src.diagnostic(
-                    &matcher,
-                    &format!("hook matcher `{matcher}` is not a valid regex; ignored"),
-                ));
+                report(
+                    problems,
+                    src.diagnostic(
+                        &matcher,
+                        &format!("hook matcher `{matcher}` is not a valid regex; ignored"),
+                    ),
+                );
                 continue;
             }
             let mut commands = Vec::new();
@@ -162,13 +169,16 @@ pub fn parse_hooks(src: &SettingsSource, value: &Value, problems: &mut Problems)
                             timeout,
                         });
                     }
-                    _ => report(problems, src.diagnostic(
-                        &format!("\"{name}\""),
-                        &format!(
-                            "a `hooks.{name}` entry needs `\"type\": \"command\"` and a \
+                    _ => report(
+                        problems,
+                        src.diagnostic(
+                            &format!("\"{name}\""),
+                            &format!(
+                                "a `hooks.{name}` entry needs `\"type\": \"command\"` and a \
                              `command`; that entry is ignored"
+                            ),
                         ),
-                    )),
+                    ),
                 }
             }
             if !commands.is_empty() {
