@@ -61,10 +61,17 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         project_dir,
         data_root,
         bypass_allowed,
+        settings_broken,
     } = startup::start_session(&cli, true).await?;
+    let errors = if settings_broken.is_empty() {
+        Vec::new()
+    } else {
+        vec![startup::broken_settings_report(&settings_broken)]
+    };
     let opts = cairn::tui::TuiOptions {
         initial_prompt: cli.prompt.clone(),
         notices,
+        errors,
         data_dir: Some(data_root),
         cwd: Some(project_dir),
         bypass_allowed,

@@ -55,6 +55,9 @@ pub struct Started {
     pub data_root: PathBuf,
     /// Whether bypassPermissions is in the Shift+Tab cycle.
     pub bypass_allowed: bool,
+    /// Settings problems that keep the gate closed to every call that is not read-only
+    /// ([`PermissionGate::settings_broken`]); the TUI shows them as errors.
+    pub settings_broken: Vec<String>,
 }
 
 /// Keep large buffers in the heap between uses. glibc maps every allocation over its mmap
@@ -171,7 +174,14 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     };
     let client = build_client(&endpoint, &ClientOptions::from_env(env_var))
         .map_err(|e| anyhow::anyhow!("cannot set up the model client: {e}"))?;
-    notices.extend(settings.diagnostics.iter().cloned());
+    // The broken ones are shown on their own, as errors.
+    notices.extend(
+        settings
+            .diagnostics
+            .iter()
+            .filter(|d| !settings.broken.contains(d))
+            .cloned(),
+    );
     let mode =
         starting_mode(cli.permission_mode.as_deref(), &settings).map_err(|e| anyhow::anyhow!(e))?;
     let session_id = AgentSetup::new_session_id();
@@ -191,7 +201,17 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         running_as_root: running_as_root(),
         sandboxed: env_var("IS_SANDBOX").is_some_and(|v| v == "1"),
     })?;
-    notices.extend(gate.diagnostics().iter().cloned());
+    let settings_broken = gate.settings_broken().to_vec();
+    if !interactive && !settings_broken.is_empty() {
+        // Headless: no one would see the refusals in time; stop before the first request.
+        anyhow::bail!("{}", broken_settings_report(&settings_broken));
+    }
+    notices.extend(
+        gate.diagnostics()
+            .iter()
+            .filter(|d| !settings_broken.contains(d))
+            .cloned(),
+    );
     let bypass_allowed = gate.bypass_allowed();
     let setup = AgentSetup {
         client: Arc::clone(&client),
@@ -227,7 +247,25 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         project_dir,
         data_root: data_root(),
         bypass_allowed,
+        settings_broken,
     })
+}
+
+/// What to tell the person when settings are broken: every problem, and what to do.
+pub fn broken_settings_report(problems: &[String]) -> String {
+    let mut out = String::from(
+        "settings could not be read completely, so deny rules, ask rules or PreToolUse hooks \
+         may be missing:",
+    );
+    for p in problems {
+        out.push_str("\n  ");
+        out.push_str(p);
+    }
+    out.push_str(
+        "\nFix or remove the file named above (`cairn config` lists every problem), then run \
+         cairn again. Until then cairn refuses every tool call that could change something.",
+    );
+    out
 }
 
 #[cfg(test)]

@@ -533,3 +533,63 @@ async fn a_working_dir_that_is_not_utf8_works_in_every_format() {
         assert!(hook["cwd"].as_str().unwrap().contains("proj-"), "{hook}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_settings_with_a_deny_stop_headless_before_any_request() {
+    let rm = json!({"tool_calls": [{"id": "r", "name": "Bash",
+        "input": {"command": "rm notes.txt", "description": "remove"}}]});
+    // A syntax error, and a UTF-8 byte order mark with a good file (which must still apply).
+    let broken = "{\n  \"permissions\": {\n    \"deny\": [\"Bash(rm *)\"],\n  }\n}\n";
+    let s = server(json!({"turns": [rm.clone(), {"text": "ok"}]})).await;
+    let run = cairn_with(
+        Some(&s),
+        false,
+        &["-p", "clean up", "--allowedTools", "Bash"],
+        "",
+        &[(".claude/settings.json", broken)],
+    )
+    .await;
+    assert_eq!(run.code(), 1, "{}", run.stderr());
+    let err = run.stderr();
+    assert!(
+        err.contains(".claude/settings.json:4:3: invalid JSON: trailing comma"),
+        "{err}"
+    );
+    assert!(err.contains("Fix or remove the file"), "{err}");
+    assert!(s.requests().is_empty(), "no request may be sent");
+
+    // `cairn config` still lists the problem (and exits 0: it only reports).
+    let run = cairn_with(
+        None,
+        false,
+        &["config"],
+        "",
+        &[(".claude/settings.json", broken)],
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    assert!(
+        run.stdout()
+            .contains(".claude/settings.json:4:3: invalid JSON: trailing comma"),
+        "{}",
+        run.stdout()
+    );
+
+    // The same deny in a file that starts with a BOM applies: rm is refused, the run goes on.
+    let s = server(json!({"turns": [rm, {"text": "ok"}]})).await;
+    let run = cairn_with(
+        Some(&s),
+        false,
+        &["-p", "clean up", "--allowedTools", "Bash"],
+        "",
+        &[(
+            ".claude/settings.json",
+            "\u{feff}{\"permissions\": {\"deny\": [\"Bash(rm *)\"]}}",
+        )],
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let result = s.requests()[1].body.to_string();
+    assert!(result.contains("Bash(rm *)"), "{result}");
+    assert!(result.contains("\"is_error\":true"), "{result}");
+}

@@ -832,27 +832,28 @@ async fn always_allow_writes_local_settings_and_keeps_other_keys() {
 async fn always_allow_never_clobbers_a_broken_local_file() {
     let ws = Ws::new();
     std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
+    let gate_over = |settings: &cairn::config::LoadedSettings| {
+        PermissionGate::new(GateConfig {
+            settings,
+            cli_allow: vec![],
+            cli_deny: vec![],
+            mode: PermissionMode::Default,
+            interactive: true,
+            project_dir: ws.proj.clone(),
+            additional_dirs: vec![],
+            session_data_dir: ws.data.clone(),
+            transcript_path: ws.data.join("t"),
+            running_as_root: false,
+            sandboxed: false,
+        })
+        .unwrap()
+    };
+    // The file breaks during the session (the person is editing it).
+    let gate = gate_over(&load_settings(&ws.proj, None, &ws.env()));
     std::fs::write(
         ws.proj.join(".cairn/settings.local.json"),
         "{ \"permissions\": ",
     )
-    .unwrap();
-    // The broken file is reported and skipped at load time; the gate still works.
-    let settings = load_settings(&ws.proj, None, &ws.env());
-    assert_eq!(settings.diagnostics.len(), 1, "{:?}", settings.diagnostics);
-    let gate = PermissionGate::new(GateConfig {
-        settings: &settings,
-        cli_allow: vec![],
-        cli_deny: vec![],
-        mode: PermissionMode::Default,
-        interactive: true,
-        project_dir: ws.proj.clone(),
-        additional_dirs: vec![],
-        session_data_dir: ws.data.clone(),
-        transcript_path: ws.data.join("t"),
-        running_as_root: false,
-        sandboxed: false,
-    })
     .unwrap();
     let (_, e) = ask_then(&ws, &gate, "Bash", "make all", Decision::AlwaysAllow).await;
     assert!(e.allow);
@@ -864,6 +865,18 @@ async fn always_allow_never_clobbers_a_broken_local_file() {
     // It still holds for this session.
     assert_eq!(
         verdict(&check_one(&ws, &gate, "Bash", "make all -j4").await),
+        "allow"
+    );
+    // A session started over the broken file fails closed: it may have held deny rules.
+    let settings = load_settings(&ws.proj, None, &ws.env());
+    assert_eq!(settings.broken.len(), 1, "{:?}", settings.diagnostics);
+    let gate = gate_over(&settings);
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Bash", "make all").await),
+        "deny"
+    );
+    assert_eq!(
+        verdict(&check_one(&ws, &gate, "Read", "$P/a.txt").await),
         "allow"
     );
 }

@@ -382,8 +382,12 @@ async fn a_hanging_hook_is_killed_and_a_failing_one_reported() {
     assert_eq!(
         n,
         vec![
-            "PreToolUse hook `echo broken >&2; exit 1` failed (exit 1): broken".to_string(),
-            "PreToolUse hook `sleep 30; echo late` timed out and was killed".to_string(),
+            "PreToolUse hook `echo broken >&2; exit 1` failed (exit 1): broken; the call gets \
+             the usual permission checks"
+                .to_string(),
+            "PreToolUse hook `sleep 30; echo late` timed out and was killed; the call gets the \
+             usual permission checks"
+                .to_string(),
         ]
     );
 }
@@ -532,9 +536,8 @@ fn broken_files_are_reported_with_file_and_line_and_skipped() {
     assert_eq!(
         s.diagnostics,
         vec![
-            "--settings /nonexistent/settings.json: no such file (and not inline JSON); ignored"
-                .to_string(),
-            format!("{shared}:3:36: invalid JSON: trailing comma; this file is skipped"),
+            "--settings /nonexistent/settings.json: no such file (and not inline JSON)".to_string(),
+            format!("{shared}:3:36: invalid JSON: trailing comma; the file cannot be used"),
             format!("{local}:7: `env.N` must be a string; ignored"),
             format!(
                 "{local}:5: `permissions.defaultMode` \"yolo\" is not one of default, acceptEdits, plan, bypassPermissions, dontAsk; ignored"
@@ -552,6 +555,16 @@ fn broken_files_are_reported_with_file_and_line_and_skipped() {
         "the good rule of the local file is kept"
     );
     assert!(render_config(&s).contains("problems:\n"));
+    // The missing --settings file, the unparsable file and the deny list that is not a list
+    // may each have held deny rules: the gate must fail closed on them.
+    assert_eq!(
+        s.broken,
+        vec![
+            "--settings /nonexistent/settings.json: no such file (and not inline JSON)".to_string(),
+            format!("{shared}:3:36: invalid JSON: trailing comma; the file cannot be used"),
+            format!("{local}:4: `permissions.deny` must be a list of strings; ignored"),
+        ]
+    );
 }
 
 #[test]
@@ -602,4 +615,276 @@ fn project_root_is_the_nearest_marked_ancestor() {
     let s = load_settings(&sub, None, &ws.env());
     assert_eq!(s.project_root, ws.proj);
     assert_eq!(s.permissions.deny.len(), 1);
+}
+
+/// A gate over whatever the settings are, problems included.
+fn gate_over(ws: &Ws, settings: &LoadedSettings, mode: PermissionMode) -> PermissionGate {
+    PermissionGate::new(GateConfig {
+        settings,
+        cli_allow: vec![],
+        cli_deny: vec![],
+        mode,
+        interactive: true,
+        project_dir: ws.proj.clone(),
+        additional_dirs: vec![],
+        session_data_dir: ws.root.join("data"),
+        transcript_path: ws.root.join("data/t.jsonl"),
+        running_as_root: false,
+        sandboxed: false,
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn broken_settings_refuse_every_call_that_is_not_read_only() {
+    let ws = Ws::new();
+    ws.write("home/.claude/settings.json", "{\"model\": \"fine\"}");
+    let file = ws.proj.join(".claude/settings.json");
+    for (text, expect) in [
+        (
+            "{\n \"permissions\": {\"deny\": [\"Edit\"],}\n}",
+            ":2:35: invalid JSON",
+        ),
+        (
+            "{\n \"permissions\": {\n  \"deny\": \"Edit\"\n }\n}",
+            ":3: `permissions.deny` must be a list",
+        ),
+        (
+            "{\n \"permissions\": {\n  \"ask\": [\"Bash(rm\"]\n }\n}",
+            ":3: permissions.ask: `Bash(rm`",
+        ),
+        (
+            "{\"permissions\": [\"Edit\"]}",
+            ":1: `permissions` must be an object",
+        ),
+        (
+            "{\"hooks\": {\"PreToolUse\": {\"matcher\": \"Edit\"}}}",
+            ":1: `hooks.PreToolUse` must be a list",
+        ),
+        ("[1]", ":1: settings must be a JSON object"),
+    ] {
+        ws.write("proj/.claude/settings.json", text);
+        let settings = ws.settings();
+        assert!(!settings.broken.is_empty(), "{text}");
+        // Even bypassPermissions: the missing rules might have been the only guard.
+        let gate = gate_over(&ws, &settings, PermissionMode::BypassPermissions);
+        let (s, _rx) = ws.session();
+        let o = check(
+            &ws,
+            &gate,
+            &s,
+            "Edit",
+            json!({ "write": ["$P/src/main.rs"] }),
+        )
+        .await;
+        let GateOutcome::Deny { message } = &o else {
+            panic!("{text}: {o:?}")
+        };
+        assert!(
+            message.contains(&format!("{}{expect}", file.display())),
+            "{text}: {message}"
+        );
+        assert!(message.contains("only read-only tools run"), "{message}");
+        let o = check(
+            &ws,
+            &gate,
+            &s,
+            "Read",
+            json!({ "read": ["$P/src/main.rs"] }),
+        )
+        .await;
+        assert_eq!(o, GateOutcome::Allow, "{text}: reading still works");
+    }
+
+    // Invalid UTF-8 is broken too; a missing file is not.
+    std::fs::write(&file, b"{\"model\": \"\xff\"}").unwrap();
+    assert_eq!(ws.settings().broken.len(), 1);
+    std::fs::remove_file(&file).unwrap();
+    assert!(ws.settings().broken.is_empty());
+
+    // A wrong type in a key that restricts nothing is a diagnostic, not a broken gate.
+    ws.write(
+        "proj/.claude/settings.json",
+        "{\"model\": 5, \"env\": [], \"permissions\": {\"allow\": [\"Bash(ls\"], \"deny\": [\"Read(./secret.txt)\"]}}",
+    );
+    let settings = ws.settings();
+    assert_eq!(settings.diagnostics.len(), 3, "{:?}", settings.diagnostics);
+    assert!(settings.broken.is_empty(), "{:?}", settings.broken);
+    let gate = gate_over(&ws, &settings, PermissionMode::BypassPermissions);
+    let (s, _rx) = ws.session();
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert_eq!(o, GateOutcome::Allow);
+}
+
+#[tokio::test]
+async fn a_byte_order_mark_is_accepted_and_its_deny_rules_apply() {
+    let ws = Ws::new();
+    let text = json!({ "permissions": { "deny": ["Edit(src/**)"] } }).to_string();
+    ws.write("proj/.claude/settings.json", &format!("\u{feff}{text}"));
+    let with_bom = ws.settings();
+    ws.write("proj/.claude/settings.json", &text);
+    let without = ws.settings();
+    assert!(
+        with_bom.diagnostics.is_empty(),
+        "{:?}",
+        with_bom.diagnostics
+    );
+    assert_eq!(render_config(&with_bom), render_config(&without));
+    ws.write("proj/.claude/settings.json", &format!("\u{feff}{text}"));
+    let gate = ws.gate(PermissionMode::BypassPermissions);
+    let (s, _rx) = ws.session();
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert!(
+        matches!(o, GateOutcome::Deny { ref message } if message.contains("Edit(src/**)")),
+        "{o:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_pre_tool_use_hook_never_approves() {
+    let ws = Ws::new();
+    let allow = decision("allow", json!({}));
+    for (failing, says) in [
+        ("sleep 30", "timed out"),
+        ("kill -9 $$", "killed by signal 9"),
+        ("echo oops >&2; exit 1", "failed (exit 1): oops"),
+        ("echo '{\"permissionDecision\": '", "printed invalid JSON"),
+        (
+            "echo '{\"permissionDecision\": \"yes\"}'",
+            "is not allow, deny or ask",
+        ),
+    ] {
+        // Another hook allows: the failed one might have denied, so nothing is approved.
+        ws.hooks(json!({ "PreToolUse": [ { "matcher": "", "hooks": [
+            { "type": "command", "command": failing, "timeout": 0.5 },
+            { "type": "command", "command": allow } ] } ] }));
+        let gate = ws.gate(PermissionMode::Default);
+        let (s, mut rx) = ws.session();
+        let o = check(
+            &ws,
+            &gate,
+            &s,
+            "Edit",
+            json!({ "write": ["$P/src/main.rs"] }),
+        )
+        .await;
+        assert!(matches!(o, GateOutcome::Ask(_)), "{failing}: {o:?}");
+        let n = notices(&mut rx);
+        assert!(
+            n.iter()
+                .any(|m| m.contains(says) && m.contains("the usual permission checks")),
+            "{failing}: {n:?}"
+        );
+        // Headless: the person cannot be asked, so the call is refused, not run.
+        let settings = ws.settings();
+        let headless = PermissionGate::new(GateConfig {
+            interactive: false,
+            ..gate_config(&ws, &settings)
+        })
+        .unwrap();
+        let o = check(
+            &ws,
+            &headless,
+            &s,
+            "Edit",
+            json!({ "write": ["$P/src/main.rs"] }),
+        )
+        .await;
+        assert!(matches!(o, GateOutcome::Deny { .. }), "{failing}: {o:?}");
+    }
+}
+
+fn gate_config<'a>(ws: &Ws, settings: &'a LoadedSettings) -> GateConfig<'a> {
+    GateConfig {
+        settings,
+        cli_allow: vec![],
+        cli_deny: vec![],
+        mode: PermissionMode::Default,
+        interactive: true,
+        project_dir: ws.proj.clone(),
+        additional_dirs: vec![],
+        session_data_dir: ws.root.join("data"),
+        transcript_path: ws.root.join("data/t.jsonl"),
+        running_as_root: false,
+        sandboxed: false,
+    }
+}
+
+#[tokio::test]
+async fn a_deny_from_one_hook_wins_over_an_allow_from_another() {
+    let ws = Ws::new();
+    ws.hooks(json!({ "PreToolUse": [
+        { "matcher": "", "hooks": [ { "type": "command", "command": decision("allow", json!({})) } ] },
+        { "matcher": "Edit", "hooks": [ { "type": "command", "command": decision("deny", json!({})) } ] },
+        { "matcher": "*", "hooks": [ { "type": "command", "command": "exit 2" } ] } ] }));
+    let gate = ws.gate(PermissionMode::BypassPermissions);
+    let (s, _rx) = ws.session();
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert!(matches!(o, GateOutcome::Deny { .. }), "{o:?}");
+}
+
+#[tokio::test]
+async fn hook_output_is_capped_and_an_overflowing_hook_fails_closed() {
+    use cairn::permissions::hooks::{HookCommand, HookEvent, HookGroup, HooksConfig, OUTPUT_CAP};
+    let ws = Ws::new();
+    // `yes` never stops by itself: only the cap (not the timeout) can end it here.
+    for command in ["yes", "yes >&2", "head -c 3000000 /dev/zero; exit 0"] {
+        let config = HooksConfig {
+            groups: vec![HookGroup {
+                event: HookEvent::PreToolUse,
+                matcher: String::new(),
+                commands: vec![HookCommand {
+                    command: command.into(),
+                    timeout: Duration::from_secs(120),
+                }],
+                origin: cairn::config::layers::Origin {
+                    layer: Layer::Project,
+                    source: "test".into(),
+                },
+            }],
+        };
+        let runner = cairn::permissions::HookRunner::new(config, ws.proj.clone());
+        let runs = runner
+            .run(HookEvent::PreToolUse, Some("Edit"), &json!({}))
+            .await;
+        let run = &runs[0];
+        assert!(run.overflowed && !run.timed_out, "{command}");
+        assert!(run.stdout.len() <= OUTPUT_CAP && run.stderr.len() <= OUTPUT_CAP);
+        let failure = run.failure(HookEvent::PreToolUse).unwrap();
+        assert!(failure.contains("printed more than 1 MiB"), "{failure}");
+    }
+    ws.hooks(json!({ "PreToolUse": [ { "matcher": "", "hooks": [
+        { "type": "command", "command": format!("{}; yes", decision("allow", json!({}))) } ] } ] }));
+    let gate = ws.gate(PermissionMode::Default);
+    let (s, _rx) = ws.session();
+    let o = check(
+        &ws,
+        &gate,
+        &s,
+        "Edit",
+        json!({ "write": ["$P/src/main.rs"] }),
+    )
+    .await;
+    assert!(matches!(o, GateOutcome::Ask(_)), "{o:?}");
 }

@@ -1,7 +1,9 @@
 //! Where settings files live and how one is read: the layers (managed, `--settings`, project
 //! local, project, user), the project root, and reading a file into JSON with diagnostics that
-//! name the file and line. Reading never fails the program: a broken file becomes a diagnostic
-//! and is skipped.
+//! name the file and line. Reading never fails the program: a broken file becomes a diagnostic.
+//! A file that exists but cannot be used (unreadable, not UTF-8, not JSON, not an object) is
+//! also recorded as *broken* ([`Problems::broken`]): it may hold deny rules, so the permission
+//! gate fails closed until it is fixed. A UTF-8 byte order mark at the start is accepted.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -154,18 +156,54 @@ impl SettingsSource {
     }
 }
 
-/// Read a file; `None` when it does not exist (silently) or is broken (with a diagnostic).
-pub fn read_source(
-    path: &Path,
-    layer: Layer,
-    diagnostics: &mut Vec<String>,
-) -> Option<SettingsSource> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+/// What went wrong while reading and merging settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Problems {
+    /// Every problem, `file:line: what is wrong`, in the order found.
+    pub notes: Vec<String>,
+    /// The problems that may have hidden a restriction (a deny or ask rule, a PreToolUse
+    /// hook): each is also in `notes`. Any of these puts the gate in its fail-closed state.
+    pub broken: Vec<String>,
+}
+
+impl Problems {
+    /// A problem that only loses something harmless to lose (a model name, an allow rule).
+    pub fn push(&mut self, message: String) {
+        self.notes.push(message);
+    }
+
+    /// A problem that may have lost a restriction.
+    pub fn broken(&mut self, message: String) {
+        self.notes.push(message.clone());
+        self.broken.push(message);
+    }
+}
+
+/// Editors on some systems save a UTF-8 byte order mark; JSON parsers reject it.
+pub fn strip_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
+/// Read a file; `None` when it does not exist (silently) or cannot be used (a broken problem:
+/// a file that exists may hold deny rules).
+pub fn read_source(path: &Path, layer: Layer, problems: &mut Problems) -> Option<SettingsSource> {
+    let text = match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
+                problems.broken(format!(
+                    "{}:{line}: settings are not valid UTF-8 (byte {at}); the file cannot be used",
+                    path.display()
+                ));
+                return None;
+            }
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
-            diagnostics.push(format!(
-                "{}: cannot read settings: {e}; this file is skipped",
+            problems.broken(format!(
+                "{}: cannot read settings: {e}; the file cannot be used",
                 path.display()
             ));
             return None;
@@ -177,16 +215,21 @@ pub fn read_source(
             layer,
             source: path.display().to_string(),
         },
-        diagnostics,
+        problems,
     )
 }
 
-/// Parse a settings document; a JSON error or a non-object becomes a diagnostic.
+/// Parse a settings document; a JSON error or a non-object is a broken problem. An empty
+/// document is no settings at all (a fresh `touch`ed file), not a problem.
 pub fn parse_source(
     text: String,
     origin: Origin,
-    diagnostics: &mut Vec<String>,
+    problems: &mut Problems,
 ) -> Option<SettingsSource> {
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
     if text.trim().is_empty() {
         return None;
     }
@@ -197,15 +240,15 @@ pub fn parse_source(
             value,
         }),
         Ok(_) => {
-            diagnostics.push(format!(
-                "{}:1: settings must be a JSON object; this file is skipped",
+            problems.broken(format!(
+                "{}:1: settings must be a JSON object; the file cannot be used",
                 origin.source
             ));
             None
         }
         Err(e) => {
-            diagnostics.push(format!(
-                "{}:{}:{}: invalid JSON: {}; this file is skipped",
+            problems.broken(format!(
+                "{}:{}:{}: invalid JSON: {}; the file cannot be used",
                 origin.source,
                 e.line(),
                 e.column(),

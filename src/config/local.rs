@@ -3,6 +3,7 @@
 //! The file is read, the rule merged into `permissions.allow` (once), and the result written
 //! atomically (temp file in the same directory, then rename), keeping every other key. A file
 //! that is not valid JSON is never overwritten: the person's text is worth more than a rule.
+//! A byte order mark at its start is accepted (and not written back).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,7 +32,7 @@ pub fn save_allow_rule(project_root: &Path, rule: &str) -> Result<PathBuf, SaveR
     };
     let mut root = match std::fs::read_to_string(&path) {
         Ok(text) if text.trim().is_empty() => Map::new(),
-        Ok(text) => match serde_json::from_str::<Value>(&text) {
+        Ok(text) => match serde_json::from_str::<Value>(crate::config::layers::strip_bom(&text)) {
             Ok(Value::Object(m)) => m,
             Ok(_) => {
                 return Err(SaveRuleError::Invalid {

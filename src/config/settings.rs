@@ -3,7 +3,15 @@
 //!
 //! Merge rules: scalars (`model`, `permissions.defaultMode`, each `env` key) — the highest
 //! layer wins; lists (`permissions.allow/ask/deny`, `additionalDirectories`) and hooks —
-//! every layer contributes. A broken file is skipped as a whole, a bad value or rule alone.
+//! every layer contributes. A bad value or rule is skipped alone with a diagnostic.
+//!
+//! Failing closed: a file that exists but cannot be used, and any problem that may have lost
+//! a restriction (`permissions` not an object; a `deny` or `ask` list or rule that cannot be
+//! read; a broken `hooks` object or PreToolUse hook), is also listed in
+//! [`LoadedSettings::broken`], and the permission gate then refuses every call that is not
+//! read-only. Problems that can only lose a permission or a preference (`model`, `env`, an
+//! `allow` rule, `defaultMode`, `additionalDirectories`, other hook events) stay diagnostics:
+//! losing them never lets anything run that would not have run.
 //! Loading never fails and never reads the real environment: the caller passes a lookup.
 
 use std::collections::BTreeMap;
@@ -13,7 +21,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::layers::{
-    Layer, Origin, SettingsPaths, SettingsSource, parse_source, project_root, read_source,
+    Layer, Origin, Problems, SettingsPaths, SettingsSource, parse_source, project_root, read_source,
 };
 use crate::files::paths::expand_path;
 use crate::permissions::hooks::{HooksConfig, parse_hooks};
@@ -56,6 +64,9 @@ pub struct LoadedSettings {
     /// Every settings document that was read, highest layer first.
     pub sources: Vec<Origin>,
     pub diagnostics: Vec<String>,
+    /// The diagnostics that may have hidden a deny rule, an ask rule or a PreToolUse hook
+    /// (each is also in `diagnostics`). Not empty: the gate fails closed.
+    pub broken: Vec<String>,
 }
 
 impl LoadedSettings {
@@ -97,7 +108,7 @@ pub fn load_settings_from(
         home,
         ..LoadedSettings::default()
     };
-    let mut diagnostics = Vec::new();
+    let mut diagnostics = Problems::default();
     let mut sources = Vec::new();
     for path in &paths.managed {
         sources.extend(read_source(path, Layer::Managed, &mut diagnostics));
@@ -113,8 +124,9 @@ pub fn load_settings_from(
             let path = expand_path(cli, project_dir).unwrap_or_else(|_| PathBuf::from(cli));
             match read_source(&path, Layer::Cli, &mut diagnostics) {
                 Some(s) => sources.push(s),
-                None if !path.exists() => diagnostics.push(format!(
-                    "--settings {cli}: no such file (and not inline JSON); ignored"
+                // Named on purpose, so it is meant to apply: its rules are missing.
+                None if !path.exists() => diagnostics.broken(format!(
+                    "--settings {cli}: no such file (and not inline JSON)"
                 )),
                 None => {}
             }
@@ -134,7 +146,8 @@ pub fn load_settings_from(
         merge_source(&mut loaded, src, &ctx, &mut diagnostics);
         loaded.sources.push(src.origin.clone());
     }
-    loaded.diagnostics = diagnostics;
+    loaded.diagnostics = diagnostics.notes;
+    loaded.broken = diagnostics.broken;
     loaded
 }
 
@@ -142,7 +155,7 @@ fn merge_source(
     loaded: &mut LoadedSettings,
     src: &SettingsSource,
     ctx: &RuleContext,
-    diags: &mut Vec<String>,
+    diags: &mut Problems,
 ) {
     let obj = &src.value;
     if let Some(model) = obj.get("model") {
@@ -189,7 +202,7 @@ fn merge_source(
         return;
     };
     if !perms.is_object() {
-        diags.push(src.diagnostic(
+        diags.broken(src.diagnostic(
             "\"permissions\"",
             "`permissions` must be an object; ignored",
         ));
@@ -229,10 +242,17 @@ fn merge_source(
                         });
                     }
                 }
-                Err(e) => diags.push(src.diagnostic(
-                    &format!("\"{}", text.replace('"', "\\\"")),
-                    &format!("permissions.{key}: `{text}`: {e}; rule skipped"),
-                )),
+                Err(e) => {
+                    let message = src.diagnostic(
+                        &format!("\"{}", text.replace('"', "\\\"")),
+                        &format!("permissions.{key}: `{text}`: {e}; rule skipped"),
+                    );
+                    if key == "allow" {
+                        diags.push(message);
+                    } else {
+                        diags.broken(message);
+                    }
+                }
             }
         }
     }
@@ -251,31 +271,46 @@ fn merge_source(
     }
 }
 
-/// `permissions.<key>` as a list of strings; wrong types are reported and skipped.
+/// `permissions.<key>` as a list of strings; wrong types are reported and skipped (as broken
+/// for `deny` and `ask`, whose loss would let calls through).
 fn string_list(
     src: &SettingsSource,
     perms: &Value,
     key: &str,
-    diags: &mut Vec<String>,
+    diags: &mut Problems,
 ) -> Vec<String> {
+    let restricts = key == "deny" || key == "ask";
+    let report = |diags: &mut Problems, message: String| {
+        if restricts {
+            diags.broken(message);
+        } else {
+            diags.push(message);
+        }
+    };
     let Some(v) = perms.get(key) else {
         return Vec::new();
     };
     let Some(items) = v.as_array() else {
-        diags.push(src.diagnostic(
-            &format!("\"{key}\""),
-            &format!("`permissions.{key}` must be a list of strings; ignored"),
-        ));
+        report(
+            diags,
+            src.diagnostic(
+                &format!("\"{key}\""),
+                &format!("`permissions.{key}` must be a list of strings; ignored"),
+            ),
+        );
         return Vec::new();
     };
     let mut out = Vec::new();
     for item in items {
         match item.as_str() {
             Some(s) => out.push(s.to_string()),
-            None => diags.push(src.diagnostic(
-                &format!("\"{key}\""),
-                &format!("`permissions.{key}` holds {item}, which is not a string; skipped"),
-            )),
+            None => report(
+                diags,
+                src.diagnostic(
+                    &format!("\"{key}\""),
+                    &format!("`permissions.{key}` holds {item}, which is not a string; skipped"),
+                ),
+            ),
         }
     }
     out

@@ -135,6 +135,11 @@ impl PermissionGate {
         if let Some(message) = self.firm_denial(&facts, mode) {
             return GateOutcome::Deny { message };
         }
+        if !read_only && !self.settings_broken.is_empty() {
+            return GateOutcome::Deny {
+                message: broken_settings_message(tool, &self.settings_broken),
+            };
+        }
         if tool == "ExitPlanMode" {
             return self.plan_approval(call, mode);
         }
@@ -647,4 +652,19 @@ fn fetch_url(call: &CallInfo<'_>, updated: Option<&Value>) -> String {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
+}
+
+/// The refusal of a call while settings are broken: what is wrong, where, and what to do.
+fn broken_settings_message(tool: &str, problems: &[String]) -> String {
+    let mut message = format!(
+        "{tool} was refused: cairn's settings could not be read completely, so deny rules, ask \
+         rules or PreToolUse hooks may be missing. Until the user fixes the settings and \
+         restarts cairn, only read-only tools run (Read, Glob, Grep, read-only commands). \
+         Tell the user what to fix; do not retry this call.\nProblems:"
+    );
+    for p in problems {
+        message.push_str("\n  ");
+        message.push_str(p);
+    }
+    message
 }

@@ -7,7 +7,8 @@
 //! directory with `CLAUDE_PROJECT_DIR` and `CAIRN_PROJECT_DIR` set and the event's JSON on
 //! stdin. Exit 0 = fine (stdout parsed as JSON when it starts with `{`), exit 2 = block (stderr
 //! is the reason), anything else = a non-blocking error reported to the person. A hook that
-//! outlives its timeout is killed with its whole process group. Nothing a hook does can crash
+//! outlives its timeout, or prints more than [`OUTPUT_CAP`], is killed with its whole process
+//! group, and counts as failed (see [`HookRun::failure`]). Nothing a hook does can crash
 //! cairn; interpreting the outcome for each event is done by the callers in this module.
 
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ use regex::Regex;
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt;
 
-use crate::config::layers::{Origin, SettingsSource};
+use crate::config::layers::{Origin, Problems, SettingsSource};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HookEvent {
@@ -66,6 +67,11 @@ impl HookEvent {
 }
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longer timeouts are cut to this (a day: only there so deadlines never overflow).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+/// What is kept of a hook's stdout and of its stderr. A hook that prints more is killed and
+/// counts as failed: its verdict cannot be trusted, and its output must not fill memory.
+pub const OUTPUT_CAP: usize = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HookCommand {
@@ -88,30 +94,38 @@ pub struct HooksConfig {
     pub groups: Vec<HookGroup>,
 }
 
-/// Read the `hooks` object of one settings document; bad entries become diagnostics.
-pub fn parse_hooks(
-    src: &SettingsSource,
-    value: &Value,
-    diagnostics: &mut Vec<String>,
-) -> Vec<HookGroup> {
+/// Read the `hooks` object of one settings document; bad entries become diagnostics. A
+/// PreToolUse hook can refuse calls, so losing one (or the whole `hooks` object) is a broken
+/// problem: the gate fails closed rather than run without the person's guard.
+pub fn parse_hooks(src: &SettingsSource, value: &Value, problems: &mut Problems) -> Vec<HookGroup> {
     let mut out = Vec::new();
     let Some(events) = value.as_object() else {
-        diagnostics.push(src.diagnostic("\"hooks\"", "`hooks` must be an object; ignored"));
+        problems.broken(src.diagnostic("\"hooks\"", "`hooks` must be an object; ignored"));
         return out;
     };
     for (name, groups) in events {
         let Some(event) = HookEvent::parse(name) else {
-            diagnostics.push(src.diagnostic(
+            problems.push(src.diagnostic(
                 &format!("\"{name}\""),
                 &format!("unknown hook event `{name}`; ignored"),
             ));
             continue;
         };
+        let report = |problems: &mut Problems, message: String| {
+            if event == HookEvent::PreToolUse {
+                problems.broken(message);
+            } else {
+                problems.push(message);
+            }
+        };
         let Some(groups) = groups.as_array() else {
-            diagnostics.push(src.diagnostic(
-                &format!("\"{name}\""),
-                &format!("`hooks.{name}` must be a list; ignored"),
-            ));
+            report(
+                problems,
+                src.diagnostic(
+                    &format!("\"{name}\""),
+                    &format!("`hooks.{name}` must be a list; ignored"),
+                ),
+            );
             continue;
         };
         for group in groups {
@@ -121,10 +135,13 @@ pub fn parse_hooks(
                 .unwrap_or("")
                 .to_string();
             if matcher.trim() != "*" && !simple_matcher(&matcher) && Regex::new(&matcher).is_err() {
-                diagnostics.push(src.diagnostic(
-                    &matcher,
-                    &format!("hook matcher `{matcher}` is not a valid regex; ignored"),
-                ));
+                report(
+                    problems,
+                    src.diagnostic(
+                        &matcher,
+                        &format!("hook matcher `{matcher}` is not a valid regex; ignored"),
+                    ),
+                );
                 continue;
             }
             let mut commands = Vec::new();
@@ -144,19 +161,24 @@ pub fn parse_hooks(
                             .get("timeout")
                             .and_then(Value::as_f64)
                             .filter(|t| *t > 0.0)
-                            .map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64);
+                            // `try_`: a huge or non-finite number in settings must not panic.
+                            .and_then(|t| Duration::try_from_secs_f64(t).ok())
+                            .map_or(DEFAULT_TIMEOUT, |t| t.min(MAX_TIMEOUT));
                         commands.push(HookCommand {
                             command: command.to_string(),
                             timeout,
                         });
                     }
-                    _ => diagnostics.push(src.diagnostic(
-                        &format!("\"{name}\""),
-                        &format!(
-                            "a `hooks.{name}` entry needs `\"type\": \"command\"` and a \
+                    _ => report(
+                        problems,
+                        src.diagnostic(
+                            &format!("\"{name}\""),
+                            &format!(
+                                "a `hooks.{name}` entry needs `\"type\": \"command\"` and a \
                              `command`; that entry is ignored"
+                            ),
                         ),
-                    )),
+                    ),
                 }
             }
             if !commands.is_empty() {
@@ -192,40 +214,70 @@ pub fn matcher_matches(matcher: &str, value: Option<&str>) -> bool {
 }
 
 /// What one hook command did.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct HookRun {
     pub command: String,
     /// None when it was killed or could not start.
     pub exit_code: Option<i32>,
+    /// At most [`OUTPUT_CAP`] bytes of it.
     pub stdout: String,
+    /// At most [`OUTPUT_CAP`] bytes of it.
     pub stderr: String,
     pub timed_out: bool,
+    /// It printed more than [`OUTPUT_CAP`] on stdout or stderr and was killed.
+    pub overflowed: bool,
+    /// The signal that ended it, when something other than cairn killed it.
+    pub signal: Option<i32>,
     /// stdout parsed, when it was a JSON object.
     pub json: Option<Map<String, Value>>,
+    /// Why stdout, which starts with `{`, is not a JSON object.
+    pub bad_json: Option<String>,
 }
 
+/// Notices quote at most this much of a hook's stderr.
+const QUOTED_STDERR: usize = 2_000;
+
 impl HookRun {
+    /// Exit code 2: block, with stderr as the reason (Claude Code's convention).
     pub fn blocked(&self) -> bool {
         self.exit_code == Some(2)
     }
 
-    /// A failure that does not block: worth telling the person, nothing more.
+    /// Why the hook's answer cannot be used: it timed out, printed too much, was killed,
+    /// could not start, exited with a code other than 0 or 2, or printed broken JSON. `None`
+    /// for a hook that answered. Such a hook never allows or decides anything; for
+    /// non-blocking events it is only worth telling the person.
     pub fn failure(&self, event: HookEvent) -> Option<String> {
+        let what = format!("{} hook `{}`", event.name(), self.command);
         if self.timed_out {
+            return Some(format!("{what} timed out and was killed"));
+        }
+        if self.overflowed {
             return Some(format!(
-                "{} hook `{}` timed out and was killed",
-                event.name(),
-                self.command
+                "{what} printed more than {} MiB and was killed; its output is not used",
+                OUTPUT_CAP >> 20
             ));
         }
+        if let Some(sig) = self.signal {
+            return Some(format!("{what} was killed by signal {sig}"));
+        }
+        let mut stderr = self.stderr.trim();
+        if stderr.len() > QUOTED_STDERR {
+            let mut end = QUOTED_STDERR;
+            while !stderr.is_char_boundary(end) {
+                end -= 1;
+            }
+            stderr = &stderr[..end];
+        }
         match self.exit_code {
-            Some(0) | Some(2) => None,
+            Some(2) => None,
+            Some(0) => self
+                .bad_json
+                .as_ref()
+                .map(|e| format!("{what} printed invalid JSON ({e}); its output is not used")),
             code => Some(format!(
-                "{} hook `{}` failed ({}): {}",
-                event.name(),
-                self.command,
+                "{what} failed ({}): {stderr}",
                 code.map_or("could not run".to_string(), |c| format!("exit {c}")),
-                self.stderr.trim()
             )),
         }
     }
@@ -308,11 +360,7 @@ async fn run_one(
 ) -> HookRun {
     let mut run = HookRun {
         command: hook.command.clone(),
-        exit_code: None,
-        stdout: String::new(),
-        stderr: String::new(),
-        timed_out: false,
-        json: None,
+        ..HookRun::default()
     };
     let mut cmd = tokio::process::Command::new("sh");
     crate::shell::env_policy::apply(&mut cmd, env);
@@ -342,22 +390,117 @@ async fn run_one(
             let _ = pipe.write_all(stdin.as_bytes()).await;
         });
     }
-    match tokio::time::timeout(hook.timeout, child.wait_with_output()).await {
-        Ok(Ok(output)) => {
-            run.exit_code = output.status.code();
-            run.stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-            run.stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-            if run.stdout.trim_start().starts_with('{') {
-                run.json = serde_json::from_str(run.stdout.trim()).ok();
-            }
+    // Dropped before the hook is reaped (the turn was cancelled): its whole group dies.
+    let mut group = GroupKill(pid);
+    let deadline = tokio::time::Instant::now() + hook.timeout;
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+    match tokio::time::timeout_at(deadline, collect(stdout, stderr)).await {
+        Ok(out) => {
+            run.overflowed = out.overflowed;
+            run.stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            run.stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         }
-        Ok(Err(e)) => run.stderr = format!("could not wait for it: {e}"),
-        Err(_) => {
-            run.timed_out = true;
-            kill_group(pid);
+        Err(_) => run.timed_out = true,
+    }
+    if !run.timed_out && !run.overflowed {
+        // Both pipes are closed, yet the hook may still run (it can close them itself): the
+        // rest of its time still bounds the wait.
+        match tokio::time::timeout_at(deadline, child.wait()).await {
+            Ok(Ok(status)) => {
+                // Reaped: the pid may be reused from here on, never signal it again. What the
+                // hook left running in the background is its own business, as in Claude Code.
+                group.0 = None;
+                run.exit_code = status.code();
+                #[cfg(unix)]
+                {
+                    use std::os::unix::process::ExitStatusExt;
+                    run.signal = status.signal();
+                }
+            }
+            Ok(Err(e)) => run.stderr = format!("could not wait for it: {e}"),
+            Err(_) => run.timed_out = true,
+        }
+    }
+    if run.timed_out || run.overflowed {
+        // The leader is not reaped yet, so its pid still names the group we created.
+        kill_group(group.0.take());
+        // SIGKILL ends it at once; reap it so no zombie is left (bounded all the same).
+        let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+        return run;
+    }
+    let text = run.stdout.trim();
+    if text.starts_with('{') {
+        match serde_json::from_str::<Map<String, Value>>(text) {
+            Ok(map) => run.json = Some(map),
+            Err(e) => run.bad_json = Some(e.to_string()),
         }
     }
     run
+}
+
+/// A hook's output, each stream cut at [`OUTPUT_CAP`].
+#[derive(Default)]
+struct Collected {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    /// A stream passed the cap; reading stopped there.
+    overflowed: bool,
+}
+
+/// Read both pipes to their end, in chunks, keeping at most [`OUTPUT_CAP`] of each. Returns
+/// early once either passes the cap (the caller kills the hook): memory stays bounded
+/// whatever the hook prints.
+async fn collect(
+    mut stdout: Option<tokio::process::ChildStdout>,
+    mut stderr: Option<tokio::process::ChildStderr>,
+) -> Collected {
+    let mut c = Collected::default();
+    let mut out_buf = vec![0u8; 16 * 1024];
+    let mut err_buf = vec![0u8; 16 * 1024];
+    while stdout.is_some() || stderr.is_some() {
+        let (n, is_out) = tokio::select! {
+            n = chunk(&mut stdout, &mut out_buf), if stdout.is_some() => (n, true),
+            n = chunk(&mut stderr, &mut err_buf), if stderr.is_some() => (n, false),
+        };
+        if n == 0 {
+            if is_out {
+                stdout = None;
+            } else {
+                stderr = None;
+            }
+            continue;
+        }
+        let (kept, buf) = if is_out {
+            (&mut c.stdout, &out_buf)
+        } else {
+            (&mut c.stderr, &err_buf)
+        };
+        let room = OUTPUT_CAP.saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+        if n > room {
+            c.overflowed = true;
+            break;
+        }
+    }
+    c
+}
+
+/// The next chunk of a pipe; 0 at its end or on a read error.
+async fn chunk<R: tokio::io::AsyncRead + Unpin>(pipe: &mut Option<R>, buf: &mut [u8]) -> usize {
+    use tokio::io::AsyncReadExt;
+    match pipe {
+        Some(p) => p.read(buf).await.unwrap_or(0),
+        None => 0,
+    }
+}
+
+/// Kills a hook's process group when dropped, unless disarmed (`.0 = None`) once reaped.
+struct GroupKill(Option<u32>);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        kill_group(self.0.take());
+    }
 }
 
 fn kill_group(pid: Option<u32>) {

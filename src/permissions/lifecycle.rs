@@ -49,9 +49,19 @@ impl PermissionGate {
                 &Value::Object(payload),
             )
             .await;
+        // A hook that failed might have denied: no other hook's "allow" may skip the checks.
+        let mut failed = false;
         for run in &runs {
+            if run.blocked() {
+                out.deny
+                    .get_or_insert_with(|| run.stderr.trim().to_string());
+                continue;
+            }
             if let Some(err) = run.failure(HookEvent::PreToolUse) {
-                session.events.send(Event::Notice { message: err });
+                failed = true;
+                session.events.send(Event::Notice {
+                    message: format!("{err}; the call gets the usual permission checks"),
+                });
                 continue;
             }
             let reason = run
@@ -61,31 +71,42 @@ impl PermissionGate {
                 .to_string();
             let stop =
                 run.json.as_ref().and_then(|j| j.get("continue")) == Some(&Value::Bool(false));
-            if run.blocked() {
-                out.deny
-                    .get_or_insert_with(|| run.stderr.trim().to_string());
-            } else if stop {
+            let decision = run
+                .field("permissionDecision")
+                .or_else(|| run.field("decision"));
+            if stop {
                 let why = run.field_str("stopReason").unwrap_or(&reason).to_string();
                 out.deny.get_or_insert(why);
             } else {
-                match run
-                    .field_str("permissionDecision")
-                    .or_else(|| run.field_str("decision"))
-                {
-                    Some("deny" | "block") => {
+                match decision {
+                    None | Some(Value::Null) => {}
+                    Some(Value::String(d)) if d == "deny" || d == "block" => {
                         out.deny.get_or_insert(reason);
                     }
-                    Some("ask") => {
+                    Some(Value::String(d)) if d == "ask" => {
                         out.ask
                             .get_or_insert(format!("a PreToolUse hook asks: {reason}"));
                     }
-                    Some("allow" | "approve") => out.allow = true,
-                    _ => {}
+                    Some(Value::String(d)) if d == "allow" || d == "approve" => out.allow = true,
+                    Some(other) => {
+                        failed = true;
+                        session.events.send(Event::Notice {
+                            message: format!(
+                                "PreToolUse hook `{}` answered permissionDecision {other}, which \
+                                 is not allow, deny or ask; the call gets the usual permission \
+                                 checks",
+                                run.command
+                            ),
+                        });
+                    }
                 }
             }
             if let Some(v) = run.field("updatedInput").filter(|v| v.is_object()) {
                 out.updated_input.get_or_insert_with(|| v.clone());
             }
+        }
+        if failed {
+            out.allow = false;
         }
         out
     }

@@ -3,7 +3,8 @@
 //! approval); runs the hooks around calls and around the session.
 //!
 //! This is the one place that decision is made, in this order (see [`decide`]): PreToolUse
-//! hooks -> session denials and deny rules -> plan mode -> hook deny -> ask rules (and hook
+//! hooks -> session denials and deny rules -> broken settings (fail closed: only read-only
+//! calls pass) -> plan mode -> hook deny -> ask rules (and hook
 //! ask) -> hook allow -> bypassPermissions -> safety (paths as given, every symlink hop and
 //! resolved; protected paths; outside the working directories) -> acceptEdits -> allow rules ->
 //! session grants -> read-only allowances -> ask the person (or, headless / dontAsk, refuse
@@ -191,6 +192,9 @@ pub struct PermissionGate {
     /// Filled at the first `check`, for PostToolUse hooks (whose signature has no session).
     last_session: Mutex<Option<SessionFacts>>,
     diagnostics: Vec<String>,
+    /// Settings problems that may have hidden a deny rule, an ask rule or a PreToolUse hook
+    /// (`file:line: what`). While any stands, every call that is not read-only is refused.
+    settings_broken: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -241,6 +245,9 @@ impl PermissionGate {
             out
         };
         let mut deny = cli_rules(&config.cli_deny, "--disallowedTools", &mut diagnostics);
+        // A deny flag that cannot be read is as broken as a settings file that cannot.
+        let mut settings_broken = diagnostics.clone();
+        settings_broken.extend(settings.broken.iter().cloned());
         deny.extend(settings.permissions.deny.iter().cloned());
         let mut allow = cli_rules(&config.cli_allow, "--allowedTools", &mut diagnostics);
         allow.extend(settings.permissions.allow.iter().cloned());
@@ -274,12 +281,19 @@ impl PermissionGate {
             transcript_path: config.transcript_path,
             last_session: Mutex::new(None),
             diagnostics,
+            settings_broken,
         })
     }
 
     /// Problems with the flag rules (the settings' own are in `LoadedSettings::diagnostics`).
     pub fn diagnostics(&self) -> &[String] {
         &self.diagnostics
+    }
+
+    /// The problems that put the gate in its fail-closed state (empty: it is not). Headless
+    /// mode refuses to start with any; the TUI shows them as errors.
+    pub fn settings_broken(&self) -> &[String] {
+        &self.settings_broken
     }
 
     pub fn mode(&self) -> PermissionMode {

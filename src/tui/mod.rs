@@ -53,6 +53,8 @@ pub struct TuiOptions {
     pub initial_prompt: Option<String>,
     /// Shown in the conversation before anything else (e.g. "running the demo").
     pub notices: Vec<String>,
+    /// Shown as errors before anything else (e.g. broken settings: only read-only tools run).
+    pub errors: Vec<String>,
     /// The data dir: prompt history is kept per project under `<data_dir>/history/`. `None`:
     /// history lives only as long as the session.
     pub data_dir: Option<PathBuf>,
@@ -86,6 +88,9 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
         highlighter: Highlighter::new(),
     };
     let mut app = App::new(config, history, ops.clone());
+    for error in &opts.errors {
+        app.push_notice(conversation::NoticeKind::Error, error);
+    }
     for notice in &opts.notices {
         app.push_notice(conversation::NoticeKind::Info, notice);
     }

@@ -1,0 +1,227 @@
+//! Fuzz targets for permission rules: parsing arbitrary text, the documented matching
+//! invariants, and the gate's central promise (an allow never overrides a deny) checked on
+//! random rule sets and random commands through the real [`PermissionGate::check`].
+
+#[path = "support/fuzz.rs"]
+mod fuzz;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use cairn::session::context::{EventSender, SessionContext};
+use cairn::config::LoadedSettings;
+use cairn::permissions::rules::{Rule, RuleContext, Target};
+use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
+use cairn::protocol::PermissionMode;
+use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
+use proptest::prelude::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+fn ctx() -> RuleContext {
+    RuleContext {
+        root: PathBuf::from("/proj"),
+        cwd: PathBuf::from("/proj"),
+        home: Some(PathBuf::from("/home/me")),
+    }
+}
+
+#[test]
+fn fuzz_rule_parsing_never_panics_and_round_trips() {
+    let text = prop_oneof![
+        any::<String>(),
+        "[A-Za-z_*-]{0,10}(\\([^\n]{0,24}\\))?",
+        "(Bash|Read|Edit|WebFetch|Agent|mcp__a__b)\\([ -~]{0,20}\\)?",
+    ];
+    let ctx = ctx();
+    fuzz::fuzz("rule_parse", text, |text| {
+        if let Ok(rule) = Rule::parse(&text, &ctx) {
+            // What is shown (`text`) parses back to the same rule.
+            prop_assert_eq!(rule.text.as_str(), text.trim());
+            let again = Rule::parse(&rule.text, &ctx)
+                .map_err(|e| TestCaseError::fail(format!("{} no longer parses: {e}", rule.text)))?;
+            prop_assert_eq!(&again.text, &rule.text);
+            prop_assert_eq!(&again.tool, &rule.tool);
+            prop_assert_eq!(again.is_bare(), rule.is_bare());
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn fuzz_command_rules_match_as_documented() {
+    let case = ("[a-z][a-z0-9_-]{0,6}", "[!-~][ -~]{0,20}", any::<bool>());
+    let ctx = ctx();
+    fuzz::fuzz("rule_match", case, |(word, rest, colon)| {
+        // `Bash(x *)` (and `Bash(x:*)`) match every command that starts with `x `.
+        let text = if colon {
+            format!("Bash({word}:*)")
+        } else {
+            format!("Bash({word} *)")
+        };
+        let rule =
+            Rule::parse(&text, &ctx).map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+        let command = format!("{word} {rest}");
+        prop_assert!(
+            rule.matches_target(Target::Command(&command), true),
+            "{} does not match {:?}",
+            text,
+            command
+        );
+        // ... and not a longer word that merely starts the same (`ls *` is not `lsof`).
+        let longer = format!("{word}x {rest}");
+        prop_assert!(!rule.matches_target(Target::Command(&longer), true));
+        // A bare tool name covers every call of the tool, whatever the input.
+        for bare in ["Bash", "Bash(*)"] {
+            let rule =
+                Rule::parse(bare, &ctx).map_err(|e| TestCaseError::fail(format!("{bare}: {e}")))?;
+            prop_assert!(rule.is_bare() && rule.names_tool("Bash"));
+        }
+        Ok(())
+    });
+}
+
+struct Shell;
+
+#[derive(Deserialize, JsonSchema)]
+struct ShellInput {
+    command: String,
+}
+
+#[async_trait]
+impl Tool for Shell {
+    type Input = ShellInput;
+    fn name(&self) -> &'static str {
+        "Bash"
+    }
+    fn description(&self) -> String {
+        "shell".into()
+    }
+    fn is_read_only(&self, input: &ShellInput) -> bool {
+        cairn::shell::is_read_only(&input.command)
+    }
+    fn title(&self, input: &ShellInput, _ctx: &SessionContext) -> String {
+        input.command.clone()
+    }
+    fn accesses(&self, i: &ShellInput, ctx: &SessionContext) -> Vec<Access> {
+        vec![Access::Exec {
+            command: i.command.clone(),
+            cwd: ctx.cwd(),
+        }]
+    }
+    async fn call(&self, _input: ShellInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+const WORDS: &[&str] = &["ls", "rm", "git", "push", "-rf", "a", "cat", "echo"];
+const MODES: &[PermissionMode] = &[
+    PermissionMode::Default,
+    PermissionMode::AcceptEdits,
+    PermissionMode::BypassPermissions,
+    PermissionMode::DontAsk,
+];
+
+fn rule_text() -> impl Strategy<Value = String> {
+    let word = proptest::sample::select(WORDS);
+    prop_oneof![
+        Just("Bash".to_string()),
+        Just("Bash(*)".to_string()),
+        word.clone().prop_map(|w| format!("Bash({w} *)")),
+        word.clone().prop_map(|w| format!("Bash({w}:*)")),
+        word.clone().prop_map(|w| format!("Bash({w})")),
+        (word.clone(), word).prop_map(|(a, b)| format!("Bash({a} {b}*)")),
+    ]
+}
+
+fn command() -> impl Strategy<Value = String> {
+    let simple =
+        proptest::collection::vec(proptest::sample::select(WORDS), 1..4).prop_map(|w| w.join(" "));
+    (
+        simple.clone(),
+        proptest::option::of((
+            proptest::sample::select(&["&&", ";", "|", "||"][..]),
+            simple,
+        )),
+    )
+        .prop_map(|(a, more)| match more {
+            Some((op, b)) => format!("{a} {op} {b}"),
+            None => a,
+        })
+}
+
+#[test]
+fn fuzz_an_allow_never_overrides_a_deny() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().canonicalize().unwrap();
+    let settings = LoadedSettings {
+        project_root: proj.clone(),
+        project_dir: proj.clone(),
+        ..LoadedSettings::default()
+    };
+    let (events, _rx) = EventSender::channel();
+    let session = Arc::new(SessionContext::new(
+        "fuzz".into(),
+        proj.clone(),
+        Vec::new(),
+        proj.join("data"),
+        events,
+    ));
+    let case = (
+        proptest::collection::vec(rule_text(), 0..4),
+        proptest::collection::vec(rule_text(), 0..4),
+        command(),
+        proptest::sample::select(MODES),
+    );
+    fuzz::fuzz(
+        "allow_never_overrides_deny",
+        case,
+        |(deny, allow, cmd, mode)| {
+            let gate = |allow: &[String]| {
+                PermissionGate::new(GateConfig {
+                    settings: &settings,
+                    cli_allow: allow.to_vec(),
+                    cli_deny: deny.clone(),
+                    mode,
+                    interactive: true,
+                    project_dir: proj.clone(),
+                    additional_dirs: Vec::new(),
+                    session_data_dir: proj.join("data"),
+                    transcript_path: proj.join("data/t.jsonl"),
+                    running_as_root: false,
+                    sandboxed: false,
+                })
+                .unwrap()
+            };
+            let input = json!({ "command": cmd });
+            let decide = |gate: PermissionGate| {
+                let parsed: ParsedInput = Shell.parse(&input).unwrap();
+                let accesses = DynTool::accesses(&Shell, &parsed, &session);
+                let info = CallInfo {
+                    call_id: "c",
+                    tool: &Shell,
+                    input: &parsed,
+                    raw_input: &input,
+                    title: "t",
+                    accesses: &accesses,
+                    preview: None,
+                };
+                runtime.block_on(gate.check(&info, &session))
+            };
+            let without = decide(gate(&[]));
+            let with = decide(gate(&allow));
+            if let GateOutcome::Deny { message } = &without
+                && message.contains("denied by the rule")
+            {
+                prop_assert_eq!(&with, &without, "allow rules {:?} undid a deny", allow);
+            }
+            Ok(())
+        },
+    );
+}
