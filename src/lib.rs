@@ -15,6 +15,7 @@ pub mod headless;
 pub mod llm;
 pub mod permissions;
 pub mod protocol;
+pub mod rules;
 pub mod session;
 pub mod shell;
 pub mod startup;

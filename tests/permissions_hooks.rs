@@ -846,7 +846,8 @@ async fn a_deny_from_one_hook_wins_over_an_allow_from_another() {
 
 #[tokio::test]
 async fn hook_output_is_capped_and_an_overflowing_hook_fails_closed() {
-    use cairn::permissions::hooks::{HookCommand, HookEvent, HookGroup, HooksConfig, OUTPUT_CAP};
+    use cairn::config::hooks::{HookCommand, HookEvent, HookGroup, HooksConfig};
+    use cairn::permissions::hooks::OUTPUT_CAP;
     let ws = Ws::new();
     // `yes` never stops by itself: only the cap (not the timeout) can end it here.
     for command in ["yes", "yes >&2", "head -c 3000000 /dev/zero; exit 0"] {

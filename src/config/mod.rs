@@ -1,6 +1,9 @@
 //! Configuration: which model to talk to ([`model`]), the settings layers ([`layers`]) and
-//! their merge ([`settings`]), and saving "always allow" rules ([`local`]).
+//! their merge ([`settings`]), the hooks they configure ([`hooks`]), and saving "always allow"
+//! rules ([`local`]). Rules are parsed with the rule language in `crate::rules`; deciding with
+//! them and running hooks is `permissions`' business (which imports this, never the reverse).
 
+pub mod hooks;
 pub mod layers;
 pub mod local;
 pub mod model;

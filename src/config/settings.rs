@@ -20,13 +20,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::hooks::{HooksConfig, parse_hooks};
 use super::layers::{
     Layer, Origin, Problems, SettingsPaths, SettingsSource, parse_source, project_root, read_source,
 };
 use crate::files::paths::expand_path;
-use crate::permissions::hooks::{HooksConfig, parse_hooks};
-use crate::permissions::rules::{Rule, RuleContext};
 use crate::protocol::PermissionMode;
+use crate::rules::{Rule, RuleContext};
 
 /// A rule and where it was written.
 #[derive(Debug, Clone)]

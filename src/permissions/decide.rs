@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
-use super::hooks::HookEvent;
 use super::lifecycle::PreHook;
-use super::rules::{Rule, Specifier, Target};
 use super::safety::{PathFacts, normalize_lexically, path_facts, shell_path, shell_path_facts};
 use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock};
+use crate::config::hooks::HookEvent;
 use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
+use crate::rules::{Rule, Specifier, Target};
 use crate::session::context::SessionContext;
 use crate::shell::{Dirs, ShellCommand, analyze, git_config, path_arguments, readonly};
 use crate::tools::Access;

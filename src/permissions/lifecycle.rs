@@ -5,8 +5,9 @@
 
 use serde_json::{Value, json};
 
-use super::hooks::{HookEvent, HookVerdict, base_payload, verdict};
+use super::hooks::{HookVerdict, base_payload, verdict};
 use super::{CallInfo, PermissionGate, lock};
+use crate::config::hooks::HookEvent;
 
 use crate::protocol::{Event, PermissionMode};
 use crate::session::context::SessionContext;

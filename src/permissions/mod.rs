@@ -19,7 +19,6 @@ pub mod ask;
 mod decide;
 pub mod hooks;
 mod lifecycle;
-pub mod rules;
 pub mod safety;
 
 use std::collections::HashMap;
@@ -37,8 +36,8 @@ use crate::protocol::{
 use crate::session::context::{EventSender, SessionContext};
 use crate::tools::{Access, DynTool, ParsedInput, Preview};
 
+use crate::rules::{self, Rule, RuleContext, split_rule_list};
 pub use hooks::{HookRunner, HookVerdict};
-use rules::{Rule, RuleContext, split_rule_list};
 use safety::Roots;
 
 /// What the gate knows about one call.

@@ -149,7 +149,6 @@ mod tests {
     use super::*;
     use crate::tui::input::{Key, KeyInput};
     use crate::tui::keymap::resolve;
-    use crate::tui::picker::Picker;
 
     fn plain(key: Key) -> Keys {
         resolve(KeyInput::plain(key))
@@ -169,27 +168,5 @@ mod tests {
         // Typing does not leak to the composer under the transcript.
         assert_eq!(t.handle_key(&plain(Key::Char('x'))), Outcome::Consumed);
         assert!(t.modal());
-    }
-
-    #[test]
-    fn picker_reports_the_pick_and_leaves_other_keys_below() {
-        let mut p = Picker::commands("");
-        assert!(!p.modal());
-        let first = p.selected().cloned();
-        assert!(first.is_some());
-        assert_eq!(
-            p.handle_key(&plain(Key::Tab)),
-            Outcome::Message(Message::Picked {
-                item: first,
-                enter: false
-            })
-        );
-        assert_eq!(p.handle_key(&plain(Key::Down)), Outcome::Consumed);
-        assert_eq!(p.handle_key(&plain(Key::Char('x'))), Outcome::Ignored);
-        assert_eq!(
-            p.handle_key(&resolve(KeyInput::ctrl('c'))),
-            Outcome::Ignored
-        );
-        assert_eq!(p.handle_key(&plain(Key::Esc)), Outcome::Close);
     }
 }

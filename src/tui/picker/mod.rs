@@ -177,3 +177,36 @@ impl Overlay for Picker {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::input::KeyInput;
+    use crate::tui::keymap::resolve;
+
+    fn plain(key: Key) -> Keys {
+        resolve(KeyInput::plain(key))
+    }
+
+    #[test]
+    fn picker_reports_the_pick_and_leaves_other_keys_below() {
+        let mut p = Picker::commands("");
+        assert!(!p.modal());
+        let first = p.selected().cloned();
+        assert!(first.is_some());
+        assert_eq!(
+            p.handle_key(&plain(Key::Tab)),
+            Outcome::Message(Message::Picked {
+                item: first,
+                enter: false
+            })
+        );
+        assert_eq!(p.handle_key(&plain(Key::Down)), Outcome::Consumed);
+        assert_eq!(p.handle_key(&plain(Key::Char('x'))), Outcome::Ignored);
+        assert_eq!(
+            p.handle_key(&resolve(KeyInput::ctrl('c'))),
+            Outcome::Ignored
+        );
+        assert_eq!(p.handle_key(&plain(Key::Esc)), Outcome::Close);
+    }
+}
