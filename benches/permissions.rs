@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn::config::load_settings;
-use cairn::permissions::rules::{Rule, RuleContext, Target};
 use cairn::permissions::{CallInfo, GateConfig, PermissionGate};
 use cairn::protocol::PermissionMode;
+use cairn::rules::{Rule, RuleContext, Target};
 use cairn::session::context::{EventSender, SessionContext};
 use cairn::shell;
 use cairn::tools::{Access, DynTool, Tool, ToolContext, ToolError, ToolOutput};

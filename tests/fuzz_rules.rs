@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairn::session::context::{EventSender, SessionContext};
 use cairn::config::LoadedSettings;
-use cairn::permissions::rules::{Rule, RuleContext, Target};
 use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::PermissionMode;
+use cairn::rules::{Rule, RuleContext, Target};
+use cairn::session::context::{EventSender, SessionContext};
 use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
 use proptest::prelude::*;
 use schemars::JsonSchema;
