@@ -2,27 +2,30 @@
 //! against the scripted model server on 127.0.0.1, the real executor and permission gate, and
 //! two small tools defined here to observe scheduling.
 
+use std::ops::Deref;
+use std::ops::DerefMut;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use cairn::agent::{AgentHandle, AgentSetup, start};
-use cairn::config::LoadedSettings;
-use cairn::llm::ModelEndpoint;
 use cairn::llm::Provider;
-use cairn::llm::client::{ClientOptions, build_client};
 use cairn::llm::retry::RetryPolicy;
-use cairn::llm::scripted::{Script, ScriptedServer};
-use cairn::permissions::{GateConfig, PermissionGate};
-use cairn::protocol::{Decision, Event, Op, PermissionMode, TurnEnd};
+use cairn::protocol::{Decision, Event, Op, TurnEnd};
 use cairn::session::context::SessionContext;
 use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-const FORMATS: [Provider; 2] = [Provider::Anthropic, Provider::OpenAi];
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/llm.rs"]
+mod llm;
+
+use agent::{Agent, Setup, finished, streamed_text, tool_results};
+
+const FORMATS: [Provider; 2] = llm::BOTH;
 
 /// When each call of the test tools ran.
 type Log = Arc<Mutex<Vec<(String, Instant, Instant)>>>;
@@ -72,22 +75,23 @@ impl Tool for Wait {
     }
 }
 
+/// A session over the agent harness, in a temp project, with the two test tools.
 struct Harness {
-    server: ScriptedServer,
-    handle: AgentHandle,
+    agent: Agent,
     log: Log,
     _dir: tempfile::TempDir,
 }
 
-fn endpoint(server: &ScriptedServer, provider: Provider) -> ModelEndpoint {
-    ModelEndpoint {
-        provider,
-        model: "test-model".into(),
-        base_url: match provider {
-            Provider::Anthropic => server.anthropic_base_url(),
-            Provider::OpenAi => server.openai_base_url(),
-        },
-        api_key: Some("test-key".into()),
+impl Deref for Harness {
+    type Target = Agent;
+    fn deref(&self) -> &Agent {
+        &self.agent
+    }
+}
+
+impl DerefMut for Harness {
+    fn deref_mut(&mut self) -> &mut Agent {
+        &mut self.agent
     }
 }
 
@@ -97,13 +101,7 @@ async fn harness_with(
     max_turns: Option<u32>,
     idle: Duration,
 ) -> Harness {
-    let retry = RetryPolicy {
-        max_attempts: 4,
-        base_delay: Duration::from_millis(20),
-        max_delay: Duration::from_millis(200),
-        ..RetryPolicy::default()
-    };
-    harness_retrying(provider, script, max_turns, idle, retry).await
+    harness_retrying(provider, script, max_turns, idle, llm::fast_retry(4, 20, 200)).await
 }
 
 async fn harness_retrying(
@@ -113,12 +111,6 @@ async fn harness_retrying(
     idle: Duration,
     retry: RetryPolicy,
 ) -> Harness {
-    let server = ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap();
-    let client = build_client(
-        &endpoint(&server, provider),
-        &ClientOptions { idle_timeout: idle },
-    )
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let log: Log = Arc::default();
     let tools: Vec<ToolHandle> = vec![
@@ -133,141 +125,25 @@ async fn harness_retrying(
             log: log.clone(),
         }),
     ];
-    let handle = start(AgentSetup {
-        client,
-        model: "test-model".into(),
-        project_dir: dir.path().to_path_buf(),
-        additional_dirs: Vec::new(),
-        data_dir: dir.path().join(".data"),
-        transcript_path: Some(dir.path().join(".data/t.jsonl")),
-        session_id: "s-test".into(),
-        gate: test_gate(dir.path()),
-        max_turns,
-        retry,
-        max_tokens: 1024,
-        demo: false,
-        extra_tools: tools,
-        tool_env: Vec::new(),
-    });
+    let agent = Agent::start(
+        &script,
+        Setup {
+            max_turns,
+            idle,
+            retry,
+            tools,
+            ..Setup::in_dir(dir.path(), provider)
+        },
+    );
     Harness {
-        server,
-        handle,
+        agent,
         log,
         _dir: dir,
     }
 }
 
-/// An interactive gate in default mode: unsafe tools ask, and the test answers.
-fn test_gate(dir: &Path) -> PermissionGate {
-    let settings = LoadedSettings {
-        project_root: dir.to_path_buf(),
-        project_dir: dir.to_path_buf(),
-        ..LoadedSettings::default()
-    };
-    PermissionGate::new(GateConfig {
-        settings: &settings,
-        cli_allow: Vec::new(),
-        cli_deny: Vec::new(),
-        mode: PermissionMode::Default,
-        interactive: true,
-        project_dir: dir.to_path_buf(),
-        additional_dirs: Vec::new(),
-        session_data_dir: dir.join(".data"),
-        transcript_path: dir.join(".data/t.jsonl"),
-        running_as_root: false,
-        sandboxed: false,
-    })
-    .unwrap()
-}
-
 async fn harness(provider: Provider, script: Value) -> Harness {
     harness_with(provider, script, None, Duration::from_secs(30)).await
-}
-
-impl Harness {
-    fn submit(&self, text: &str) {
-        self.handle
-            .ops
-            .send(Op::Submit { text: text.into() })
-            .unwrap();
-    }
-
-    /// Collect events until the turn finishes, allowing every permission request.
-    async fn run_turn(&mut self) -> Vec<Event> {
-        let mut events = Vec::new();
-        let deadline = Duration::from_secs(20);
-        loop {
-            let ev = tokio::time::timeout(deadline, self.handle.events.recv())
-                .await
-                .expect("the turn did not finish in time")
-                .expect("the core stopped");
-            if let Event::PermissionRequest(req) = &ev {
-                self.handle
-                    .ops
-                    .send(Op::PermissionDecision {
-                        request_id: req.id,
-                        decision: Decision::AllowOnce,
-                    })
-                    .unwrap();
-            }
-            let done = matches!(ev, Event::TurnFinished { .. });
-            events.push(ev);
-            if done {
-                return events;
-            }
-        }
-    }
-
-    /// The messages of the n-th recorded request, in Anthropic shape or OpenAI shape.
-    fn request_body(&self, n: usize) -> Value {
-        self.server.requests()[n].body.clone()
-    }
-}
-
-fn finished(events: &[Event]) -> (TurnEnd, String, u32) {
-    events
-        .iter()
-        .find_map(|e| match e {
-            Event::TurnFinished {
-                end,
-                text,
-                num_turns,
-                ..
-            } => Some((*end, text.clone(), *num_turns)),
-            _ => None,
-        })
-        .expect("no TurnFinished")
-}
-
-fn streamed_text(events: &[Event]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::TextDelta { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
-}
-
-/// All tool results the model was sent in a request, whatever the wire format.
-fn tool_results(body: &Value) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    for m in body["messages"].as_array().into_iter().flatten() {
-        if m["role"] == "tool" {
-            let content = m["content"].as_str().unwrap_or_default().to_string();
-            out.push((content, false));
-        }
-        for b in m["content"].as_array().into_iter().flatten() {
-            if b["type"] == "tool_result" {
-                let content = match &b["content"] {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                out.push((content, b["is_error"].as_bool().unwrap_or(false)));
-            }
-        }
-    }
-    out
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -659,12 +535,7 @@ async fn twenty_prompts_through_chaos_complete_exactly() {
                                 "input": {"label": format!("p{i}"), "ms": 1}}]}));
             turns.push(json!({"text": format!("Answer {i} is final."), "chunk_chars": 4}));
         }
-        let retry = RetryPolicy {
-            max_attempts: 30,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(4),
-            ..RetryPolicy::default()
-        };
+        let retry = llm::fast_retry(30, 1, 4);
         let mut h = harness_retrying(
             provider,
             json!({"turns": turns, "chaos": {"seed": 1616, "retry_after_ms": 2}}),

@@ -1,0 +1,210 @@
+//! The agent harness: the real agent core (executor, permission gate, tools) talking to the
+//! scripted model server over HTTP, with helpers to answer permission requests, collect a
+//! turn's events and read what the model was sent. Needs `support/llm.rs` included as `llm`
+//! next to it: `#[path = "support/llm.rs"] mod llm;` and `#[path = "support/agent.rs"] mod agent;`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cairn::agent::{AgentHandle, AgentSetup, start};
+use cairn::config::LoadedSettings;
+use cairn::llm::Provider;
+use cairn::llm::retry::RetryPolicy;
+use cairn::llm::scripted::ScriptedServer;
+use cairn::permissions::{GateConfig, PermissionGate};
+use cairn::protocol::{Decision, Event, Op, PermissionMode, PermissionRequest, TurnEnd};
+use cairn::tools::ToolHandle;
+use serde_json::Value;
+
+use crate::llm;
+
+/// How long a turn may take before the test gives up on it.
+const TURN_DEADLINE: Duration = Duration::from_secs(30);
+
+/// What a test chooses about a session. [`Setup::in_dir`] fills in the usual choices.
+pub struct Setup {
+    pub provider: Provider,
+    pub project_dir: PathBuf,
+    pub data_dir: PathBuf,
+    /// Whether the session writes a transcript (to `data_dir/t.jsonl`).
+    pub transcript: bool,
+    pub session_id: &'static str,
+    pub gate: PermissionGate,
+    pub max_turns: Option<u32>,
+    pub idle: Duration,
+    pub retry: RetryPolicy,
+    pub tools: Vec<ToolHandle>,
+}
+
+impl Setup {
+    /// A session in project `dir` with its data (and transcript) in `dir/.data`, an
+    /// interactive default-mode gate, a 30 s idle deadline, four quick attempts per request
+    /// and no extra tools.
+    pub fn in_dir(dir: &Path, provider: Provider) -> Setup {
+        Setup {
+            provider,
+            project_dir: dir.to_path_buf(),
+            data_dir: dir.join(".data"),
+            transcript: true,
+            session_id: "s-test",
+            gate: interactive_gate(dir),
+            max_turns: None,
+            idle: Duration::from_secs(30),
+            retry: llm::fast_retry(4, 20, 200),
+            tools: Vec::new(),
+        }
+    }
+}
+
+/// An interactive gate in default mode over project `dir` (data in `dir/.data`), with no
+/// settings: unsafe tools ask, and the test answers.
+pub fn interactive_gate(dir: &Path) -> PermissionGate {
+    let settings = LoadedSettings {
+        project_root: dir.to_path_buf(),
+        project_dir: dir.to_path_buf(),
+        ..LoadedSettings::default()
+    };
+    PermissionGate::new(GateConfig {
+        settings: &settings,
+        cli_allow: Vec::new(),
+        cli_deny: Vec::new(),
+        mode: PermissionMode::Default,
+        interactive: true,
+        project_dir: dir.to_path_buf(),
+        additional_dirs: Vec::new(),
+        session_data_dir: dir.join(".data"),
+        transcript_path: dir.join(".data/t.jsonl"),
+        running_as_root: false,
+        sandboxed: false,
+    })
+    .unwrap()
+}
+
+/// A running agent and the scripted server it talks to.
+pub struct Agent {
+    pub server: ScriptedServer,
+    pub handle: AgentHandle,
+}
+
+impl Agent {
+    /// Start a scripted server playing `script` and an agent core talking to it.
+    pub fn start(script: &Value, setup: Setup) -> Agent {
+        let server = llm::scripted(script);
+        let client = llm::client(setup.provider, &server, setup.idle);
+        let transcript_path = setup.transcript.then(|| setup.data_dir.join("t.jsonl"));
+        let handle = start(AgentSetup {
+            client,
+            model: "test-model".into(),
+            project_dir: setup.project_dir,
+            additional_dirs: Vec::new(),
+            data_dir: setup.data_dir,
+            transcript_path,
+            session_id: setup.session_id.into(),
+            gate: setup.gate,
+            max_turns: setup.max_turns,
+            retry: setup.retry,
+            max_tokens: 1024,
+            demo: false,
+            extra_tools: setup.tools,
+            tool_env: Vec::new(),
+        });
+        Agent { server, handle }
+    }
+
+    pub fn submit(&self, text: &str) {
+        self.handle
+            .ops
+            .send(Op::Submit { text: text.into() })
+            .unwrap();
+    }
+
+    /// Collect events until the turn finishes, allowing every permission request.
+    pub async fn run_turn(&mut self) -> Vec<Event> {
+        self.run_turn_answering(|_| Decision::AllowOnce).await
+    }
+
+    /// Collect events until the turn finishes, answering each permission request with
+    /// `answer`'s decision.
+    pub async fn run_turn_answering(
+        &mut self,
+        mut answer: impl FnMut(&PermissionRequest) -> Decision,
+    ) -> Vec<Event> {
+        let mut events = Vec::new();
+        loop {
+            let ev = tokio::time::timeout(TURN_DEADLINE, self.handle.events.recv())
+                .await
+                .expect("the turn did not finish in time")
+                .expect("the core stopped");
+            if let Event::PermissionRequest(req) = &ev {
+                self.handle
+                    .ops
+                    .send(Op::PermissionDecision {
+                        request_id: req.id,
+                        decision: answer(req),
+                    })
+                    .unwrap();
+            }
+            let done = matches!(ev, Event::TurnFinished { .. });
+            events.push(ev);
+            if done {
+                return events;
+            }
+        }
+    }
+
+    /// The body of the n-th request the server got.
+    pub fn request_body(&self, n: usize) -> Value {
+        self.server.requests()[n].body.clone()
+    }
+}
+
+/// How the turn ended: its end, final text and number of model turns.
+pub fn finished(events: &[Event]) -> (TurnEnd, String, u32) {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::TurnFinished {
+                end,
+                text,
+                num_turns,
+                ..
+            } => Some((*end, text.clone(), *num_turns)),
+            _ => None,
+        })
+        .expect("no TurnFinished")
+}
+
+/// All streamed text of a turn.
+pub fn streamed_text(events: &[Event]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// All tool results the model was sent in a request (text, is_error), whatever the wire
+/// format; structured content is given as its JSON text.
+pub fn tool_results(body: &Value) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for m in body["messages"].as_array().into_iter().flatten() {
+        if m["role"] == "tool" {
+            let content = m["content"].as_str().unwrap_or_default().to_string();
+            out.push((content, false));
+        }
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] == "tool_result" {
+                let content = match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                out.push((content, b["is_error"].as_bool().unwrap_or(false)));
+            }
+        }
+    }
+    out
+}
