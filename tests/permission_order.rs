@@ -6,16 +6,18 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use cairn::agent::{AgentSetup, start};
 use cairn::config::load_settings;
-use cairn::llm::ModelEndpoint;
 use cairn::llm::Provider;
-use cairn::llm::client::{ClientOptions, build_client};
-use cairn::llm::retry::RetryPolicy;
-use cairn::llm::scripted::{Script, ScriptedServer};
 use cairn::permissions::{GateConfig, PermissionGate};
-use cairn::protocol::{Decision, Event, Op, PermissionMode};
+use cairn::protocol::{Decision, PermissionMode};
 use serde_json::{Value, json};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/llm.rs"]
+mod llm;
+
+use agent::{Agent, Setup, tool_results};
 
 struct Ws {
     _tmp: tempfile::TempDir,
@@ -75,19 +77,6 @@ async fn run_calls(
         .map(|(i, (name, input))| json!({"id": format!("c{i}"), "name": name, "input": input}))
         .collect();
     let script = json!({"turns": [{"tool_calls": tool_calls}, {"text": "done"}]});
-    let server = ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap();
-    let client = build_client(
-        &ModelEndpoint {
-            provider: Provider::Anthropic,
-            model: "test-model".into(),
-            base_url: server.anthropic_base_url(),
-            api_key: Some("test-key".into()),
-        },
-        &ClientOptions {
-            idle_timeout: Duration::from_secs(30),
-        },
-    )
-    .unwrap();
     let home = ws.home.to_string_lossy().into_owned();
     let settings = load_settings(&ws.proj, None, &move |k: &str| {
         (k == "HOME").then(|| home.clone())
@@ -112,62 +101,30 @@ async fn run_calls(
         sandboxed: false,
     })
     .unwrap();
-    let mut handle = start(AgentSetup {
-        client,
-        model: "test-model".into(),
-        project_dir: ws.proj.clone(),
-        additional_dirs: Vec::new(),
-        data_dir: data.clone(),
-        transcript_path: None,
-        session_id: "s-order".into(),
-        gate,
-        max_turns: None,
-        retry: RetryPolicy {
-            max_attempts: 1,
-            base_delay: Duration::from_millis(10),
-            max_delay: Duration::from_millis(10),
-            ..RetryPolicy::default()
+    let mut agent = Agent::start(
+        &script,
+        Setup {
+            provider: Provider::Anthropic,
+            project_dir: ws.proj.clone(),
+            data_dir: data,
+            transcript: false,
+            session_id: "s-order",
+            gate,
+            max_turns: None,
+            idle: Duration::from_secs(30),
+            retry: llm::fast_retry(1, 10, 10),
+            tools: Vec::new(),
         },
-        max_tokens: 1024,
-        demo: false,
-        extra_tools: Vec::new(),
-        tool_env: Vec::new(),
-    });
-    handle.ops.send(Op::Submit { text: "go".into() }).unwrap();
+    );
+    agent.submit("go");
     let mut asked = 0;
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(30), handle.events.recv())
-            .await
-            .expect("the turn did not finish in time")
-            .expect("the core stopped");
-        match ev {
-            Event::PermissionRequest(req) => {
-                asked += 1;
-                handle
-                    .ops
-                    .send(Op::PermissionDecision {
-                        request_id: req.id,
-                        decision: Decision::DenyOnce,
-                    })
-                    .unwrap();
-            }
-            Event::TurnFinished { .. } => break,
-            _ => {}
-        }
-    }
-    let body = server.requests()[1].body.clone();
-    let mut results = Vec::new();
-    for m in body["messages"].as_array().into_iter().flatten() {
-        for b in m["content"].as_array().into_iter().flatten() {
-            if b["type"] == "tool_result" {
-                let text = match &b["content"] {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                results.push((text, b["is_error"].as_bool().unwrap_or(false)));
-            }
-        }
-    }
+    agent
+        .run_turn_answering(|_| {
+            asked += 1;
+            Decision::DenyOnce
+        })
+        .await;
+    let results = tool_results(&agent.request_body(1));
     assert_eq!(results.len(), calls.len(), "{results:?}");
     (results, asked)
 }

@@ -3,26 +3,24 @@
 //! scripted model server over HTTP in both wire formats, and the tests assert the request bodies
 //! the model got, the events people see, and the transcript.
 
-use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine as _;
-use cairn::agent::{AgentHandle, AgentSetup, start};
-use cairn::config::LoadedSettings;
-use cairn::llm::ModelEndpoint;
 use cairn::llm::Provider;
-use cairn::llm::client::{ClientOptions, build_client};
-use cairn::llm::retry::RetryPolicy;
-use cairn::llm::scripted::{Script, ScriptedServer};
-use cairn::permissions::{GateConfig, PermissionGate};
-use cairn::protocol::{Decision, Display, Event, Op, PermissionMode, TurnEnd};
+use cairn::protocol::{Display, Event, TurnEnd};
 use cairn::session::context::SessionContext;
 use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput, ToolResultBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/llm.rs"]
+mod llm;
+
+use agent::{Agent, Setup, finished};
 
 #[derive(Deserialize, JsonSchema)]
 struct SnapInput {
@@ -89,32 +87,10 @@ impl Tool for Snap {
     }
 }
 
+/// A session over the agent harness, in a temp project, with Snap registered.
 struct Harness {
-    server: ScriptedServer,
-    handle: AgentHandle,
+    agent: Agent,
     dir: tempfile::TempDir,
-}
-
-fn gate(dir: &Path) -> PermissionGate {
-    let settings = LoadedSettings {
-        project_root: dir.to_path_buf(),
-        project_dir: dir.to_path_buf(),
-        ..LoadedSettings::default()
-    };
-    PermissionGate::new(GateConfig {
-        settings: &settings,
-        cli_allow: Vec::new(),
-        cli_deny: Vec::new(),
-        mode: PermissionMode::Default,
-        interactive: true,
-        project_dir: dir.to_path_buf(),
-        additional_dirs: Vec::new(),
-        session_data_dir: dir.join(".data"),
-        transcript_path: dir.join(".data/t.jsonl"),
-        running_as_root: false,
-        sandboxed: false,
-    })
-    .unwrap()
 }
 
 /// A session whose model calls Snap once per kind (all in one assistant message), then ends.
@@ -125,93 +101,32 @@ fn harness(provider: Provider, kinds: &[&str]) -> Harness {
         .map(|(i, k)| json!({"id": format!("c{}", i + 1), "name": "Snap", "input": {"kind": k}}))
         .collect();
     let script = json!({"turns": [{"tool_calls": calls}, {"text": "Seen."}]});
-    let server = ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap();
-    let endpoint = ModelEndpoint {
-        provider,
-        model: "test-model".into(),
-        base_url: match provider {
-            Provider::Anthropic => server.anthropic_base_url(),
-            Provider::OpenAi => server.openai_base_url(),
-        },
-        api_key: Some("test-key".into()),
-    };
-    let client = build_client(
-        &endpoint,
-        &ClientOptions {
-            idle_timeout: Duration::from_secs(30),
-        },
-    )
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let tools: Vec<ToolHandle> = vec![Arc::new(Snap)];
-    let handle = start(AgentSetup {
-        client,
-        model: "test-model".into(),
-        project_dir: dir.path().to_path_buf(),
-        additional_dirs: Vec::new(),
-        data_dir: dir.path().join(".data"),
-        transcript_path: Some(dir.path().join(".data/t.jsonl")),
-        session_id: "s-blocks".into(),
-        gate: gate(dir.path()),
-        max_turns: None,
-        retry: RetryPolicy {
-            max_attempts: 2,
-            base_delay: Duration::from_millis(20),
-            max_delay: Duration::from_millis(100),
-            ..RetryPolicy::default()
+    let agent = Agent::start(
+        &script,
+        Setup {
+            session_id: "s-blocks",
+            retry: llm::fast_retry(2, 20, 100),
+            tools,
+            ..Setup::in_dir(dir.path(), provider)
         },
-        max_tokens: 1024,
-        demo: false,
-        extra_tools: tools,
-        tool_env: Vec::new(),
-    });
-    Harness {
-        server,
-        handle,
-        dir,
-    }
+    );
+    Harness { agent, dir }
 }
 
 impl Harness {
     /// Submit a prompt and collect events until the turn finishes, allowing every request.
     async fn run(&mut self) -> Vec<Event> {
-        self.handle
-            .ops
-            .send(Op::Submit {
-                text: "look".into(),
-            })
-            .unwrap();
-        let mut events = Vec::new();
-        loop {
-            let ev = tokio::time::timeout(Duration::from_secs(20), self.handle.events.recv())
-                .await
-                .expect("the turn did not finish in time")
-                .expect("the core stopped");
-            if let Event::PermissionRequest(req) = &ev {
-                self.handle
-                    .ops
-                    .send(Op::PermissionDecision {
-                        request_id: req.id,
-                        decision: Decision::AllowOnce,
-                    })
-                    .unwrap();
-            }
-            let done = matches!(ev, Event::TurnFinished { .. });
-            events.push(ev);
-            if done {
-                let end = events.iter().find_map(|e| match e {
-                    Event::TurnFinished { end, .. } => Some(*end),
-                    _ => None,
-                });
-                assert_eq!(end, Some(TurnEnd::Completed), "{events:#?}");
-                return events;
-            }
-        }
+        self.agent.submit("look");
+        let events = self.agent.run_turn().await;
+        assert_eq!(finished(&events).0, TurnEnd::Completed, "{events:#?}");
+        events
     }
 
     /// The messages of the second request: the one carrying the tool results.
     fn messages(&self) -> Vec<Value> {
-        let requests = self.server.requests();
+        let requests = self.agent.server.requests();
         assert_eq!(requests.len(), 2);
         requests[1].body["messages"].as_array().unwrap().clone()
     }
@@ -383,7 +298,7 @@ async fn headless_stream_json_prints_image_results_in_claude_codes_shape() {
     let h = harness(Provider::Anthropic, &["image"]);
     let mut out = Vec::new();
     let outcome = cairn::headless::run(
-        h.handle,
+        h.agent.handle,
         "look".into(),
         cairn::cli::OutputFormat::StreamJson,
         false,
