@@ -15,21 +15,11 @@ use cairn::protocol::Usage;
 use futures::StreamExt;
 use serde_json::json;
 
-const BOTH: [Provider; 2] = [Provider::Anthropic, Provider::OpenAi];
+#[path = "support/llm.rs"]
+mod llm;
 
-fn client(provider: Provider, server: &ScriptedServer, idle: Duration) -> Arc<dyn ModelClient> {
-    let base_url = match provider {
-        Provider::Anthropic => server.anthropic_base_url(),
-        Provider::OpenAi => server.openai_base_url(),
-    };
-    let endpoint = ModelEndpoint {
-        provider,
-        model: "test-model".into(),
-        base_url,
-        api_key: Some("test-key".into()),
-    };
-    build_client(&endpoint, &ClientOptions { idle_timeout: idle }).unwrap()
-}
+use llm::{BOTH, client};
+
 
 fn start(turns: Vec<Turn>) -> ScriptedServer {
     ScriptedServer::start(Script::new(turns)).unwrap()
@@ -47,12 +37,7 @@ fn request(text: &str) -> ModelRequest {
 }
 
 fn fast_policy() -> RetryPolicy {
-    RetryPolicy {
-        max_attempts: 4,
-        base_delay: Duration::from_millis(10),
-        max_delay: Duration::from_millis(50),
-        ..RetryPolicy::default()
-    }
+    llm::fast_retry(4, 10, 50)
 }
 
 /// Every event of `stream`, and the error that ended it, if any.

@@ -11,26 +11,24 @@ use cairn::llm::ModelEndpoint;
 use cairn::llm::retry::{RetryNotice, RetryPolicy, stream_with_retry};
 use cairn::llm::scripted::{Chaos, Script, ScriptedServer, Turn};
 use cairn::llm::{
-    ClientOptions, ContentBlock, EventStream, LlmError, Message, ModelClient, ModelRequest,
-    Provider, StreamEvent, build_client,
+    ContentBlock, EventStream, LlmError, Message, ModelClient, ModelRequest, Provider,
+    StreamEvent,
 };
 use futures::StreamExt;
 use serde_json::json;
 
-const BOTH: [Provider; 2] = [Provider::Anthropic, Provider::OpenAi];
+#[path = "support/llm.rs"]
+mod llm;
 
+use llm::BOTH;
+
+/// The real client of `provider`'s wire format talking to `server`, with no API key.
 fn client(provider: Provider, server: &ScriptedServer, idle: Duration) -> Arc<dyn ModelClient> {
-    let base_url = match provider {
-        Provider::Anthropic => server.anthropic_base_url(),
-        Provider::OpenAi => server.openai_base_url(),
-    };
     let endpoint = ModelEndpoint {
-        provider,
-        model: "test-model".into(),
-        base_url,
         api_key: None,
+        ..llm::endpoint(server, provider)
     };
-    build_client(&endpoint, &ClientOptions { idle_timeout: idle }).unwrap()
+    llm::client_for(&endpoint, idle)
 }
 
 fn request(text: &str) -> ModelRequest {
@@ -45,16 +43,7 @@ fn request(text: &str) -> ModelRequest {
 }
 
 fn fast_policy() -> RetryPolicy {
-    RetryPolicy {
-        max_attempts: 4,
-        base_delay: Duration::from_millis(5),
-        max_delay: Duration::from_millis(20),
-        ..RetryPolicy::default()
-    }
-}
-
-fn server(script: serde_json::Value) -> ScriptedServer {
-    ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap()
+    llm::fast_retry(4, 5, 20)
 }
 
 /// Every item of a retried stream: the events of each attempt (split at the restarts), the
@@ -115,7 +104,7 @@ async fn retried(c: &Arc<dyn ModelClient>, policy: RetryPolicy) -> Run {
 #[tokio::test]
 async fn a_truncated_stream_is_retried_not_accepted() {
     for provider in BOTH {
-        let s = server(json!({"turns": [
+        let s = llm::scripted(&json!({"turns": [
             {"text": "the whole answer", "chunk_chars": 4, "faults": [{"truncate": true}]}]}));
         let c = client(provider, &s, Duration::from_secs(5));
         let r = retried(&c, fast_policy()).await;
@@ -143,7 +132,7 @@ async fn a_truncated_stream_is_retried_not_accepted() {
 #[tokio::test]
 async fn an_unclosed_tool_call_is_an_error_and_retried() {
     for provider in BOTH {
-        let s = server(json!({"turns": [
+        let s = llm::scripted(&json!({"turns": [
             {"text": "Reading.", "tool_calls": [{"id": "t1", "name": "Read", "input": {"file_path": "a"}}],
              "faults": [{"unclosed_tool_use": true}]}]}));
         let c = client(provider, &s, Duration::from_secs(5));
@@ -177,7 +166,7 @@ async fn an_unclosed_tool_call_is_an_error_and_retried() {
 async fn retry_after_is_capped() {
     for provider in BOTH {
         // The server asks for an hour; the policy honours at most 30 ms.
-        let s = server(json!({"turns": [
+        let s = llm::scripted(&json!({"turns": [
             {"text": "ok", "faults": [{"status": 429, "retry_after": 3600}]}]}));
         let c = client(provider, &s, Duration::from_secs(5));
         let policy = RetryPolicy {
@@ -206,7 +195,7 @@ async fn retry_after_is_capped() {
 
 #[tokio::test]
 async fn total_retry_time_is_capped_and_the_error_says_so() {
-    let s = server(json!({"turns": [
+    let s = llm::scripted(&json!({"turns": [
         {"text": "never", "faults": [{"status": 503, "times": 1000}]}]}));
     let c = client(Provider::Anthropic, &s, Duration::from_secs(5));
     // Plenty of attempts, but at most 100 ms of retrying, 20 ms per wait.
@@ -238,7 +227,7 @@ async fn total_retry_time_is_capped_and_the_error_says_so() {
 async fn endless_keep_alives_end_at_the_idle_deadline() {
     for provider in BOTH {
         // A keep-alive every 10 ms, an idle limit of 200 ms: the keep-alives must not count.
-        let s = server(json!({"turns": [
+        let s = llm::scripted(&json!({"turns": [
             {"text": "never sent", "faults": [{"keep_alive_forever_ms": 10}]}]}));
         let idle = Duration::from_millis(200);
         let c = client(provider, &s, idle);
