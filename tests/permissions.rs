@@ -5,74 +5,20 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use cairn::config::load_settings;
 use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Decision, PermissionMode, PermissionRequest, RequestKind};
 use cairn::session::context::{EventSender, SessionContext};
 use cairn::shell;
 use cairn::tools::plan_mode::{EnterPlanMode, ExitPlanMode};
-use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
+use cairn::tools::{DynTool, ToolOutput};
 use proptest::prelude::*;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-/// A tool with any name: its input lists what it touches.
-struct Probe {
-    name: &'static str,
-    read_only: bool,
-}
+#[path = "support/probe.rs"]
+mod probe;
 
-#[derive(Deserialize, JsonSchema)]
-struct ProbeInput {
-    #[serde(default)]
-    read: Vec<String>,
-    #[serde(default)]
-    write: Vec<String>,
-    #[serde(default)]
-    exec: Vec<String>,
-    #[serde(default)]
-    fetch: Vec<String>,
-    #[serde(default)]
-    named: Vec<String>,
-}
-
-#[async_trait]
-impl Tool for Probe {
-    type Input = ProbeInput;
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn description(&self) -> String {
-        "probe".into()
-    }
-    fn is_read_only(&self, _input: &ProbeInput) -> bool {
-        self.read_only
-    }
-    fn title(&self, _input: &ProbeInput, _ctx: &SessionContext) -> String {
-        self.name.to_string()
-    }
-    fn accesses(&self, i: &ProbeInput, ctx: &SessionContext) -> Vec<Access> {
-        let mut out = Vec::new();
-        out.extend(i.read.iter().map(|p| Access::Read(p.into())));
-        out.extend(i.write.iter().map(|p| Access::Write(p.into())));
-        out.extend(i.exec.iter().map(|c| Access::Exec {
-            command: c.clone(),
-            cwd: ctx.cwd(),
-        }));
-        out.extend(i.fetch.iter().map(|u| Access::Fetch(u.clone())));
-        out.extend(i.named.iter().map(|n| Access::Named(n.clone())));
-        out
-    }
-    async fn call(&self, _input: ProbeInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok"))
-    }
-}
-
-fn leak(s: &str) -> &'static str {
-    Box::leak(s.to_string().into_boxed_str())
-}
+use probe::{Probe, check_call};
 
 /// A workspace: `home/`, `proj/` (a git project) and `outside/`.
 struct Ws {
@@ -180,13 +126,7 @@ fn probe_for(ws: &Ws, tool: &str, arg: &str) -> (Probe, Value) {
         "Agent" => (false, json!({ "named": [arg] })),
         _ => (false, json!({})),
     };
-    (
-        Probe {
-            name: leak(tool),
-            read_only,
-        },
-        input,
-    )
+    (Probe::named(tool, read_only), input)
 }
 
 async fn run_check(
@@ -195,18 +135,7 @@ async fn run_check(
     tool: &dyn DynTool,
     input: &Value,
 ) -> GateOutcome {
-    let parsed: ParsedInput = tool.parse(input).unwrap();
-    let accesses = tool.accesses(&parsed, session);
-    let info = CallInfo {
-        call_id: "call-1",
-        tool,
-        input: &parsed,
-        raw_input: input,
-        title: "t",
-        accesses: &accesses,
-        preview: None,
-    };
-    gate.check(&info, session).await
+    check_call(gate, session, tool, input, "call-1").await
 }
 
 fn verdict(o: &GateOutcome) -> &'static str {
@@ -890,10 +819,7 @@ async fn bare_deny_hides_tools_and_bypass_as_root_is_refused() {
     );
     let gate = ws.gate(PermissionMode::Default, true, &[], &["Edit"]);
     let offered = |name: &str| {
-        gate.offers_tool(&Probe {
-            name: leak(name),
-            read_only: false,
-        })
+        gate.offers_tool(&Probe::named(name, false))
     };
     assert!(!offered("WebFetch"));
     assert!(!offered("mcp__gh__issue"));

@@ -4,56 +4,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use cairn::config::layers::{Layer, SettingsPaths};
 use cairn::config::settings::load_settings_from;
 use cairn::config::{LoadedSettings, load_settings, render_config};
 use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Event, PermissionMode};
 use cairn::session::context::{EventSender, SessionContext};
-use cairn::tools::{Access, DynTool, Tool, ToolContext, ToolError, ToolOutput};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use cairn::tools::{DynTool, ToolOutput};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
-struct Probe {
-    name: &'static str,
-    read_only: bool,
-}
+#[path = "support/probe.rs"]
+mod probe;
 
-#[derive(Deserialize, JsonSchema)]
-struct ProbeInput {
-    #[serde(default)]
-    read: Vec<String>,
-    #[serde(default)]
-    write: Vec<String>,
-}
-
-#[async_trait]
-impl Tool for Probe {
-    type Input = ProbeInput;
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn description(&self) -> String {
-        "probe".into()
-    }
-    fn is_read_only(&self, _input: &ProbeInput) -> bool {
-        self.read_only
-    }
-    fn title(&self, _input: &ProbeInput, _ctx: &SessionContext) -> String {
-        self.name.into()
-    }
-    fn accesses(&self, i: &ProbeInput, _ctx: &SessionContext) -> Vec<Access> {
-        let mut out: Vec<Access> = i.read.iter().map(|p| Access::Read(p.into())).collect();
-        out.extend(i.write.iter().map(|p| Access::Write(p.into())));
-        out
-    }
-    async fn call(&self, _input: ProbeInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok"))
-    }
-}
+use probe::{Probe, check_call};
 
 struct Ws {
     _tmp: tempfile::TempDir,
@@ -158,18 +122,7 @@ async fn check(
     let input =
         serde_json::from_str::<Value>(&input.to_string().replace("$P", &ws.proj.to_string_lossy()))
             .unwrap();
-    let parsed = probe.parse(&input).unwrap();
-    let accesses = DynTool::accesses(&probe, &parsed, session);
-    let info = CallInfo {
-        call_id: "toolu_1",
-        tool: &probe,
-        input: &parsed,
-        raw_input: &input,
-        title: "t",
-        accesses: &accesses,
-        preview: None,
-    };
-    gate.check(&info, session).await
+    check_call(gate, session, &probe, &input, "toolu_1").await
 }
 
 fn notices(rx: &mut UnboundedReceiver<Event>) -> Vec<String> {

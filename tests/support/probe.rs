@@ -1,0 +1,100 @@
+//! The probe tool for permission tests: a tool of any name whose input lists what it touches
+//! (`read`, `write`, `exec`, `fetch`, `named`), so a case chooses the accesses the gate sees,
+//! and [`check_call`], which puts one call through the gate as the executor does. Include with
+//! `#[path = "support/probe.rs"] mod probe;`.
+
+#![allow(dead_code)]
+
+use async_trait::async_trait;
+use cairn::permissions::{CallInfo, GateOutcome, PermissionGate};
+use cairn::session::context::SessionContext;
+use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A tool with any name: its input lists what it touches; calling it does nothing.
+pub struct Probe {
+    pub name: &'static str,
+    pub read_only: bool,
+}
+
+impl Probe {
+    /// A probe named `name`, read-only or not; the name is leaked, as tool names are static.
+    pub fn named(name: &str, read_only: bool) -> Probe {
+        Probe {
+            name: Box::leak(name.to_string().into_boxed_str()),
+            read_only,
+        }
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+pub struct ProbeInput {
+    #[serde(default)]
+    pub read: Vec<String>,
+    #[serde(default)]
+    pub write: Vec<String>,
+    /// Commands, run in the session's working directory.
+    #[serde(default)]
+    pub exec: Vec<String>,
+    #[serde(default)]
+    pub fetch: Vec<String>,
+    #[serde(default)]
+    pub named: Vec<String>,
+}
+
+#[async_trait]
+impl Tool for Probe {
+    type Input = ProbeInput;
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn description(&self) -> String {
+        "probe".into()
+    }
+    fn is_read_only(&self, _input: &ProbeInput) -> bool {
+        self.read_only
+    }
+    fn title(&self, _input: &ProbeInput, _ctx: &SessionContext) -> String {
+        self.name.to_string()
+    }
+    fn accesses(&self, i: &ProbeInput, ctx: &SessionContext) -> Vec<Access> {
+        let mut out = Vec::new();
+        out.extend(i.read.iter().map(|p| Access::Read(p.into())));
+        out.extend(i.write.iter().map(|p| Access::Write(p.into())));
+        out.extend(i.exec.iter().map(|c| Access::Exec {
+            command: c.clone(),
+            cwd: ctx.cwd(),
+        }));
+        out.extend(i.fetch.iter().map(|u| Access::Fetch(u.clone())));
+        out.extend(i.named.iter().map(|n| Access::Named(n.clone())));
+        out
+    }
+    async fn call(&self, _input: ProbeInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text("ok"))
+    }
+}
+
+/// The gate's answer to one call of `tool` with `input` (id `call_id`, title `t`): the
+/// executor's steps of parsing the input and listing its accesses, then the check.
+pub async fn check_call(
+    gate: &PermissionGate,
+    session: &SessionContext,
+    tool: &dyn DynTool,
+    input: &Value,
+    call_id: &str,
+) -> GateOutcome {
+    let parsed: ParsedInput = tool.parse(input).unwrap();
+    let accesses = tool.accesses(&parsed, session);
+    let info = CallInfo {
+        call_id,
+        tool,
+        input: &parsed,
+        raw_input: input,
+        title: "t",
+        accesses: &accesses,
+        preview: None,
+    };
+    gate.check(&info, session).await
+}
