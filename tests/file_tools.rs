@@ -1,67 +1,35 @@
 //! Read, Write, Edit and MultiEdit on real files in temp directories, driven through the same
 //! steps the executor takes: parse (schema), validate, preview, call with the preview.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use cairn::protocol::{Display, Event, FileChange};
-use cairn::session::context::{EventSender, SessionContext};
 use cairn::session::watcher::attach_watcher;
 use cairn::tools::edit::EditTool;
 use cairn::tools::multi_edit::MultiEditTool;
 use cairn::tools::read::ReadTool;
 use cairn::tools::write::WriteTool;
-use cairn::tools::{ContentOverride, DynTool, ProgressSender, ToolContext, ToolOutput};
+use cairn::tools::{ContentOverride, DynTool, ToolOutput};
 use serde_json::{Value, json};
-use tempfile::TempDir;
-use tokio_util::sync::CancellationToken;
+
+#[path = "support/workspace.rs"]
+mod workspace;
+
+use workspace::Workspace;
 
 const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 const MODIFIED: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
 
-struct Ws {
-    _tmp: TempDir,
-    root: PathBuf,
-    session: Arc<SessionContext>,
-    events: tokio::sync::mpsc::UnboundedReceiver<Event>,
-}
+type Ws = Workspace;
 
 fn ws() -> Ws {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = std::fs::canonicalize(tmp.path()).unwrap();
-    let (events, rx) = EventSender::channel();
-    let session = Arc::new(SessionContext::new(
-        "t".into(),
-        root.clone(),
-        Vec::new(),
-        root.join(".cairn-data"),
-        events,
-    ));
-    Ws {
-        _tmp: tmp,
-        root,
-        session,
-        events: rx,
-    }
+    Workspace::new()
 }
 
-impl Ws {
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
+impl Workspace {
     fn p(&self, rel: &str) -> String {
         self.path(rel).display().to_string()
-    }
-    fn ctx(&self) -> ToolContext {
-        ToolContext {
-            session: self.session.clone(),
-            call_id: "call-1".into(),
-            cancel: CancellationToken::new(),
-            progress: ProgressSender::new("call-1".into(), self.session.events.clone()),
-            preview: None,
-            content_override: None,
-        }
     }
     /// The executor's steps: parse, validate, preview, call with that preview.
     async fn run(&self, tool: &dyn DynTool, input: Value) -> Result<ToolOutput, String> {
@@ -73,7 +41,7 @@ impl Ws {
         input: Value,
         content_override: Option<ContentOverride>,
     ) -> Result<ToolOutput, String> {
-        let mut ctx = self.ctx();
+        let mut ctx = self.call_ctx();
         let parsed = tool.parse(&input).map_err(|e| e.message)?;
         tool.validate(&parsed, &ctx).await.map_err(|e| e.message)?;
         ctx.preview = tool.preview(&parsed, &ctx).await.map_err(|e| e.message)?;
@@ -86,14 +54,6 @@ impl Ws {
             .unwrap()
             .content
             .into_text()
-    }
-    fn write_file(&self, rel: &str, content: impl AsRef<[u8]>) {
-        let p = self.path(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, content).unwrap();
-    }
-    fn file(&self, rel: &str) -> String {
-        std::fs::read_to_string(self.path(rel)).unwrap()
     }
 }
 
@@ -113,7 +73,7 @@ fn numbered(lines: std::ops::RangeInclusive<usize>) -> String {
 #[tokio::test]
 async fn read_cat_n_with_range_footer() {
     let w = ws();
-    w.write_file("a.txt", numbered(1..=10));
+    w.write("a.txt", numbered(1..=10));
     let out = w.read("a.txt").await;
     assert_eq!(out.lines().next(), Some("     1\tline 1"));
     assert_eq!(out.lines().count(), 10);
@@ -156,7 +116,7 @@ async fn read_refuses_unknown_fields_and_relative_paths_resolve() {
         .await
         .unwrap_err();
     assert!(err.contains("InputValidationError: Read failed"), "{err}");
-    w.write_file("rel.txt", "hi\n");
+    w.write("rel.txt", "hi\n");
     let out = w
         .run(&ReadTool, json!({"file_path": "rel.txt"}))
         .await
@@ -167,7 +127,7 @@ async fn read_refuses_unknown_fields_and_relative_paths_resolve() {
 #[tokio::test]
 async fn read_empty_directory_binary_missing() {
     let w = ws();
-    w.write_file("empty.txt", "");
+    w.write("empty.txt", "");
     assert_eq!(
         w.read("empty.txt").await,
         "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
@@ -181,19 +141,19 @@ async fn read_empty_directory_binary_missing() {
         err.contains("is a directory") && err.contains("Glob"),
         "{err}"
     );
-    w.write_file("blob.dat", b"abc\0def");
+    w.write("blob.dat", b"abc\0def");
     let err = w
         .run(&ReadTool, json!({"file_path": w.p("blob.dat")}))
         .await
         .unwrap_err();
     assert!(err.contains("binary"), "{err}");
-    w.write_file("pic.png", "not really a png");
+    w.write("pic.png", "not really a png");
     let err = w
         .run(&ReadTool, json!({"file_path": w.p("pic.png")}))
         .await
         .unwrap_err();
     assert!(err.contains("binary"), "{err}");
-    w.write_file("config.toml", "x");
+    w.write("config.toml", "x");
     let err = w
         .run(&ReadTool, json!({"file_path": w.p("config.tml")}))
         .await
@@ -238,23 +198,23 @@ async fn read_devices_refused_without_blocking() {
 #[tokio::test]
 async fn read_encodings_and_line_endings() {
     let w = ws();
-    w.write_file("bom.txt", b"\xEF\xBB\xBFfirst\nsecond\n");
+    w.write("bom.txt", b"\xEF\xBB\xBFfirst\nsecond\n");
     assert_eq!(w.read("bom.txt").await, "     1\tfirst\n     2\tsecond");
-    w.write_file("crlf.txt", b"one\r\ntwo\r\n");
+    w.write("crlf.txt", b"one\r\ntwo\r\n");
     assert_eq!(w.read("crlf.txt").await, "     1\tone\n     2\ttwo");
     let mut le = vec![0xFF, 0xFE];
     for u in "héllo\r\nwörld\r\n".encode_utf16() {
         le.extend_from_slice(&u.to_le_bytes());
     }
-    w.write_file("u16le.txt", &le);
+    w.write("u16le.txt", &le);
     assert_eq!(w.read("u16le.txt").await, "     1\théllo\n     2\twörld");
     let mut be = vec![0xFE, 0xFF];
     for u in "big\nendian\n".encode_utf16() {
         be.extend_from_slice(&u.to_be_bytes());
     }
-    w.write_file("u16be.txt", &be);
+    w.write("u16be.txt", &be);
     assert_eq!(w.read("u16be.txt").await, "     1\tbig\n     2\tendian");
-    w.write_file("bad.txt", b"ok \xFF here\n");
+    w.write("bad.txt", b"ok \xFF here\n");
     let out = w.read("bad.txt").await;
     assert!(out.starts_with("     1\tok \u{FFFD} here"), "{out}");
     assert!(out.contains("not valid UTF-8"), "{out}");
@@ -263,7 +223,7 @@ async fn read_encodings_and_line_endings() {
 #[tokio::test]
 async fn read_long_lines_are_cut() {
     let w = ws();
-    w.write_file("long.txt", format!("{}\n", "x".repeat(2500)));
+    w.write("long.txt", format!("{}\n", "x".repeat(2500)));
     let out = w.read("long.txt").await;
     assert_eq!(
         out,
@@ -277,7 +237,7 @@ async fn read_long_lines_are_cut() {
 #[tokio::test]
 async fn repeated_read_of_unchanged_file_is_brief() {
     let w = ws();
-    w.write_file("a.txt", numbered(1..=3));
+    w.write("a.txt", numbered(1..=3));
     let first = w.read("a.txt").await;
     assert!(first.contains("line 2"));
     let second = w.read("a.txt").await;
@@ -292,7 +252,7 @@ async fn repeated_read_of_unchanged_file_is_brief() {
         .unwrap();
     assert!(other.content.text().starts_with("     2\tline 2"));
     // A changed file is served in full.
-    w.write_file("a.txt", numbered(1..=4));
+    w.write("a.txt", numbered(1..=4));
     bump_mtime(&w.path("a.txt"), 5);
     assert!(w.read("a.txt").await.contains("line 4"));
 }
@@ -406,7 +366,7 @@ async fn write_creates_parents_and_reports() {
 #[tokio::test]
 async fn write_existing_needs_read_and_no_outside_change() {
     let w = ws();
-    w.write_file("f.txt", "old\n");
+    w.write("f.txt", "old\n");
     let input = json!({"file_path": w.p("f.txt"), "content": "new\n"});
     assert_eq!(
         w.run(&WriteTool::default(), input.clone())
@@ -415,7 +375,7 @@ async fn write_existing_needs_read_and_no_outside_change() {
         NOT_READ
     );
     w.read("f.txt").await;
-    w.write_file("f.txt", "changed outside\n");
+    w.write("f.txt", "changed outside\n");
     bump_mtime(&w.path("f.txt"), 5);
     assert_eq!(
         w.run(&WriteTool::default(), input.clone())
@@ -448,7 +408,7 @@ async fn write_existing_needs_read_and_no_outside_change() {
 #[tokio::test]
 async fn write_through_symlink_keeps_link() {
     let w = ws();
-    w.write_file("real.txt", "old\n");
+    w.write("real.txt", "old\n");
     std::os::unix::fs::symlink("real.txt", w.path("link.txt")).unwrap();
     w.read("link.txt").await;
     w.run(
@@ -470,7 +430,7 @@ async fn write_through_symlink_keeps_link() {
 async fn write_keeps_crlf_and_mode() {
     use std::os::unix::fs::PermissionsExt;
     let w = ws();
-    w.write_file("s.sh", "a\r\nb\r\n");
+    w.write("s.sh", "a\r\nb\r\n");
     std::fs::set_permissions(w.path("s.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
     w.read("s.sh").await;
     w.run(
@@ -492,7 +452,7 @@ async fn write_keeps_crlf_and_mode() {
 #[tokio::test]
 async fn edit_without_read_is_refused() {
     let w = ws();
-    w.write_file("f.rs", "fn a() {}\n");
+    w.write("f.rs", "fn a() {}\n");
     let err = w
         .run(
             &EditTool::default(),
@@ -507,7 +467,7 @@ async fn edit_without_read_is_refused() {
 #[tokio::test]
 async fn edit_success_result_and_diff() {
     let w = ws();
-    w.write_file("f.txt", numbered(1..=10));
+    w.write("f.txt", numbered(1..=10));
     w.read("f.txt").await;
     let out = w
         .run(
@@ -540,7 +500,7 @@ async fn edit_success_result_and_diff() {
 #[tokio::test]
 async fn edit_error_texts() {
     let w = ws();
-    w.write_file("f.txt", "let total = compute(1, 2);\nx\nx\n");
+    w.write("f.txt", "let total = compute(1, 2);\nx\nx\n");
     w.read("f.txt").await;
     let edit = EditTool::default();
     let run = |old: &str, new: &str, all: bool| {
@@ -601,7 +561,7 @@ async fn edit_with_empty_old_string_creates_file() {
 #[tokio::test]
 async fn edit_keeps_curly_quotes_of_the_file() {
     let w = ws();
-    w.write_file(
+    w.write(
         "q.md",
         "He said \u{201C}hello\u{201D} and it\u{2019}s fine.\n",
     );
@@ -621,7 +581,7 @@ async fn edit_keeps_curly_quotes_of_the_file() {
 #[tokio::test]
 async fn edit_strips_line_number_prefixes() {
     let w = ws();
-    w.write_file("f.py", "def f():\n    return 1\n");
+    w.write("f.py", "def f():\n    return 1\n");
     w.read("f.py").await;
     w.run(
         &EditTool::default(),
@@ -635,7 +595,7 @@ async fn edit_strips_line_number_prefixes() {
 #[tokio::test]
 async fn edit_round_trips_crlf_and_utf16() {
     let w = ws();
-    w.write_file("win.txt", b"\xEF\xBB\xBFalpha\r\nbeta\r\ngamma");
+    w.write("win.txt", b"\xEF\xBB\xBFalpha\r\nbeta\r\ngamma");
     w.read("win.txt").await;
     w.run(
         &EditTool::default(),
@@ -652,7 +612,7 @@ async fn edit_round_trips_crlf_and_utf16() {
     for u in "één\r\ntwee\r\n".encode_utf16() {
         le.extend_from_slice(&u.to_le_bytes());
     }
-    w.write_file("u16.txt", &le);
+    w.write("u16.txt", &le);
     w.read("u16.txt").await;
     w.run(
         &EditTool::default(),
@@ -670,7 +630,7 @@ async fn edit_round_trips_crlf_and_utf16() {
 #[tokio::test]
 async fn edit_outside_seen_lines_is_refused() {
     let w = ws();
-    w.write_file("big.txt", numbered(1..=100));
+    w.write("big.txt", numbered(1..=100));
     w.run(
         &ReadTool,
         json!({"file_path": w.p("big.txt"), "offset": 1, "limit": 10}),
@@ -712,10 +672,10 @@ async fn edit_outside_seen_lines_is_refused() {
 #[tokio::test]
 async fn edit_after_outside_change_merges_when_apart() {
     let w = ws();
-    w.write_file("m.txt", numbered(1..=30));
+    w.write("m.txt", numbered(1..=30));
     w.read("m.txt").await;
     // The person edits line 25 in their editor.
-    w.write_file(
+    w.write(
         "m.txt",
         numbered(1..=30).replace("line 25\n", "line 25 (theirs)\n"),
     );
@@ -746,10 +706,10 @@ async fn edit_after_outside_change_merges_when_apart() {
 #[tokio::test]
 async fn edit_after_overlapping_outside_change_is_refused() {
     let w = ws();
-    w.write_file("m.txt", numbered(1..=30));
+    w.write("m.txt", numbered(1..=30));
     w.read("m.txt").await;
     let theirs = numbered(1..=30).replace("line 10\n", "line 10 (theirs)\n");
-    w.write_file("m.txt", &theirs);
+    w.write("m.txt", &theirs);
     bump_mtime(&w.path("m.txt"), 5);
     let err = w
         .run(
@@ -779,7 +739,7 @@ async fn edit_after_overlapping_outside_change_is_refused() {
 #[tokio::test]
 async fn only_mtime_change_proceeds() {
     let w = ws();
-    w.write_file("t.txt", "same\n");
+    w.write("t.txt", "same\n");
     w.read("t.txt").await;
     bump_mtime(&w.path("t.txt"), 60);
     w.run(
@@ -794,10 +754,10 @@ async fn only_mtime_change_proceeds() {
 #[tokio::test]
 async fn change_between_preview_and_call_is_refused() {
     let w = ws();
-    w.write_file("p.txt", "one\ntwo\n");
+    w.write("p.txt", "one\ntwo\n");
     w.read("p.txt").await;
     let tool = EditTool::default();
-    let mut ctx = w.ctx();
+    let mut ctx = w.call_ctx();
     let parsed = tool
         .parse(&json!({"file_path": w.p("p.txt"), "old_string": "one", "new_string": "ONE"}))
         .unwrap();
@@ -808,7 +768,7 @@ async fn change_between_preview_and_call_is_refused() {
     );
     // Nothing written by the preview.
     assert_eq!(w.file("p.txt"), "one\ntwo\n");
-    w.write_file("p.txt", "one\ntwo\nthree\n");
+    w.write("p.txt", "one\ntwo\nthree\n");
     bump_mtime(&w.path("p.txt"), 5);
     let err = tool.call(parsed, &ctx).await.unwrap_err();
     assert!(err.message.starts_with(MODIFIED), "{}", err.message);
@@ -818,7 +778,7 @@ async fn change_between_preview_and_call_is_refused() {
 #[tokio::test]
 async fn content_override_is_written_with_its_note() {
     let w = ws();
-    w.write_file("o.txt", "a\nb\n");
+    w.write("o.txt", "a\nb\n");
     w.read("o.txt").await;
     let out = w
         .run_with(
@@ -846,7 +806,7 @@ async fn content_override_is_written_with_its_note() {
 #[tokio::test]
 async fn multi_edit_applies_in_order_in_one_write() {
     let w = ws();
-    w.write_file("m.rs", "fn old() {}\nfn other() { old() }\n");
+    w.write("m.rs", "fn old() {}\nfn other() { old() }\n");
     w.read("m.rs").await;
     let out = w
         .run(
@@ -869,7 +829,7 @@ async fn multi_edit_applies_in_order_in_one_write() {
 #[tokio::test]
 async fn multi_edit_failing_at_edit_two_leaves_file_untouched() {
     let w = ws();
-    w.write_file("m.txt", "alpha\nbeta\n");
+    w.write("m.txt", "alpha\nbeta\n");
     w.read("m.txt").await;
     let before = std::fs::metadata(w.path("m.txt"))
         .unwrap()
@@ -930,11 +890,11 @@ async fn next_file_event(w: &mut Ws, within: Duration) -> Option<Event> {
 async fn watcher_reports_outside_write_and_steers_next_edit() {
     let mut w = ws();
     assert!(attach_watcher(&w.session));
-    w.write_file("w.txt", numbered(1..=20));
+    w.write("w.txt", numbered(1..=20));
     w.read("w.txt").await;
     // Give inotify a moment to register the directory (the watch request is asynchronous).
     tokio::time::sleep(Duration::from_millis(200)).await;
-    w.write_file(
+    w.write(
         "w.txt",
         numbered(1..=20).replace("line 15\n", "line 15 edited\n"),
     );
@@ -974,7 +934,7 @@ async fn watcher_reports_outside_write_and_steers_next_edit() {
 async fn watcher_ignores_own_writes_and_reports_deletion() {
     let mut w = ws();
     assert!(attach_watcher(&w.session));
-    w.write_file("own.txt", "a\n");
+    w.write("own.txt", "a\n");
     w.read("own.txt").await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     w.run(
@@ -1005,7 +965,7 @@ async fn watcher_ignores_own_writes_and_reports_deletion() {
 #[tokio::test]
 async fn invalid_utf8_file_refuses_edit_but_takes_write() {
     let w = ws();
-    w.write_file("bad.txt", b"caf\xE9\n");
+    w.write("bad.txt", b"caf\xE9\n");
     w.read("bad.txt").await;
     let err = w
         .run(
@@ -1043,7 +1003,7 @@ async fn large_file_edit_after_partial_streamed_read() {
     let text: String = (1..=180_000)
         .map(|i| format!("{:<63}\n", format!("row {i}")))
         .collect();
-    w.write_file("big.txt", &text);
+    w.write("big.txt", &text);
     let read_middle = || {
         w.run(
             &ReadTool,
@@ -1158,7 +1118,7 @@ async fn titles_and_accesses() {
 async fn watcher_reports_rename_away() {
     let mut w = ws();
     assert!(attach_watcher(&w.session));
-    w.write_file("old.txt", "x\n");
+    w.write("old.txt", "x\n");
     w.read("old.txt").await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     std::fs::rename(w.path("old.txt"), w.path("new.txt")).unwrap();

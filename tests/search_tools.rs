@@ -3,77 +3,27 @@
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use cairn::protocol::{Display, Event};
-use cairn::session::context::{EventSender, SessionContext};
 use cairn::tools::bash::{BackgroundShells, BashOutputTool, BashTool, KillShellTool};
 use cairn::tools::glob::GlobTool;
 use cairn::tools::grep::GrepTool;
 use cairn::tools::web_fetch::WebFetchTool;
-use cairn::tools::{DynTool, ProgressSender, ToolContext, ToolError, ToolOutput};
+use cairn::tools::{DynTool, ToolOutput};
 use serde_json::{Value, json};
-use tempfile::TempDir;
-use tokio::sync::mpsc::UnboundedReceiver;
-use tokio_util::sync::CancellationToken;
 
-/// A project dir and a separate data dir, with a context for calls.
-struct Env {
-    _project: TempDir,
-    _data: TempDir,
-    ctx: ToolContext,
-    events: UnboundedReceiver<Event>,
-}
+#[path = "support/workspace.rs"]
+mod workspace;
+
+use workspace::{Workspace, run};
+
+type Env = Workspace;
 
 fn env() -> Env {
-    let project = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    // Canonical paths, so `pwd -P` and our expectations agree.
-    let root = fs::canonicalize(project.path()).unwrap();
-    let (events, rx) = EventSender::channel();
-    let session = Arc::new(SessionContext::new(
-        "test".into(),
-        root,
-        Vec::new(),
-        data.path().to_path_buf(),
-        events.clone(),
-    ));
-    let ctx = ToolContext {
-        session,
-        call_id: "call_1".into(),
-        cancel: CancellationToken::new(),
-        progress: ProgressSender::new("call_1".into(), events),
-        preview: None,
-        content_override: None,
-    };
-    Env {
-        _project: project,
-        _data: data,
-        ctx,
-        events: rx,
-    }
-}
-
-impl Env {
-    fn root(&self) -> PathBuf {
-        self.ctx.session.project_dir.clone()
-    }
-
-    fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.root().join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, content).unwrap();
-        p
-    }
-}
-
-/// Parse, validate and call, as the executor does.
-async fn run(tool: &dyn DynTool, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-    let parsed = tool.parse(&input)?;
-    tool.validate(&parsed, ctx).await?;
-    tool.call(parsed, ctx).await
+    Workspace::new()
 }
 
 fn set_mtime(path: &Path, secs_after_epoch: u64) {

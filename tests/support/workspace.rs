@@ -1,0 +1,151 @@
+//! Workspaces for tool and permission tests, on real temp dirs. [`Workspace`] is a project
+//! dir and a separate data dir with a session and a [`ToolContext`] for calls, plus
+//! [`run`], the executor's steps for one call. [`Homes`] is a temp root holding `home/` (what
+//! HOME points at), `proj/` (a git project) and `data/`, for settings and permission tests.
+//! Include with `#[path = "support/workspace.rs"] mod workspace;`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn::protocol::Event;
+use cairn::session::context::{EventSender, SessionContext};
+use cairn::tools::{DynTool, ProgressSender, ToolContext, ToolError, ToolOutput};
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+/// A session `id` in `project` with data in `data`, and the receiver of its events.
+pub fn session(
+    id: &str,
+    project: PathBuf,
+    data: PathBuf,
+) -> (Arc<SessionContext>, UnboundedReceiver<Event>) {
+    let (events, rx) = EventSender::channel();
+    let session = SessionContext::new(id.into(), project, Vec::new(), data, events);
+    (Arc::new(session), rx)
+}
+
+/// A fresh context for call `call_id` in `session`: not cancelled, no preview, no override.
+pub fn tool_context(session: &Arc<SessionContext>, call_id: &str) -> ToolContext {
+    ToolContext {
+        session: session.clone(),
+        call_id: call_id.into(),
+        cancel: CancellationToken::new(),
+        progress: ProgressSender::new(call_id.into(), session.events.clone()),
+        preview: None,
+        content_override: None,
+    }
+}
+
+/// Parse, validate and call, as the executor does (without the preview step).
+pub async fn run(
+    tool: &dyn DynTool,
+    input: Value,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let parsed = tool.parse(&input)?;
+    tool.validate(&parsed, ctx).await?;
+    tool.call(parsed, ctx).await
+}
+
+/// A project dir and a separate data dir, with a session `test` and a context for call
+/// `call_1` in it.
+pub struct Workspace {
+    _project: TempDir,
+    _data: TempDir,
+    pub session: Arc<SessionContext>,
+    pub ctx: ToolContext,
+    pub events: UnboundedReceiver<Event>,
+}
+
+impl Workspace {
+    pub fn new() -> Workspace {
+        let project = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        // Canonical paths, so `pwd -P` and the tests' expectations agree.
+        let root = std::fs::canonicalize(project.path()).unwrap();
+        let (session, events) = session("test", root, data.path().to_path_buf());
+        Workspace {
+            _project: project,
+            _data: data,
+            ctx: tool_context(&session, "call_1"),
+            session,
+            events,
+        }
+    }
+
+    /// The project dir (canonical).
+    pub fn root(&self) -> &Path {
+        &self.session.project_dir
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    /// A fresh context for call `call_1`, for a call that sets its own preview or override.
+    pub fn call_ctx(&self) -> ToolContext {
+        tool_context(&self.session, "call_1")
+    }
+
+    /// Write `content` to `rel` in the project, parents created; returns the path.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    /// The text of `rel` in the project.
+    pub fn file(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+}
+
+/// A canonical temp root with `home/`, `proj/` (a git project: `proj/.git`) and the path
+/// `data/` for session data (not created).
+pub struct Homes {
+    _tmp: TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub proj: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Homes {
+    pub fn new() -> Homes {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let (home, proj) = (root.join("home"), root.join("proj"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        Homes {
+            _tmp: tmp,
+            data: root.join("data"),
+            root,
+            home,
+            proj,
+        }
+    }
+
+    /// The environment settings are loaded with: HOME is `home/`, nothing else is set.
+    pub fn env(&self) -> impl Fn(&str) -> Option<String> + use<> {
+        let home = self.home.to_string_lossy().into_owned();
+        move |k: &str| (k == "HOME").then(|| home.clone())
+    }
+
+    /// Write `text` to `rel` under the root, parents created.
+    pub fn write(&self, rel: &str, text: impl AsRef<[u8]>) {
+        let p = self.root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A session `id` in `proj/` with its data in `data/`.
+    pub fn session(&self, id: &str) -> (Arc<SessionContext>, UnboundedReceiver<Event>) {
+        session(id, self.proj.clone(), self.data.clone())
+    }
+}
