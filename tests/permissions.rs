@@ -2,13 +2,14 @@
 //! -> check, with a small probe tool whose name and accesses each case chooses. Real files and
 //! real symlinks in temp dirs; no mocks of our own code.
 
+use std::ops::Deref;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn::config::load_settings;
 use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Decision, PermissionMode, PermissionRequest, RequestKind};
-use cairn::session::context::{EventSender, SessionContext};
+use cairn::session::context::SessionContext;
 use cairn::shell;
 use cairn::tools::plan_mode::{EnterPlanMode, ExitPlanMode};
 use cairn::tools::{DynTool, ToolOutput};
@@ -17,55 +18,44 @@ use serde_json::{Value, json};
 
 #[path = "support/probe.rs"]
 mod probe;
+#[path = "support/workspace.rs"]
+mod workspace;
 
 use probe::{Probe, check_call};
+use workspace::Homes;
 
 /// A workspace: `home/`, `proj/` (a git project) and `outside/`.
 struct Ws {
-    _tmp: tempfile::TempDir,
-    home: PathBuf,
-    proj: PathBuf,
+    homes: Homes,
     out: PathBuf,
-    data: PathBuf,
+}
+
+impl Deref for Ws {
+    type Target = Homes;
+    fn deref(&self) -> &Homes {
+        &self.homes
+    }
 }
 
 impl Ws {
     fn new() -> Ws {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let (home, proj, out) = (root.join("home"), root.join("proj"), root.join("outside"));
-        for d in [
-            &home,
-            &out,
-            &proj.join(".git"),
-            &proj.join("src"),
-            &proj.join("secrets"),
-        ] {
-            std::fs::create_dir_all(d).unwrap();
+        let homes = Homes::new();
+        let out = homes.root.join("outside");
+        for d in ["outside", "proj/src", "proj/secrets"] {
+            std::fs::create_dir_all(homes.root.join(d)).unwrap();
         }
         for f in ["src/main.rs", ".env", "secrets/key", "a.txt"] {
-            std::fs::write(proj.join(f), "x").unwrap();
+            std::fs::write(homes.proj.join(f), "x").unwrap();
         }
-        std::fs::write(home.join(".zshrc"), "x").unwrap();
+        std::fs::write(homes.home.join(".zshrc"), "x").unwrap();
         std::fs::write(out.join("file"), "x").unwrap();
-        Ws {
-            data: root.join("data"),
-            _tmp: tmp,
-            home,
-            proj,
-            out,
-        }
+        Ws { homes, out }
     }
 
     fn sub(&self, s: &str) -> String {
         s.replace("$P", &self.proj.to_string_lossy())
             .replace("$H", &self.home.to_string_lossy())
             .replace("$O", &self.out.to_string_lossy())
-    }
-
-    fn env(&self) -> impl Fn(&str) -> Option<String> + use<> {
-        let home = self.home.to_string_lossy().into_owned();
-        move |k: &str| (k == "HOME").then(|| home.clone())
     }
 
     fn write_settings(&self, rel: &str, v: &Value) {
@@ -75,14 +65,7 @@ impl Ws {
     }
 
     fn session(&self) -> Arc<SessionContext> {
-        let (events, _rx) = EventSender::channel();
-        Arc::new(SessionContext::new(
-            "s1".into(),
-            self.proj.clone(),
-            Vec::new(),
-            self.data.clone(),
-            events,
-        ))
+        self.homes.session("s1").0
     }
 
     fn gate(

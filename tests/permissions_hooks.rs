@@ -1,6 +1,6 @@
 //! Hooks with real shell scripts, and settings layers read from real files in temp dirs.
 
-use std::path::PathBuf;
+use std::ops::Deref;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -9,7 +9,7 @@ use cairn::config::settings::load_settings_from;
 use cairn::config::{LoadedSettings, load_settings, render_config};
 use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Event, PermissionMode};
-use cairn::session::context::{EventSender, SessionContext};
+use cairn::session::context::SessionContext;
 use cairn::tools::{DynTool, ToolOutput};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -17,42 +17,27 @@ use tokio::sync::mpsc::UnboundedReceiver;
 #[path = "support/probe.rs"]
 mod probe;
 
-use probe::{Probe, check_call};
+#[path = "support/workspace.rs"]
+mod workspace;
 
-struct Ws {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-    proj: PathBuf,
+use probe::{Probe, check_call};
+use workspace::Homes;
+
+/// A workspace: `home/` and `proj/` (a git project with `src/main.rs`).
+struct Ws(Homes);
+
+impl Deref for Ws {
+    type Target = Homes;
+    fn deref(&self) -> &Homes {
+        &self.0
+    }
 }
 
 impl Ws {
     fn new() -> Ws {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let home = root.join("home");
-        let proj = root.join("proj");
-        std::fs::create_dir_all(proj.join(".git")).unwrap();
-        std::fs::create_dir_all(proj.join("src")).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::write(proj.join("src/main.rs"), "fn main() {}").unwrap();
-        Ws {
-            _tmp: tmp,
-            root,
-            home,
-            proj,
-        }
-    }
-
-    fn env(&self) -> impl Fn(&str) -> Option<String> + use<> {
-        let home = self.home.to_string_lossy().into_owned();
-        move |k: &str| (k == "HOME").then(|| home.clone())
-    }
-
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.root.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
+        let homes = Homes::new();
+        homes.write("proj/src/main.rs", "fn main() {}");
+        Ws(homes)
     }
 
     fn settings(&self) -> LoadedSettings {
@@ -66,32 +51,11 @@ impl Ws {
             "{:?}",
             settings.diagnostics
         );
-        PermissionGate::new(GateConfig {
-            settings: &settings,
-            cli_allow: vec![],
-            cli_deny: vec![],
-            mode,
-            interactive: true,
-            project_dir: self.proj.clone(),
-            additional_dirs: vec![],
-            session_data_dir: self.root.join("data"),
-            transcript_path: self.root.join("data/t.jsonl"),
-            running_as_root: false,
-            sandboxed: false,
-        })
-        .unwrap()
+        gate_over(self, &settings, mode)
     }
 
     fn session(&self) -> (Arc<SessionContext>, UnboundedReceiver<Event>) {
-        let (events, rx) = EventSender::channel();
-        let s = SessionContext::new(
-            "sess-9".into(),
-            self.proj.clone(),
-            vec![],
-            self.root.join("data"),
-            events,
-        );
-        (Arc::new(s), rx)
+        self.0.session("sess-9")
     }
 
     /// Project settings with these hooks.
@@ -573,17 +537,8 @@ fn project_root_is_the_nearest_marked_ancestor() {
 /// A gate over whatever the settings are, problems included.
 fn gate_over(ws: &Ws, settings: &LoadedSettings, mode: PermissionMode) -> PermissionGate {
     PermissionGate::new(GateConfig {
-        settings,
-        cli_allow: vec![],
-        cli_deny: vec![],
         mode,
-        interactive: true,
-        project_dir: ws.proj.clone(),
-        additional_dirs: vec![],
-        session_data_dir: ws.root.join("data"),
-        transcript_path: ws.root.join("data/t.jsonl"),
-        running_as_root: false,
-        sandboxed: false,
+        ..gate_config(ws, settings)
     })
     .unwrap()
 }
