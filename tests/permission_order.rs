@@ -3,7 +3,7 @@
 //! may not touch. The model must read the same refusal for both, so a denial never tells
 //! whether a file exists, and the tool must not have run.
 
-use std::path::PathBuf;
+use std::ops::Deref;
 use std::time::Duration;
 
 use cairn::config::load_settings;
@@ -16,30 +16,28 @@ use serde_json::{Value, json};
 mod agent;
 #[path = "support/llm.rs"]
 mod llm;
+#[path = "support/workspace.rs"]
+mod workspace;
 
 use agent::{Agent, Setup, tool_results};
+use workspace::Homes;
 
-struct Ws {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    proj: PathBuf,
-    home: PathBuf,
+/// A workspace: `home/`, `proj/` (a git project with `secret/`) and `outside/`, each with a
+/// `present.txt` and a subdirectory `there/`.
+struct Ws(Homes);
+
+impl Deref for Ws {
+    type Target = Homes;
+    fn deref(&self) -> &Homes {
+        &self.0
+    }
 }
 
 impl Ws {
     fn new() -> Ws {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().canonicalize().unwrap();
-        let proj = root.join("proj");
-        let home = root.join("home");
-        for d in [
-            "proj/.git",
-            "proj/secret/there",
-            "proj/src",
-            "outside/there",
-            "home",
-        ] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
+        let homes = Homes::new();
+        for d in ["proj/secret/there", "proj/src", "outside/there"] {
+            std::fs::create_dir_all(homes.root.join(d)).unwrap();
         }
         for f in [
             "proj/secret/present.txt",
@@ -47,14 +45,9 @@ impl Ws {
             "proj/src/present.txt",
             "outside/present.txt",
         ] {
-            std::fs::write(root.join(f), "a line\n").unwrap();
+            homes.write(f, "a line\n");
         }
-        Ws {
-            _tmp: tmp,
-            root,
-            proj,
-            home,
-        }
+        Ws(homes)
     }
 }
 
@@ -77,16 +70,13 @@ async fn run_calls(
         .map(|(i, (name, input))| json!({"id": format!("c{i}"), "name": name, "input": input}))
         .collect();
     let script = json!({"turns": [{"tool_calls": tool_calls}, {"text": "done"}]});
-    let home = ws.home.to_string_lossy().into_owned();
-    let settings = load_settings(&ws.proj, None, &move |k: &str| {
-        (k == "HOME").then(|| home.clone())
-    });
+    let settings = load_settings(&ws.proj, None, &ws.env());
     assert!(
         settings.diagnostics.is_empty(),
         "{:?}",
         settings.diagnostics
     );
-    let data = ws.root.join("data");
+    let data = ws.data.clone();
     let gate = PermissionGate::new(GateConfig {
         settings: &settings,
         cli_allow: Vec::new(),
