@@ -1,10 +1,14 @@
 //! The real `cairn` binary in headless mode against the scripted model server on 127.0.0.1:
 //! every output format is parsed back as JSON, exit codes and stderr reasons are checked.
 
+use std::path::Path;
 use std::process::Output;
 
-use cairn::llm::scripted::{Script, ScriptedServer};
+use cairn::llm::scripted::ScriptedServer;
 use serde_json::{Value, json};
+
+#[path = "support/llm.rs"]
+mod llm;
 
 struct Run {
     out: Output,
@@ -20,6 +24,19 @@ impl Run {
     fn code(&self) -> i32 {
         self.out.status.code().unwrap_or(-1)
     }
+}
+
+/// The `cairn` binary started in `project` with an empty environment but PATH, and HOME,
+/// its config and its data under `home`, so nothing touches the real home.
+fn cairn_command(project: &Path, home: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("CAIRN_DATA_DIR", home.join("data"));
+    cmd
 }
 
 /// Run `cairn` with `args` in a temp project, pointed at `server` (Anthropic format unless
@@ -53,14 +70,8 @@ async fn cairn_with(
             std::fs::set_permissions(&full, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
     }
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    let mut cmd = cairn_command(project.path(), home.path());
     cmd.args(args)
-        .current_dir(project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.path())
-        .env("XDG_CONFIG_HOME", home.path().join(".config"))
-        .env("CAIRN_DATA_DIR", home.path().join("data"))
         .env("CAIRN_RETRY_BASE_MS", "10")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -88,7 +99,7 @@ async fn cairn_with(
 }
 
 async fn server(script: Value) -> ScriptedServer {
-    ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap()
+    llm::scripted(&script)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -487,14 +498,8 @@ async fn a_working_dir_that_is_not_utf8_works_in_every_format() {
         if format == "stream-json" {
             args.push("--verbose");
         }
-        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        let out = cairn_command(&project, home.path())
             .args(&args)
-            .current_dir(&project)
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("XDG_CONFIG_HOME", home.path().join(".config"))
-            .env("CAIRN_DATA_DIR", home.path().join("data"))
             .env("ANTHROPIC_BASE_URL", s.anthropic_base_url())
             .env("ANTHROPIC_API_KEY", "test-key")
             .stdin(std::process::Stdio::null())
