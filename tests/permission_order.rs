@@ -3,7 +3,6 @@
 //! may not touch. The model must read the same refusal for both, so a denial never tells
 //! whether a file exists, and the tool must not have run.
 
-use std::ops::Deref;
 use std::time::Duration;
 
 use cairn::config::load_settings;
@@ -22,33 +21,24 @@ mod workspace;
 use agent::{Agent, Setup, tool_results};
 use workspace::Homes;
 
-/// A workspace: `home/`, `proj/` (a git project with `secret/`) and `outside/`, each with a
+type Ws = Homes;
+
+/// The workspace of these tests: `proj/` (with `secret/`) and `outside/` each hold a
 /// `present.txt` and a subdirectory `there/`.
-struct Ws(Homes);
-
-impl Deref for Ws {
-    type Target = Homes;
-    fn deref(&self) -> &Homes {
-        &self.0
+fn ws() -> Ws {
+    let ws = Homes::new();
+    for d in ["proj/secret/there", "proj/src", "outside/there"] {
+        std::fs::create_dir_all(ws.root.join(d)).unwrap();
     }
-}
-
-impl Ws {
-    fn new() -> Ws {
-        let homes = Homes::new();
-        for d in ["proj/secret/there", "proj/src", "outside/there"] {
-            std::fs::create_dir_all(homes.root.join(d)).unwrap();
-        }
-        for f in [
-            "proj/secret/present.txt",
-            "proj/.git/present.txt",
-            "proj/src/present.txt",
-            "outside/present.txt",
-        ] {
-            homes.write(f, "a line\n");
-        }
-        Ws(homes)
+    for f in [
+        "proj/secret/present.txt",
+        "proj/.git/present.txt",
+        "proj/src/present.txt",
+        "outside/present.txt",
+    ] {
+        ws.write(f, "a line\n");
     }
+    ws
 }
 
 struct GateSpec {
@@ -76,19 +66,11 @@ async fn run_calls(
         "{:?}",
         settings.diagnostics
     );
-    let data = ws.data.clone();
     let gate = PermissionGate::new(GateConfig {
-        settings: &settings,
-        cli_allow: Vec::new(),
         cli_deny: spec.deny,
         mode: spec.mode,
         interactive: spec.interactive,
-        project_dir: ws.proj.clone(),
-        additional_dirs: Vec::new(),
-        session_data_dir: data.clone(),
-        transcript_path: data.join("t.jsonl"),
-        running_as_root: false,
-        sandboxed: false,
+        ..ws.gate_config(&settings)
     })
     .unwrap();
     let mut agent = Agent::start(
@@ -96,7 +78,7 @@ async fn run_calls(
         Setup {
             provider: Provider::Anthropic,
             project_dir: ws.proj.clone(),
-            data_dir: data,
+            data_dir: ws.data.clone(),
             transcript: false,
             session_id: "s-order",
             gate,
@@ -193,7 +175,7 @@ fn assert_untouched(ws: &Ws, dir: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deny_rule_answers_the_same_for_existing_and_missing_files() {
-    let ws = Ws::new();
+    let ws = ws();
     let dir = ws.proj.join("secret").to_string_lossy().into_owned();
     let calls = file_tool_calls(&dir, false);
     let (results, asked) = run_calls(
@@ -217,7 +199,7 @@ async fn a_deny_rule_answers_the_same_for_existing_and_missing_files() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_protected_path_is_refused_headless_before_the_file_is_read() {
-    let ws = Ws::new();
+    let ws = ws();
     let dir = ws.proj.join(".git").to_string_lossy().into_owned();
     let calls = file_tool_calls(&dir, true);
     let (results, _) = run_calls(
@@ -236,7 +218,7 @@ async fn a_protected_path_is_refused_headless_before_the_file_is_read() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_path_outside_the_working_dirs_is_refused_headless_alike() {
-    let ws = Ws::new();
+    let ws = ws();
     let dir = ws.root.join("outside").to_string_lossy().into_owned();
     let calls = file_tool_calls(&dir, false);
     let (results, _) = run_calls(
@@ -259,7 +241,7 @@ async fn a_path_outside_the_working_dirs_is_refused_headless_alike() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hook_denial_wins_over_a_validation_error() {
-    let ws = Ws::new();
+    let ws = ws();
     std::fs::create_dir_all(ws.proj.join(".claude")).unwrap();
     std::fs::write(
         ws.proj.join(".claude/settings.json"),
@@ -291,7 +273,7 @@ async fn a_hook_denial_wins_over_a_validation_error() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowed_call_still_gets_its_validation_error() {
-    let ws = Ws::new();
+    let ws = ws();
     let file = ws
         .proj
         .join("src/present.txt")
@@ -325,7 +307,7 @@ async fn an_allowed_call_still_gets_its_validation_error() {
 /// outside the working directories asks first whether or not its directory exists.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_search_outside_asks_before_it_says_whether_the_directory_exists() {
-    let ws = Ws::new();
+    let ws = ws();
     let dir = ws.root.join("outside").to_string_lossy().into_owned();
     let calls: Vec<(&str, Value)> = file_tool_calls(&dir, false)
         .into_iter()

@@ -2,8 +2,6 @@
 //! -> check, with a small probe tool whose name and accesses each case chooses. Real files and
 //! real symlinks in temp dirs; no mocks of our own code.
 
-use std::ops::Deref;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn::config::load_settings;
@@ -24,34 +22,23 @@ mod workspace;
 use probe::{Probe, check_call};
 use workspace::Homes;
 
-/// A workspace: `home/`, `proj/` (a git project) and `outside/`.
-struct Ws {
-    homes: Homes,
-    out: PathBuf,
+type Ws = Homes;
+
+/// The workspace of these tests: a few project files, one in HOME and one outside.
+fn ws() -> Ws {
+    let ws = Homes::new();
+    for d in ["src", "secrets"] {
+        std::fs::create_dir_all(ws.proj.join(d)).unwrap();
+    }
+    for f in ["src/main.rs", ".env", "secrets/key", "a.txt"] {
+        std::fs::write(ws.proj.join(f), "x").unwrap();
+    }
+    std::fs::write(ws.home.join(".zshrc"), "x").unwrap();
+    std::fs::write(ws.out.join("file"), "x").unwrap();
+    ws
 }
 
-impl Deref for Ws {
-    type Target = Homes;
-    fn deref(&self) -> &Homes {
-        &self.homes
-    }
-}
-
-impl Ws {
-    fn new() -> Ws {
-        let homes = Homes::new();
-        let out = homes.root.join("outside");
-        for d in ["outside", "proj/src", "proj/secrets"] {
-            std::fs::create_dir_all(homes.root.join(d)).unwrap();
-        }
-        for f in ["src/main.rs", ".env", "secrets/key", "a.txt"] {
-            std::fs::write(homes.proj.join(f), "x").unwrap();
-        }
-        std::fs::write(homes.home.join(".zshrc"), "x").unwrap();
-        std::fs::write(out.join("file"), "x").unwrap();
-        Ws { homes, out }
-    }
-
+impl Homes {
     fn sub(&self, s: &str) -> String {
         s.replace("$P", &self.proj.to_string_lossy())
             .replace("$H", &self.home.to_string_lossy())
@@ -65,7 +52,7 @@ impl Ws {
     }
 
     fn session(&self) -> Arc<SessionContext> {
-        self.homes.session("s1").0
+        self.session_as("s1").0
     }
 
     fn gate(
@@ -82,17 +69,11 @@ impl Ws {
             settings.diagnostics
         );
         PermissionGate::new(GateConfig {
-            settings: &settings,
             cli_allow: cli_allow.iter().map(|s| self.sub(s)).collect(),
             cli_deny: cli_deny.iter().map(|s| self.sub(s)).collect(),
             mode,
             interactive,
-            project_dir: self.proj.clone(),
-            additional_dirs: Vec::new(),
-            session_data_dir: self.data.clone(),
-            transcript_path: self.data.join("t.jsonl"),
-            running_as_root: false,
-            sandboxed: false,
+            ..self.gate_config(&settings)
         })
         .unwrap()
     }
@@ -360,7 +341,7 @@ const CASES: &[Case] = &[
 #[tokio::test]
 async fn rule_and_decision_table() {
     assert!(CASES.len() >= 120, "{} cases", CASES.len());
-    let ws = Ws::new();
+    let ws = ws();
     let session = ws.session();
     let mut failures = Vec::new();
     for (i, c) in CASES.iter().enumerate() {
@@ -396,7 +377,7 @@ async fn check_one(ws: &Ws, gate: &PermissionGate, tool: &str, arg: &str) -> Gat
 #[cfg(unix)]
 #[tokio::test]
 async fn attack_symlink_inside_project_to_denied_file() {
-    let ws = Ws::new();
+    let ws = ws();
     std::os::unix::fs::symlink(ws.proj.join(".env"), ws.proj.join("notes.txt")).unwrap();
     std::os::unix::fs::symlink(ws.out.join("file"), ws.proj.join("ext")).unwrap();
     ws.write_settings(
@@ -423,7 +404,7 @@ async fn attack_symlink_inside_project_to_denied_file() {
 #[cfg(unix)]
 #[tokio::test]
 async fn attack_new_file_under_symlinked_dir_pointing_outside() {
-    let ws = Ws::new();
+    let ws = ws();
     std::os::unix::fs::symlink(&ws.out, ws.proj.join("data")).unwrap();
     let gate = ws.gate(PermissionMode::AcceptEdits, true, &[], &[]);
     let o = check_one(&ws, &gate, "Write", "$P/data/new.txt").await;
@@ -443,7 +424,7 @@ async fn attack_new_file_under_symlinked_dir_pointing_outside() {
 #[cfg(unix)]
 #[tokio::test]
 async fn attack_symlink_cycle_and_null_byte_are_refused() {
-    let ws = Ws::new();
+    let ws = ws();
     std::os::unix::fs::symlink(ws.proj.join("b"), ws.proj.join("a")).unwrap();
     std::os::unix::fs::symlink(ws.proj.join("a"), ws.proj.join("b")).unwrap();
     let gate = ws.gate(PermissionMode::BypassPermissions, true, &[], &[]);
@@ -458,7 +439,7 @@ async fn attack_symlink_cycle_and_null_byte_are_refused() {
 
 #[tokio::test]
 async fn attack_project_allow_against_user_deny() {
-    let ws = Ws::new();
+    let ws = ws();
     std::fs::create_dir_all(ws.home.join(".claude")).unwrap();
     std::fs::write(
         ws.home.join(".claude/settings.json"),
@@ -488,7 +469,7 @@ async fn attack_project_allow_against_user_deny() {
 
 #[tokio::test]
 async fn headless_refusal_names_the_rule_that_would_allow() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.write_settings(
         ".claude/settings.json",
         &json!({ "permissions": { "allow": ["Bash(ls *)"] } }),
@@ -536,7 +517,7 @@ async fn headless_refusal_names_the_rule_that_would_allow() {
 
 #[tokio::test]
 async fn ask_requests_carry_scope_rule_and_preview() {
-    let ws = Ws::new();
+    let ws = ws();
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     let o = check_one(&ws, &gate, "Bash", "npm test -- --watch").await;
     let GateOutcome::Ask(req) = o else {
@@ -587,7 +568,7 @@ async fn ask_then(
 
 #[tokio::test]
 async fn session_grants_and_denials_use_the_shown_scope() {
-    let ws = Ws::new();
+    let ws = ws();
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     let (_, e) = ask_then(&ws, &gate, "Bash", "npm test a", Decision::AllowSession).await;
     assert!(e.allow);
@@ -652,7 +633,7 @@ async fn session_grants_and_denials_use_the_shown_scope() {
 
 #[tokio::test]
 async fn ask_rule_prompts_grant_nothing_beyond_the_call() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.write_settings(
         ".claude/settings.json",
         &json!({ "permissions": { "ask": ["Bash(git push *)"], "allow": ["Bash(git *)"] } }),
@@ -703,7 +684,7 @@ async fn ask_rule_prompts_grant_nothing_beyond_the_call() {
 
 #[tokio::test]
 async fn always_allow_writes_local_settings_and_keeps_other_keys() {
-    let ws = Ws::new();
+    let ws = ws();
     std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
     std::fs::write(
         ws.proj.join(".cairn/settings.local.json"),
@@ -742,21 +723,12 @@ async fn always_allow_writes_local_settings_and_keeps_other_keys() {
 
 #[tokio::test]
 async fn always_allow_never_clobbers_a_broken_local_file() {
-    let ws = Ws::new();
+    let ws = ws();
     std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
     let gate_over = |settings: &cairn::config::LoadedSettings| {
         PermissionGate::new(GateConfig {
-            settings,
-            cli_allow: vec![],
-            cli_deny: vec![],
-            mode: PermissionMode::Default,
-            interactive: true,
-            project_dir: ws.proj.clone(),
-            additional_dirs: vec![],
-            session_data_dir: ws.data.clone(),
             transcript_path: ws.data.join("t"),
-            running_as_root: false,
-            sandboxed: false,
+            ..ws.gate_config(settings)
         })
         .unwrap()
     };
@@ -795,7 +767,7 @@ async fn always_allow_never_clobbers_a_broken_local_file() {
 
 #[tokio::test]
 async fn bare_deny_hides_tools_and_bypass_as_root_is_refused() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.write_settings(
         ".claude/settings.json",
         &json!({ "permissions": { "deny": ["WebFetch", "mcp__gh", "Bash(rm *)"] } }),
@@ -829,7 +801,7 @@ async fn bare_deny_hides_tools_and_bypass_as_root_is_refused() {
 
 #[tokio::test]
 async fn additional_directories_and_spill_files() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.write_settings(
         ".claude/settings.json",
         &json!({ "permissions": { "additionalDirectories": [ws.out.to_string_lossy()] } }),
@@ -855,7 +827,7 @@ async fn additional_directories_and_spill_files() {
 
 #[tokio::test]
 async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
-    let ws = Ws::new();
+    let ws = ws();
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     let session = ws.session();
     // EnterPlanMode is allowed and, once run, switches the mode.
@@ -963,7 +935,7 @@ proptest! {
         write in any::<bool>(),
         interactive in any::<bool>(),
     ) {
-        let ws = Ws::new();
+        let ws = ws();
         let rel = segs.join("/");
         let abs = ws.proj.join(&rel);
         let last = segs.last().unwrap();
@@ -1017,7 +989,7 @@ proptest! {
         allows in proptest::collection::vec(prop::sample::select(vec!["Bash", "Bash(*)", "Bash(rm *)", "Bash(ls *)", "Bash(timeout *)"]), 0..3),
         mode in prop::sample::select(vec!["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]),
     ) {
-        let ws = Ws::new();
+        let ws = ws();
         let mut parts: Vec<String> = others.iter().map(|s| s.to_string()).collect();
         parts.insert(at.min(parts.len()), format!("{wrapper}rm -rf x"));
         let mut line = String::new();
@@ -1041,7 +1013,7 @@ proptest! {
 
 #[tokio::test]
 async fn an_edited_approval_keeps_the_grant_of_the_option_chosen() {
-    let ws = Ws::new();
+    let ws = ws();
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     let edited = |grant| Decision::AllowEdited {
         content: "trimmed\n".into(),
@@ -1076,7 +1048,7 @@ async fn an_edited_approval_keeps_the_grant_of_the_option_chosen() {
 /// only describes data it stays read-only (issue 16 §1).
 #[tokio::test]
 async fn git_in_a_hostile_repository_asks() {
-    let ws = Ws::new();
+    let ws = ws();
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     let git = ws.proj.join(".git");
     let clean = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\

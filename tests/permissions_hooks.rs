@@ -1,6 +1,5 @@
 //! Hooks with real shell scripts, and settings layers read from real files in temp dirs.
 
-use std::ops::Deref;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,23 +22,16 @@ mod workspace;
 use probe::{Probe, check_call};
 use workspace::Homes;
 
-/// A workspace: `home/` and `proj/` (a git project with `src/main.rs`).
-struct Ws(Homes);
+type Ws = Homes;
 
-impl Deref for Ws {
-    type Target = Homes;
-    fn deref(&self) -> &Homes {
-        &self.0
-    }
+/// The workspace of these tests: a project with `src/main.rs`.
+fn ws() -> Ws {
+    let ws = Homes::new();
+    ws.write("proj/src/main.rs", "fn main() {}");
+    ws
 }
 
-impl Ws {
-    fn new() -> Ws {
-        let homes = Homes::new();
-        homes.write("proj/src/main.rs", "fn main() {}");
-        Ws(homes)
-    }
-
+impl Homes {
     fn settings(&self) -> LoadedSettings {
         load_settings(&self.proj, None, &self.env())
     }
@@ -55,7 +47,7 @@ impl Ws {
     }
 
     fn session(&self) -> (Arc<SessionContext>, UnboundedReceiver<Event>) {
-        self.0.session("sess-9")
+        self.session_as("sess-9")
     }
 
     /// Project settings with these hooks.
@@ -101,7 +93,7 @@ fn notices(rx: &mut UnboundedReceiver<Event>) -> Vec<String> {
 
 #[tokio::test]
 async fn pre_tool_use_exit_2_blocks_with_stderr_and_matcher_selects() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.hooks(pre("Edit|Write", "echo 'no edits today' >&2; exit 2"));
     let gate = ws.gate(PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
@@ -140,7 +132,7 @@ fn decision(d: &str, extra: Value) -> String {
 
 #[tokio::test]
 async fn pre_tool_use_json_decisions_never_override_deny_rules() {
-    let ws = Ws::new();
+    let ws = ws();
     std::fs::write(ws.proj.join("secret.txt"), "s").unwrap();
     ws.hooks(pre("*", &decision("allow", json!({}))));
     let gate = ws.gate(PermissionMode::Default);
@@ -197,7 +189,7 @@ async fn pre_tool_use_json_decisions_never_override_deny_rules() {
 
 #[tokio::test]
 async fn pre_tool_use_updated_input_is_checked_and_returned() {
-    let ws = Ws::new();
+    let ws = ws();
     std::fs::write(ws.proj.join("secret.txt"), "s").unwrap();
     let main = ws.proj.join("src/main.rs");
     ws.hooks(pre(
@@ -234,7 +226,7 @@ async fn pre_tool_use_updated_input_is_checked_and_returned() {
 
 #[tokio::test]
 async fn hooks_get_stdin_json_and_project_dir_env_and_run_once() {
-    let ws = Ws::new();
+    let ws = ws();
     let cmd = "cat > \"$CLAUDE_PROJECT_DIR/stdin.json\"; echo \"$CAIRN_PROJECT_DIR\" >> \"$CLAUDE_PROJECT_DIR/env.txt\"";
     ws.hooks(json!({ "PreToolUse": [
         { "matcher": "Read", "hooks": [ { "type": "command", "command": cmd } ] },
@@ -273,7 +265,7 @@ async fn hooks_get_stdin_json_and_project_dir_env_and_run_once() {
 
 #[tokio::test]
 async fn a_hanging_hook_is_killed_and_a_failing_one_reported() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.hooks(json!({ "PreToolUse": [ { "matcher": "", "hooks": [
         { "type": "command", "command": "sleep 30; echo late", "timeout": 1 },
         { "type": "command", "command": "echo broken >&2; exit 1" } ] } ] }));
@@ -311,7 +303,7 @@ async fn a_hanging_hook_is_killed_and_a_failing_one_reported() {
 
 #[tokio::test]
 async fn post_tool_use_feedback_and_context_reach_the_model() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.hooks(json!({ "PostToolUse": [ { "matcher": "Edit", "hooks": [
         { "type": "command", "command": "echo 'run cargo fmt' >&2; exit 2" },
         { "type": "command", "command": "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"lint: ok\"}}'" } ] } ] }));
@@ -344,7 +336,7 @@ async fn post_tool_use_feedback_and_context_reach_the_model() {
 
 #[tokio::test]
 async fn prompt_stop_and_session_start_hooks() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.hooks(json!({
         "UserPromptSubmit": [ { "hooks": [ { "type": "command", "command": "grep -q password && { echo 'no secrets' >&2; exit 2; }; echo 'branch: main'" } ] } ],
         "Stop": [ { "hooks": [ { "type": "command", "command": "echo '{\"decision\":\"block\",\"reason\":\"tests still fail\"}'" } ] } ],
@@ -383,7 +375,7 @@ async fn prompt_stop_and_session_start_hooks() {
 
 #[test]
 fn layers_merge_with_origins() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.write("home/.claude/settings.json", r#"{"model":"user-model","env":{"A":"user","B":"user"},"permissions":{"allow":["Read"],"deny":["Bash(curl *)"],"defaultMode":"plan"}}"#);
     ws.write(
         "home/.config/cairn/settings.json",
@@ -434,7 +426,7 @@ fn layers_merge_with_origins() {
 
 #[test]
 fn broken_files_are_reported_with_file_and_line_and_skipped() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.write(
         "proj/.claude/settings.json",
         "{\n  \"model\": \"m\",\n  \"permissions\": {\"allow\": [\"Read\",]}\n}\n",
@@ -486,7 +478,7 @@ fn broken_files_are_reported_with_file_and_line_and_skipped() {
 
 #[test]
 fn managed_layer_beats_everything_and_user_paths_follow_env() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.write(
         "etc/managed-settings.json",
         r#"{"model":"managed","permissions":{"deny":["Bash(rm *)"]}}"#,
@@ -522,7 +514,7 @@ fn managed_layer_beats_everything_and_user_paths_follow_env() {
 
 #[test]
 fn project_root_is_the_nearest_marked_ancestor() {
-    let ws = Ws::new();
+    let ws = ws();
     let sub = ws.proj.join("src/deep");
     std::fs::create_dir_all(&sub).unwrap();
     ws.write(
@@ -538,14 +530,14 @@ fn project_root_is_the_nearest_marked_ancestor() {
 fn gate_over(ws: &Ws, settings: &LoadedSettings, mode: PermissionMode) -> PermissionGate {
     PermissionGate::new(GateConfig {
         mode,
-        ..gate_config(ws, settings)
+        ..ws.gate_config(settings)
     })
     .unwrap()
 }
 
 #[tokio::test]
 async fn broken_settings_refuse_every_call_that_is_not_read_only() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.write("home/.claude/settings.json", "{\"model\": \"fine\"}");
     let file = ws.proj.join(".claude/settings.json");
     for (text, expect) in [
@@ -633,7 +625,7 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
 
 #[tokio::test]
 async fn a_byte_order_mark_is_accepted_and_its_deny_rules_apply() {
-    let ws = Ws::new();
+    let ws = ws();
     let text = json!({ "permissions": { "deny": ["Edit(src/**)"] } }).to_string();
     ws.write("proj/.claude/settings.json", &format!("\u{feff}{text}"));
     let with_bom = ws.settings();
@@ -664,7 +656,7 @@ async fn a_byte_order_mark_is_accepted_and_its_deny_rules_apply() {
 
 #[tokio::test]
 async fn a_failed_pre_tool_use_hook_never_approves() {
-    let ws = Ws::new();
+    let ws = ws();
     let allow = decision("allow", json!({}));
     for (failing, says) in [
         ("sleep 30", "timed out"),
@@ -701,7 +693,7 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
         let settings = ws.settings();
         let headless = PermissionGate::new(GateConfig {
             interactive: false,
-            ..gate_config(&ws, &settings)
+            ..ws.gate_config(&settings)
         })
         .unwrap();
         let o = check(
@@ -716,25 +708,10 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
     }
 }
 
-fn gate_config<'a>(ws: &Ws, settings: &'a LoadedSettings) -> GateConfig<'a> {
-    GateConfig {
-        settings,
-        cli_allow: vec![],
-        cli_deny: vec![],
-        mode: PermissionMode::Default,
-        interactive: true,
-        project_dir: ws.proj.clone(),
-        additional_dirs: vec![],
-        session_data_dir: ws.root.join("data"),
-        transcript_path: ws.root.join("data/t.jsonl"),
-        running_as_root: false,
-        sandboxed: false,
-    }
-}
 
 #[tokio::test]
 async fn a_deny_from_one_hook_wins_over_an_allow_from_another() {
-    let ws = Ws::new();
+    let ws = ws();
     ws.hooks(json!({ "PreToolUse": [
         { "matcher": "", "hooks": [ { "type": "command", "command": decision("allow", json!({})) } ] },
         { "matcher": "Edit", "hooks": [ { "type": "command", "command": decision("deny", json!({})) } ] },
@@ -756,7 +733,7 @@ async fn a_deny_from_one_hook_wins_over_an_allow_from_another() {
 async fn hook_output_is_capped_and_an_overflowing_hook_fails_closed() {
     use cairn::config::hooks::{HookCommand, HookEvent, HookGroup, HooksConfig};
     use cairn::permissions::hooks::OUTPUT_CAP;
-    let ws = Ws::new();
+    let ws = ws();
     // `yes` never stops by itself: only the cap (not the timeout) can end it here.
     for command in ["yes", "yes >&2", "head -c 3000000 /dev/zero; exit 0"] {
         let config = HooksConfig {

@@ -1,7 +1,8 @@
 //! Workspaces for tool and permission tests, on real temp dirs. [`Workspace`] is a project
 //! dir and a separate data dir with a session and a [`ToolContext`] for calls, plus
 //! [`run`], the executor's steps for one call. [`Homes`] is a temp root holding `home/` (what
-//! HOME points at), `proj/` (a git project) and `data/`, for settings and permission tests.
+//! HOME points at), `proj/` (a git project), `outside/` and `data/`, with the gate
+//! configuration over it, for settings and permission tests.
 //! Include with `#[path = "support/workspace.rs"] mod workspace;`.
 
 #![allow(dead_code)]
@@ -9,7 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cairn::protocol::Event;
+use cairn::config::LoadedSettings;
+use cairn::permissions::GateConfig;
+use cairn::protocol::{Event, PermissionMode};
 use cairn::session::context::{EventSender, SessionContext};
 use cairn::tools::{DynTool, ProgressSender, ToolContext, ToolError, ToolOutput};
 use serde_json::Value;
@@ -105,13 +108,15 @@ impl Workspace {
     }
 }
 
-/// A canonical temp root with `home/`, `proj/` (a git project: `proj/.git`) and the path
-/// `data/` for session data (not created).
+/// A canonical temp root with `home/` (what HOME points at), `proj/` (a git project:
+/// `proj/.git`), `outside/` (neither) and the path `data/` for session data (not created).
+/// Test files add the files and methods of their own layout with `impl Homes`.
 pub struct Homes {
     _tmp: TempDir,
     pub root: PathBuf,
     pub home: PathBuf,
     pub proj: PathBuf,
+    pub out: PathBuf,
     pub data: PathBuf,
 }
 
@@ -119,15 +124,17 @@ impl Homes {
     pub fn new() -> Homes {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
-        let (home, proj) = (root.join("home"), root.join("proj"));
-        std::fs::create_dir_all(&home).unwrap();
-        std::fs::create_dir_all(proj.join(".git")).unwrap();
+        let (home, proj, out) = (root.join("home"), root.join("proj"), root.join("outside"));
+        for d in [&home, &proj.join(".git"), &out] {
+            std::fs::create_dir_all(d).unwrap();
+        }
         Homes {
             _tmp: tmp,
             data: root.join("data"),
             root,
             home,
             proj,
+            out,
         }
     }
 
@@ -145,7 +152,25 @@ impl Homes {
     }
 
     /// A session `id` in `proj/` with its data in `data/`.
-    pub fn session(&self, id: &str) -> (Arc<SessionContext>, UnboundedReceiver<Event>) {
+    pub fn session_as(&self, id: &str) -> (Arc<SessionContext>, UnboundedReceiver<Event>) {
         session(id, self.proj.clone(), self.data.clone())
+    }
+
+    /// The gate configuration over `settings` for a session in `proj/`: default mode,
+    /// interactive, no command-line rules, data and transcript in `data/`.
+    pub fn gate_config<'a>(&self, settings: &'a LoadedSettings) -> GateConfig<'a> {
+        GateConfig {
+            settings,
+            cli_allow: Vec::new(),
+            cli_deny: Vec::new(),
+            mode: PermissionMode::Default,
+            interactive: true,
+            project_dir: self.proj.clone(),
+            additional_dirs: Vec::new(),
+            session_data_dir: self.data.clone(),
+            transcript_path: self.data.join("t.jsonl"),
+            running_as_root: false,
+            sandboxed: false,
+        }
     }
 }
