@@ -26,14 +26,7 @@ fn start(turns: Vec<Turn>) -> ScriptedServer {
 }
 
 fn request(text: &str) -> ModelRequest {
-    ModelRequest {
-        model: "test-model".into(),
-        system: "You are a test.".into(),
-        messages: vec![Message::user_text(text)],
-        tools: vec![],
-        max_tokens: 1024,
-        thinking_budget: None,
-    }
+    llm::request("You are a test.", text)
 }
 
 fn fast_policy() -> RetryPolicy {

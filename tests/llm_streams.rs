@@ -32,14 +32,7 @@ fn client(provider: Provider, server: &ScriptedServer, idle: Duration) -> Arc<dy
 }
 
 fn request(text: &str) -> ModelRequest {
-    ModelRequest {
-        model: "test-model".into(),
-        system: String::new(),
-        messages: vec![Message::user_text(text)],
-        tools: vec![],
-        max_tokens: 1024,
-        thinking_budget: None,
-    }
+    llm::request("", text)
 }
 
 fn fast_policy() -> RetryPolicy {

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::scripted::{Script, ScriptedServer};
-use cairn::llm::{ClientOptions, ModelClient, ModelEndpoint, Provider, build_client};
+use cairn::llm::{
+    ClientOptions, Message, ModelClient, ModelEndpoint, ModelRequest, Provider, build_client,
+};
 use serde_json::Value;
 
 /// Both wire formats, for tests that must hold in each.
@@ -50,5 +52,17 @@ pub fn fast_retry(max_attempts: u32, base_ms: u64, max_ms: u64) -> RetryPolicy {
         base_delay: Duration::from_millis(base_ms),
         max_delay: Duration::from_millis(max_ms),
         ..RetryPolicy::default()
+    }
+}
+
+/// A request to `test-model` with `system` and one user message `text`, no tools.
+pub fn request(system: &str, text: &str) -> ModelRequest {
+    ModelRequest {
+        model: "test-model".into(),
+        system: system.into(),
+        messages: vec![Message::user_text(text)],
+        tools: vec![],
+        max_tokens: 1024,
+        thinking_budget: None,
     }
 }
