@@ -18,7 +18,7 @@ use serde_json::json;
 #[path = "support/llm.rs"]
 mod llm;
 
-use llm::{BOTH, client};
+use llm::{BOTH, client, text_deltas};
 
 
 fn start(turns: Vec<Turn>) -> ScriptedServer {
@@ -83,16 +83,6 @@ async fn send_with_retry(client: &Arc<dyn ModelClient>, request: &ModelRequest) 
         fast_policy(),
     ))
     .await
-}
-
-fn text_deltas(events: &[StreamEvent]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::TextDelta(t) => Some(t.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 fn blocks(events: &[StreamEvent]) -> Vec<ContentBlock> {

@@ -58,13 +58,7 @@ impl Run {
 }
 
 fn text(events: &[StreamEvent]) -> String {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            StreamEvent::TextDelta(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect()
+    llm::text_deltas(events).concat()
 }
 
 async fn run(mut stream: EventStream) -> Run {
@@ -245,18 +239,26 @@ async fn endless_keep_alives_end_at_the_idle_deadline() {
     }
 }
 
+/// A request answered with `turn` alone, which passes one of the stream's size limits.
+async fn oversized(provider: Provider, turn: Turn) -> Run {
+    let s = ScriptedServer::start(Script::new(vec![turn])).unwrap();
+    let c = client(provider, &s, Duration::from_secs(30));
+    retried(&c, fast_policy()).await
+}
+
 #[tokio::test]
 async fn an_oversized_sse_line_is_a_clear_error() {
     for provider in BOTH {
         // One text delta of 5 MiB: its line passes the 4 MiB limit.
         let big = "a".repeat(5 * 1024 * 1024);
-        let s = ScriptedServer::start(Script::new(vec![Turn {
-            chunk_chars: big.len(),
-            ..Turn::text(big)
-        }]))
-        .unwrap();
-        let c = client(provider, &s, Duration::from_secs(30));
-        let r = retried(&c, fast_policy()).await;
+        let r = oversized(
+            provider,
+            Turn {
+                chunk_chars: big.len(),
+                ..Turn::text(big)
+            },
+        )
+        .await;
         assert_eq!(
             r.err,
             Some(LlmError::TooLarge(
@@ -275,17 +277,15 @@ async fn an_oversized_sse_line_is_a_clear_error() {
 async fn an_oversized_tool_input_is_a_clear_error() {
     for provider in BOTH {
         // 17 MiB of input in 1 MiB pieces: every line is fine, the whole is past 16 MiB.
-        let s = ScriptedServer::start(Script::new(vec![Turn {
-            chunk_chars: 1024 * 1024,
-            ..Turn::tool_call(
-                "t1",
-                "Write",
-                json!({"file_path": "a", "content": "x".repeat(17 * 1024 * 1024)}),
-            )
-        }]))
-        .unwrap();
-        let c = client(provider, &s, Duration::from_secs(30));
-        let r = retried(&c, fast_policy()).await;
+        let input = json!({"file_path": "a", "content": "x".repeat(17 * 1024 * 1024)});
+        let r = oversized(
+            provider,
+            Turn {
+                chunk_chars: 1024 * 1024,
+                ..Turn::tool_call("t1", "Write", input)
+            },
+        )
+        .await;
         assert_eq!(
             r.err,
             Some(LlmError::TooLarge(

@@ -10,7 +10,8 @@ use std::time::Duration;
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::scripted::{Script, ScriptedServer};
 use cairn::llm::{
-    ClientOptions, Message, ModelClient, ModelEndpoint, ModelRequest, Provider, build_client,
+    ClientOptions, Message, ModelClient, ModelEndpoint, ModelRequest, Provider, StreamEvent,
+    build_client,
 };
 use serde_json::Value;
 
@@ -65,4 +66,15 @@ pub fn request(system: &str, text: &str) -> ModelRequest {
         max_tokens: 1024,
         thinking_budget: None,
     }
+}
+
+/// The text deltas among `events`, in order.
+pub fn text_deltas(events: &[StreamEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TextDelta(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
 }
