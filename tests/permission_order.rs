@@ -47,6 +47,15 @@ struct GateSpec {
     interactive: bool,
 }
 
+/// A gate in `mode`, interactive or not, with no command-line deny rules.
+fn spec(mode: PermissionMode, interactive: bool) -> GateSpec {
+    GateSpec {
+        deny: Vec::new(),
+        mode,
+        interactive,
+    }
+}
+
 /// Run one model turn making `calls`, and return the tool results the model got (text,
 /// is_error), in call order. Any permission request is denied and counted.
 async fn run_calls(
@@ -182,8 +191,7 @@ async fn a_deny_rule_answers_the_same_for_existing_and_missing_files() {
         &ws,
         GateSpec {
             deny: vec!["Read(./secret/**)".into()],
-            mode: PermissionMode::Default,
-            interactive: true,
+            ..spec(PermissionMode::Default, true)
         },
         &calls,
     )
@@ -202,16 +210,7 @@ async fn a_protected_path_is_refused_headless_before_the_file_is_read() {
     let ws = ws();
     let dir = ws.proj.join(".git").to_string_lossy().into_owned();
     let calls = file_tool_calls(&dir, true);
-    let (results, _) = run_calls(
-        &ws,
-        GateSpec {
-            deny: Vec::new(),
-            mode: PermissionMode::AcceptEdits,
-            interactive: false,
-        },
-        &calls,
-    )
-    .await;
+    let (results, _) = run_calls(&ws, spec(PermissionMode::AcceptEdits, false), &calls).await;
     assert_same_refusals(&calls, &results, "no one can be asked");
     assert_untouched(&ws, ".git");
 }
@@ -221,16 +220,7 @@ async fn a_path_outside_the_working_dirs_is_refused_headless_alike() {
     let ws = ws();
     let dir = ws.root.join("outside").to_string_lossy().into_owned();
     let calls = file_tool_calls(&dir, false);
-    let (results, _) = run_calls(
-        &ws,
-        GateSpec {
-            deny: Vec::new(),
-            mode: PermissionMode::Default,
-            interactive: false,
-        },
-        &calls,
-    )
-    .await;
+    let (results, _) = run_calls(&ws, spec(PermissionMode::Default, false), &calls).await;
     assert_same_refusals(&calls, &results, "outside the working directories");
     assert_eq!(
         std::fs::read_to_string(ws.root.join("outside/present.txt")).unwrap(),
@@ -252,16 +242,7 @@ async fn a_hook_denial_wins_over_a_validation_error() {
     .unwrap();
     let dir = ws.proj.join("src").to_string_lossy().into_owned();
     let calls = file_tool_calls(&dir, true);
-    let (results, asked) = run_calls(
-        &ws,
-        GateSpec {
-            deny: Vec::new(),
-            mode: PermissionMode::AcceptEdits,
-            interactive: true,
-        },
-        &calls,
-    )
-    .await;
+    let (results, asked) = run_calls(&ws, spec(PermissionMode::AcceptEdits, true), &calls).await;
     assert_eq!(asked, 0);
     assert_same_refusals(
         &calls,
@@ -283,16 +264,7 @@ async fn an_allowed_call_still_gets_its_validation_error() {
         "Edit",
         json!({"file_path": file, "old_string": "a line", "new_string": "b line"}),
     )];
-    let (results, asked) = run_calls(
-        &ws,
-        GateSpec {
-            deny: Vec::new(),
-            mode: PermissionMode::AcceptEdits,
-            interactive: true,
-        },
-        &calls,
-    )
-    .await;
+    let (results, asked) = run_calls(&ws, spec(PermissionMode::AcceptEdits, true), &calls).await;
     assert_eq!(asked, 0);
     assert!(results[0].1);
     assert!(
@@ -313,16 +285,7 @@ async fn a_search_outside_asks_before_it_says_whether_the_directory_exists() {
         .into_iter()
         .filter(|(name, _)| matches!(*name, "Glob" | "Grep"))
         .collect();
-    let (results, asked) = run_calls(
-        &ws,
-        GateSpec {
-            deny: Vec::new(),
-            mode: PermissionMode::Default,
-            interactive: true,
-        },
-        &calls,
-    )
-    .await;
+    let (results, asked) = run_calls(&ws, spec(PermissionMode::Default, true), &calls).await;
     assert_eq!(
         asked,
         calls.len(),
