@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 #[path = "support/tmux.rs"]
 mod tmux;
-use tmux::{Tmux, have_tmux, server};
+use tmux::{Tmux, require_tmux, server};
 
 /// Text every tool prompt shows among its choices (and nothing else on screen does).
 const TOOL_PROMPT: &str = "no, for this session";
@@ -84,10 +84,7 @@ fn result_for(server: &ScriptedServer, id: &str) -> (String, bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edit_approved_with_1_changes_the_file() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let (project, file) = project_with("greet.py", "def greet():\n    print('hello')\n");
     let path = file.to_string_lossy().into_owned();
     let s = server(json!({"turns": [
@@ -131,10 +128,7 @@ async fn an_edit_approved_with_1_changes_the_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deny_for_session_on_bash_refuses_the_same_call_again_without_asking() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let (project, _) = project_with("README.md", "demo\n");
     let marker = project.path().join("marker.txt");
     let command = "touch marker.txt";
@@ -194,10 +188,7 @@ async fn deny_for_session_on_bash_refuses_the_same_call_again_without_asking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rejecting_one_of_two_hunks_applies_exactly_the_other() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     // Two changes far enough apart (more than twice the context) to be two hunks.
     let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
     let (project, file) = project_with("notes.txt", &before);
@@ -243,10 +234,7 @@ async fn rejecting_one_of_two_hunks_applies_exactly_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn approving_a_plan_with_1_switches_to_accept_edits() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let (project, _) = project_with("README.md", "demo\n");
     let root = project.path().canonicalize().unwrap();
     let new_file = root.join("PLAN_DONE.md");
@@ -289,10 +277,7 @@ async fn approving_a_plan_with_1_switches_to_accept_edits() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_sends_the_persons_words_to_the_model_and_leaves_the_file() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let original = "fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
     let (project, file) = project_with("add.rs", original);
     let path = file.to_string_lossy().into_owned();
@@ -325,10 +310,7 @@ async fn five_sends_the_persons_words_to_the_model_and_leaves_the_file() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_changed_on_disk_under_an_open_prompt_gets_the_edit_reapplied() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let before: String = (1..=20).map(|i| format!("line {i}\n")).collect();
     let (project, file) = project_with("notes.txt", &before);
     let path = file.to_string_lossy().into_owned();
@@ -357,10 +339,7 @@ async fn a_file_changed_on_disk_under_an_open_prompt_gets_the_edit_reapplied() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allow_for_session_runs_the_same_command_again_without_asking() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let (project, _) = project_with("README.md", "demo\n");
     let log = project.path().join("log.txt");
     let command = "echo run >> log.txt";
@@ -398,10 +377,7 @@ async fn allow_for_session_runs_the_same_command_again_without_asking() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn e_opens_the_editor_and_approving_writes_the_persons_version() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let original = "fn add(a: u32, b: u32) -> u32 {\n    a + b\n}\n";
     let (project, file) = project_with("add.rs", original);
     let path = file.to_string_lossy().into_owned();
@@ -445,10 +421,7 @@ async fn e_opens_the_editor_and_approving_writes_the_persons_version() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shift_tab_accepts_edits_without_asking_and_slash_plan_enters_plan_mode() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let (project, file) = project_with("greet.py", "print('hello')\n");
     let path = file.to_string_lossy().into_owned();
     let s = server(json!({"turns": [
@@ -492,10 +465,7 @@ async fn shift_tab_accepts_edits_without_asking_and_slash_plan_enters_plan_mode(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keep_planning_sends_the_feedback_and_a_second_plan_can_be_approved_asking_for_edits() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let (project, _) = project_with("README.md", "demo\n");
     let root = project.path().canonicalize().unwrap();
     let new_file = root.join("NOTES.md");
@@ -544,10 +514,7 @@ async fn keep_planning_sends_the_feedback_and_a_second_plan_can_be_approved_aski
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wide_terminal_shows_the_diff_side_by_side_and_v_switches_back() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let (project, file) = project_with("greet.py", "def greet():\n    print('hello')\n");
     let path = file.to_string_lossy().into_owned();
     let s = server(json!({"turns": [

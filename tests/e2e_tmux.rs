@@ -7,14 +7,11 @@ use serde_json::json;
 
 #[path = "support/tmux.rs"]
 mod tmux;
-use tmux::{Tmux, have_tmux, server};
+use tmux::{Tmux, require_tmux, server};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typed_prompt_gets_a_streamed_answer() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let s = server(
         json!({"turns": [{"text": "Hello from the scripted model. All good.",
                                      "chunk_chars": 5, "delay_ms": 10}]}),
@@ -42,10 +39,7 @@ async fn a_typed_prompt_gets_a_streamed_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resizing_mid_stream_reflows_and_keeps_streaming() {
-    if !have_tmux() {
-        eprintln!("tmux not installed: skipping");
-        return;
-    }
+    require_tmux!();
     let words: Vec<String> = (1..=40).map(|i| format!("word{i}")).collect();
     let text = format!("{} THE-END", words.join(" "));
     let s = server(json!({"turns": [{"text": text, "chunk_chars": 4, "delay_ms": 40}]}));

@@ -20,6 +20,17 @@ pub fn have_tmux() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Returns from the calling test, saying why, when tmux is not installed.
+macro_rules! require_tmux {
+    () => {
+        if !$crate::tmux::have_tmux() {
+            eprintln!("tmux not installed: skipping");
+            return;
+        }
+    };
+}
+pub(crate) use require_tmux;
+
 /// One tmux server (own socket) running cairn in one window, in `project`.
 pub struct Tmux {
     socket: PathBuf,
