@@ -101,7 +101,14 @@ async fn harness_with(
     max_turns: Option<u32>,
     idle: Duration,
 ) -> Harness {
-    harness_retrying(provider, script, max_turns, idle, llm::fast_retry(4, 20, 200)).await
+    harness_retrying(
+        provider,
+        script,
+        max_turns,
+        idle,
+        llm::fast_retry(4, 20, 200),
+    )
+    .await
 }
 
 async fn harness_retrying(

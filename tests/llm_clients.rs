@@ -20,7 +20,6 @@ mod llm;
 
 use llm::{BOTH, client, text_deltas};
 
-
 fn start(turns: Vec<Turn>) -> ScriptedServer {
     ScriptedServer::start(Script::new(turns)).unwrap()
 }

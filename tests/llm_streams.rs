@@ -11,8 +11,7 @@ use cairn::llm::ModelEndpoint;
 use cairn::llm::retry::{RetryNotice, RetryPolicy, stream_with_retry};
 use cairn::llm::scripted::{Chaos, Script, ScriptedServer, Turn};
 use cairn::llm::{
-    ContentBlock, EventStream, LlmError, Message, ModelClient, ModelRequest, Provider,
-    StreamEvent,
+    ContentBlock, EventStream, LlmError, Message, ModelClient, ModelRequest, Provider, StreamEvent,
 };
 use futures::StreamExt;
 use serde_json::json;

@@ -773,9 +773,7 @@ async fn bare_deny_hides_tools_and_bypass_as_root_is_refused() {
         &json!({ "permissions": { "deny": ["WebFetch", "mcp__gh", "Bash(rm *)"] } }),
     );
     let gate = ws.gate(PermissionMode::Default, true, &[], &["Edit"]);
-    let offered = |name: &str| {
-        gate.offers_tool(&Probe::named(name, false))
-    };
+    let offered = |name: &str| gate.offers_tool(&Probe::named(name, false));
     assert!(!offered("WebFetch"));
     assert!(!offered("mcp__gh__issue"));
     assert!(!offered("Edit") && !offered("Write") && !offered("MultiEdit"));

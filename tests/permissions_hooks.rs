@@ -54,7 +54,7 @@ impl Homes {
     fn hooks(&self, hooks: Value) {
         self.write(
             "proj/.claude/settings.json",
-            &json!({ "hooks": hooks, "permissions": { "deny": ["Read(./secret.txt)"] } })
+            json!({ "hooks": hooks, "permissions": { "deny": ["Read(./secret.txt)"] } })
                 .to_string(),
         );
     }
@@ -627,7 +627,7 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
 async fn a_byte_order_mark_is_accepted_and_its_deny_rules_apply() {
     let ws = ws();
     let text = json!({ "permissions": { "deny": ["Edit(src/**)"] } }).to_string();
-    ws.write("proj/.claude/settings.json", &format!("\u{feff}{text}"));
+    ws.write("proj/.claude/settings.json", format!("\u{feff}{text}"));
     let with_bom = ws.settings();
     ws.write("proj/.claude/settings.json", &text);
     let without = ws.settings();
@@ -637,7 +637,7 @@ async fn a_byte_order_mark_is_accepted_and_its_deny_rules_apply() {
         with_bom.diagnostics
     );
     assert_eq!(render_config(&with_bom), render_config(&without));
-    ws.write("proj/.claude/settings.json", &format!("\u{feff}{text}"));
+    ws.write("proj/.claude/settings.json", format!("\u{feff}{text}"));
     let gate = ws.gate(PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
     let o = check(
@@ -707,7 +707,6 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
         assert!(matches!(o, GateOutcome::Deny { .. }), "{failing}: {o:?}");
     }
 }
-
 
 #[tokio::test]
 async fn a_deny_from_one_hook_wins_over_an_allow_from_another() {

@@ -136,7 +136,7 @@ async fn glob_respects_gitignore_outside_and_inside_git() {
     for in_git in [false, true] {
         let e = env();
         if in_git {
-            git_init(&e.root());
+            git_init(e.root());
         }
         e.write(".gitignore", "target/\n*.log\n");
         let keep = e.write("src/keep.txt", "");
