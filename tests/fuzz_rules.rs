@@ -4,21 +4,21 @@
 
 #[path = "support/fuzz.rs"]
 mod fuzz;
+#[path = "support/probe.rs"]
+mod probe;
+#[path = "support/workspace.rs"]
+mod workspace;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use async_trait::async_trait;
 use cairn::config::LoadedSettings;
-use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
+use cairn::permissions::{GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::PermissionMode;
 use cairn::rules::{Rule, RuleContext, Target};
-use cairn::session::context::{EventSender, SessionContext};
-use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
 use proptest::prelude::*;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
+
+use probe::{Probe, check_call};
 
 fn ctx() -> RuleContext {
     RuleContext {
@@ -83,39 +83,6 @@ fn fuzz_command_rules_match_as_documented() {
     });
 }
 
-struct Shell;
-
-#[derive(Deserialize, JsonSchema)]
-struct ShellInput {
-    command: String,
-}
-
-#[async_trait]
-impl Tool for Shell {
-    type Input = ShellInput;
-    fn name(&self) -> &'static str {
-        "Bash"
-    }
-    fn description(&self) -> String {
-        "shell".into()
-    }
-    fn is_read_only(&self, input: &ShellInput) -> bool {
-        cairn::shell::is_read_only(&input.command)
-    }
-    fn title(&self, input: &ShellInput, _ctx: &SessionContext) -> String {
-        input.command.clone()
-    }
-    fn accesses(&self, i: &ShellInput, ctx: &SessionContext) -> Vec<Access> {
-        vec![Access::Exec {
-            command: i.command.clone(),
-            cwd: ctx.cwd(),
-        }]
-    }
-    async fn call(&self, _input: ShellInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text("ok"))
-    }
-}
-
 const WORDS: &[&str] = &["ls", "rm", "git", "push", "-rf", "a", "cat", "echo"];
 const MODES: &[PermissionMode] = &[
     PermissionMode::Default,
@@ -165,14 +132,7 @@ fn fuzz_an_allow_never_overrides_a_deny() {
         project_dir: proj.clone(),
         ..LoadedSettings::default()
     };
-    let (events, _rx) = EventSender::channel();
-    let session = Arc::new(SessionContext::new(
-        "fuzz".into(),
-        proj.clone(),
-        Vec::new(),
-        proj.join("data"),
-        events,
-    ));
+    let (session, _rx) = workspace::session("fuzz", proj.clone(), proj.join("data"));
     let case = (
         proptest::collection::vec(rule_text(), 0..4),
         proptest::collection::vec(rule_text(), 0..4),
@@ -199,20 +159,13 @@ fn fuzz_an_allow_never_overrides_a_deny() {
                 })
                 .unwrap()
             };
-            let input = json!({ "command": cmd });
+            let shell = Probe {
+                name: "Bash",
+                read_only: cairn::shell::is_read_only(&cmd),
+            };
+            let input = json!({ "exec": [cmd] });
             let decide = |gate: PermissionGate| {
-                let parsed: ParsedInput = Shell.parse(&input).unwrap();
-                let accesses = DynTool::accesses(&Shell, &parsed, &session);
-                let info = CallInfo {
-                    call_id: "c",
-                    tool: &Shell,
-                    input: &parsed,
-                    raw_input: &input,
-                    title: "t",
-                    accesses: &accesses,
-                    preview: None,
-                };
-                runtime.block_on(gate.check(&info, &session))
+                runtime.block_on(check_call(&gate, &session, &shell, &input, "c"))
             };
             let without = decide(gate(&[]));
             let with = decide(gate(&allow));
