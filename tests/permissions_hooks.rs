@@ -64,8 +64,9 @@ fn pre(matcher: &str, command: &str) -> Value {
     json!({ "PreToolUse": [ { "matcher": matcher, "hooks": [ { "type": "command", "command": command } ] } ] })
 }
 
+/// The gate's answer to a probe named `tool` (read-only if it is `Read`) with `input`, in
+/// which `$P` stands for the project dir.
 async fn check(
-    ws: &Ws,
     gate: &PermissionGate,
     session: &SessionContext,
     tool: &'static str,
@@ -75,9 +76,8 @@ async fn check(
         name: tool,
         read_only: tool == "Read",
     };
-    let input =
-        serde_json::from_str::<Value>(&input.to_string().replace("$P", &ws.proj.to_string_lossy()))
-            .unwrap();
+    let proj = session.project_dir.to_string_lossy();
+    let input = serde_json::from_str::<Value>(&input.to_string().replace("$P", &proj)).unwrap();
     check_call(gate, session, &probe, &input, "toolu_1").await
 }
 
@@ -97,28 +97,14 @@ async fn pre_tool_use_exit_2_blocks_with_stderr_and_matcher_selects() {
     ws.hooks(pre("Edit|Write", "echo 'no edits today' >&2; exit 2"));
     let gate = ws.gate(PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Write",
-        json!({ "write": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Write", json!({ "write": ["$P/src/main.rs"] })).await;
     assert_eq!(
         o,
         GateOutcome::Deny {
             message: "A PreToolUse hook denied this call: no edits today".into()
         }
     );
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Read",
-        json!({ "read": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Read", json!({ "read": ["$P/src/main.rs"] })).await;
     assert_eq!(o, GateOutcome::Allow);
 }
 
@@ -138,17 +124,10 @@ async fn pre_tool_use_json_decisions_never_override_deny_rules() {
     let gate = ws.gate(PermissionMode::Default);
     let (s, _rx) = ws.session();
     // Would ask without the hook; the hook allows.
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Edit",
-        json!({ "write": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
     assert_eq!(o, GateOutcome::Allow);
     // A deny rule wins over the hook's allow.
-    let o = check(&ws, &gate, &s, "Read", json!({ "read": ["$P/secret.txt"] })).await;
+    let o = check(&gate, &s, "Read", json!({ "read": ["$P/secret.txt"] })).await;
     assert!(
         matches!(o, GateOutcome::Deny { ref message } if message.contains("`Read(./secret.txt)`")),
         "{o:?}"
@@ -156,14 +135,7 @@ async fn pre_tool_use_json_decisions_never_override_deny_rules() {
 
     ws.hooks(pre("", &decision("ask", json!({}))));
     let gate = ws.gate(PermissionMode::Default);
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Read",
-        json!({ "read": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Read", json!({ "read": ["$P/src/main.rs"] })).await;
     let GateOutcome::Ask(req) = o else {
         panic!("{o:?}")
     };
@@ -171,14 +143,7 @@ async fn pre_tool_use_json_decisions_never_override_deny_rules() {
 
     ws.hooks(pre("Read", &decision("deny", json!({}))));
     let gate = ws.gate(PermissionMode::BypassPermissions);
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Read",
-        json!({ "read": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Read", json!({ "read": ["$P/src/main.rs"] })).await;
     assert_eq!(
         o,
         GateOutcome::Deny {
@@ -198,7 +163,7 @@ async fn pre_tool_use_updated_input_is_checked_and_returned() {
     ));
     let gate = ws.gate(PermissionMode::Default);
     let (s, _rx) = ws.session();
-    let o = check(&ws, &gate, &s, "Read", json!({ "read": ["/etc/hostname"] })).await;
+    let o = check(&gate, &s, "Read", json!({ "read": ["/etc/hostname"] })).await;
     assert_eq!(
         o,
         GateOutcome::UpdatedInput {
@@ -213,14 +178,7 @@ async fn pre_tool_use_updated_input_is_checked_and_returned() {
         &decision("allow", json!({ "updatedInput": { "read": [secret] } })),
     ));
     let gate = ws.gate(PermissionMode::Default);
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Read",
-        json!({ "read": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Read", json!({ "read": ["$P/src/main.rs"] })).await;
     assert!(matches!(o, GateOutcome::Deny { .. }), "{o:?}");
 }
 
@@ -233,14 +191,7 @@ async fn hooks_get_stdin_json_and_project_dir_env_and_run_once() {
         { "matcher": "*", "hooks": [ { "type": "command", "command": cmd } ] } ] }));
     let gate = ws.gate(PermissionMode::AcceptEdits);
     let (s, _rx) = ws.session();
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Read",
-        json!({ "read": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Read", json!({ "read": ["$P/src/main.rs"] })).await;
     assert_eq!(o, GateOutcome::Allow);
     let stdin: Value =
         serde_json::from_str(&std::fs::read_to_string(ws.proj.join("stdin.json")).unwrap())
@@ -272,14 +223,7 @@ async fn a_hanging_hook_is_killed_and_a_failing_one_reported() {
     let gate = ws.gate(PermissionMode::Default);
     let (s, mut rx) = ws.session();
     let start = Instant::now();
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Read",
-        json!({ "read": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Read", json!({ "read": ["$P/src/main.rs"] })).await;
     assert!(
         start.elapsed() < Duration::from_secs(10),
         "{:?}",
@@ -569,14 +513,7 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
         // Even bypassPermissions: the missing rules might have been the only guard.
         let gate = gate_over(&ws, &settings, PermissionMode::BypassPermissions);
         let (s, _rx) = ws.session();
-        let o = check(
-            &ws,
-            &gate,
-            &s,
-            "Edit",
-            json!({ "write": ["$P/src/main.rs"] }),
-        )
-        .await;
+        let o = check(&gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
         let GateOutcome::Deny { message } = &o else {
             panic!("{text}: {o:?}")
         };
@@ -585,14 +522,7 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
             "{text}: {message}"
         );
         assert!(message.contains("only read-only tools run"), "{message}");
-        let o = check(
-            &ws,
-            &gate,
-            &s,
-            "Read",
-            json!({ "read": ["$P/src/main.rs"] }),
-        )
-        .await;
+        let o = check(&gate, &s, "Read", json!({ "read": ["$P/src/main.rs"] })).await;
         assert_eq!(o, GateOutcome::Allow, "{text}: reading still works");
     }
 
@@ -612,14 +542,7 @@ async fn broken_settings_refuse_every_call_that_is_not_read_only() {
     assert!(settings.broken.is_empty(), "{:?}", settings.broken);
     let gate = gate_over(&ws, &settings, PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Edit",
-        json!({ "write": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
     assert_eq!(o, GateOutcome::Allow);
 }
 
@@ -640,14 +563,7 @@ async fn a_byte_order_mark_is_accepted_and_its_deny_rules_apply() {
     ws.write("proj/.claude/settings.json", format!("\u{feff}{text}"));
     let gate = ws.gate(PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Edit",
-        json!({ "write": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
     assert!(
         matches!(o, GateOutcome::Deny { ref message } if message.contains("Edit(src/**)")),
         "{o:?}"
@@ -674,14 +590,7 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
             { "type": "command", "command": allow } ] } ] }));
         let gate = ws.gate(PermissionMode::Default);
         let (s, mut rx) = ws.session();
-        let o = check(
-            &ws,
-            &gate,
-            &s,
-            "Edit",
-            json!({ "write": ["$P/src/main.rs"] }),
-        )
-        .await;
+        let o = check(&gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
         assert!(matches!(o, GateOutcome::Ask(_)), "{failing}: {o:?}");
         let n = notices(&mut rx);
         assert!(
@@ -697,7 +606,6 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
         })
         .unwrap();
         let o = check(
-            &ws,
             &headless,
             &s,
             "Edit",
@@ -717,14 +625,7 @@ async fn a_deny_from_one_hook_wins_over_an_allow_from_another() {
         { "matcher": "*", "hooks": [ { "type": "command", "command": "exit 2" } ] } ] }));
     let gate = ws.gate(PermissionMode::BypassPermissions);
     let (s, _rx) = ws.session();
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Edit",
-        json!({ "write": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
     assert!(matches!(o, GateOutcome::Deny { .. }), "{o:?}");
 }
 
@@ -763,13 +664,6 @@ async fn hook_output_is_capped_and_an_overflowing_hook_fails_closed() {
         { "type": "command", "command": format!("{}; yes", decision("allow", json!({}))) } ] } ] }));
     let gate = ws.gate(PermissionMode::Default);
     let (s, _rx) = ws.session();
-    let o = check(
-        &ws,
-        &gate,
-        &s,
-        "Edit",
-        json!({ "write": ["$P/src/main.rs"] }),
-    )
-    .await;
+    let o = check(&gate, &s, "Edit", json!({ "write": ["$P/src/main.rs"] })).await;
     assert!(matches!(o, GateOutcome::Ask(_)), "{o:?}");
 }
