@@ -374,6 +374,11 @@ async fn check_one(ws: &Ws, gate: &PermissionGate, tool: &str, arg: &str) -> Gat
     run_check(gate, &ws.session(), &tool, &input).await
 }
 
+/// The verdict of [`check_one`]: allow, ask or deny.
+async fn verdict_of(ws: &Ws, gate: &PermissionGate, tool: &str, arg: &str) -> &'static str {
+    verdict(&check_one(ws, gate, tool, arg).await)
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn attack_symlink_inside_project_to_denied_file() {
@@ -395,10 +400,7 @@ async fn attack_symlink_inside_project_to_denied_file() {
         &json!({ "permissions": { "allow": ["Read(./ext)"] } }),
     );
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Read", "$P/ext").await),
-        "ask"
-    );
+    assert_eq!(verdict_of(&ws, &gate, "Read", "$P/ext").await, "ask");
 }
 
 #[cfg(unix)]
@@ -461,10 +463,7 @@ async fn attack_project_allow_against_user_deny() {
         panic!("{o:?}")
     };
     assert!(message.contains("`Bash(curl *)` (user: "), "{message}");
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Read", "$P/.env").await),
-        "deny"
-    );
+    assert_eq!(verdict_of(&ws, &gate, "Read", "$P/.env").await, "deny");
 }
 
 #[tokio::test]
@@ -572,14 +571,8 @@ async fn session_grants_and_denials_use_the_shown_scope() {
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     let (_, e) = ask_then(&ws, &gate, "Bash", "npm test a", Decision::AllowSession).await;
     assert!(e.allow);
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "npm test b").await),
-        "allow"
-    );
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "npm publish").await),
-        "ask"
-    );
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "npm test b").await, "allow");
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "npm publish").await, "ask");
     let (_, e) = ask_then(&ws, &gate, "Edit", "$P/src/main.rs", Decision::DenySession).await;
     assert!(!e.allow);
     let o = check_one(&ws, &gate, "Edit", "$P/src/main.rs").await;
@@ -590,10 +583,7 @@ async fn session_grants_and_denials_use_the_shown_scope() {
         message.contains("denied this for the rest of the session"),
         "{message}"
     );
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Edit", "$P/a.txt").await),
-        "ask"
-    );
+    assert_eq!(verdict_of(&ws, &gate, "Edit", "$P/a.txt").await, "ask");
     let (_, _) = ask_then(
         &ws,
         &gate,
@@ -603,16 +593,16 @@ async fn session_grants_and_denials_use_the_shown_scope() {
     )
     .await;
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Write", "$P/src/new.rs").await),
+        verdict_of(&ws, &gate, "Write", "$P/src/new.rs").await,
         "allow"
     );
     // Still: protected paths ask, and the session denial holds.
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Write", "$P/.git/hooks/pre-commit").await),
+        verdict_of(&ws, &gate, "Write", "$P/.git/hooks/pre-commit").await,
         "ask"
     );
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Edit", "$P/src/main.rs").await),
+        verdict_of(&ws, &gate, "Edit", "$P/src/main.rs").await,
         "deny"
     );
     let (_, e) = ask_then(
@@ -656,7 +646,7 @@ async fn ask_rule_prompts_grant_nothing_beyond_the_call() {
         req.reason
     );
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "git push origin main").await),
+        verdict_of(&ws, &gate, "Bash", "git push origin main").await,
         "ask"
     );
     // Deny for the session refuses exactly that command from now on.
@@ -669,17 +659,14 @@ async fn ask_rule_prompts_grant_nothing_beyond_the_call() {
     )
     .await;
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "git push origin main").await),
+        verdict_of(&ws, &gate, "Bash", "git push origin main").await,
         "deny"
     );
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "git push origin dev").await),
+        verdict_of(&ws, &gate, "Bash", "git push origin dev").await,
         "ask"
     );
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "git log").await),
-        "allow"
-    );
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "git log").await, "allow");
 }
 
 #[tokio::test]
@@ -710,13 +697,13 @@ async fn always_allow_writes_local_settings_and_keeps_other_keys() {
         json!({"model":"m1","permissions":{"allow":["Read","Bash(cargo test *)"],"deny":["Bash(rm *)"]}})
     );
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "cargo test x").await),
+        verdict_of(&ws, &gate, "Bash", "cargo test x").await,
         "allow"
     );
     // A new session reads it back.
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "cargo test y").await),
+        verdict_of(&ws, &gate, "Bash", "cargo test y").await,
         "allow"
     );
 }
@@ -748,21 +735,15 @@ async fn always_allow_never_clobbers_a_broken_local_file() {
     );
     // It still holds for this session.
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "make all -j4").await),
+        verdict_of(&ws, &gate, "Bash", "make all -j4").await,
         "allow"
     );
     // A session started over the broken file fails closed: it may have held deny rules.
     let settings = load_settings(&ws.proj, None, &ws.env());
     assert_eq!(settings.broken.len(), 1, "{:?}", settings.diagnostics);
     let gate = gate_over(&settings);
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "make all").await),
-        "deny"
-    );
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Read", "$P/a.txt").await),
-        "allow"
-    );
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "make all").await, "deny");
+    assert_eq!(verdict_of(&ws, &gate, "Read", "$P/a.txt").await, "allow");
 }
 
 #[tokio::test]
@@ -807,14 +788,8 @@ async fn additional_directories_and_spill_files() {
     std::fs::create_dir_all(&ws.data).unwrap();
     std::fs::write(ws.data.join("spill-1.txt"), "big").unwrap();
     let gate = ws.gate(PermissionMode::AcceptEdits, true, &[], &[]);
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Read", "$O/file").await),
-        "allow"
-    );
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Edit", "$O/file").await),
-        "allow"
-    );
+    assert_eq!(verdict_of(&ws, &gate, "Read", "$O/file").await, "allow");
+    assert_eq!(verdict_of(&ws, &gate, "Edit", "$O/file").await, "allow");
     let spill = ws.data.join("spill-1.txt").to_string_lossy().into_owned();
     assert_eq!(
         verdict(&check_one(&ws, &gate, "Read", &spill).await),
@@ -879,7 +854,7 @@ async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
     assert!(!e.allow && e.message.unwrap().contains("keep planning"));
     assert_eq!(gate.mode(), PermissionMode::Plan);
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Write", "$P/src/main.rs").await),
+        verdict_of(&ws, &gate, "Write", "$P/src/main.rs").await,
         "deny"
     );
 
@@ -895,7 +870,7 @@ async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
     assert!(e.allow);
     assert_eq!(e.new_mode, Some(PermissionMode::AcceptEdits));
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Write", "$P/src/main.rs").await),
+        verdict_of(&ws, &gate, "Write", "$P/src/main.rs").await,
         "allow"
     );
     // A plain "allow" on a plan approves it in default mode.
@@ -1023,7 +998,7 @@ async fn an_edited_approval_keeps_the_grant_of_the_option_chosen() {
     assert!(e.allow);
     assert_eq!(e.outcome, cairn::protocol::CallOutcome::AllowedEdited);
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Edit", "$P/src/main.rs").await),
+        verdict_of(&ws, &gate, "Edit", "$P/src/main.rs").await,
         "ask"
     );
     // With the session grant: later edits of that file run without asking.
@@ -1037,7 +1012,7 @@ async fn an_edited_approval_keeps_the_grant_of_the_option_chosen() {
     .await;
     assert_eq!(e.outcome, cairn::protocol::CallOutcome::AllowedEdited);
     assert_eq!(
-        verdict(&check_one(&ws, &gate, "Edit", "$P/src/main.rs").await),
+        verdict_of(&ws, &gate, "Edit", "$P/src/main.rs").await,
         "allow"
     );
 }
@@ -1095,10 +1070,7 @@ async fn git_in_a_hostile_repository_asks() {
     std::fs::write(git.join("config"), clean).unwrap();
     let got = check_one(&ws, &gate, "Bash", "cd src && git status").await;
     assert_eq!(verdict(&got), "ask", "{got:?}");
-    assert_eq!(
-        verdict(&check_one(&ws, &gate, "Bash", "git status").await),
-        "allow"
-    );
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "git status").await, "allow");
     // An allow rule still allows it: the person said so.
     let gate = ws.gate(PermissionMode::Default, true, &["Bash(git status)"], &[]);
     let got = check_one(&ws, &gate, "Bash", "cd src && git status").await;
