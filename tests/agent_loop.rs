@@ -162,8 +162,7 @@ async fn one_turn_text_streams_and_finishes() {
                               "usage": {"input_tokens": 12, "output_tokens": 5}}]}),
         )
         .await;
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         assert!(
             matches!(events[0], Event::SessionConfigured(_)),
             "{provider:?}"
@@ -196,8 +195,7 @@ async fn tool_loop_sends_results_back_in_order() {
                 {"text": "All done."}]}),
         )
         .await;
-        h.submit("go");
-        let events = h.run_turn().await;
+        let events = h.prompt("go").await;
         assert_eq!(
             finished(&events),
             (TurnEnd::Completed, "All done.".into(), 2)
@@ -228,8 +226,7 @@ async fn safe_tools_overlap_and_an_unsafe_one_runs_alone() {
                 {"text": "ok"}]}),
         )
         .await;
-        h.submit("go");
-        let events = h.run_turn().await;
+        let events = h.prompt("go").await;
         assert_eq!(finished(&events).0, TurnEnd::Completed);
         let log = h.log.lock().unwrap().clone();
         let get = |l: &str| log.iter().find(|(x, _, _)| x == l).unwrap().clone();
@@ -254,8 +251,7 @@ async fn rate_limit_retry_after_is_honoured() {
         )
         .await;
         let started = Instant::now();
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         assert_eq!(finished(&events).1, "after the wait");
         let retry = events
             .iter()
@@ -284,8 +280,7 @@ async fn overloaded_is_retried_until_it_succeeds() {
                 "faults": [{"status": 529, "body": "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}", "times": 2}]}]}),
         )
         .await;
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         assert_eq!(finished(&events), (TurnEnd::Completed, "finally".into(), 1));
         let retries = events
             .iter()
@@ -305,8 +300,7 @@ async fn a_stream_dropped_before_content_is_retried_transparently() {
                 "faults": [{"drop_after_events": 1, "times": 1}]}]}),
         )
         .await;
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         assert_eq!(
             finished(&events),
             (TurnEnd::Completed, "whole answer".into(), 1),
@@ -353,8 +347,7 @@ async fn a_stream_cut_mid_text_is_retried_and_the_partial_text_discarded() {
                  "faults": [{"drop_after_events": 6, "times": 1}]}]}),
         )
         .await;
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         assert_eq!(
             finished(&events),
             (TurnEnd::Completed, full.into(), 1),
@@ -391,8 +384,7 @@ async fn a_stream_that_keeps_breaking_fails_and_keeps_the_last_partial_text() {
                 {"text": "second try works"}]}),
         )
         .await;
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         let (end, text, _) = finished(&events);
         assert_eq!(end, TurnEnd::Failed, "{provider:?}");
         assert!(!text.is_empty(), "partial text kept");
@@ -412,8 +404,7 @@ async fn a_stream_that_keeps_breaking_fails_and_keeps_the_last_partial_text() {
         assert_eq!(messages.len(), 1);
         assert_eq!(messages[0], (json!([{"type": "text", "text": text}]), true));
         // The conversation stays valid: the next prompt works.
-        h.submit("again");
-        let events = h.run_turn().await;
+        let events = h.prompt("again").await;
         assert_eq!(finished(&events).1, "second try works");
     }
 }
@@ -427,8 +418,7 @@ async fn a_malformed_event_is_retried_then_ends_the_turn_with_a_clear_error() {
                 "faults": [{"malformed_event_at": 3, "times": 5}]}]}),
         )
         .await;
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         assert_eq!(finished(&events).0, TurnEnd::Failed, "{provider:?}");
         let error = events
             .iter()
@@ -467,8 +457,7 @@ async fn an_unclosed_tool_call_is_retried_and_never_runs_from_the_broken_attempt
                 {"text": "done"}]}),
         )
         .await;
-        h.submit("go");
-        let events = h.run_turn().await;
+        let events = h.prompt("go").await;
         assert_eq!(
             finished(&events),
             (TurnEnd::Completed, "done".into(), 2),
@@ -499,8 +488,7 @@ async fn a_stream_cut_after_a_tool_started_never_runs_it_twice() {
                 {"text": "done"}]}),
         )
         .await;
-        h.submit("go");
-        let events = h.run_turn().await;
+        let events = h.prompt("go").await;
         assert_eq!(
             finished(&events),
             (TurnEnd::Completed, "done".into(), 2),
@@ -554,8 +542,7 @@ async fn twenty_prompts_through_chaos_complete_exactly() {
         let mut kept = Vec::new();
         let mut restarts = 0;
         for i in 0..20 {
-            h.submit(&format!("prompt {i}"));
-            let events = h.run_turn().await;
+            let events = h.prompt(&format!("prompt {i}")).await;
             assert_eq!(
                 finished(&events),
                 (TurnEnd::Completed, format!("Answer {i} is final."), 2),
@@ -600,8 +587,7 @@ async fn invalid_tool_json_gets_an_error_result_and_the_loop_goes_on() {
                 {"text": "recovered"}]}),
         )
         .await;
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         assert_eq!(
             finished(&events),
             (TurnEnd::Completed, "recovered".into(), 2),
@@ -625,8 +611,7 @@ async fn unknown_tools_and_bad_inputs_are_error_results() {
                 {"text": "noted"}]}),
         )
         .await;
-        h.submit("hi");
-        let events = h.run_turn().await;
+        let events = h.prompt("hi").await;
         assert_eq!(finished(&events).1, "noted");
         let results = tool_results(&h.request_body(1));
         assert!(
@@ -652,8 +637,7 @@ async fn max_turns_stops_the_loop() {
             Duration::from_secs(30),
         )
         .await;
-        h.submit("loop");
-        let events = h.run_turn().await;
+        let events = h.prompt("loop").await;
         let (end, _, n) = finished(&events);
         assert_eq!((end, n), (TurnEnd::MaxTurns, 2), "{provider:?}");
         assert_eq!(h.server.requests().len(), 2);
@@ -683,8 +667,7 @@ async fn interrupt_mid_stream_stops_quickly_and_keeps_the_conversation_valid() {
         let events = h.run_turn().await;
         assert!(t.elapsed() < Duration::from_secs(2));
         assert_eq!(finished(&events).0, TurnEnd::Interrupted, "{provider:?}");
-        h.submit("next");
-        let events = h.run_turn().await;
+        let events = h.prompt("next").await;
         assert_eq!(finished(&events).1, "fresh answer");
     }
 }
@@ -718,8 +701,7 @@ async fn interrupt_mid_tool_gives_interrupted_results() {
             t.elapsed()
         );
         assert_eq!(finished(&events).0, TurnEnd::Interrupted);
-        h.submit("go on");
-        let events = h.run_turn().await;
+        let events = h.prompt("go on").await;
         assert_eq!(finished(&events).1, "continuing");
         let results = tool_results(&h.request_body(1));
         assert_eq!(results.len(), 2, "{provider:?}: {results:?}");
@@ -774,8 +756,7 @@ async fn permission_denial_goes_back_to_the_model() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_transcript_is_appended_as_messages_arrive() {
     let mut h = harness(Provider::Anthropic, json!({"turns": [{"text": "logged"}]})).await;
-    h.submit("hi");
-    h.run_turn().await;
+    h.prompt("hi").await;
     let path: &Path = &h._dir.path().join(".data/t.jsonl");
     let text = std::fs::read_to_string(path).unwrap();
     let lines: Vec<Value> = text
@@ -799,8 +780,7 @@ async fn an_outside_change_to_a_read_file_is_reported_and_reminded() {
     .await;
     let file = h._dir.path().join("watched.txt");
     std::fs::write(&file, "one\n").unwrap();
-    h.submit("read watched.txt");
-    assert_eq!(finished(&h.run_turn().await).1, "read it");
+    assert_eq!(finished(&h.prompt("read watched.txt").await).1, "read it");
     std::fs::write(&file, "two\n").unwrap();
     let changed = tokio::time::timeout(Duration::from_secs(5), async {
         loop {
@@ -814,8 +794,10 @@ async fn an_outside_change_to_a_read_file_is_reported_and_reminded() {
     .await
     .expect("no FileChangedOnDisk within 5 s");
     assert!(changed.ends_with("watched.txt"));
-    h.submit("what changed?");
-    assert_eq!(finished(&h.run_turn().await).1, "noted the change");
+    assert_eq!(
+        finished(&h.prompt("what changed?").await).1,
+        "noted the change"
+    );
     let body = h.request_body(2).to_string();
     assert!(body.contains("was modified outside cairn"), "{body}");
 }
@@ -827,8 +809,10 @@ async fn clear_starts_the_conversation_afresh() {
         json!({"turns": [{"text": "first answer"}]}),
     )
     .await;
-    h.submit("remember the number 7");
-    assert_eq!(finished(&h.run_turn().await).1, "first answer");
+    assert_eq!(
+        finished(&h.prompt("remember the number 7").await).1,
+        "first answer"
+    );
     h.handle.ops.send(Op::Clear).unwrap();
     h.submit("what number?");
     // The script picks its turn by the assistant messages in the request: after a clear there

@@ -118,8 +118,7 @@ fn harness(provider: Provider, kinds: &[&str]) -> Harness {
 impl Harness {
     /// Submit a prompt and collect events until the turn finishes, allowing every request.
     async fn run(&mut self) -> Vec<Event> {
-        self.agent.submit("look");
-        let events = self.agent.run_turn().await;
+        let events = self.agent.prompt("look").await;
         assert_eq!(finished(&events).0, TurnEnd::Completed, "{events:#?}");
         events
     }

@@ -120,6 +120,12 @@ impl Agent {
             .unwrap();
     }
 
+    /// Submit `text` and collect the turn's events, allowing every permission request.
+    pub async fn prompt(&mut self, text: &str) -> Vec<Event> {
+        self.submit(text);
+        self.run_turn().await
+    }
+
     /// Collect events until the turn finishes, allowing every permission request.
     pub async fn run_turn(&mut self) -> Vec<Event> {
         self.run_turn_answering(|_| Decision::AllowOnce).await
