@@ -12,7 +12,7 @@ use cairn::tools::bash::{BackgroundShells, BashOutputTool, BashTool, KillShellTo
 use cairn::tools::glob::GlobTool;
 use cairn::tools::grep::GrepTool;
 use cairn::tools::web_fetch::WebFetchTool;
-use cairn::tools::{DynTool, ToolOutput};
+use cairn::tools::{DynTool, ToolError, ToolOutput};
 use serde_json::{Value, json};
 
 #[path = "support/workspace.rs"]
@@ -823,30 +823,29 @@ async fn serve() -> (u16, Arc<Mutex<HashMap<String, usize>>>) {
     (port, hits)
 }
 
+/// WebFetch `path` from the local server on `port`.
+async fn fetch(
+    tool: &WebFetchTool,
+    e: &Env,
+    port: u16,
+    path: &str,
+) -> Result<ToolOutput, ToolError> {
+    let url = format!("http://127.0.0.1:{port}{path}");
+    run(tool, json!({ "url": url }), &e.ctx).await
+}
+
 #[tokio::test]
 async fn web_fetch_converts_html_and_follows_same_host_redirects() {
     let e = env();
     let (port, hits) = serve().await;
     let tool = WebFetchTool::new();
-    let out = run(
-        &tool,
-        json!({"url": format!("http://127.0.0.1:{port}/page")}),
-        &e.ctx,
-    )
-    .await
-    .unwrap();
+    let out = fetch(&tool, &e, port, "/page").await.unwrap();
     assert!(!out.is_error);
     assert_eq!(
         out.content.text(),
         "# Local page\n\n# Welcome\n\nRust is a *systems* language.\n\nOther text."
     );
-    let out = run(
-        &tool,
-        json!({"url": format!("http://127.0.0.1:{port}/moved")}),
-        &e.ctx,
-    )
-    .await
-    .unwrap();
+    let out = fetch(&tool, &e, port, "/moved").await.unwrap();
     assert!(
         out.content.text().starts_with(&format!(
             "(Redirected to http://127.0.0.1:{port}/page)\n\n# Local page"
@@ -869,13 +868,7 @@ async fn web_fetch_converts_html_and_follows_same_host_redirects() {
         "{}",
         out.content.text()
     );
-    let err = run(
-        &tool,
-        json!({"url": format!("http://127.0.0.1:{port}/loop")}),
-        &e.ctx,
-    )
-    .await
-    .unwrap_err();
+    let err = fetch(&tool, &e, port, "/loop").await.unwrap_err();
     assert!(
         err.message.starts_with("Too many redirects (more than 5)"),
         "{}",
@@ -888,13 +881,7 @@ async fn web_fetch_reports_cross_host_redirects_and_errors() {
     let e = env();
     let (port, _) = serve().await;
     let tool = WebFetchTool::new();
-    let out = run(
-        &tool,
-        json!({"url": format!("http://127.0.0.1:{port}/away")}),
-        &e.ctx,
-    )
-    .await
-    .unwrap();
+    let out = fetch(&tool, &e, port, "/away").await.unwrap();
     assert!(!out.is_error);
     assert_eq!(
         out.content.text(),
@@ -905,24 +892,12 @@ async fn web_fetch_reports_cross_host_redirects_and_errors() {
              \"http://localhost:{port}/page\"."
         )
     );
-    let err = run(
-        &tool,
-        json!({"url": format!("http://127.0.0.1:{port}/missing")}),
-        &e.ctx,
-    )
-    .await
-    .unwrap_err();
+    let err = fetch(&tool, &e, port, "/missing").await.unwrap_err();
     assert_eq!(
         err.message,
         format!("Request failed with status 404 Not Found for http://127.0.0.1:{port}/missing")
     );
-    let err = run(
-        &tool,
-        json!({"url": format!("http://127.0.0.1:{port}/image")}),
-        &e.ctx,
-    )
-    .await
-    .unwrap_err();
+    let err = fetch(&tool, &e, port, "/image").await.unwrap_err();
     assert!(
         err.message.contains("returned binary content (image/png)"),
         "{}",
@@ -936,13 +911,7 @@ async fn web_fetch_times_out_caps_size_and_caches() {
     let (port, hits) = serve().await;
     let quick = WebFetchTool::with_limits(Duration::from_secs(1), 10 * 1024 * 1024);
     let t = Instant::now();
-    let err = run(
-        &quick,
-        json!({"url": format!("http://127.0.0.1:{port}/slow")}),
-        &e.ctx,
-    )
-    .await
-    .unwrap_err();
+    let err = fetch(&quick, &e, port, "/slow").await.unwrap_err();
     assert_eq!(
         err.message,
         format!("Request to http://127.0.0.1:{port}/slow timed out after 1 s")
@@ -950,13 +919,7 @@ async fn web_fetch_times_out_caps_size_and_caches() {
     assert!(t.elapsed() < Duration::from_secs(4));
 
     let tool = WebFetchTool::new();
-    let out = run(
-        &tool,
-        json!({"url": format!("http://127.0.0.1:{port}/big")}),
-        &e.ctx,
-    )
-    .await
-    .unwrap();
+    let out = fetch(&tool, &e, port, "/big").await.unwrap();
     assert!(out.content.text().chars().count() <= 50_000);
     assert!(
         out.content
