@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use cairn::config::load_settings;
 use cairn::files::paths::expand_path;
 use cairn::llm::Provider;
-use cairn::permissions::{GateConfig, PermissionGate};
-use cairn::protocol::{PermissionMode, TurnEnd};
+use cairn::permissions::PermissionGate;
+use cairn::protocol::TurnEnd;
 use cairn::session::context::SessionContext;
 use cairn::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
@@ -24,7 +24,7 @@ mod agent;
 #[path = "support/llm.rs"]
 mod llm;
 
-use agent::{Agent, Setup, finished, tool_results};
+use agent::{Agent, Setup, finished, gate_with_settings, tool_results};
 
 // ---- the tool, as docs/ARCHITECTURE.md shows it ----
 
@@ -75,27 +75,18 @@ impl Tool for LineCountTool {
 // ---- the test ----
 
 /// A default-mode, interactive gate over `dir` with the project's settings file applied.
-fn gate_with_settings(dir: &Path) -> PermissionGate {
+fn gate_with_project_settings(dir: &Path) -> PermissionGate {
     let home = dir.join(".home");
     std::fs::create_dir_all(&home).unwrap();
     let home = home.to_string_lossy().into_owned();
     let env = move |k: &str| (k == "HOME").then(|| home.clone());
     let settings = load_settings(dir, None, &env);
-    assert!(settings.diagnostics.is_empty(), "{:?}", settings.diagnostics);
-    PermissionGate::new(GateConfig {
-        settings: &settings,
-        cli_allow: Vec::new(),
-        cli_deny: Vec::new(),
-        mode: PermissionMode::Default,
-        interactive: true,
-        project_dir: dir.to_path_buf(),
-        additional_dirs: Vec::new(),
-        session_data_dir: dir.join(".data"),
-        transcript_path: dir.join(".data/t.jsonl"),
-        running_as_root: false,
-        sandboxed: false,
-    })
-    .unwrap()
+    assert!(
+        settings.diagnostics.is_empty(),
+        "{:?}",
+        settings.diagnostics
+    );
+    gate_with_settings(dir, &settings)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -115,7 +106,7 @@ async fn a_new_read_only_tool_is_offered_runs_and_obeys_read_deny_rules() {
     for provider in [Provider::Anthropic, Provider::OpenAi] {
         let mut setup = Setup::in_dir(&dir, provider);
         setup.transcript = false;
-        setup.gate = gate_with_settings(&dir);
+        setup.gate = gate_with_project_settings(&dir);
         setup.tools = vec![Arc::new(LineCountTool)];
         let script = json!({"turns": [
             {"tool_calls": [

@@ -66,8 +66,13 @@ pub fn interactive_gate(dir: &Path) -> PermissionGate {
         project_dir: dir.to_path_buf(),
         ..LoadedSettings::default()
     };
+    gate_with_settings(dir, &settings)
+}
+
+/// An interactive default-mode gate over project `dir` with these settings.
+pub fn gate_with_settings(dir: &Path, settings: &LoadedSettings) -> PermissionGate {
     PermissionGate::new(GateConfig {
-        settings: &settings,
+        settings,
         cli_allow: Vec::new(),
         cli_deny: Vec::new(),
         mode: PermissionMode::Default,
