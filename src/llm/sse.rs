@@ -136,7 +136,7 @@ impl SseParser {
                 }
             }
             // Copy whole runs up to the next line ending rather than byte by byte.
-            let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
+            let end = memchr::memchr2(b'\n', b'\r', rest);
             let run = &rest[..end.unwrap_or(rest.len())];
             if self.line.len() + run.len() > self.limit {
                 return Err(SseError::LineTooLong { limit: self.limit });
