@@ -930,6 +930,27 @@ async fn watcher_reports_outside_write_and_steers_next_edit() {
     assert!(w.file("w.txt").contains("line 15 edited\n") && w.file("w.txt").contains("line two\n"));
 }
 
+/// A change made after the read but before its directory is watched raises no inotify event;
+/// the watcher compares the directory's tracked files when the watch starts. (Made certain
+/// here: the file is read and changed before the watcher exists; attaching it watches the
+/// directories of files already read.)
+#[tokio::test]
+async fn a_change_before_the_watch_starts_is_still_reported() {
+    let mut w = ws();
+    w.write("early.txt", "one\n");
+    w.read("early.txt").await;
+    w.write("early.txt", "two, longer\n");
+    assert!(attach_watcher(&w.session));
+    let ev = next_file_event(&mut w, Duration::from_secs(5)).await;
+    assert_eq!(
+        ev,
+        Some(Event::FileChangedOnDisk {
+            path: w.path("early.txt"),
+            change: FileChange::Modified
+        })
+    );
+}
+
 #[tokio::test]
 async fn watcher_ignores_own_writes_and_reports_deletion() {
     let mut w = ws();

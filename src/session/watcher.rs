@@ -123,6 +123,17 @@ fn run(mut debouncer: FileDebouncer, rx: Receiver<Msg>, session: Weak<SessionCon
             Msg::Watch(dir) => {
                 if let Err(e) = debouncer.watch(&dir, RecursiveMode::NonRecursive) {
                     tracing::warn!("cannot watch {}: {e}", dir.display());
+                    continue;
+                }
+                // The watch starts after the read that asked for it: a change made in between
+                // raised no event, so compare the directory's tracked files once now.
+                let Some(session) = session.upgrade() else {
+                    break;
+                };
+                for path in session.read_files.paths() {
+                    if path.parent() == Some(dir.as_path()) {
+                        check_path(&session, &path);
+                    }
                 }
             }
             Msg::Unwatch(dir) => {
