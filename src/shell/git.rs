@@ -4,6 +4,7 @@
 //! repository's own configuration could make git run is checked separately
 //! ([`super::git_config`]), since it depends on the directory the command runs in.
 
+use super::grammars::exact;
 use super::options::{Grammar, parse};
 
 /// Global options before the subcommand that change nothing git runs. `-c`, `--config-env`,
@@ -18,16 +19,6 @@ const GLOBAL_SAFE: &[&str] = &[
     "--icase-pathspecs",
     "--no-replace-objects",
 ];
-
-const fn exact(flags: &'static str, valued: &'static str, long: &'static str) -> Grammar<'static> {
-    Grammar {
-        flags,
-        valued,
-        long,
-        digits: false,
-        abbrev: false,
-    }
-}
 
 /// Options shared by the diff machinery (log, show, diff): formatting only.
 const DIFF_OPTS: &str = "patch no-patch unified= raw patch-with-raw patch-with-stat \

@@ -18,7 +18,12 @@ const fn gnu(flags: &'static str, valued: &'static str, long: &'static str) -> G
     }
 }
 
-const fn exact(flags: &'static str, valued: &'static str, long: &'static str) -> Grammar<'static> {
+/// A grammar that takes options by their exact names only (no abbreviations).
+pub(super) const fn exact(
+    flags: &'static str,
+    valued: &'static str,
+    long: &'static str,
+) -> Grammar<'static> {
     Grammar {
         flags,
         valued,
