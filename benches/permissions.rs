@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairn::config::load_settings;
+use cairn::hooks::PreToolAnswer;
 use cairn::permissions::{CallInfo, GateConfig, PermissionGate};
 use cairn::protocol::PermissionMode;
 use cairn::rules::{Rule, RuleContext, Target};
 use cairn::session::context::{EventSender, SessionContext};
 use cairn::shell;
-use cairn::tools::{Access, DynTool, Tool, ToolContext, ToolError, ToolOutput};
+use cairn::tools::{Access, DynTool, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
 use criterion::{Criterion, criterion_group, criterion_main};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -32,6 +33,9 @@ impl Tool for Bash {
     }
     fn description(&self) -> String {
         String::new()
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
     }
     fn title(&self, i: &BashInput, _ctx: &SessionContext) -> String {
         i.command.clone()
@@ -92,7 +96,6 @@ fn bench(c: &mut Criterion) {
         project_dir: proj.clone(),
         additional_dirs: vec![],
         session_data_dir: proj.join("data"),
-        transcript_path: proj.join("t"),
         running_as_root: false,
         sandboxed: false,
     })
@@ -105,9 +108,6 @@ fn bench(c: &mut Criterion) {
         proj.join("data"),
         events,
     ));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
     let input = json!({ "command": "tool99 build && ls -la | wc -l" });
     let parsed = Bash.parse(&input).unwrap();
     let accesses = DynTool::accesses(&Bash, &parsed, &session);
@@ -122,7 +122,7 @@ fn bench(c: &mut Criterion) {
                 accesses: &accesses,
                 preview: None,
             };
-            rt.block_on(gate.check(&info, &session))
+            gate.check(&info, &PreToolAnswer::default())
         })
     });
 }

@@ -1,7 +1,7 @@
 //! cairn: a full-screen terminal coding agent.
 //!
 //! The crate is one library with two clients. The core (`agent`, `llm`, `tools`, `files`,
-//! `permissions`, `config`) knows nothing of terminals; the TUI (`tui`) and headless mode
+//! `permissions`, `hooks`, `config`) knows nothing of terminals; the TUI (`tui`) and headless mode
 //! (`headless`) talk to it only through [`protocol`]. See `docs/ARCHITECTURE.md` for the map.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
@@ -12,6 +12,7 @@ pub mod config;
 pub mod diff;
 pub mod files;
 pub mod headless;
+pub mod hooks;
 pub mod llm;
 pub mod permissions;
 pub mod protocol;

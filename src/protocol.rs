@@ -73,6 +73,14 @@ pub enum Event {
         outcome: Option<CallOutcome>,
     },
     PermissionRequest(PermissionRequest),
+    /// An open request was replaced: what it proposes changed (a file changed on disk under
+    /// it and the core planned the change again). The request has a new id and the old one's
+    /// answer is ignored; the client replaces the request of the same `call_id`, or shows it
+    /// afresh when that one was answered already. `note` says what changed.
+    PermissionRequestUpdated {
+        request: PermissionRequest,
+        note: String,
+    },
     /// A request failed and will be tried again, as a whole, after `delay_ms`.
     Retrying {
         attempt: u32,
@@ -207,6 +215,11 @@ pub enum Display {
         exit_code: Option<i32>,
         timed_out: bool,
     },
+    /// What a call is about to do, as labelled fields: the preview of a command, a fetch, an
+    /// MCP call in a permission prompt.
+    Fields {
+        fields: Vec<Field>,
+    },
     /// An image or document the tool returned to the model, shown as one line (type, size,
     /// pixels when known); its data is not carried here.
     Attachment {
@@ -221,6 +234,36 @@ pub enum Display {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
+}
+
+/// One labelled value of [`Display::Fields`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Field {
+    /// Shown before the value (`url`, `in`); a label of one or two characters (`$`) is a
+    /// prompt before code rather than a heading above it.
+    pub label: String,
+    pub value: String,
+    /// The value is code in this language (`bash`, `json`), shown highlighted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syntax: Option<String>,
+}
+
+impl Field {
+    pub fn text(label: &str, value: impl Into<String>) -> Field {
+        Field {
+            label: label.to_string(),
+            value: value.into(),
+            syntax: None,
+        }
+    }
+
+    pub fn code(label: &str, syntax: &str, value: impl Into<String>) -> Field {
+        Field {
+            label: label.to_string(),
+            value: value.into(),
+            syntax: Some(syntax.to_string()),
+        }
+    }
 }
 
 /// One line of search output (or one file, when `line` is None).

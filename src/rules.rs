@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use globset::{GlobBuilder, GlobMatcher};
 use regex::Regex;
 
+use crate::tools::ToolKind;
+use crate::tools::kind::{RuleSyntax, canonical_rule_word, rule_syntax};
+
 /// Everything a path pattern's anchors resolve against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleContext {
@@ -90,9 +93,6 @@ pub enum Target<'a> {
     Name(&'a str),
 }
 
-const EDIT_FAMILY: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
-const READ_FAMILY: &[&str] = &["Read", "Glob", "Grep"];
-
 impl Rule {
     pub fn parse(text: &str, ctx: &RuleContext) -> Result<Rule, RuleError> {
         let text = text.trim();
@@ -115,7 +115,7 @@ impl Rule {
         if !valid_name {
             return Err(RuleError::BadToolName(tool.to_string()));
         }
-        let tool = if tool == "Task" { "Agent" } else { tool };
+        let tool = canonical_rule_word(tool);
         let spec = match spec {
             None | Some("*") => Specifier::Any,
             Some("") => return Err(RuleError::EmptySpecifier),
@@ -134,16 +134,18 @@ impl Rule {
         matches!(self.spec, Specifier::Any)
     }
 
-    /// Whether the rule names this tool (by name, family, or MCP prefix).
-    pub fn names_tool(&self, tool: &str) -> bool {
+    /// Whether the rule names the tool `tool` of kind `kind` (by name, by a word its kind
+    /// shares, or by MCP prefix).
+    pub fn names_tool(&self, tool: &str, kind: ToolKind) -> bool {
         let rule = self.tool.as_str();
-        if rule == tool || (rule == "Agent" && tool == "Task") {
+        let tool = canonical_rule_word(tool);
+        if rule == tool {
             return true;
         }
         if let Some(prefix) = rule.strip_suffix('*') {
             return tool.starts_with(prefix);
         }
-        if EDIT_FAMILY.contains(&rule) && EDIT_FAMILY.contains(&tool) {
+        if kind.shares_rules() && ToolKind::of_rule_word(rule) == Some(kind) {
             return true;
         }
         // `mcp__server` covers every tool of that server.
@@ -193,38 +195,35 @@ impl Rule {
 }
 
 fn parse_specifier(tool: &str, spec: &str, ctx: &RuleContext) -> Result<Specifier, RuleError> {
-    if tool == "Bash" {
-        return Ok(Specifier::Command(command_pattern(spec)?));
-    }
-    if EDIT_FAMILY.contains(&tool) || READ_FAMILY.contains(&tool) {
-        let family = if EDIT_FAMILY.contains(&tool) {
-            PathFamily::Edit
-        } else {
-            PathFamily::Read
-        };
-        return Ok(Specifier::Path {
-            family,
-            globs: path_globs(spec, ctx)?,
-        });
-    }
-    if tool == "WebFetch" {
-        let host = spec
-            .strip_prefix("domain:")
-            .map(|h| h.trim().to_ascii_lowercase())
-            .filter(|h| !h.is_empty() && !h.contains(['/', ' ']))
-            .ok_or_else(|| RuleError::BadDomain { tool: tool.into() })?;
-        return Ok(match host.strip_prefix("*.") {
-            Some(rest) => Specifier::Domain {
-                host: rest.to_string(),
-                subdomains: true,
-            },
-            None => Specifier::Domain {
-                host,
-                subdomains: false,
-            },
-        });
-    }
-    Ok(Specifier::Name(wildcard_regex(spec, false)?))
+    let family = match rule_syntax(tool) {
+        RuleSyntax::Command => return Ok(Specifier::Command(command_pattern(spec)?)),
+        RuleSyntax::Name => return Ok(Specifier::Name(wildcard_regex(spec, false)?)),
+        RuleSyntax::Domain => return domain_specifier(tool, spec),
+        RuleSyntax::ReadPath => PathFamily::Read,
+        RuleSyntax::EditPath => PathFamily::Edit,
+    };
+    Ok(Specifier::Path {
+        family,
+        globs: path_globs(spec, ctx)?,
+    })
+}
+
+fn domain_specifier(tool: &str, spec: &str) -> Result<Specifier, RuleError> {
+    let host = spec
+        .strip_prefix("domain:")
+        .map(|h| h.trim().to_ascii_lowercase())
+        .filter(|h| !h.is_empty() && !h.contains(['/', ' ']))
+        .ok_or_else(|| RuleError::BadDomain { tool: tool.into() })?;
+    Ok(match host.strip_prefix("*.") {
+        Some(rest) => Specifier::Domain {
+            host: rest.to_string(),
+            subdomains: true,
+        },
+        None => Specifier::Domain {
+            host,
+            subdomains: false,
+        },
+    })
 }
 
 /// A Bash pattern: `*` is any text (spaces included); a trailing ` *` or `:*` is a word

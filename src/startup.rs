@@ -197,7 +197,6 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         project_dir: project_dir.clone(),
         additional_dirs: cli.add_dir.clone(),
         session_data_dir: data_dir.clone(),
-        transcript_path: transcript_path.clone(),
         running_as_root: running_as_root(),
         sandboxed: env_var("IS_SANDBOX").is_some_and(|v| v == "1"),
     })?;
@@ -227,6 +226,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         session_id,
         project_dir: project_dir.clone(),
         gate,
+        hooks: settings.hooks.clone(),
         max_turns: cli.max_turns,
         retry: retry_policy(),
         max_tokens: env_var("CAIRN_MAX_TOKENS")

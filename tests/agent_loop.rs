@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use cairn::llm::Provider;
 use cairn::llm::retry::RetryPolicy;
-use cairn::protocol::{Decision, Event, Op, TurnEnd};
+use cairn::protocol::{Decision, Display, Event, Op, PermissionMode, TurnEnd};
 use cairn::session::context::SessionContext;
 use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput};
 use schemars::JsonSchema;
@@ -822,4 +822,121 @@ async fn clear_starts_the_conversation_afresh() {
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 1, "{body}");
     assert!(!body.to_string().contains("number 7"));
+}
+
+/// The next event of the running turn (the test fails after 10 s without one).
+async fn next_event(h: &mut Harness) -> Event {
+    tokio::time::timeout(Duration::from_secs(10), h.handle.events.recv())
+        .await
+        .expect("no event in time")
+        .expect("the core stopped")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_changed_under_an_open_edit_prompt_is_planned_again() {
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [
+            {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "f.txt"}}]},
+            {"tool_calls": [{"id": "e", "name": "Edit", "input":
+                {"file_path": "f.txt", "old_string": "b\n", "new_string": "B\n"}}]},
+            {"text": "edited"}]}),
+    )
+    .await;
+    let file = h._dir.path().join("f.txt");
+    std::fs::write(&file, "a\nb\nc\n").unwrap();
+    h.submit("edit f.txt");
+    let first = loop {
+        if let Event::PermissionRequest(req) = next_event(&mut h).await {
+            break req;
+        }
+    };
+    let Some(Display::Diff { after, .. }) = &first.preview else {
+        panic!("{:?}", first.preview)
+    };
+    assert_eq!(after, "a\nB\nc\n");
+    // Someone appends a line while the person looks at the diff.
+    std::fs::write(&file, "a\nb\nc\nd\n").unwrap();
+    let (second, note) = loop {
+        if let Event::PermissionRequestUpdated { request, note } = next_event(&mut h).await {
+            break (request, note);
+        }
+    };
+    assert_ne!(second.id, first.id);
+    assert_eq!(second.call_id, first.call_id);
+    assert_eq!(
+        note,
+        "f.txt changed on disk: the change was planned again against the new content"
+    );
+    let Some(Display::Diff { before, after, .. }) = &second.preview else {
+        panic!("{:?}", second.preview)
+    };
+    assert_eq!(
+        (before.as_str(), after.as_str()),
+        ("a\nb\nc\nd\n", "a\nB\nc\nd\n")
+    );
+    // An answer to the old request is ignored; the new one decides.
+    for id in [first.id, second.id] {
+        let decision = Decision::AllowOnce;
+        let op = Op::PermissionDecision {
+            request_id: id,
+            decision,
+        };
+        h.handle.ops.send(op).unwrap();
+    }
+    let events = h.run_turn().await;
+    assert_eq!(finished(&events).1, "edited");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nB\nc\nd\n");
+    let results = tool_results(&h.request_body(2));
+    assert!(!results[0].1, "{results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_own_their_effects_and_previews() {
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [
+            {"tool_calls": [{"id": "b", "name": "Bash", "input":
+                {"command": "touch made.txt", "description": "Make a file"}}]},
+            {"tool_calls": [{"id": "p", "name": "EnterPlanMode", "input": {}}]},
+            {"tool_calls": [{"id": "w", "name": "Write", "input":
+                {"file_path": "new.txt", "content": "x"}}]},
+            {"text": "planning"}]}),
+    )
+    .await;
+    let mut previews = Vec::new();
+    h.submit("go");
+    let events = h
+        .run_turn_answering(|req| {
+            previews.push(req.preview.clone());
+            Decision::DenyOnce
+        })
+        .await;
+    // Bash's own preview: the command, what it is for, where it runs.
+    let [Some(Display::Fields { fields })] = previews.as_slice() else {
+        panic!("{previews:?}")
+    };
+    let shown: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|f| (f.label.as_str(), f.value.as_str()))
+        .collect();
+    assert_eq!(
+        shown[..2],
+        [("$", "touch made.txt"), ("what", "Make a file")]
+    );
+    assert_eq!(fields[0].syntax.as_deref(), Some("bash"));
+    // EnterPlanMode's result switched the mode, so the Write is refused without asking.
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ModeChanged {
+            mode: PermissionMode::Plan
+        }
+    )));
+    let results = tool_results(&h.request_body(3));
+    assert!(
+        results[2]
+            .0
+            .starts_with("Write is not available in plan mode"),
+        "{results:?}"
+    );
 }

@@ -77,7 +77,9 @@ fn fuzz_command_rules_match_as_documented() {
         for bare in ["Bash", "Bash(*)"] {
             let rule =
                 Rule::parse(bare, &ctx).map_err(|e| TestCaseError::fail(format!("{bare}: {e}")))?;
-            prop_assert!(rule.is_bare() && rule.names_tool("Bash"));
+            prop_assert!(
+                rule.is_bare() && rule.names_tool("Bash", cairn::tools::ToolKind::Execute)
+            );
         }
         Ok(())
     });
@@ -153,7 +155,6 @@ fn fuzz_an_allow_never_overrides_a_deny() {
                     project_dir: proj.clone(),
                     additional_dirs: Vec::new(),
                     session_data_dir: proj.join("data"),
-                    transcript_path: proj.join("data/t.jsonl"),
                     running_as_root: false,
                     sandboxed: false,
                 })

@@ -91,6 +91,7 @@ async fn run_calls(
             transcript: false,
             session_id: "s-order",
             gate,
+            hooks: settings.hooks.clone(),
             max_turns: None,
             idle: Duration::from_secs(30),
             retry: llm::fast_retry(1, 10, 10),

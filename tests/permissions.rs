@@ -5,12 +5,13 @@
 use std::sync::Arc;
 
 use cairn::config::load_settings;
-use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
+use cairn::hooks::{HookCall, Hooks};
+use cairn::permissions::{GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Decision, PermissionMode, PermissionRequest, RequestKind};
 use cairn::session::context::SessionContext;
 use cairn::shell;
 use cairn::tools::plan_mode::{EnterPlanMode, ExitPlanMode};
-use cairn::tools::{DynTool, ToolOutput};
+use cairn::tools::{DynTool, Effect, ToolOutput};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -107,7 +108,6 @@ fn verdict(o: &GateOutcome) -> &'static str {
         GateOutcome::Allow => "allow",
         GateOutcome::Deny { .. } => "deny",
         GateOutcome::Ask(_) => "ask",
-        GateOutcome::UpdatedInput { then, .. } => verdict(then),
     }
 }
 
@@ -531,9 +531,8 @@ async fn ask_requests_carry_scope_rule_and_preview() {
         req.reason,
         "no rule allows the command `npm test -- --watch`"
     );
-    assert!(
-        matches!(req.preview, Some(cairn::protocol::Display::Command { ref command, .. }) if command == "npm test -- --watch")
-    );
+    // The probe has no preview of its own (the tools' previews: tests/agent_loop.rs).
+    assert_eq!(req.preview, None);
     let o = check_one(&ws, &gate, "Edit", "$P/src/main.rs").await;
     let GateOutcome::Ask(req) = o else {
         panic!("{o:?}")
@@ -713,11 +712,7 @@ async fn always_allow_never_clobbers_a_broken_local_file() {
     let ws = ws();
     std::fs::create_dir_all(ws.proj.join(".cairn")).unwrap();
     let gate_over = |settings: &cairn::config::LoadedSettings| {
-        PermissionGate::new(GateConfig {
-            transcript_path: ws.data.join("t"),
-            ..ws.gate_config(settings)
-        })
-        .unwrap()
+        PermissionGate::new(ws.gate_config(settings)).unwrap()
     };
     // The file breaks during the session (the person is editing it).
     let gate = gate_over(&load_settings(&ws.proj, None, &ws.env()));
@@ -769,7 +764,6 @@ async fn bare_deny_hides_tools_and_bypass_as_root_is_refused() {
         project_dir: ws.proj.clone(),
         additional_dirs: vec![],
         session_data_dir: ws.data.clone(),
-        transcript_path: ws.data.join("t"),
         running_as_root: true,
         sandboxed,
     };
@@ -803,26 +797,18 @@ async fn plan_mode_refuses_writes_until_the_plan_is_approved() {
     let ws = ws();
     let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
     let session = ws.session();
-    // EnterPlanMode is allowed and, once run, switches the mode.
+    // EnterPlanMode is allowed; its result asks the core to switch (the core's part is in
+    // tests/agent_loop.rs).
     let enter = EnterPlanMode;
     let input = json!({});
     assert_eq!(
         run_check(&gate, &session, &enter, &input).await,
         GateOutcome::Allow
     );
-    let parsed = enter.parse(&input).unwrap();
-    let info = CallInfo {
-        call_id: "c0",
-        tool: &enter,
-        input: &parsed,
-        raw_input: &input,
-        title: "t",
-        accesses: &[],
-        preview: None,
-    };
-    let mut out = ToolOutput::text("Entered plan mode");
-    gate.after_call(&info, &mut out).await;
-    assert_eq!(gate.mode(), PermissionMode::Plan);
+    let ctx = workspace::tool_context(&session, "c0");
+    let out = workspace::run(&enter, input, &ctx).await.unwrap();
+    assert_eq!(out.effects, [Effect::EnterPlanMode]);
+    gate.set_mode(PermissionMode::Plan);
 
     let o = check_one(&ws, &gate, "Write", "$P/src/main.rs").await;
     let GateOutcome::Deny { message } = o else {
@@ -931,21 +917,24 @@ proptest! {
     }
 }
 
-/// The executor spawns checks on tokio tasks: the gate and its futures must be Send.
+/// The executor spawns calls on tokio tasks: the gate, the hooks and their futures must be
+/// Send.
 #[allow(dead_code)]
-fn gate_futures_are_send(
-    gate: &PermissionGate,
-    call: &CallInfo<'_>,
+fn gate_and_hook_futures_are_send(
+    hooks: &Hooks,
+    call: HookCall<'_>,
     s: &SessionContext,
     out: &mut ToolOutput,
 ) {
     fn is_send<T: Send>(_: &T) {}
     fn is_sync<T: Send + Sync>() {}
     is_sync::<PermissionGate>();
-    is_send(&gate.check(call, s));
-    is_send(&gate.after_call(call, out));
-    is_send(&gate.user_prompt_submit(s, "x"));
-    is_send(&gate.stop(s, false));
+    is_sync::<Hooks>();
+    let mode = PermissionMode::Default;
+    is_send(&hooks.pre_tool_use(call, s, mode));
+    is_send(&hooks.post_tool_use(call, s, mode, out));
+    is_send(&hooks.user_prompt_submit(s, mode, "x"));
+    is_send(&hooks.stop(s, mode, false));
 }
 
 proptest! {

@@ -6,10 +6,11 @@ use std::time::{Duration, Instant};
 use cairn::config::layers::{Layer, SettingsPaths};
 use cairn::config::settings::load_settings_from;
 use cairn::config::{LoadedSettings, load_settings, render_config};
-use cairn::permissions::{CallInfo, GateConfig, GateOutcome, PermissionGate};
+use cairn::hooks::{HookCall, Hooks};
+use cairn::permissions::{GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Event, PermissionMode};
 use cairn::session::context::SessionContext;
-use cairn::tools::{DynTool, ToolOutput};
+use cairn::tools::ToolOutput;
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -19,7 +20,7 @@ mod probe;
 #[path = "support/workspace.rs"]
 mod workspace;
 
-use probe::{Probe, check_call};
+use probe::{Probe, check_with_hooks};
 use workspace::Homes;
 
 type Ws = Homes;
@@ -36,7 +37,7 @@ impl Homes {
         load_settings(&self.proj, None, &self.env())
     }
 
-    fn gate(&self, mode: PermissionMode) -> PermissionGate {
+    fn gate(&self, mode: PermissionMode) -> Guard {
         let settings = self.settings();
         assert!(
             settings.diagnostics.is_empty(),
@@ -64,21 +65,44 @@ fn pre(matcher: &str, command: &str) -> Value {
     json!({ "PreToolUse": [ { "matcher": matcher, "hooks": [ { "type": "command", "command": command } ] } ] })
 }
 
-/// The gate's answer to a probe named `tool` (read-only if it is `Read`) with `input`, in
-/// which `$P` stands for the project dir.
-async fn check(
-    gate: &PermissionGate,
+/// A gate and the hooks of the same settings, as a session has them.
+struct Guard {
+    gate: PermissionGate,
+    hooks: Hooks,
+}
+
+/// The verdict on a probe named `tool` (read-only if it is `Read`) with `input`, in which `$P`
+/// stands for the project dir, after the PreToolUse hooks; and the input a hook rewrote.
+async fn check_rewritten(
+    guard: &Guard,
     session: &SessionContext,
     tool: &'static str,
     input: Value,
-) -> GateOutcome {
+) -> (GateOutcome, Option<Value>) {
     let probe = Probe {
         name: tool,
         read_only: tool == "Read",
     };
     let proj = session.project_dir.to_string_lossy();
     let input = serde_json::from_str::<Value>(&input.to_string().replace("$P", &proj)).unwrap();
-    check_call(gate, session, &probe, &input, "toolu_1").await
+    check_with_hooks(
+        &guard.gate,
+        &guard.hooks,
+        session,
+        &probe,
+        &input,
+        "toolu_1",
+    )
+    .await
+}
+
+async fn check(
+    guard: &Guard,
+    session: &SessionContext,
+    tool: &'static str,
+    input: Value,
+) -> GateOutcome {
+    check_rewritten(guard, session, tool, input).await.0
 }
 
 fn notices(rx: &mut UnboundedReceiver<Event>) -> Vec<String> {
@@ -163,14 +187,8 @@ async fn pre_tool_use_updated_input_is_checked_and_returned() {
     ));
     let gate = ws.gate(PermissionMode::Default);
     let (s, _rx) = ws.session();
-    let o = check(&gate, &s, "Read", json!({ "read": ["/etc/hostname"] })).await;
-    assert_eq!(
-        o,
-        GateOutcome::UpdatedInput {
-            input: json!({ "read": [main] }),
-            then: Box::new(GateOutcome::Allow)
-        }
-    );
+    let o = check_rewritten(&gate, &s, "Read", json!({ "read": ["/etc/hostname"] })).await;
+    assert_eq!(o, (GateOutcome::Allow, Some(json!({ "read": [main] }))));
     // Rewritten onto a denied path: denied.
     let secret = ws.proj.join("secret.txt");
     ws.hooks(pre(
@@ -253,25 +271,19 @@ async fn post_tool_use_feedback_and_context_reach_the_model() {
         { "type": "command", "command": "echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PostToolUse\",\"additionalContext\":\"lint: ok\"}}'" } ] } ] }));
     let gate = ws.gate(PermissionMode::AcceptEdits);
     let (s, _rx) = ws.session();
-    let probe = Probe {
-        name: "Edit",
-        read_only: false,
-    };
     let input = json!({ "write": [ws.proj.join("src/main.rs")] });
-    let parsed = probe.parse(&input).unwrap();
-    let accesses = DynTool::accesses(&probe, &parsed, &s);
-    let info = CallInfo {
-        call_id: "c",
-        tool: &probe,
-        input: &parsed,
-        raw_input: &input,
-        title: "t",
-        accesses: &accesses,
-        preview: None,
-    };
-    assert_eq!(gate.check(&info, &s).await, GateOutcome::Allow);
+    assert_eq!(
+        check(&gate, &s, "Edit", input.clone()).await,
+        GateOutcome::Allow
+    );
     let mut out = ToolOutput::text("edited");
-    gate.after_call(&info, &mut out).await;
+    let call = HookCall {
+        tool: "Edit",
+        call_id: "c",
+        input: &input,
+    };
+    let mode = gate.gate.mode();
+    gate.hooks.post_tool_use(call, &s, mode, &mut out).await;
     assert_eq!(
         out.content.text(),
         "edited\n\nPostToolUse hook feedback:\nrun cargo fmt\n\nlint: ok"
@@ -287,28 +299,33 @@ async fn prompt_stop_and_session_start_hooks() {
         "SessionStart": [ { "matcher": "startup", "hooks": [ { "type": "command", "command": "echo started" } ] } ],
         "SessionEnd": [ { "hooks": [ { "type": "command", "command": "cat > \"$CAIRN_PROJECT_DIR/end.json\"" } ] } ]
     }));
-    let gate = ws.gate(PermissionMode::Default);
+    let hooks = ws.gate(PermissionMode::Default).hooks;
+    let mode = PermissionMode::Default;
     let (s, _rx) = ws.session();
-    let v = gate.user_prompt_submit(&s, "fix the bug").await;
+    let v = hooks.user_prompt_submit(&s, mode, "fix the bug").await;
     assert_eq!(
         (v.blocked, v.additional_context),
         (None, vec!["branch: main".to_string()])
     );
-    let v = gate.user_prompt_submit(&s, "my password is x").await;
+    let v = hooks.user_prompt_submit(&s, mode, "my password is x").await;
     assert_eq!(v.blocked.as_deref(), Some("no secrets"));
-    let v = gate.stop(&s, false).await;
+    let v = hooks.stop(&s, mode, false).await;
     assert_eq!(v.blocked.as_deref(), Some("tests still fail"));
     assert_eq!(
-        gate.session_start(&s, "startup").await.additional_context,
+        hooks
+            .session_start(&s, mode, "startup")
+            .await
+            .additional_context,
         vec!["started"]
     );
     assert!(
-        gate.session_start(&s, "resume")
+        hooks
+            .session_start(&s, mode, "resume")
             .await
             .additional_context
             .is_empty()
     );
-    gate.session_end(&s, "exit").await;
+    hooks.session_end(&s, mode, "exit").await;
     let end: Value =
         serde_json::from_str(&std::fs::read_to_string(ws.proj.join("end.json")).unwrap()).unwrap();
     assert_eq!(
@@ -470,13 +487,28 @@ fn project_root_is_the_nearest_marked_ancestor() {
     assert_eq!(s.permissions.deny.len(), 1);
 }
 
-/// A gate over whatever the settings are, problems included.
-fn gate_over(ws: &Ws, settings: &LoadedSettings, mode: PermissionMode) -> PermissionGate {
-    PermissionGate::new(GateConfig {
+/// A gate over whatever the settings are, problems included, and their hooks.
+fn gate_over(ws: &Ws, settings: &LoadedSettings, mode: PermissionMode) -> Guard {
+    let gate = PermissionGate::new(GateConfig {
         mode,
         ..ws.gate_config(settings)
     })
-    .unwrap()
+    .unwrap();
+    Guard {
+        gate,
+        hooks: hooks_of(ws, settings),
+    }
+}
+
+/// The hooks of `settings`, as a session in `proj/` runs them.
+fn hooks_of(ws: &Ws, settings: &LoadedSettings) -> Hooks {
+    let transcript = ws.data.join("t.jsonl");
+    Hooks::new(
+        settings.hooks.clone(),
+        ws.proj.clone(),
+        Vec::new(),
+        transcript,
+    )
 }
 
 #[tokio::test]
@@ -600,11 +632,14 @@ async fn a_failed_pre_tool_use_hook_never_approves() {
         );
         // Headless: the person cannot be asked, so the call is refused, not run.
         let settings = ws.settings();
-        let headless = PermissionGate::new(GateConfig {
-            interactive: false,
-            ..ws.gate_config(&settings)
-        })
-        .unwrap();
+        let headless = Guard {
+            gate: PermissionGate::new(GateConfig {
+                interactive: false,
+                ..ws.gate_config(&settings)
+            })
+            .unwrap(),
+            hooks: hooks_of(&ws, &settings),
+        };
         let o = check(
             &headless,
             &s,
@@ -632,7 +667,7 @@ async fn a_deny_from_one_hook_wins_over_an_allow_from_another() {
 #[tokio::test]
 async fn hook_output_is_capped_and_an_overflowing_hook_fails_closed() {
     use cairn::config::hooks::{HookCommand, HookEvent, HookGroup, HooksConfig};
-    use cairn::permissions::hooks::OUTPUT_CAP;
+    use cairn::hooks::runner::OUTPUT_CAP;
     let ws = ws();
     // `yes` never stops by itself: only the cap (not the timeout) can end it here.
     for command in ["yes", "yes >&2", "head -c 3000000 /dev/zero; exit 0"] {
@@ -650,7 +685,7 @@ async fn hook_output_is_capped_and_an_overflowing_hook_fails_closed() {
                 },
             }],
         };
-        let runner = cairn::permissions::HookRunner::new(config, ws.proj.clone());
+        let runner = cairn::hooks::HookRunner::new(config, ws.proj.clone());
         let runs = runner
             .run(HookEvent::PreToolUse, Some("Edit"), &json!({}))
             .await;

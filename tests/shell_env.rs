@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use cairn::config::hooks::{HookCommand, HookEvent, HookGroup, HooksConfig};
 use cairn::config::layers::{Layer, Origin};
-use cairn::permissions::HookRunner;
+use cairn::hooks::HookRunner;
 use cairn::tools::bash::process;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::executor::{CallEnv, Executor, PendingDecisions};
+use crate::hooks::Hooks;
 use crate::llm::retry::{RetryPolicy, stream_with_retry};
 use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent, pricing};
 use crate::permissions::PermissionGate;
@@ -41,6 +42,7 @@ pub(crate) struct Core {
     pub model: String,
     pub session: Arc<SessionContext>,
     pub gate: Arc<PermissionGate>,
+    pub hooks: Arc<Hooks>,
     pub registry: ToolRegistry,
     pub decisions: PendingDecisions,
     pub system: String,
@@ -71,7 +73,10 @@ impl Core {
             mode: self.gate.mode(),
             demo: self.demo,
         }));
-        let start = self.gate.session_start(&self.session, "startup").await;
+        let start = self
+            .hooks
+            .session_start(&self.session, self.gate.mode(), "startup")
+            .await;
         for context in start.additional_context {
             self.session.remind(context);
         }
@@ -140,7 +145,9 @@ impl Core {
                 break;
             }
         }
-        self.gate.session_end(&self.session, "exit").await;
+        self.hooks
+            .session_end(&self.session, self.gate.mode(), "exit")
+            .await;
     }
 
     /// Drop the conversation (the model starts afresh); SessionStart hooks run with `clear`.
@@ -148,7 +155,10 @@ impl Core {
         self.messages.clear();
         self.activated.clear();
         self.session.take_reminders();
-        let start = self.gate.session_start(&self.session, "clear").await;
+        let start = self
+            .hooks
+            .session_start(&self.session, self.gate.mode(), "clear")
+            .await;
         for context in start.additional_context {
             self.session.remind(context);
         }
@@ -161,7 +171,10 @@ impl Core {
         self.turn_counter += 1;
         let turn_id = self.turn_counter;
         self.events().send(Event::TurnStarted { turn_id });
-        let verdict = self.gate.user_prompt_submit(&self.session, &prompt).await;
+        let verdict = self
+            .hooks
+            .user_prompt_submit(&self.session, self.gate.mode(), &prompt)
+            .await;
         if let Some(reason) = verdict.blocked {
             self.events().send(Event::Error {
                 message: format!("A UserPromptSubmit hook blocked the prompt: {reason}"),
@@ -197,8 +210,8 @@ impl Core {
                 Step::Done(t) => {
                     // A Stop hook may make the model go on, with its reason as the next input.
                     let stop = self
-                        .gate
-                        .stop(&self.session, forced_continuations > 0)
+                        .hooks
+                        .stop(&self.session, self.gate.mode(), forced_continuations > 0)
                         .await;
                     if let Some(reason) = stop.blocked
                         && forced_continuations < MAX_FORCED_CONTINUATIONS
@@ -258,6 +271,7 @@ impl Core {
         let mut executor = Executor::new(Arc::new(CallEnv {
             session: Arc::clone(&self.session),
             gate: Arc::clone(&self.gate),
+            hooks: Arc::clone(&self.hooks),
             registry: self.registry.clone(),
             decisions: self.decisions.clone(),
             cancel: tools_cancel.clone(),

@@ -14,19 +14,23 @@
 //! so what the model reads for a denied path never tells whether the file exists.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use crate::hooks::{HookCall, Hooks};
 use crate::llm::{ContentBlock, ToolResultContent};
 use crate::permissions::{CallInfo, GateOutcome, PermissionGate};
-use crate::protocol::{CallOutcome, Decision, Display, Event};
+use crate::protocol::{CallOutcome, Decision, Display, Event, PermissionMode, PermissionRequest};
 use crate::session::context::SessionContext;
 use crate::tools::{
-    ContentOverride, ParsedInput, ProgressSender, ToolContext, ToolHandle, ToolRegistry, spill,
+    Access, ContentOverride, DynTool, Effect, ParsedInput, Preview, ProgressSender, ToolContext,
+    ToolError, ToolHandle, ToolRegistry, spill,
 };
 
 /// At most this many concurrency-safe calls run at once.
@@ -64,6 +68,11 @@ impl PendingDecisions {
         (id, rx)
     }
 
+    /// Forget a request that was replaced: an answer to it is ignored.
+    fn withdraw(&self, id: u64) {
+        self.lock().waiting.remove(&id);
+    }
+
     /// Deliver the person's answer. False if no such request is waiting (answered already, or
     /// its call was interrupted).
     pub fn resolve(&self, id: u64, decision: Decision) -> bool {
@@ -78,6 +87,7 @@ impl PendingDecisions {
 pub struct CallEnv {
     pub session: Arc<SessionContext>,
     pub gate: Arc<PermissionGate>,
+    pub hooks: Arc<Hooks>,
     pub registry: ToolRegistry,
     pub decisions: PendingDecisions,
     /// Cancelled on interrupt.
@@ -322,7 +332,7 @@ fn error_result(tool_use_id: String, content: String) -> ContentBlock {
     }
 }
 
-/// One call through validation, preview, permission, execution and result shaping.
+/// One call through validation, preview, hooks, permission, execution and result shaping.
 async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> ContentBlock {
     let events = env.session.events.clone();
     let PreparedCall {
@@ -361,113 +371,66 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         content_override: None,
     };
 
-    let mut accesses = tool.accesses(&input, &env.session);
+    let mut call = Checked::new(&env, &tool, input, raw);
     // Permission before information: a refusal that rests on the paths alone comes before
     // the tool's own checks and preview read anything, so it reads the same whether or not
     // the file exists.
-    let early = env.gate.check_before_io(&CallInfo {
-        call_id: &call_id,
-        tool: tool.as_ref(),
-        input: &input,
-        raw_input: &raw,
-        title: &title,
-        accesses: &accesses,
-        preview: None,
-    });
-    if let Some(message) = early {
+    if let Some(message) = env
+        .gate
+        .check_before_io(&call.info(tool.as_ref(), &call_id, &title))
+    {
         return fail(message, Some(CallOutcome::Denied));
     }
     // A validation or preview error waits for the full check: a denial (by a hook, say)
     // still wins over it.
-    let checked = match tool.validate(&input, &ctx).await {
-        Ok(()) => tool.preview(&input, &ctx).await,
-        Err(e) => Err(e),
+    call.prepare(&tool, &ctx).await;
+    let hook_call = HookCall {
+        tool: tool.name(),
+        call_id: &call_id,
+        input: &call.raw,
     };
-    let (mut preview, invalid) = match checked {
-        Ok(p) => (p, None),
-        Err(e) => (None, Some(e)),
-    };
-    let mut input = input;
-    let mut raw = raw;
-    let verdict = {
-        let info = CallInfo {
-            call_id: &call_id,
-            tool: tool.as_ref(),
-            input: &input,
-            raw_input: &raw,
-            title: &title,
-            accesses: &accesses,
-            preview: preview.as_ref(),
-        };
-        env.gate.check(&info, &env.session).await
-    };
+    let hook = env
+        .hooks
+        .pre_tool_use(hook_call, &env.session, env.gate.mode())
+        .await;
     // A PreToolUse hook may replace the input: the call then runs with the new one, checked
     // and previewed like the original.
-    let verdict = match verdict {
-        GateOutcome::UpdatedInput {
-            input: new_raw,
-            then,
-        } => {
-            match tool.parse(&new_raw) {
-                Ok(parsed) => input = parsed,
-                Err(e) => {
-                    return fail(
-                        format!(
-                            "A PreToolUse hook replaced the input with an invalid one: {}",
-                            e.message
-                        ),
-                        None,
-                    );
-                }
+    if let Some(new_raw) = &hook.updated_input {
+        let parsed = match tool.parse(new_raw) {
+            Ok(p) => p,
+            Err(e) => {
+                let message = format!(
+                    "A PreToolUse hook replaced the input with an invalid one: {}",
+                    e.message
+                );
+                return fail(message, Some(CallOutcome::Denied));
             }
-            raw = new_raw;
-            let checked = match tool.validate(&input, &ctx).await {
-                Ok(()) => tool.preview(&input, &ctx).await,
-                Err(e) => Err(e),
-            };
-            preview = match checked {
-                Ok(p) => p,
-                Err(e) => {
-                    env.gate.withdraw(&call_id);
-                    return fail(e.message, None);
-                }
-            };
-            accesses = tool.accesses(&input, &env.session);
-            *then
+        };
+        call = Checked::new(&env, &tool, parsed, new_raw.clone());
+        if let Some(message) = env
+            .gate
+            .check_before_io(&call.info(tool.as_ref(), &call_id, &title))
+        {
+            return fail(message, Some(CallOutcome::Denied));
         }
-        deny @ GateOutcome::Deny { .. } => deny,
-        other => match invalid {
-            None => other,
-            Some(e) => {
-                env.gate.withdraw(&call_id);
-                return fail(e.message, None);
-            }
-        },
-    };
+        call.prepare(&tool, &ctx).await;
+    }
+    let verdict = env
+        .gate
+        .check(&call.info(tool.as_ref(), &call_id, &title), &hook);
     let mut outcome = None;
     match verdict {
-        GateOutcome::Allow => {}
         GateOutcome::Deny { message } => return fail(message, Some(CallOutcome::Denied)),
-        GateOutcome::UpdatedInput { .. } => {
-            // The gate never nests these; refuse rather than guess.
-            return fail("internal error: nested input updates".into(), None);
+        _ if call.invalid.is_some() => {
+            env.gate.withdraw(&call_id);
+            let message = call.invalid.take().map(|e| e.message).unwrap_or_default();
+            return fail(message, None);
         }
-        GateOutcome::Ask(mut request) => {
-            let (id, answer) = env.decisions.register();
-            request.id = id;
-            if let Some(p) = &preview {
-                request.preview = Some(p.display.clone());
-            }
-            events.send(Event::PermissionRequest((*request).clone()));
-            // Notification hooks run beside the wait, never in its way.
-            let gate = Arc::clone(&env.gate);
-            let session = Arc::clone(&env.session);
-            let message = format!("cairn needs your permission to use {}", request.tool);
-            tokio::spawn(async move { gate.notification(&session, &message).await });
-            let decision = tokio::select! {
-                biased;
-                _ = env.cancel.cancelled() => return fail(INTERRUPTED_MESSAGE.into(), None),
-                d = answer => d.unwrap_or(Decision::DenyOnce),
+        GateOutcome::Allow => {}
+        GateOutcome::Ask(request) => {
+            let answered = ask(&env, &tool, &mut call, *request, &ctx).await;
+            let Some((request, decision)) = answered else {
+                return fail(INTERRUPTED_MESSAGE.into(), None);
             };
             let effect = env.gate.apply_decision(&request, &decision);
             if let Some(mode) = effect.new_mode {
@@ -485,6 +448,12 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
             outcome = Some(effect.outcome);
         }
     }
+    let Checked {
+        input,
+        raw,
+        preview,
+        ..
+    } = call;
     ctx.preview = preview;
 
     let max_chars = tool.max_result_chars();
@@ -495,19 +464,17 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
     };
     match result {
         Ok(mut output) => {
-            // The input was moved into the call; hooks get a fresh parse of the same JSON.
-            if let Ok(reparsed) = tool.parse(&raw) {
-                let info = CallInfo {
-                    call_id: &call_id,
-                    tool: tool.as_ref(),
-                    input: &reparsed,
-                    raw_input: &raw,
-                    title: &title,
-                    accesses: &accesses,
-                    preview: ctx.preview.as_ref(),
-                };
-                env.gate.after_call(&info, &mut output).await;
+            if !output.is_error {
+                apply_effects(&env, &output.effects);
             }
+            let hook_call = HookCall {
+                tool: tool.name(),
+                call_id: &call_id,
+                input: &raw,
+            };
+            env.hooks
+                .post_tool_use(hook_call, &env.session, env.gate.mode(), &mut output)
+                .await;
             // Text is limited (spilled) per the tool's limit; images pass whole unless the
             // API would refuse them, and then people see why instead of the attachment line.
             let shaped = spill::shape(
@@ -526,5 +493,160 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
             finish(output.is_error, shaped.content, display, outcome)
         }
         Err(e) => fail(e.message, outcome),
+    }
+}
+
+/// A call's input (parsed once) with what is known about it before the permission check.
+struct Checked {
+    input: ParsedInput,
+    raw: Value,
+    accesses: Vec<Access>,
+    preview: Option<Preview>,
+    /// The validation or preview error, reported unless the call is denied.
+    invalid: Option<ToolError>,
+}
+
+impl Checked {
+    fn new(env: &CallEnv, tool: &ToolHandle, input: ParsedInput, raw: Value) -> Checked {
+        Checked {
+            accesses: tool.accesses(&input, &env.session),
+            input,
+            raw,
+            preview: None,
+            invalid: None,
+        }
+    }
+
+    /// Validate and preview (a preview only for valid input).
+    async fn prepare(&mut self, tool: &ToolHandle, ctx: &ToolContext) {
+        let checked = match tool.validate(&self.input, ctx).await {
+            Ok(()) => tool.preview(&self.input, ctx).await,
+            Err(e) => Err(e),
+        };
+        match checked {
+            Ok(p) => self.preview = p,
+            Err(e) => self.invalid = Some(e),
+        }
+    }
+
+    fn info<'a>(&'a self, tool: &'a dyn DynTool, call_id: &'a str, title: &'a str) -> CallInfo<'a> {
+        CallInfo {
+            call_id,
+            tool,
+            input: &self.input,
+            raw_input: &self.raw,
+            title,
+            accesses: &self.accesses,
+            preview: self.preview.as_ref(),
+        }
+    }
+}
+
+/// What the core does for a successful call's effects.
+fn apply_effects(env: &CallEnv, effects: &[Effect]) {
+    for effect in effects {
+        match effect {
+            Effect::EnterPlanMode => {
+                env.gate.set_mode(PermissionMode::Plan);
+                env.session.events.send(Event::ModeChanged {
+                    mode: PermissionMode::Plan,
+                });
+            }
+        }
+    }
+}
+
+/// Put `request` to the person and wait for the answer; `None` when the turn is interrupted.
+/// While a file the call would write changes on disk, the call is planned again with the
+/// tool's own preview and the person gets the new proposal under a new request id (an answer
+/// to the old one is ignored), so what is approved is always what was last shown.
+async fn ask(
+    env: &CallEnv,
+    tool: &ToolHandle,
+    call: &mut Checked,
+    mut request: PermissionRequest,
+    ctx: &ToolContext,
+) -> Option<(PermissionRequest, Decision)> {
+    let events = &env.session.events;
+    let (id, mut answer) = env.decisions.register();
+    request.id = id;
+    events.send(Event::PermissionRequest(request.clone()));
+    // Notification hooks run beside the wait, never in its way.
+    let hooks = Arc::clone(&env.hooks);
+    let session = Arc::clone(&env.session);
+    let mode = env.gate.mode();
+    let message = format!("cairn needs your permission to use {}", request.tool);
+    tokio::spawn(async move { hooks.notification(&session, mode, &message).await });
+
+    let written: Vec<PathBuf> = match &call.preview {
+        Some(Preview {
+            new_content: Some(_),
+            ..
+        }) => call
+            .accesses
+            .iter()
+            .filter_map(|a| match a {
+                Access::Write(p) => Some(p.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut changes = env.session.subscribe_changes();
+    loop {
+        let changed = tokio::select! {
+            biased;
+            _ = env.cancel.cancelled() => return None,
+            d = &mut answer => return Some((request, d.unwrap_or(Decision::DenyOnce))),
+            c = changes.recv(), if !written.is_empty() => c,
+        };
+        let path = match changed {
+            Ok(path) if written.contains(&path) => path,
+            Ok(_) => continue,
+            Err(RecvError::Lagged(_)) => written[0].clone(),
+            Err(RecvError::Closed) => {
+                // No more news can come; wait for the answer alone.
+                return tokio::select! {
+                    biased;
+                    _ = env.cancel.cancelled() => None,
+                    d = answer => Some((request, d.unwrap_or(Decision::DenyOnce))),
+                };
+            }
+        };
+        let shown = path
+            .strip_prefix(&env.session.project_dir)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        let before = call.preview.as_ref().map(|p| p.display.clone());
+        let planned = match tool.validate(&call.input, ctx).await {
+            Ok(()) => tool.preview(&call.input, ctx).await,
+            Err(e) => Err(e),
+        };
+        let note = match planned {
+            Ok(Some(p)) => {
+                if Some(&p.display) == before.as_ref() {
+                    continue;
+                }
+                call.preview = Some(p);
+                format!(
+                    "{shown} changed on disk: the change was planned again against the new content"
+                )
+            }
+            Ok(None) => continue,
+            Err(e) => format!(
+                "{shown} changed on disk, and this change no longer applies as shown: {}",
+                e.message
+            ),
+        };
+        env.decisions.withdraw(request.id);
+        let (id, next) = env.decisions.register();
+        answer = next;
+        request.id = id;
+        request.preview = call.preview.as_ref().map(|p| p.display.clone());
+        events.send(Event::PermissionRequestUpdated {
+            request: request.clone(),
+            note,
+        });
     }
 }

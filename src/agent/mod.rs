@@ -14,6 +14,8 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use crate::config::hooks::HooksConfig;
+use crate::hooks::Hooks;
 use crate::llm::ModelClient;
 use crate::llm::retry::RetryPolicy;
 use crate::permissions::PermissionGate;
@@ -44,6 +46,8 @@ pub struct AgentSetup {
     pub transcript_path: Option<PathBuf>,
     pub session_id: String,
     pub gate: PermissionGate,
+    /// The hooks the settings configure; the core runs them (none: `HooksConfig::default()`).
+    pub hooks: HooksConfig,
     pub max_turns: Option<u32>,
     pub retry: RetryPolicy,
     pub max_tokens: u32,
@@ -74,7 +78,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
             setup.data_dir,
             EventSender::new(events_tx),
         )
-        .with_tool_env(setup.tool_env),
+        .with_tool_env(setup.tool_env.clone()),
     );
     // The watcher is a convenience on top of the write-time checks, which guard every edit
     // anyway; a session whose watcher cannot start goes on without it.
@@ -87,6 +91,12 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     let activated = HashSet::new();
     let env = prompt::Environment::detect(&setup.project_dir, &setup.model);
     let system = prompt::system_prompt(&env, &registry, &registry.deferred_names(&activated));
+    let hooks = Arc::new(Hooks::new(
+        setup.hooks,
+        setup.project_dir.clone(),
+        setup.tool_env.clone(),
+        setup.transcript_path.clone().unwrap_or_default(),
+    ));
     let transcript = match setup.transcript_path {
         Some(p) => Transcript::at(p, &setup.session_id),
         None => Transcript::disabled(),
@@ -96,6 +106,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         model: setup.model,
         session,
         gate,
+        hooks,
         registry,
         decisions: PendingDecisions::default(),
         system,

@@ -81,6 +81,13 @@ pub struct HooksConfig {
     pub groups: Vec<HookGroup>,
 }
 
+impl HooksConfig {
+    /// Whether any hook is configured for `event`.
+    pub fn has(&self, event: HookEvent) -> bool {
+        self.groups.iter().any(|g| g.event == event)
+    }
+}
+
 /// Read the `hooks` object of one settings document; bad entries become diagnostics. A
 /// PreToolUse hook can refuse calls, so losing one (or the whole `hooks` object) is a broken
 /// problem: the gate fails closed rather than run without the person's guard.

@@ -240,6 +240,20 @@ fn absolute_cwd(cwd: &Path) -> Result<PathBuf, PathError> {
         })
 }
 
+/// `path` with the home directory shown as `~`.
+pub fn tilde_path(path: &Path) -> String {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    tilde_path_in(path, home.as_deref())
+}
+
+pub(crate) fn tilde_path_in(path: &Path, home: Option<&Path>) -> String {
+    match home.and_then(|h| path.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => path.display().to_string(),
+    }
+}
+
 #[cfg(test)]
 #[path = "paths_tests.rs"]
 mod tests;

@@ -246,3 +246,12 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn paths_under_home_show_with_a_tilde() {
+    let home = Some(Path::new("/home/ada"));
+    assert_eq!(tilde_path_in(Path::new("/home/ada"), home), "~");
+    assert_eq!(tilde_path_in(Path::new("/home/ada/src/x"), home), "~/src/x");
+    assert_eq!(tilde_path_in(Path::new("/home/adam"), home), "/home/adam");
+    assert_eq!(tilde_path_in(Path::new("/srv/x"), None), "/srv/x");
+}

@@ -5,6 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::shell::ShellCommand;
+use crate::tools::ToolKind;
+
+/// A rule of `kind`'s word (`Edit(spec)`); every kind this module writes rules for has one.
+fn kind_rule(kind: ToolKind, spec: &str) -> String {
+    kind.rule(spec).unwrap_or_default()
+}
 
 /// One thing no rule, mode or grant allows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,11 +122,15 @@ pub fn gap_rule(gap: &Gap, tool: &str, project_dir: &Path) -> Option<(String, St
             write,
             why: PathWhy::NotAllowed | PathWhy::Outside,
         } => {
-            let family = if *write { "Edit" } else { "Read" };
+            let family = if *write {
+                ToolKind::Edit
+            } else {
+                ToolKind::Read
+            };
             let verb = if *write { "edits to" } else { "reads of" };
             Some((
-                format!("{family}(/{})", path.display()),
-                format!("{family}({})", path_in_rule(path, project_dir)),
+                kind_rule(family, &format!("/{}", path.display())),
+                kind_rule(family, &path_in_rule(path, project_dir)),
                 format!("{verb} {}", shown(path)),
             ))
         }
@@ -131,18 +141,18 @@ pub fn gap_rule(gap: &Gap, tool: &str, project_dir: &Path) -> Option<(String, St
             why: PathWhy::Protected,
             ..
         } => Some((
-            format!("Edit(/{})", path.display()),
+            kind_rule(ToolKind::Edit, &format!("/{}", path.display())),
             String::new(),
             format!("edits to {}", shown(path)),
         )),
         Gap::Command(cmd) | Gap::RepoConfig { cmd, .. } => {
             let pattern = command_pattern(cmd);
-            let rule = format!("Bash({pattern})");
+            let rule = kind_rule(ToolKind::Execute, &pattern);
             Some((rule.clone(), rule, format!("commands matching `{pattern}`")))
         }
         Gap::Hazard(_) => None,
         Gap::Host(host) => {
-            let rule = format!("WebFetch(domain:{host})");
+            let rule = kind_rule(ToolKind::Fetch, &format!("domain:{host}"));
             Some((rule.clone(), rule, format!("fetches from {host}")))
         }
         Gap::Name(name) => {

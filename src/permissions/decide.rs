@@ -7,21 +7,15 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
-use super::lifecycle::PreHook;
 use super::safety::{PathFacts, normalize_lexically, path_facts, shell_path, shell_path_facts};
-use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock};
-use crate::config::hooks::HookEvent;
-use crate::protocol::{Display, PermissionMode, PermissionRequest, RequestKind};
+use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, plan};
+use crate::hooks::PreToolAnswer;
+use crate::protocol::{PermissionMode, PermissionRequest, RequestKind};
 use crate::rules::{Rule, Specifier, Target};
-use crate::session::context::SessionContext;
 use crate::shell::{Dirs, ShellCommand, analyze, git_config, path_arguments, readonly};
-use crate::tools::Access;
+use crate::tools::{Access, ToolKind};
 
-/// Tools whose rules and grants are edits.
-const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
 /// What acceptEdits lets Bash do inside the working directories.
 const ACCEPT_EDITS_COMMANDS: &[&str] = &["mkdir", "touch", "mv", "cp"];
 
@@ -44,7 +38,10 @@ struct CommandItem {
 /// Everything rules are matched against, for one call.
 struct Facts<'a> {
     tool: &'a str,
+    kind: ToolKind,
     read_only: bool,
+    /// The plan the call asks the person to approve (it leaves plan mode).
+    plan: Option<String>,
     paths: Vec<PathItem>,
     commands: Vec<CommandItem>,
     /// Whole command lines (deny rules also see them unsplit).
@@ -55,31 +52,11 @@ struct Facts<'a> {
 }
 
 impl PermissionGate {
-    pub async fn check(&self, call: &CallInfo<'_>, session: &SessionContext) -> GateOutcome {
-        self.remember_session(session);
-        let hook = self.pre_tool_hooks(call, session).await;
-        let Some(input) = hook.updated_input.clone() else {
-            let read_only = call.tool.is_read_only(call.input);
-            return self.decide(call, call.accesses, read_only, &hook, None);
-        };
-        // The hook rewrote the input: everything is decided on the new one.
-        let parsed = match call.tool.parse(&input) {
-            Ok(p) => p,
-            Err(e) => {
-                return GateOutcome::Deny {
-                    message: format!("A PreToolUse hook rewrote the input, and it is invalid: {e}"),
-                };
-            }
-        };
-        let accesses = call.tool.accesses(&parsed, session);
-        let read_only = call.tool.is_read_only(&parsed);
-        match self.decide(call, &accesses, read_only, &hook, Some(&input)) {
-            deny @ GateOutcome::Deny { .. } => deny,
-            then => GateOutcome::UpdatedInput {
-                input,
-                then: Box::new(then),
-            },
-        }
+    /// The decision on one call, given the PreToolUse hooks' answer about it (the default
+    /// answer when no hook ran). A hook's rewritten input has been put in `call` already.
+    pub fn check(&self, call: &CallInfo<'_>, hook: &PreToolAnswer) -> GateOutcome {
+        let read_only = call.tool.is_read_only(call.input);
+        self.decide(call, read_only, hook)
     }
 
     /// The decision on the call's paths, commands and names alone, before the tool does any
@@ -91,17 +68,17 @@ impl PermissionGate {
     /// left to [`Self::check`] when such hooks are configured. Runs no hooks; has no effects.
     pub fn check_before_io(&self, call: &CallInfo<'_>) -> Option<String> {
         let read_only = call.tool.is_read_only(call.input);
-        let facts = match self.facts(call.tool.name(), call.accesses, read_only) {
+        let facts = match self.facts(call, read_only) {
             Ok(f) => f,
             Err(message) => return Some(message),
         };
         if let Some(message) = self.firm_denial(&facts, self.mode()) {
             return Some(message);
         }
-        if self.hooks.has(HookEvent::PreToolUse) {
+        if self.pre_tool_hooks {
             return None;
         }
-        match self.decide(call, call.accesses, read_only, &PreHook::default(), None) {
+        match self.decide(call, read_only, &PreToolAnswer::default()) {
             GateOutcome::Deny { message } => Some(message),
             _ => {
                 // `decide` remembered the scope of a question it would ask; the real check
@@ -118,16 +95,9 @@ impl PermissionGate {
         lock(&self.pending).remove(call_id);
     }
 
-    fn decide(
-        &self,
-        call: &CallInfo<'_>,
-        accesses: &[Access],
-        read_only: bool,
-        hook: &PreHook,
-        updated: Option<&Value>,
-    ) -> GateOutcome {
+    fn decide(&self, call: &CallInfo<'_>, read_only: bool, hook: &PreToolAnswer) -> GateOutcome {
         let tool = call.tool.name();
-        let facts = match self.facts(tool, accesses, read_only) {
+        let facts = match self.facts(call, read_only) {
             Ok(f) => f,
             Err(message) => return GateOutcome::Deny { message },
         };
@@ -140,8 +110,8 @@ impl PermissionGate {
                 message: broken_settings_message(tool, &self.settings_broken),
             };
         }
-        if tool == "ExitPlanMode" {
-            return self.plan_approval(call, mode);
+        if let Some(text) = &facts.plan {
+            return plan::request(call, text, mode, self.interactive);
         }
         if let Some(reason) = &hook.deny {
             return GateOutcome::Deny {
@@ -151,10 +121,10 @@ impl PermissionGate {
         let ask_rule = self.ask.iter().find(|r| blocks(&r.rule, &facts));
         if let Some(r) = ask_rule.filter(|_| mode != PermissionMode::BypassPermissions) {
             let reason = format!("the rule `{}` ({}) asks before this", r.rule.text, r.origin);
-            return self.ask_or_refuse(call, &facts, Vec::new(), reason, mode, updated);
+            return self.ask_or_refuse(call, &facts, Vec::new(), reason, mode);
         }
         if let Some(reason) = &hook.ask {
-            return self.ask_or_refuse(call, &facts, Vec::new(), reason.clone(), mode, updated);
+            return self.ask_or_refuse(call, &facts, Vec::new(), reason.clone(), mode);
         }
         if hook.allow || mode == PermissionMode::BypassPermissions {
             return GateOutcome::Allow;
@@ -164,7 +134,7 @@ impl PermissionGate {
             return GateOutcome::Allow;
         }
         let reason = gap_reason(&gaps[0], tool, &self.project_dir);
-        self.ask_or_refuse(call, &facts, gaps, reason, mode, updated)
+        self.ask_or_refuse(call, &facts, gaps, reason, mode)
     }
 
     /// The refusals no hook can lift (session denials, deny rules, plan mode), in the order
@@ -185,8 +155,8 @@ impl PermissionGate {
                 r.rule.text, r.origin
             ));
         }
-        // ExitPlanMode is how plan mode ends; `decide` answers it before this refusal.
-        if tool != "ExitPlanMode" && mode == PermissionMode::Plan && !facts.read_only {
+        // Asking to approve the plan is how plan mode ends; `decide` answers it before this.
+        if facts.plan.is_none() && mode == PermissionMode::Plan && !facts.read_only {
             return Some(format!(
                 "{tool} is not available in plan mode: only read-only tools may run until \
                  the user approves the plan. Finish researching, then call ExitPlanMode \
@@ -196,15 +166,12 @@ impl PermissionGate {
         None
     }
 
-    fn facts<'a>(
-        &self,
-        tool: &'a str,
-        accesses: &[Access],
-        read_only: bool,
-    ) -> Result<Facts<'a>, String> {
+    fn facts<'a>(&self, call: &CallInfo<'a>, read_only: bool) -> Result<Facts<'a>, String> {
         let mut f = Facts {
-            tool,
+            tool: call.tool.name(),
+            kind: call.tool.kind(),
             read_only,
+            plan: None,
             paths: Vec::new(),
             commands: Vec::new(),
             lines: Vec::new(),
@@ -212,7 +179,7 @@ impl PermissionGate {
             hosts: Vec::new(),
             names: Vec::new(),
         };
-        for access in accesses {
+        for access in call.accesses {
             match access {
                 Access::Read(p) | Access::Write(p) => f.paths.push(PathItem {
                     path: p.clone(),
@@ -259,6 +226,7 @@ impl PermissionGate {
                 }
                 Access::Fetch(url) => f.hosts.push(host_of(url)),
                 Access::Named(n) => f.names.push(n.clone()),
+                Access::ApprovePlan(text) => f.plan = Some(text.clone()),
             }
         }
         Ok(f)
@@ -312,7 +280,7 @@ impl PermissionGate {
         let session = lock(&self.session_allow);
         let settings_rules = || allow.iter().map(|r| &r.rule);
         let all_rules = || settings_rules().chain(session.iter());
-        let bare = all_rules().any(|r| r.is_bare() && r.names_tool(f.tool));
+        let bare = all_rules().any(|r| r.is_bare() && r.names_tool(f.tool, f.kind));
         let accept_edits = mode == PermissionMode::AcceptEdits;
         let mut gaps = Vec::new();
         for item in &f.paths {
@@ -335,7 +303,7 @@ impl PermissionGate {
             } else if all_rules().any(all_match) {
                 None
             } else if item.write {
-                let edit_tool = EDIT_TOOLS.contains(&f.tool) || f.tool == "Bash";
+                let edit_tool = matches!(f.kind, ToolKind::Edit | ToolKind::Execute);
                 let granted = bare || (accept_edits && edit_tool);
                 match (item.facts.inside, granted) {
                     (true, true) => None,
@@ -344,7 +312,8 @@ impl PermissionGate {
                 }
             } else if item.facts.inside || item.facts.in_data_dir {
                 // Reading inside is fine for read-only tools and for a shell's `< file`.
-                (!(f.read_only || bare || f.tool == "Bash")).then_some(PathWhy::NotAllowed)
+                (!(f.read_only || bare || f.kind == ToolKind::Execute))
+                    .then_some(PathWhy::NotAllowed)
             } else {
                 Some(PathWhy::Outside)
             };
@@ -368,7 +337,7 @@ impl PermissionGate {
             let covered = all_rules().any(|r| {
                 matches!(r.spec, Specifier::Command(_))
                     && r.matches_target(Target::Command(&text), false)
-            }) || (bare && f.tool == "Bash")
+            }) || (bare && f.kind == ToolKind::Execute)
                 || (item.read_only && args_inside(false))
                 || (accept_edits
                     && item.cmd.literal
@@ -386,16 +355,18 @@ impl PermissionGate {
         }
         for host in &f.hosts {
             if !(bare
-                || all_rules()
-                    .any(|r| r.names_tool(f.tool) && r.matches_target(Target::Host(host), false)))
+                || all_rules().any(|r| {
+                    r.names_tool(f.tool, f.kind) && r.matches_target(Target::Host(host), false)
+                }))
             {
                 gaps.push(Gap::Host(host.clone()));
             }
         }
         for name in &f.names {
             if !(bare
-                || all_rules()
-                    .any(|r| r.names_tool(f.tool) && r.matches_target(Target::Name(name), false)))
+                || all_rules().any(|r| {
+                    r.names_tool(f.tool, f.kind) && r.matches_target(Target::Name(name), false)
+                }))
             {
                 gaps.push(Gap::Name(name.clone()));
             }
@@ -419,7 +390,6 @@ impl PermissionGate {
         gaps: Vec<Gap>,
         reason: String,
         mode: PermissionMode,
-        updated: Option<&Value>,
     ) -> GateOutcome {
         let tool = f.tool;
         let derived: Vec<Option<(String, String, String)>> = gaps
@@ -440,7 +410,7 @@ impl PermissionGate {
             } else {
                 Vec::new()
             };
-            let write = f.paths.iter().any(|p| p.write) || EDIT_TOOLS.contains(&tool);
+            let write = f.paths.iter().any(|p| p.write) || f.kind == ToolKind::Edit;
             let mut message = headless_message(
                 tool,
                 &reason,
@@ -484,32 +454,14 @@ impl PermissionGate {
                 deny_scope,
             },
         );
-        let preview = match (updated, call.preview) {
-            (None, Some(p)) => Some(p.display.clone()),
-            _ => f
-                .lines
-                .first()
-                .map(|c| Display::Command {
-                    command: c.clone(),
-                    stdout: String::new(),
-                    stderr: String::new(),
-                    exit_code: None,
-                    timed_out: false,
-                })
-                .or_else(|| {
-                    f.hosts.first().map(|_| Display::Text {
-                        text: fetch_url(call, updated),
-                    })
-                }),
-        };
         GateOutcome::Ask(Box::new(PermissionRequest {
             id: 0,
             call_id: call.call_id.to_string(),
             tool: tool.to_string(),
             title: call.title.to_string(),
-            input: updated.cloned().unwrap_or_else(|| call.raw_input.clone()),
+            input: call.raw_input.clone(),
             reason,
-            preview,
+            preview: call.preview.map(|p| p.display.clone()),
             session_scope: (!scope.is_empty()).then(|| {
                 parts
                     .iter()
@@ -528,12 +480,18 @@ impl PermissionGate {
     fn exact_rules(&self, f: &Facts<'_>) -> Vec<Rule> {
         let tool = f.tool;
         let mut texts: Vec<String> = Vec::new();
-        texts.extend(f.commands.iter().map(|c| format!("Bash({})", c.cmd.text())));
-        texts.extend(f.paths.iter().map(|p| {
-            let family = if p.write { "Edit" } else { "Read" };
-            format!("{family}(/{})", p.path.display())
+        let commands = f.commands.iter();
+        texts.extend(commands.filter_map(|c| ToolKind::Execute.rule(&c.cmd.text())));
+        texts.extend(f.paths.iter().filter_map(|p| {
+            let family = if p.write {
+                ToolKind::Edit
+            } else {
+                ToolKind::Read
+            };
+            family.rule(&format!("/{}", p.path.display()))
         }));
-        texts.extend(f.hosts.iter().map(|h| format!("WebFetch(domain:{h})")));
+        let hosts = f.hosts.iter();
+        texts.extend(hosts.filter_map(|h| ToolKind::Fetch.rule(&format!("domain:{h}"))));
         texts.extend(f.names.iter().map(|n| format!("{tool}({n})")));
         if texts.is_empty() {
             texts.push(tool.to_string());
@@ -543,48 +501,12 @@ impl PermissionGate {
             .filter_map(|t| Rule::parse(t, &self.rule_ctx).ok())
             .collect()
     }
-
-    fn plan_approval(&self, call: &CallInfo<'_>, mode: PermissionMode) -> GateOutcome {
-        if mode != PermissionMode::Plan {
-            return GateOutcome::Deny {
-                message: "You are not in plan mode, so there is no plan to approve. Go ahead \
-                          with the task (or call EnterPlanMode first if you want to plan)."
-                    .into(),
-            };
-        }
-        if !self.interactive {
-            return GateOutcome::Deny {
-                message: "The plan cannot be approved: no one can be asked in non-interactive \
-                          mode. Run without plan mode (e.g. --permission-mode acceptEdits) to \
-                          let the work proceed."
-                    .into(),
-            };
-        }
-        let plan = call
-            .raw_input
-            .get("plan")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        GateOutcome::Ask(Box::new(PermissionRequest {
-            id: 0,
-            call_id: call.call_id.to_string(),
-            tool: call.tool.name().to_string(),
-            title: call.title.to_string(),
-            input: call.raw_input.clone(),
-            reason: "the plan needs your approval before any change is made".into(),
-            preview: Some(Display::Markdown { text: plan.clone() }),
-            session_scope: None,
-            saveable_rule: None,
-            kind: RequestKind::PlanApproval { plan },
-        }))
-    }
 }
 
 /// Whether a deny/ask-side rule matches any part of the call.
 fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
     if rule.is_bare() {
-        return rule.names_tool(f.tool);
+        return rule.names_tool(f.tool, f.kind);
     }
     match rule.spec {
         Specifier::Path { .. } => {
@@ -628,12 +550,12 @@ fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
             .iter()
             .any(|h| rule.matches_target(Target::Host(h), true)),
         Specifier::Name(_) => {
-            rule.names_tool(f.tool)
+            rule.names_tool(f.tool, f.kind)
                 && f.names
                     .iter()
                     .any(|n| rule.matches_target(Target::Name(n), true))
         }
-        Specifier::Any => rule.names_tool(f.tool),
+        Specifier::Any => rule.names_tool(f.tool, f.kind),
     }
 }
 
@@ -643,15 +565,6 @@ fn host_of(url: &str) -> String {
         .ok()
         .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
         .unwrap_or_else(|| url.to_string())
-}
-
-fn fetch_url(call: &CallInfo<'_>, updated: Option<&Value>) -> String {
-    updated
-        .unwrap_or(call.raw_input)
-        .get("url")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string()
 }
 
 /// The refusal of a call while settings are broken: what is wrong, where, and what to do.

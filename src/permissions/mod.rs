@@ -1,9 +1,11 @@
 //! The permission gate: decides, per tool call, whether it runs, is refused, or needs the
-//! person's answer; applies that answer (session grants and denials, saved rules, plan
-//! approval); runs the hooks around calls and around the session.
+//! person's answer ([`PermissionGate::check`]), and applies that answer (session grants and
+//! denials, saved rules, plan approval: [`PermissionGate::apply_decision`]). It decides from
+//! the tool's kind and the call's accesses, never from a tool's name; the PreToolUse hooks'
+//! answer is one of its inputs (the core runs the hooks).
 //!
 //! This is the one place that decision is made, in this order (see [`decide`]): PreToolUse
-//! hooks -> session denials and deny rules -> broken settings (fail closed: only read-only
+//! answer -> session denials and deny rules -> broken settings (fail closed: only read-only
 //! calls pass) -> plan mode -> hook deny -> ask rules (and hook
 //! ask) -> hook allow -> bypassPermissions -> safety (paths as given, every symlink hop and
 //! resolved; protected paths; outside the working directories) -> acceptEdits -> allow rules ->
@@ -17,8 +19,7 @@
 
 pub mod ask;
 mod decide;
-pub mod hooks;
-mod lifecycle;
+mod plan;
 pub mod safety;
 
 use std::collections::HashMap;
@@ -28,16 +29,13 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 
 use crate::config::LoadedSettings;
+use crate::config::hooks::HookEvent;
 use crate::config::layers::{Layer, Origin};
 use crate::config::settings::SourcedRule;
-use crate::protocol::{
-    CallOutcome, Decision, Grant, PermissionMode, PermissionRequest, RequestKind,
-};
-use crate::session::context::{EventSender, SessionContext};
-use crate::tools::{Access, DynTool, ParsedInput, Preview};
+use crate::protocol::{CallOutcome, Decision, Grant, PermissionMode, PermissionRequest};
+use crate::tools::{Access, DynTool, ParsedInput, Preview, ToolKind};
 
 use crate::rules::{self, Rule, RuleContext, split_rule_list};
-pub use hooks::{HookRunner, HookVerdict};
 use safety::Roots;
 
 /// What the gate knows about one call.
@@ -61,13 +59,6 @@ pub enum GateOutcome {
     },
     /// Ask the person. The executor assigns the request id.
     Ask(Box<PermissionRequest>),
-    /// A PreToolUse hook replaced the call's input (`updatedInput`). The executor must parse
-    /// `input` with the same tool and run the call with it; `then` is the verdict for the new
-    /// input (never itself `UpdatedInput`). A denial is never wrapped.
-    UpdatedInput {
-        input: Value,
-        then: Box<GateOutcome>,
-    },
 }
 
 /// What the person's answer means for the call.
@@ -121,8 +112,6 @@ pub struct GateConfig<'a> {
     pub additional_dirs: Vec<PathBuf>,
     /// The session's data directory: spill files there are always readable.
     pub session_data_dir: PathBuf,
-    /// Given to hooks as `transcript_path`.
-    pub transcript_path: PathBuf,
     /// Whether the process runs as root ([`running_as_root`]).
     pub running_as_root: bool,
     /// Whether `IS_SANDBOX=1` is set: allows bypassPermissions as root.
@@ -186,21 +175,13 @@ pub struct PermissionGate {
     session_allow: Mutex<Vec<Rule>>,
     session_deny: Mutex<Vec<Rule>>,
     pending: Mutex<HashMap<String, Pending>>,
-    hooks: HookRunner,
-    transcript_path: PathBuf,
-    /// Filled at the first `check`, for PostToolUse hooks (whose signature has no session).
-    last_session: Mutex<Option<SessionFacts>>,
+    /// Whether PreToolUse hooks are configured: their answer could lift refusals that
+    /// [`Self::check_before_io`] would otherwise give.
+    pre_tool_hooks: bool,
     diagnostics: Vec<String>,
     /// Settings problems that may have hidden a deny rule, an ask rule or a PreToolUse hook
     /// (`file:line: what`). While any stands, every call that is not read-only is refused.
     settings_broken: Vec<String>,
-}
-
-#[derive(Debug, Clone)]
-struct SessionFacts {
-    session_id: String,
-    cwd: PathBuf,
-    events: EventSender,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -268,17 +249,7 @@ impl PermissionGate {
             session_allow: Mutex::new(Vec::new()),
             session_deny: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
-            hooks: HookRunner::with_env(
-                settings.hooks.clone(),
-                config.project_dir.clone(),
-                settings
-                    .env
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-            ),
-            transcript_path: config.transcript_path,
-            last_session: Mutex::new(None),
+            pre_tool_hooks: settings.hooks.has(HookEvent::PreToolUse),
             diagnostics,
             settings_broken,
         })
@@ -317,7 +288,7 @@ impl PermissionGate {
         !self
             .deny
             .iter()
-            .any(|r| r.rule.is_bare() && r.rule.names_tool(tool.name()))
+            .any(|r| r.rule.is_bare() && r.rule.names_tool(tool.name(), tool.kind()))
     }
 
     /// Whether a deny rule (or session denial) forbids reading `path`: for search tools to
@@ -354,24 +325,9 @@ impl PermissionGate {
                 (rules.clone(), rules)
             }
         };
-        let plan = matches!(request.kind, RequestKind::PlanApproval { .. });
-        // A plan is approved or not; "allow" answers approve it in default mode, "deny for the
-        // session" keeps planning (it must not disable ExitPlanMode).
-        let decision = match decision {
-            Decision::AllowOnce
-            | Decision::AllowSession
-            | Decision::AllowAllEditsSession
-            | Decision::AlwaysAllow
-            | Decision::AllowEdited { .. }
-                if plan =>
-            {
-                &Decision::ApprovePlan {
-                    mode: PermissionMode::Default,
-                }
-            }
-            Decision::DenySession if plan => &Decision::DenyOnce,
-            d => d,
-        };
+        if let Some(effect) = plan::answer(request, decision, &self.mode) {
+            return effect;
+        }
         let allow = |outcome| DecisionEffect {
             allow: true,
             outcome,
@@ -405,7 +361,8 @@ impl PermissionGate {
                 allow(CallOutcome::AllowedForSession)
             }
             Decision::AllowAllEditsSession => {
-                lock(&self.session_allow).extend(Rule::parse("Edit", &self.rule_ctx));
+                let edits = ToolKind::Edit.rule_word().unwrap_or_default();
+                lock(&self.session_allow).extend(Rule::parse(edits, &self.rule_ctx));
                 allow(CallOutcome::AllowedForSession)
             }
             Decision::AlwaysAllow => {
@@ -437,19 +394,8 @@ impl PermissionGate {
                 }
                 effect
             }
-            Decision::ApprovePlan { mode } => {
-                self.set_mode(*mode);
-                DecisionEffect {
-                    new_mode: Some(*mode),
-                    ..allow(CallOutcome::AllowedOnce)
-                }
-            }
-            Decision::DenyOnce if plan => deny(
-                CallOutcome::Denied,
-                "The user rejected the plan and wants to keep planning. Stay in plan mode, \
-                 refine the plan, and ask again with ExitPlanMode when it is ready."
-                    .into(),
-            ),
+            // Plan requests are answered in `plan::answer`; for any other this allows the call.
+            Decision::ApprovePlan { .. } => allow(CallOutcome::AllowedOnce),
             Decision::DenyOnce => deny(
                 CallOutcome::Denied,
                 "The user doesn't want to proceed with this tool use. The tool use was rejected. \
@@ -470,13 +416,6 @@ impl PermissionGate {
                     ),
                 )
             }
-            Decision::DenyWithFeedback { feedback } if plan => deny(
-                CallOutcome::Denied,
-                format!(
-                    "The user wants to keep planning and said:\n{feedback}\nStay in plan mode, \
-                     revise the plan, and call ExitPlanMode again when it is ready."
-                ),
-            ),
             Decision::DenyWithFeedback { feedback } => deny(
                 CallOutcome::Denied,
                 format!(
@@ -484,13 +423,5 @@ impl PermissionGate {
                 ),
             ),
         }
-    }
-
-    fn remember_session(&self, session: &SessionContext) {
-        *lock(&self.last_session) = Some(SessionFacts {
-            session_id: session.session_id.clone(),
-            cwd: session.cwd(),
-            events: session.events.clone(),
-        });
     }
 }

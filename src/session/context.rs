@@ -1,6 +1,7 @@
 //! The state one session shares between the agent loop, the tools and the permission gate:
-//! working directories, the read-file state, the session's data directory, the event sender
-//! and reminders queued for the model's next request.
+//! working directories, the read-file state, the session's data directory, the event sender,
+//! reminders queued for the model's next request, and news of tracked files changed on disk
+//! (for whoever waits on a proposal about one).
 //!
 //! Tools that need state of their own (background shells, the web cache) own it themselves;
 //! only what several parts share lives here.
@@ -8,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::files::state::ReadFileState;
 use crate::protocol::Event;
@@ -50,6 +51,8 @@ pub struct SessionContext {
     reminders: Mutex<Vec<String>>,
     /// The settings' `env`: added to the environment of the commands tools run.
     tool_env: Vec<(String, String)>,
+    /// Tracked files that changed on disk (from outside), as the watcher notices them.
+    changes: broadcast::Sender<PathBuf>,
 }
 
 impl SessionContext {
@@ -70,6 +73,7 @@ impl SessionContext {
             events,
             reminders: Mutex::new(Vec::new()),
             tool_env: Vec::new(),
+            changes: broadcast::channel(64).0,
         }
     }
 
@@ -126,6 +130,18 @@ impl SessionContext {
         if !r.contains(&text) {
             r.push(text);
         }
+    }
+
+    /// A tracked file differs from what cairn last read or wrote: tell the subscribers.
+    pub fn file_changed(&self, path: &Path) {
+        // No subscriber is the usual case, and not an error.
+        let _ = self.changes.send(path.to_path_buf());
+    }
+
+    /// News of tracked files changed on disk from now on. A receiver that falls behind gets
+    /// `Lagged` and should treat every file as possibly changed.
+    pub fn subscribe_changes(&self) -> broadcast::Receiver<PathBuf> {
+        self.changes.subscribe()
     }
 
     pub fn take_reminders(&self) -> Vec<String> {

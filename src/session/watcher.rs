@@ -176,6 +176,7 @@ pub fn check_path(session: &SessionContext, path: &Path) {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if state.remove(path) {
+                session.file_changed(path);
                 // Reminder first: whoever sees the event may look for it at once.
                 session.remind(deleted_reminder(path));
                 session.events.send(Event::FileChangedOnDisk {
@@ -198,8 +199,11 @@ pub fn check_path(session: &SessionContext, path: &Path) {
                 state.touch(path, mtime, size);
                 return;
             }
+            // Whoever waits on a proposal for this file hears of every change; the model and
+            // the person of the first one only, until the model reads it again.
+            session.file_changed(path);
             if snap.stale {
-                return; // already reported; the model has not read it since
+                return;
             }
             if state.mark_stale(path) {
                 session.remind(modified_reminder(path));

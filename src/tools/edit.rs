@@ -54,6 +54,10 @@ impl Tool for EditTool {
         &["edit_file"]
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Edit
+    }
+
     fn description(&self) -> String {
         "Performs an exact string replacement in a file. The file must have been read with Read \
 first. old_string must match the file exactly (indentation included) and be unique unless \

@@ -50,6 +50,10 @@ impl Tool for GlobTool {
         &["list_files"]
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Read
+    }
+
     fn description(&self) -> String {
         "Fast file pattern matching that works with any codebase size.\n\
          - Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\"; a pattern without `/` \

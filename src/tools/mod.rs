@@ -17,6 +17,7 @@ pub mod edit_core;
 pub mod file_common;
 pub mod glob;
 pub mod grep;
+pub mod kind;
 pub mod multi_edit;
 pub mod plan_mode;
 pub mod read;
@@ -43,6 +44,7 @@ use crate::session::context::SessionContext;
 /// without conversion.
 pub use crate::llm::{ToolResultBlock, ToolResultContent};
 
+pub use kind::ToolKind;
 pub use registry::ToolRegistry;
 
 /// What a call touches, for permission rules and path-safety checks.
@@ -58,6 +60,16 @@ pub enum Access {
     Fetch(String),
     /// Anything else matched by a specifier (`Agent(name)`, `Skill(name)`).
     Named(String),
+    /// Needs the person's approval of this plan, and ends plan mode when given (ExitPlanMode).
+    /// Outside plan mode there is nothing to approve, and the call is refused.
+    ApprovePlan(String),
+}
+
+/// What a successful call asks of the core beside its result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Switch the session to plan mode (EnterPlanMode).
+    EnterPlanMode,
 }
 
 /// What a call would do, computed without side effects, shown in the permission prompt and, for
@@ -120,6 +132,8 @@ pub struct ToolOutput {
     pub display: Display,
     /// A result can be an error and still carry output (a command that exited non-zero).
     pub is_error: bool,
+    /// What the core does when the call succeeds (none for most tools).
+    pub effects: Vec<Effect>,
 }
 
 impl ToolOutput {
@@ -131,6 +145,7 @@ impl ToolOutput {
             },
             content: content.into(),
             is_error: false,
+            effects: Vec::new(),
         }
     }
 
@@ -139,6 +154,7 @@ impl ToolOutput {
             content: content.into().into(),
             display,
             is_error: false,
+            effects: Vec::new(),
         }
     }
 
@@ -148,7 +164,14 @@ impl ToolOutput {
             content: ToolResultContent(blocks),
             display,
             is_error: false,
+            effects: Vec::new(),
         }
+    }
+
+    /// The same output, asking the core for `effect` too.
+    pub fn with_effect(mut self, effect: Effect) -> ToolOutput {
+        self.effects.push(effect);
+        self
     }
 
     /// One image (`media_type`, base64 `data`), shown to people as a one-line attachment.
@@ -195,6 +218,11 @@ pub trait Tool: Send + Sync + 'static {
 
     /// The description sent with the schema.
     fn description(&self) -> String;
+
+    /// What kind of work the tool does; permissions decide from this, never from the name.
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
 
     /// Usage guidance added to the system prompt (may be empty).
     fn prompt(&self) -> String {
@@ -258,6 +286,7 @@ pub trait DynTool: Send + Sync {
     fn name(&self) -> &'static str;
     fn aliases(&self) -> &'static [&'static str];
     fn description(&self) -> String;
+    fn kind(&self) -> ToolKind;
     fn prompt(&self) -> String;
     fn is_deferred(&self) -> bool;
     fn input_schema(&self) -> Value;
@@ -293,6 +322,9 @@ impl<T: Tool> DynTool for T {
     }
     fn description(&self) -> String {
         Tool::description(self)
+    }
+    fn kind(&self) -> ToolKind {
+        Tool::kind(self)
     }
     fn prompt(&self) -> String {
         Tool::prompt(self)

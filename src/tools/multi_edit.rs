@@ -59,6 +59,10 @@ impl Tool for MultiEditTool {
         "MultiEdit"
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Edit
+    }
+
     fn description(&self) -> String {
         "Makes several exact string replacements in one file in a single step. The file must have \
 been read first. Edits are applied in order, each to the result of the previous one; if any edit \

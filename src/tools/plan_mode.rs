@@ -1,17 +1,17 @@
 //! EnterPlanMode and ExitPlanMode: the model asks to plan before acting, and presents its plan
 //! for approval.
 //!
-//! The tools hold no state and never touch the mode themselves: the permission gate does.
-//! EnterPlanMode is read-only (allowed unless a rule denies it); once it has run, the gate's
-//! `after_call` switches to plan mode. ExitPlanMode's permission check is the plan approval
-//! (a request of kind `PlanApproval`); approving switches the mode in `apply_decision`, so when
-//! its `call` runs the plan has been approved. Outside plan mode the gate refuses it.
+//! The tools hold no state and never touch the mode themselves. EnterPlanMode is read-only
+//! (allowed unless a rule denies it); its result carries [`Effect::EnterPlanMode`], which the
+//! core applies. ExitPlanMode's access is [`Access::ApprovePlan`]: the gate's check of it is
+//! the plan approval (a request of kind `PlanApproval`), and approving switches the mode, so
+//! when its `call` runs the plan has been approved. Outside plan mode the gate refuses it.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Tool, ToolContext, ToolError, ToolOutput};
+use super::{Access, Effect, Tool, ToolContext, ToolError, ToolOutput};
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
 
@@ -31,6 +31,10 @@ impl Tool for EnterPlanMode {
 
     fn aliases(&self) -> &'static [&'static str] {
         &["enter_plan_mode"]
+    }
+
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Plan
     }
 
     fn description(&self) -> String {
@@ -56,7 +60,8 @@ impl Tool for EnterPlanMode {
             Display::Text {
                 text: "Entered plan mode".into(),
             },
-        ))
+        )
+        .with_effect(Effect::EnterPlanMode))
     }
 }
 
@@ -80,6 +85,10 @@ impl Tool for ExitPlanMode {
         &["exit_plan_mode"]
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Plan
+    }
+
     fn description(&self) -> String {
         "In plan mode, present your plan (markdown) to the user for approval. Only call it when \
          the plan for an implementation task is ready; the user approves it or asks you to keep \
@@ -93,6 +102,10 @@ impl Tool for ExitPlanMode {
 
     fn title(&self, _input: &Self::Input, _ctx: &SessionContext) -> String {
         "Plan ready for approval".into()
+    }
+
+    fn accesses(&self, input: &Self::Input, _ctx: &SessionContext) -> Vec<Access> {
+        vec![Access::ApprovePlan(input.plan.clone())]
     }
 
     async fn validate(&self, input: &Self::Input, _ctx: &ToolContext) -> Result<(), ToolError> {

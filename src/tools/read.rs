@@ -69,6 +69,10 @@ impl Tool for ReadTool {
         &["read_file"]
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Read
+    }
+
     fn description(&self) -> String {
         "Reads a text file from the local filesystem. file_path must be absolute (relative paths are \
 resolved against the working directory). By default up to 2000 lines from the start are returned; \

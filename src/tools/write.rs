@@ -38,6 +38,10 @@ impl Tool for WriteTool {
         &["write_file"]
     }
 
+    fn kind(&self) -> super::ToolKind {
+        super::ToolKind::Edit
+    }
+
     fn description(&self) -> String {
         "Writes a file, creating parent directories as needed, or replaces the whole content of an \
 existing one. An existing file must have been read with Read first. Prefer Edit for changes to \

@@ -176,20 +176,6 @@ pub fn compact(n: u64) -> String {
     }
 }
 
-/// `path` with the home directory shown as `~`.
-pub fn tilde_path(path: &Path) -> String {
-    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
-    tilde_path_in(path, home.as_deref())
-}
-
-fn tilde_path_in(path: &Path, home: Option<&Path>) -> String {
-    match home.and_then(|h| path.strip_prefix(h).ok()) {
-        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-        Some(rest) => format!("~/{}", rest.display()),
-        None => path.display().to_string(),
-    }
-}
-
 /// The header: cwd and git branch.
 #[derive(Debug, Clone, Default)]
 pub struct Header {
@@ -203,7 +189,7 @@ impl Header {
     pub fn for_dir(cwd: &Path) -> Header {
         Header {
             cwd: cwd.to_path_buf(),
-            cwd_label: tilde_path(cwd),
+            cwd_label: crate::files::paths::tilde_path(cwd),
             branch: git_branch(cwd),
         }
     }
@@ -259,14 +245,6 @@ pub fn git_branch(dir: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn paths_under_home_show_with_a_tilde() {
-        let home = Some(Path::new("/home/ada"));
-        assert_eq!(tilde_path_in(Path::new("/home/ada"), home), "~");
-        assert_eq!(tilde_path_in(Path::new("/home/ada/src/x"), home), "~/src/x");
-        assert_eq!(tilde_path_in(Path::new("/home/adam"), home), "/home/adam");
-        assert_eq!(tilde_path_in(Path::new("/srv/x"), None), "/srv/x");
-    }
 
     use super::*;
 

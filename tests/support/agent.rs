@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use cairn::agent::{AgentHandle, AgentSetup, start};
 use cairn::config::LoadedSettings;
+use cairn::config::hooks::HooksConfig;
 use cairn::llm::Provider;
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::scripted::ScriptedServer;
@@ -32,6 +33,8 @@ pub struct Setup {
     pub transcript: bool,
     pub session_id: &'static str,
     pub gate: PermissionGate,
+    /// The hooks the core runs (none by default).
+    pub hooks: HooksConfig,
     pub max_turns: Option<u32>,
     pub idle: Duration,
     pub retry: RetryPolicy,
@@ -50,6 +53,7 @@ impl Setup {
             transcript: true,
             session_id: "s-test",
             gate: interactive_gate(dir),
+            hooks: HooksConfig::default(),
             max_turns: None,
             idle: Duration::from_secs(30),
             retry: llm::fast_retry(4, 20, 200),
@@ -80,7 +84,6 @@ pub fn gate_with_settings(dir: &Path, settings: &LoadedSettings) -> PermissionGa
         project_dir: dir.to_path_buf(),
         additional_dirs: Vec::new(),
         session_data_dir: dir.join(".data"),
-        transcript_path: dir.join(".data/t.jsonl"),
         running_as_root: false,
         sandboxed: false,
     })
@@ -108,6 +111,7 @@ impl Agent {
             transcript_path,
             session_id: setup.session_id.into(),
             gate: setup.gate,
+            hooks: setup.hooks,
             max_turns: setup.max_turns,
             retry: setup.retry,
             max_tokens: 1024,

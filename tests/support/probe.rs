@@ -1,14 +1,19 @@
 //! The probe tool for permission tests: a tool of any name whose input lists what it touches
-//! (`read`, `write`, `exec`, `fetch`, `named`), so a case chooses the accesses the gate sees,
-//! and [`check_call`], which puts one call through the gate as the executor does. Include with
+//! (`read`, `write`, `exec`, `fetch`, `named`), so a case chooses the accesses the gate sees;
+//! its kind is the kind the rule language gives its name (a probe named `Edit` is an edit
+//! tool). [`check_call`] puts one call through the gate as the executor does, and
+//! [`check_with_hooks`] runs the PreToolUse hooks first. Include with
 //! `#[path = "support/probe.rs"] mod probe;`.
 
 #![allow(dead_code)]
 
 use async_trait::async_trait;
+use cairn::hooks::{HookCall, Hooks, PreToolAnswer};
 use cairn::permissions::{CallInfo, GateOutcome, PermissionGate};
 use cairn::session::context::SessionContext;
-use cairn::tools::{Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolOutput};
+use cairn::tools::{
+    Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolKind, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -53,6 +58,9 @@ impl Tool for Probe {
     fn description(&self) -> String {
         "probe".into()
     }
+    fn kind(&self) -> ToolKind {
+        ToolKind::of_rule_word(self.name).unwrap_or(ToolKind::Other)
+    }
     fn is_read_only(&self, _input: &ProbeInput) -> bool {
         self.read_only
     }
@@ -76,14 +84,58 @@ impl Tool for Probe {
     }
 }
 
-/// The gate's answer to one call of `tool` with `input` (id `call_id`, title `t`): the
-/// executor's steps of parsing the input and listing its accesses, then the check.
+/// The gate's answer to one call of `tool` with `input` (id `call_id`, title `t`) when no
+/// hook ran: the executor's steps of parsing the input and listing its accesses, then the
+/// check.
 pub async fn check_call(
     gate: &PermissionGate,
     session: &SessionContext,
     tool: &dyn DynTool,
     input: &Value,
     call_id: &str,
+) -> GateOutcome {
+    decide(
+        gate,
+        session,
+        tool,
+        input,
+        call_id,
+        &PreToolAnswer::default(),
+    )
+}
+
+/// As [`check_call`], with the PreToolUse hooks run first as the executor runs them: their
+/// answer goes to the gate, and a rewritten input is what the gate decides on. Returns the
+/// verdict and the rewritten input, if any.
+pub async fn check_with_hooks(
+    gate: &PermissionGate,
+    hooks: &Hooks,
+    session: &SessionContext,
+    tool: &dyn DynTool,
+    input: &Value,
+    call_id: &str,
+) -> (GateOutcome, Option<Value>) {
+    let hook_call = HookCall {
+        tool: tool.name(),
+        call_id,
+        input,
+    };
+    let answer = hooks.pre_tool_use(hook_call, session, gate.mode()).await;
+    let input = answer
+        .updated_input
+        .clone()
+        .unwrap_or_else(|| input.clone());
+    let verdict = decide(gate, session, tool, &input, call_id, &answer);
+    (verdict, answer.updated_input)
+}
+
+fn decide(
+    gate: &PermissionGate,
+    session: &SessionContext,
+    tool: &dyn DynTool,
+    input: &Value,
+    call_id: &str,
+    answer: &PreToolAnswer,
 ) -> GateOutcome {
     let parsed: ParsedInput = tool.parse(input).unwrap();
     let accesses = tool.accesses(&parsed, session);
@@ -96,5 +148,5 @@ pub async fn check_call(
         accesses: &accesses,
         preview: None,
     };
-    gate.check(&info, session).await
+    gate.check(&info, answer)
 }

@@ -157,7 +157,7 @@ impl Homes {
     }
 
     /// The gate configuration over `settings` for a session in `proj/`: default mode,
-    /// interactive, no command-line rules, data and transcript in `data/`.
+    /// interactive, no command-line rules, data in `data/`.
     pub fn gate_config<'a>(&self, settings: &'a LoadedSettings) -> GateConfig<'a> {
         GateConfig {
             settings,
@@ -168,7 +168,6 @@ impl Homes {
             project_dir: self.proj.clone(),
             additional_dirs: Vec::new(),
             session_data_dir: self.data.clone(),
-            transcript_path: self.data.join("t.jsonl"),
             running_as_root: false,
             sandboxed: false,
         }

@@ -269,6 +269,10 @@ impl Tool for BashOutputTool {
         "BashOutput"
     }
 
+    fn kind(&self) -> crate::tools::ToolKind {
+        crate::tools::ToolKind::Execute
+    }
+
     fn description(&self) -> String {
         "Returns the new output of a background shell since the last read, with its status \
          (running, completed, failed, killed) and exit code. `filter` keeps only lines matching \
@@ -382,6 +386,10 @@ impl Tool for KillShellTool {
 
     fn name(&self) -> &'static str {
         "KillShell"
+    }
+
+    fn kind(&self) -> crate::tools::ToolKind {
+        crate::tools::ToolKind::Execute
     }
 
     fn description(&self) -> String {

@@ -21,10 +21,11 @@ use serde::Deserialize;
 
 pub use background::{BackgroundShells, BashOutputTool, KillShellTool, ShellOutput, ShellStatus};
 
-use crate::protocol::Display;
+use crate::files::paths::tilde_path;
+use crate::protocol::{Display, Field};
 use crate::session::context::SessionContext;
 use crate::tools::spill::{head_tail, limit_result};
-use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
 use process::{Ending, RunOutcome};
 
 /// Default and maximum timeouts, in milliseconds.
@@ -72,6 +73,10 @@ impl Tool for BashTool {
 
     fn aliases(&self) -> &'static [&'static str] {
         &["run_shell"]
+    }
+
+    fn kind(&self) -> crate::tools::ToolKind {
+        crate::tools::ToolKind::Execute
     }
 
     fn description(&self) -> String {
@@ -128,6 +133,29 @@ impl Tool for BashTool {
             )));
         }
         Ok(())
+    }
+
+    async fn preview(
+        &self,
+        input: &BashInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        let mut fields = vec![Field::code("$", "bash", input.command.clone())];
+        if let Some(what) = input
+            .description
+            .as_deref()
+            .filter(|d| !d.trim().is_empty())
+        {
+            fields.push(Field::text("what", what));
+        }
+        fields.push(Field::text("in", tilde_path(&ctx.session.cwd())));
+        if input.run_in_background == Some(true) {
+            fields.push(Field::text("runs", "in the background"));
+        }
+        Ok(Some(Preview {
+            display: Display::Fields { fields },
+            new_content: None,
+        }))
     }
 
     async fn call(&self, input: BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -311,6 +339,7 @@ fn shape_result(
             timed_out: outcome.ending == Ending::TimedOut,
         },
         is_error,
+        effects: Vec::new(),
     }
 }
 

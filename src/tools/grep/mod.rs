@@ -106,6 +106,10 @@ impl Tool for GrepTool {
         &["grep_search"]
     }
 
+    fn kind(&self) -> crate::tools::ToolKind {
+        crate::tools::ToolKind::Read
+    }
+
     fn description(&self) -> String {
         "A powerful search tool built on ripgrep's engine.\n\
          - ALWAYS use Grep for search tasks; never run `grep` or `rg` with Bash\n\

@@ -21,10 +21,10 @@ mod page;
 
 pub use page::{html_to_markdown, lead_with_matches};
 
-use crate::protocol::Display;
+use crate::protocol::{Display, Field};
 use crate::session::context::SessionContext;
 use crate::tools::spill::{head_tail, limit_result};
-use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
 use page::{Kind, classify, sniff};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -258,6 +258,10 @@ impl Tool for WebFetchTool {
         &["web_fetch"]
     }
 
+    fn kind(&self) -> crate::tools::ToolKind {
+        crate::tools::ToolKind::Fetch
+    }
+
     fn description(&self) -> String {
         "Fetches a URL and returns its content; HTML is converted to Markdown.\n\
          - http:// URLs are upgraded to https://\n\
@@ -283,6 +287,25 @@ impl Tool for WebFetchTool {
 
     async fn validate(&self, input: &WebFetchInput, _ctx: &ToolContext) -> Result<(), ToolError> {
         parse_url(&input.url).map(|_| ())
+    }
+
+    async fn preview(
+        &self,
+        input: &WebFetchInput,
+        _ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        let url = parse_url(&input.url)?;
+        let mut fields = vec![
+            Field::text("url", url.as_str()),
+            Field::text("domain", url.host_str().unwrap_or_default()),
+        ];
+        if let Some(prompt) = input.prompt.as_deref().filter(|p| !p.trim().is_empty()) {
+            fields.push(Field::text("prompt", prompt));
+        }
+        Ok(Some(Preview {
+            display: Display::Fields { fields },
+            new_content: None,
+        }))
     }
 
     fn max_result_chars(&self) -> Option<usize> {

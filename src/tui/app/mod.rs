@@ -305,6 +305,9 @@ impl App {
                 self.status.working_since.get_or_insert_with(Instant::now);
             }
             Event::PermissionRequest(req) => self.permission_request(req),
+            Event::PermissionRequestUpdated { request, note } => {
+                self.permission_request_updated(request, note)
+            }
             Event::Usage {
                 last,
                 total,

@@ -1,6 +1,6 @@
 //! The permission side of the app: requests into the prompt panel, the prompt's answers
-//! out as ops (and into the tool cells), the `$EDITOR` round trip, files changed on disk, and
-//! the `/diff` overlay.
+//! out as ops (and into the tool cells), requests the core replaced, the `$EDITOR` round trip,
+//! files changed on disk, and the `/diff` overlay.
 
 use std::path::Path;
 
@@ -17,6 +17,19 @@ impl App {
                 let mut p = PermissionPrompt::new(self.cwd.clone(), self.highlighter.clone());
                 p.push(req.clone());
                 // On top of everything, `/diff` and the transcript included: it must be answered.
+                self.layers.push(Layer::Permission(p));
+            }
+        }
+    }
+
+    /// The core replaced a request (its file changed on disk): the new proposal takes the old
+    /// one's place, or opens the prompt again when the old one was answered already.
+    pub(super) fn permission_request_updated(&mut self, req: &PermissionRequest, note: &str) {
+        match self.permission_prompt_mut() {
+            Some(p) => p.replace(req.clone(), note.to_string()),
+            None => {
+                let mut p = PermissionPrompt::new(self.cwd.clone(), self.highlighter.clone());
+                p.replace(req.clone(), note.to_string());
                 self.layers.push(Layer::Permission(p));
             }
         }
@@ -40,23 +53,11 @@ impl App {
         }
     }
 
-    /// The watcher saw `path` change: a notice, marked tool cells, and open diffs recomputed.
+    /// The watcher saw `path` change: a notice and marked tool cells. (Open proposals for the
+    /// file are planned again by the core, which replaces their requests.)
     pub(super) fn file_changed_on_disk(&mut self, path: &Path, change: FileChange) {
         let rel = relative(path, &self.cwd);
         self.conversation.file_changed_on_disk(&rel, change);
-        let full = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.cwd.join(path)
-        };
-        if let Some(p) = self.permission_prompt_mut() {
-            // A small read of one file the person is looking at; a failure reads as deleted.
-            let disk = match change {
-                FileChange::Modified => std::fs::read_to_string(&full).ok(),
-                FileChange::Deleted => None,
-            };
-            p.file_changed(&rel, disk.as_deref());
-        }
     }
 
     /// `/diff`: open the session's changes, or say there are none.

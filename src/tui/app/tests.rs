@@ -90,12 +90,11 @@ pub(crate) fn request(id: u64, saveable: bool) -> PermissionRequest {
         title: "Bash npm test".into(),
         input: json!({"command": "npm test"}),
         reason: "Bash commands ask before running".into(),
-        preview: Some(crate::protocol::Display::Command {
-            command: "npm test".into(),
-            stdout: String::new(),
-            stderr: String::new(),
-            exit_code: None,
-            timed_out: false,
+        preview: Some(crate::protocol::Display::Fields {
+            fields: vec![
+                crate::protocol::Field::code("$", "bash", "npm test"),
+                crate::protocol::Field::text("in", "/work/project"),
+            ],
         }),
         session_scope: Some("npm test *".into()),
         saveable_rule: saveable.then(|| "Bash(npm test *)".into()),

@@ -114,6 +114,13 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
                 .into_iter()
                 .map(MdItem::Para),
         ),
+        Display::Fields { fields } => {
+            for f in fields {
+                let label = Span::styled(format!("{} ", f.label), theme.dim);
+                let value = Span::styled(sanitize(&f.value).into_owned(), theme.tool_body);
+                items.push(row(vec![label, value]));
+            }
+        }
         Display::FileList { files, more } => {
             for f in files {
                 let path = sanitize(&f.to_string_lossy()).into_owned();

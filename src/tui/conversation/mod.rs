@@ -289,7 +289,8 @@ impl Conversation {
                 }
                 self.changed();
             }
-            Event::PermissionRequest(req) => {
+            Event::PermissionRequest(req)
+            | Event::PermissionRequestUpdated { request: req, .. } => {
                 let idx = self.start_tool(&req.call_id, &req.title);
                 self.note_file(idx, &req.input);
                 if let Some(t) = self.tool_cell(&req.call_id) {

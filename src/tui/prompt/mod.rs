@@ -5,13 +5,13 @@
 //! It shows the tool, title and reason, a preview (an embedded [`DiffView`] for file changes,
 //! see `preview`), and numbered options with fixed keys. A diff approved with rejected hunks or
 //! after an `$EDITOR` round trip is answered with [`Decision::AllowEdited`]. When the file under
-//! an open diff changes on disk, the proposal is recomputed against the new text (`external`).
+//! an open diff changes on disk, the core plans the change again and replaces the request
+//! ([`PermissionPrompt::replace`]); the prompt shows the new proposal and says why.
 //! Invariants: one answer per request; keys never reach the composer while a prompt is open;
 //! no terminal I/O here (the editor is run by the event loop on request).
 
 mod choices;
 pub mod editor;
-mod external;
 mod preview;
 mod render;
 #[cfg(test)]
@@ -20,14 +20,12 @@ mod snapshot_tests;
 mod tests;
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::protocol::{
-    Decision, Display, Grant, Op, PermissionMode, PermissionRequest, RequestKind,
-};
+use crate::protocol::{Decision, Grant, Op, PermissionMode, PermissionRequest, RequestKind};
 use crate::tui::highlight::Highlighter;
 use crate::tui::input::Key;
 use crate::tui::keymap::{Bound, Context, Keys, PromptAction};
@@ -35,8 +33,7 @@ use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx, passes_through};
 use crate::tui::review::{DiffView, ReviewKey};
 
 pub use choices::{Choice, choices};
-pub use external::{Reapplied, reapply};
-pub use preview::{Preview, diff_view, domain, mcp_name, relative};
+pub use preview::{Preview, diff_view, relative};
 
 /// One request waiting for an answer, with its view state.
 pub(crate) struct Pending {
@@ -44,11 +41,8 @@ pub(crate) struct Pending {
     pub preview: Preview,
     /// Index into [`choices`] of the focused option.
     pub focus: usize,
-    /// Set when the file changed on disk while the prompt was open.
+    /// Set when the core replaced the request (the file changed on disk), saying why.
     pub notice: Option<String>,
-    /// The diff was recomputed against a newer disk text: approving sends exactly what is
-    /// shown (`AllowEdited`), since the model's own proposal was for the old text.
-    pub recomputed: bool,
 }
 
 /// Pending requests and the feedback line being typed, if any.
@@ -81,14 +75,36 @@ impl PermissionPrompt {
     }
 
     pub fn push(&mut self, request: PermissionRequest) {
-        let preview = Preview::for_request(&request, &self.cwd, &self.highlighter);
-        self.queue.push_back(Pending {
-            req: request,
-            preview,
+        let pending = self.pending(request, None);
+        self.queue.push_back(pending);
+    }
+
+    /// The core replaced the request of the same call (new id, new proposal): show it in its
+    /// place with `note`, or afresh at the end when that one was answered already.
+    pub fn replace(&mut self, request: PermissionRequest, note: String) {
+        let at = self
+            .queue
+            .iter()
+            .position(|p| p.req.call_id == request.call_id);
+        let pending = self.pending(request, Some(note));
+        match at {
+            Some(i) => {
+                if i == 0 {
+                    self.feedback = None;
+                }
+                self.queue[i] = pending;
+            }
+            None => self.queue.push_back(pending),
+        }
+    }
+
+    fn pending(&self, req: PermissionRequest, notice: Option<String>) -> Pending {
+        Pending {
+            preview: Preview::for_request(&req, &self.cwd, &self.highlighter),
+            req,
             focus: 0,
-            notice: None,
-            recomputed: false,
-        });
+            notice,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -245,23 +261,10 @@ impl PermissionPrompt {
             PromptAction::DenySession => Decision::DenySession,
             _ => return Outcome::Consumed,
         };
-        // A trimmed, rewritten or recomputed diff is written as the person saw it, whatever
-        // allow option.
+        // A trimmed or rewritten diff is written as the person saw it, whatever allow option.
         let decision = match (&p.preview, is_allow(&decision)) {
-            (Preview::Diff(d), true) if p.recomputed || !d.all_accepted() || d.edited() => {
-                let (content, mut note) = d.approved_content();
-                if p.recomputed {
-                    let head = format!(
-                        "{} changed on disk while the person reviewed this change; it was \
-                         re-applied to the new content and approved as shown.",
-                        d.path().display()
-                    );
-                    note = if note.is_empty() {
-                        head
-                    } else {
-                        format!("{head}\n{note}")
-                    };
-                }
+            (Preview::Diff(d), true) if !d.all_accepted() || d.edited() => {
+                let (content, note) = d.approved_content();
                 let grant = match decision {
                     Decision::AllowSession => Some(Grant::Session),
                     Decision::AllowAllEditsSession => Some(Grant::AllEditsSession),
@@ -305,46 +308,6 @@ impl PermissionPrompt {
             Ok(text) => d.set_after(text),
             Err(message) => p.notice = Some(format!("The editor failed: {message}")),
         }
-    }
-
-    /// `path` (absolute, or relative to the project) changed on disk; `disk` is its new text
-    /// (`None`: deleted). Open diffs for that file are recomputed, or say they no longer apply.
-    /// Returns whether an open prompt was affected.
-    pub fn file_changed(&mut self, path: &Path, disk: Option<&str>) -> bool {
-        let changed = relative(path, &self.cwd);
-        let mut hit = false;
-        for p in &mut self.queue {
-            let Some(Display::Diff { path: target, .. }) = &p.req.preview else {
-                continue;
-            };
-            if relative(target, &self.cwd) != changed {
-                continue;
-            }
-            hit = true;
-            let shown = changed.display();
-            match reapply(&p.req.tool, &p.req.input, disk) {
-                Reapplied::After(after) => {
-                    p.preview = Preview::Diff(Box::new(diff_view(
-                        changed.clone(),
-                        disk.unwrap_or_default().to_string(),
-                        after,
-                        &self.highlighter,
-                    )));
-                    p.recomputed = true;
-                    p.notice = Some(format!(
-                        "{shown} changed on disk: the diff now shows this change against the \
-                         new content"
-                    ));
-                }
-                Reapplied::NoLongerApplies | Reapplied::Unknown => {
-                    p.notice = Some(format!(
-                        "{shown}: the file changed on disk and this edit no longer applies as \
-                         shown"
-                    ));
-                }
-            }
-        }
-        hit
     }
 
     fn decide(&mut self, decision: Decision) -> Outcome {

@@ -1,6 +1,7 @@
 //! What a permission prompt shows about the call: an embedded [`DiffView`] for file changes, or
-//! styled text lines for everything else (the highlighted Bash command, the WebFetch URL and
-//! domain, an MCP call's server, tool and arguments, the plan as Markdown).
+//! styled text lines for everything else — the plan as Markdown, and whatever display the
+//! tool's own preview built (labelled fields, with code such as a command highlighted). Nothing
+//! here knows a particular tool.
 //!
 //! Text previews are laid out per width at draw time and scroll with `top`; nothing here sends
 //! anything to the core.
@@ -10,9 +11,8 @@ use std::sync::Arc;
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use serde_json::Value;
 
-use crate::protocol::{Display, PermissionRequest, RequestKind};
+use crate::protocol::{Display, Field, PermissionRequest, RequestKind};
 use crate::tui::conversation::wrap::{sanitize, wrap_spans};
 use crate::tui::highlight::{Highlighter, Lookup};
 use crate::tui::markdown;
@@ -87,7 +87,6 @@ pub fn relative(path: &Path, cwd: &Path) -> PathBuf {
 /// The text preview of `req` wrapped to `width`.
 pub fn text_lines(
     req: &PermissionRequest,
-    cwd: &Path,
     width: usize,
     highlighter: &Highlighter,
 ) -> Vec<Line<'static>> {
@@ -97,120 +96,75 @@ pub fn text_lines(
         markdown::render(plan, &[], width, &theme, highlighter, &mut out);
         return out;
     }
-    let label = |s: &str| Span::styled(format!("{s:<10}"), dim());
-    let field = |out: &mut Vec<Line<'static>>, name: &str, value: &str| {
-        wrap_spans(
-            &[label(name)],
-            &[Span::raw(" ".repeat(10))],
-            &[Span::raw(sanitize(value).into_owned())],
-            width,
-            out,
-        );
-    };
-    let input = &req.input;
-    let text = |key: &str| input.get(key).and_then(Value::as_str);
-    if req.tool == "Bash" {
-        let command = text("command").unwrap_or_default();
-        let prefix = [Span::styled("$ ", Style::default().fg(Color::Cyan))];
-        let rest = [Span::raw("  ")];
-        match highlighter.get("bash", command) {
-            Lookup::Ready(lines) => {
-                for (i, spans) in lines.iter().enumerate() {
-                    let p = if i == 0 { &prefix[..] } else { &rest[..] };
-                    wrap_spans(p, &rest, spans, width, &mut out);
-                }
-            }
-            _ => {
-                for (i, line) in command.split('\n').enumerate() {
-                    let p = if i == 0 { &prefix[..] } else { &rest[..] };
-                    let spans = [Span::styled(
-                        sanitize(line).into_owned(),
-                        Style::default().add_modifier(Modifier::BOLD),
-                    )];
-                    wrap_spans(p, &rest, &spans, width, &mut out);
-                }
-            }
-        }
-        if let Some(d) = text("description") {
-            field(&mut out, "what", d);
-        }
-        let dir = text("cwd")
-            .or_else(|| text("working_dir"))
-            .map_or_else(|| crate::tui::status::tilde_path(cwd), str::to_string);
-        field(&mut out, "in", &dir);
-        return out;
-    }
-    if req.tool == "WebFetch" {
-        let url = text("url").unwrap_or_default();
-        field(&mut out, "url", url);
-        field(&mut out, "domain", &domain(url));
-        if let Some(p) = text("prompt") {
-            field(&mut out, "prompt", p);
-        }
-        return out;
-    }
-    if let Some((server, tool)) = mcp_name(&req.tool) {
-        field(&mut out, "server", server);
-        field(&mut out, "tool", tool);
-        out.push(Line::styled("arguments", dim()));
-        let json = serde_json::to_string_pretty(input).unwrap_or_else(|_| input.to_string());
-        match highlighter.get("json", &json) {
-            Lookup::Ready(lines) => {
-                for spans in lines.iter() {
-                    wrap_spans(
-                        &[Span::raw("  ")],
-                        &[Span::raw("  ")],
-                        spans,
-                        width,
-                        &mut out,
-                    );
-                }
-            }
-            _ => {
-                for line in json.lines() {
-                    let spans = [Span::raw(sanitize(line).into_owned())];
-                    wrap_spans(
-                        &[Span::raw("  ")],
-                        &[Span::raw("  ")],
-                        &spans,
-                        width,
-                        &mut out,
-                    );
-                }
-            }
-        }
-        return out;
-    }
     if let Some(display) = &req.preview {
-        display_lines(display, width, &mut out);
+        display_lines(display, width, highlighter, &mut out);
     }
     out
+}
+
+/// Labelled fields: plain values after a label column; code highlighted, after a short prompt
+/// label (`$ `) or on indented lines under a longer one.
+fn field_lines(
+    fields: &[Field],
+    width: usize,
+    highlighter: &Highlighter,
+    out: &mut Vec<Line<'static>>,
+) {
+    for f in fields {
+        let Some(syntax) = &f.syntax else {
+            wrap_spans(
+                &[Span::styled(format!("{:<10}", f.label), dim())],
+                &[Span::raw(" ".repeat(10))],
+                &[Span::raw(sanitize(&f.value).into_owned())],
+                width,
+                out,
+            );
+            continue;
+        };
+        let inline = f.label.chars().count() <= 2;
+        let (first, rest) = if inline {
+            let first = Span::styled(format!("{} ", f.label), Style::default().fg(Color::Cyan));
+            let rest = Span::raw(" ".repeat(f.label.chars().count() + 1));
+            (first, rest)
+        } else {
+            out.push(Line::styled(f.label.clone(), dim()));
+            (Span::raw("  "), Span::raw("  "))
+        };
+        let (first, rest) = ([first], [rest]);
+        match highlighter.get(syntax, &f.value) {
+            Lookup::Ready(lines) => {
+                for (i, spans) in lines.iter().enumerate() {
+                    let p = if i == 0 { &first[..] } else { &rest[..] };
+                    wrap_spans(p, &rest, spans, width, out);
+                }
+            }
+            _ => {
+                for (i, line) in f.value.split('\n').enumerate() {
+                    let p = if i == 0 { &first[..] } else { &rest[..] };
+                    let style = if inline {
+                        Style::default().add_modifier(Modifier::BOLD)
+                    } else {
+                        Style::default()
+                    };
+                    let spans = [Span::styled(sanitize(line).into_owned(), style)];
+                    wrap_spans(p, &rest, &spans, width, out);
+                }
+            }
+        }
+    }
 }
 
 fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
 }
 
-/// `mcp__server__tool` -> (server, tool).
-pub fn mcp_name(tool: &str) -> Option<(&str, &str)> {
-    tool.strip_prefix("mcp__")?.split_once("__")
-}
-
-/// The host of a URL (`https://user@docs.rs:443/x` -> `docs.rs`), or the text when it has none.
-pub fn domain(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if host.starts_with('[') {
-        host.split_inclusive(']').next().unwrap_or(host)
-    } else {
-        host.split(':').next().unwrap_or(host)
-    };
-    host.to_ascii_lowercase()
-}
-
-/// Any other preview as plain lines.
-fn display_lines(display: &Display, width: usize, out: &mut Vec<Line<'static>>) {
+/// A tool's preview as lines.
+fn display_lines(
+    display: &Display,
+    width: usize,
+    highlighter: &Highlighter,
+    out: &mut Vec<Line<'static>>,
+) {
     let plain = |out: &mut Vec<Line<'static>>, s: &str| {
         wrap_spans(&[], &[], &[Span::raw(sanitize(s).into_owned())], width, out);
     };
@@ -235,6 +189,7 @@ fn display_lines(display: &Display, width: usize, out: &mut Vec<Line<'static>>) 
             }
         }
         Display::Diff { path, .. } => plain(out, &path.display().to_string()),
+        Display::Fields { fields } => field_lines(fields, width, highlighter, out),
         Display::Attachment {
             media_type, bytes, ..
         } => plain(out, &format!("{media_type}, {bytes} bytes")),
@@ -244,19 +199,6 @@ fn display_lines(display: &Display, width: usize, out: &mut Vec<Line<'static>>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn domains_and_mcp_names() {
-        assert_eq!(domain("https://Docs.rs/serde/latest"), "docs.rs");
-        assert_eq!(domain("http://user:pw@example.com:8080/a?b"), "example.com");
-        assert_eq!(domain("https://[::1]:3000/"), "[::1]");
-        assert_eq!(domain("example.org"), "example.org");
-        assert_eq!(
-            mcp_name("mcp__github__create_issue"),
-            Some(("github", "create_issue"))
-        );
-        assert_eq!(mcp_name("Bash"), None);
-    }
 
     #[test]
     fn relative_paths_inside_the_project_only() {

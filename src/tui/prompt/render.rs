@@ -120,7 +120,7 @@ impl PermissionPrompt {
     fn preview_rows(&self, p: &Pending, width: usize) -> usize {
         match &p.preview {
             Preview::Diff(d) => d.rows_at(u16::try_from(width).unwrap_or(u16::MAX)) + 1,
-            Preview::Text { .. } => text_lines(&p.req, &self.cwd, width, &self.highlighter).len(),
+            Preview::Text { .. } => text_lines(&p.req, width, &self.highlighter).len(),
         }
     }
 
@@ -188,7 +188,7 @@ impl PermissionPrompt {
             u16::try_from(preview_rows).unwrap_or(0),
         );
         let text = match &p.preview {
-            Preview::Text { .. } => text_lines(&p.req, &self.cwd, width, &self.highlighter),
+            Preview::Text { .. } => text_lines(&p.req, width, &self.highlighter),
             Preview::Diff(_) => Vec::new(),
         };
         if let Some(p) = self.queue.front_mut() {

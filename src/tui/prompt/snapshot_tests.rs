@@ -1,6 +1,7 @@
 //! Snapshots of every prompt state, drawn through the whole app on a TestBackend: each preview
 //! kind, each option focused, a rejected hunk, side by side at 160 columns, unified at 80,
-//! "1 of 3", the feedback input, and the notice when the file changed on disk.
+//! "1 of 3", the feedback input, and the notice when the core replaced a request. Previews of
+//! other calls are built here as the tools build them (labelled fields).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::tests::{edit_request, plan_request};
-use crate::protocol::{Display, Event, PermissionMode, PermissionRequest, RequestKind};
+use crate::protocol::{Display, Event, Field, PermissionMode, PermissionRequest, RequestKind};
 use crate::tui::app::tests::{Harness, request, session};
 use crate::tui::input::Key;
 use crate::tui::terminal::TestScreen;
@@ -91,9 +92,17 @@ fn new_file() {
 #[test]
 fn bash_command() {
     let mut req = request(1, true);
+    let command = "cargo test --workspace -- --nocapture";
     req.input = json!({
-        "command": "cargo test --workspace -- --nocapture",
+        "command": command,
         "description": "Run the whole test suite",
+    });
+    req.preview = Some(Display::Fields {
+        fields: vec![
+            Field::code("$", "bash", command),
+            Field::text("what", "Run the whole test suite"),
+            Field::text("in", "/work/project"),
+        ],
     });
     let mut h = asking(req);
     insta::assert_snapshot!(screen(&mut h, 80, 24));
@@ -106,6 +115,13 @@ fn web_fetch() {
         "WebFetch https://docs.rs/ratatui/latest/ratatui/",
         json!({"url": "https://docs.rs/ratatui/latest/ratatui/", "prompt": "How do I draw a table?"}),
     );
+    req.preview = Some(Display::Fields {
+        fields: vec![
+            Field::text("url", "https://docs.rs/ratatui/latest/ratatui/"),
+            Field::text("domain", "docs.rs"),
+            Field::text("prompt", "How do I draw a table?"),
+        ],
+    });
     req.session_scope = Some("domain:docs.rs".into());
     req.saveable_rule = Some("WebFetch(domain:docs.rs)".into());
     let mut h = asking(req);
@@ -114,11 +130,20 @@ fn web_fetch() {
 
 #[test]
 fn mcp_tool() {
-    let req = tool_request(
+    let args = json!({"repo": "cairn/cairn", "title": "Crash on start", "labels": ["bug"]});
+    let mut req = tool_request(
         "mcp__github__create_issue",
         "mcp__github__create_issue",
-        json!({"repo": "cairn/cairn", "title": "Crash on start", "labels": ["bug"]}),
+        args.clone(),
     );
+    let pretty = serde_json::to_string_pretty(&args).unwrap();
+    req.preview = Some(Display::Fields {
+        fields: vec![
+            Field::text("server", "github"),
+            Field::text("tool", "create_issue"),
+            Field::code("arguments", "json", pretty),
+        ],
+    });
     let mut h = asking(req);
     insta::assert_snapshot!(screen(&mut h, 80, 28));
 }
@@ -175,12 +200,24 @@ fn one_of_three() {
 }
 
 #[test]
-fn file_changed_on_disk_while_the_prompt_is_open() {
-    // The project does not exist on disk: reading gives nothing, so the edit no longer applies.
+fn a_request_replaced_because_its_file_changed_on_disk() {
     let mut h = asking(edit_request(1, "/work/project"));
     h.event(Event::FileChangedOnDisk {
         path: PathBuf::from("/work/project/src/lib.rs"),
         change: crate::protocol::FileChange::Modified,
+    });
+    let mut req = edit_request(2, "/work/project");
+    req.call_id = "call-1".into();
+    req.preview = Some(Display::Diff {
+        path: PathBuf::from("/work/project/src/lib.rs"),
+        before: "line 0\nline 2\n".into(),
+        after: "line 0\nline two\n".into(),
+    });
+    h.event(Event::PermissionRequestUpdated {
+        request: req,
+        note: "src/lib.rs changed on disk: the change was planned again against the new \
+               content"
+            .into(),
     });
     insta::assert_snapshot!(screen(&mut h, 80, 40));
 }

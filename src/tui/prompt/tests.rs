@@ -1,13 +1,13 @@
 //! App-harness tests of the prompt: a PermissionRequest plus key presses produce exactly the
-//! right `Op::PermissionDecision`, and the prompt reacts to the editor and to files changed on
-//! disk. Snapshots of the drawn states are in `snapshot_tests.rs`.
+//! right `Op::PermissionDecision`, and the prompt reacts to the editor and to requests the core
+//! replaced. Snapshots of the drawn states are in `snapshot_tests.rs`.
 
 use std::path::PathBuf;
 
 use serde_json::json;
 
 use super::*;
-use crate::protocol::{Event, FileChange, SessionInfo};
+use crate::protocol::{Display, Event, FileChange, SessionInfo};
 use crate::tui::app::AppAction;
 use crate::tui::app::tests::{Harness, request, session};
 use crate::tui::input::{Key, KeyInput};
@@ -321,88 +321,82 @@ fn session_in(dir: &std::path::Path) -> Event {
     })
 }
 
+/// The request the core sends when the file under `edit_request(1)` changed on disk and the
+/// edit was planned again: a new id, the same call, the diff against the new text.
+fn replanned(root: &str) -> (PermissionRequest, String) {
+    let mut req = edit_request(7, root);
+    req.call_id = "call-1".into();
+    req.preview = Some(Display::Diff {
+        path: PathBuf::from(format!("{root}/src/lib.rs")),
+        before: "line 0\nline 2\n".into(),
+        after: "line 0\nline two\n".into(),
+    });
+    let note = "src/lib.rs changed on disk: the change was planned again against the new content";
+    (req, note.to_string())
+}
+
 #[test]
-fn a_file_changed_on_disk_recomputes_the_open_diff() {
+fn a_replaced_request_takes_the_old_ones_place_and_is_answered_under_its_new_id() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().to_string_lossy().into_owned();
-    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
-    let file = dir.path().join("src/lib.rs");
     let mut h = Harness::new();
     h.event(session_in(dir.path()));
-    let mut req = edit_request(1, &root);
-    req.preview = Some(Display::Diff {
-        path: file.clone(),
-        before: "line 1\nline 2\n".into(),
-        after: "line 1\nline two\n".into(),
+    h.event(Event::PermissionRequest(edit_request(1, &root)));
+    let (req, note) = replanned(&root);
+    h.event(Event::PermissionRequestUpdated {
+        request: req,
+        note: note.clone(),
     });
-    h.event(Event::PermissionRequest(req));
-    // Someone appends a line: the edit still applies, against the new text.
-    std::fs::write(&file, "line 1\nline 2\nline 3\n").expect("write");
+    let prompt = h.app.permission_prompt().expect("prompt stays open");
+    assert_eq!(prompt.len(), 1);
+    assert_eq!(
+        prompt.queue.front().and_then(|p| p.notice.clone()),
+        Some(note)
+    );
+    assert_eq!(prompt.diff().map(|d| d.after()), Some("line 0\nline two\n"));
+    h.press(Key::Char('1'));
+    // The core planned what is shown: a plain "yes" to the new request, nothing rewritten.
+    assert_eq!(
+        h.sent(),
+        [Op::PermissionDecision {
+            request_id: 7,
+            decision: Decision::AllowOnce
+        }]
+    );
+    assert!(h.app.permission_prompt().is_none());
+}
+
+#[test]
+fn a_replacement_after_the_answer_asks_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().to_string_lossy().into_owned();
+    let mut h = Harness::new();
+    h.event(session_in(dir.path()));
+    h.event(Event::PermissionRequest(edit_request(1, &root)));
+    h.press(Key::Char('1'));
+    assert!(h.app.permission_prompt().is_none());
+    // The answer crossed the core's replacement: the person sees the new proposal.
+    let (req, note) = replanned(&root);
+    h.event(Event::PermissionRequestUpdated { request: req, note });
+    let prompt = h.app.permission_prompt().expect("asked again");
+    assert_eq!(prompt.current().map(|r| r.id), Some(7));
+}
+
+#[test]
+fn a_file_changed_on_disk_is_a_notice_in_the_conversation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut h = Harness::new();
+    h.event(session_in(dir.path()));
     h.event(Event::FileChangedOnDisk {
-        path: file.clone(),
+        path: dir.path().join("src/lib.rs"),
         change: FileChange::Modified,
     });
-    h.press(Key::Char('1'));
-    // What the person approved is the edit on the new text, sent as exactly that content.
-    let got = decision(&mut h);
-    let [Decision::AllowEdited { content, note, .. }] = got.as_slice() else {
-        panic!("expected AllowEdited, got {got:?}");
-    };
-    assert_eq!(*content, "line 1\nline two\nline 3\n");
-    assert_eq!(
-        *note,
-        "src/lib.rs changed on disk while the person reviewed this change; it was re-applied \
-         to the new content and approved as shown."
-    );
-    let pending = h.app.permission_prompt();
-    assert!(pending.is_none());
-    // The conversation says so, relative to the project.
     let notice = "src/lib.rs changed on disk — cairn will have the model re-read before editing";
     assert!(
         h.app.conversation().notices().any(|n| n == notice),
         "{:?}",
         h.app.conversation().notices().collect::<Vec<_>>()
     );
-}
-
-#[test]
-fn an_edit_that_no_longer_applies_says_so() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().to_string_lossy().into_owned();
-    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
-    let file = dir.path().join("src/lib.rs");
-    let mut h = Harness::new();
-    h.event(session_in(dir.path()));
-    h.event(Event::PermissionRequest(edit_request(1, &root)));
-    std::fs::write(&file, "something else entirely\n").expect("write");
-    h.event(Event::FileChangedOnDisk {
-        path: file,
-        change: FileChange::Modified,
-    });
-    let prompt = h.app.permission_prompt().expect("prompt stays open");
-    let notice = prompt.queue.front().and_then(|p| p.notice.clone());
-    assert_eq!(
-        notice.as_deref(),
-        Some("src/lib.rs: the file changed on disk and this edit no longer applies as shown")
-    );
-}
-
-#[test]
-fn recomputed_diff_uses_the_disk_text_as_before() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path().to_string_lossy().into_owned();
-    std::fs::create_dir_all(dir.path().join("src")).expect("mkdir");
-    let file = dir.path().join("src/lib.rs");
-    let mut prompt = PermissionPrompt::new(dir.path().to_path_buf(), Highlighter::plain());
-    prompt.push(edit_request(1, &root));
-    let disk = "line 0\nline 2\n";
-    std::fs::write(&file, disk).expect("write");
-    assert!(prompt.file_changed(&file, Some(disk)));
-    let d = prompt.diff().expect("diff");
-    assert_eq!(d.after(), "line 0\nline two\n");
-    assert_eq!(d.approved_content().0, "line 0\nline two\n");
-    // Another file: nothing happens.
-    assert!(!prompt.file_changed(&dir.path().join("other.rs"), Some("x")));
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! is the reason), anything else = a non-blocking error reported to the person. A hook that
 //! outlives its timeout, or prints more than [`OUTPUT_CAP`], is killed with its whole process
 //! group, and counts as failed (see [`HookRun::failure`]). Nothing a hook does can crash
-//! cairn; interpreting the outcome for each event is done by the callers in this module.
+//! cairn; what the outcome means for each event is read in [`super`].
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -131,7 +131,7 @@ impl HookRunner {
     }
 
     pub fn has(&self, event: HookEvent) -> bool {
-        self.config.groups.iter().any(|g| g.event == event)
+        self.config.has(event)
     }
 
     /// Run every hook of `event` whose matcher selects `match_value`, in parallel, each
