@@ -4,7 +4,6 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use cairn::config::load_settings;
 use cairn::hooks::PreToolAnswer;
 use cairn::permissions::{CallInfo, GateConfig, PermissionGate};
@@ -12,44 +11,10 @@ use cairn::protocol::PermissionMode;
 use cairn::rules::{Rule, RuleContext, Target};
 use cairn::session::context::{EventSender, SessionContext};
 use cairn::shell;
-use cairn::tools::{Access, DynTool, Tool, ToolContext, ToolError, ToolKind, ToolOutput};
+use cairn::tools::DynTool;
+use cairn::tools::bash::{BackgroundShells, BashTool};
 use criterion::{Criterion, criterion_group, criterion_main};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
-
-struct Bash;
-
-#[derive(Deserialize, JsonSchema)]
-struct BashInput {
-    command: String,
-}
-
-#[async_trait]
-impl Tool for Bash {
-    type Input = BashInput;
-    fn name(&self) -> &'static str {
-        "Bash"
-    }
-    fn description(&self) -> String {
-        String::new()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::Execute
-    }
-    fn title(&self, i: &BashInput, _ctx: &SessionContext) -> String {
-        i.command.clone()
-    }
-    fn accesses(&self, i: &BashInput, ctx: &SessionContext) -> Vec<Access> {
-        vec![Access::Exec {
-            command: i.command.clone(),
-            cwd: ctx.cwd(),
-        }]
-    }
-    async fn call(&self, _i: BashInput, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Ok(ToolOutput::text(""))
-    }
-}
 
 const LINE: &str = "cd src && timeout 60 cargo test --lib -- --nocapture 2>&1 | tee /dev/null; git status && git diff --stat | wc -l";
 
@@ -109,13 +74,14 @@ fn bench(c: &mut Criterion) {
         events,
     ));
     let input = json!({ "command": "tool99 build && ls -la | wc -l" });
-    let parsed = Bash.parse(&input).unwrap();
-    let accesses = DynTool::accesses(&Bash, &parsed, &session);
+    let bash = BashTool::new(Arc::new(BackgroundShells::new()));
+    let parsed = bash.parse(&input).unwrap();
+    let accesses = DynTool::accesses(&bash, &parsed, &session);
     c.bench_function("gate.check Bash with 200 rules", |b| {
         b.iter(|| {
             let info = CallInfo {
                 call_id: "c",
-                tool: &Bash,
+                tool: &bash,
                 input: &parsed,
                 raw_input: &input,
                 title: "t",

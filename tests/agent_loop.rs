@@ -13,7 +13,7 @@ use cairn::llm::Provider;
 use cairn::llm::retry::RetryPolicy;
 use cairn::protocol::{Decision, Display, Event, Op, PermissionMode, TurnEnd};
 use cairn::session::context::SessionContext;
-use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput};
+use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolInfo, ToolKind, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -46,17 +46,16 @@ struct Wait {
 #[async_trait]
 impl Tool for Wait {
     type Input = WaitInput;
-    fn name(&self) -> &'static str {
-        self.name
+    fn info(&self) -> ToolInfo {
+        let info = ToolInfo::new(self.name, ToolKind::Other);
+        if self.safe {
+            info.read_only().concurrency_safe()
+        } else {
+            info
+        }
     }
     fn description(&self) -> String {
         "Wait a while".into()
-    }
-    fn is_concurrency_safe(&self, _: &WaitInput) -> bool {
-        self.safe
-    }
-    fn is_read_only(&self, _: &WaitInput) -> bool {
-        self.safe
     }
     fn title(&self, input: &WaitInput, _: &SessionContext) -> String {
         format!("{} {}", self.name, input.label)

@@ -14,7 +14,7 @@ use cairn::llm::Provider;
 use cairn::permissions::PermissionGate;
 use cairn::protocol::TurnEnd;
 use cairn::session::context::SessionContext;
-use cairn::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
+use cairn::tools::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -40,17 +40,14 @@ pub struct LineCountInput {
 #[async_trait]
 impl Tool for LineCountTool {
     type Input = LineCountInput;
-    fn name(&self) -> &'static str {
-        "LineCount"
+    fn info(&self) -> ToolInfo {
+        // Who it is, and what every call is like: it only reads, and may run beside others.
+        ToolInfo::new("LineCount", ToolKind::Read)
+            .read_only()
+            .concurrency_safe()
     }
     fn description(&self) -> String {
         "Counts the lines of a text file.".into()
-    }
-    fn is_read_only(&self, _: &LineCountInput) -> bool {
-        true
-    }
-    fn is_concurrency_safe(&self, _: &LineCountInput) -> bool {
-        true
     }
     fn title(&self, i: &LineCountInput, _: &SessionContext) -> String {
         format!("LineCount {}", i.file_path)

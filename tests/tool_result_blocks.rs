@@ -10,7 +10,9 @@ use base64::Engine as _;
 use cairn::llm::Provider;
 use cairn::protocol::{Display, Event, TurnEnd};
 use cairn::session::context::SessionContext;
-use cairn::tools::{Tool, ToolContext, ToolError, ToolHandle, ToolOutput, ToolResultBlock};
+use cairn::tools::{
+    Tool, ToolContext, ToolError, ToolHandle, ToolInfo, ToolKind, ToolOutput, ToolResultBlock,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -47,17 +49,13 @@ fn huge_text() -> String {
 #[async_trait]
 impl Tool for Snap {
     type Input = SnapInput;
-    fn name(&self) -> &'static str {
-        "Snap"
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("Snap", ToolKind::Other)
+            .read_only()
+            .concurrency_safe()
     }
     fn description(&self) -> String {
         "Take a screenshot".into()
-    }
-    fn is_read_only(&self, _: &SnapInput) -> bool {
-        true
-    }
-    fn is_concurrency_safe(&self, _: &SnapInput) -> bool {
-        true
     }
     fn title(&self, input: &SnapInput, _: &SessionContext) -> String {
         format!("Snap {}", input.kind)
@@ -166,16 +164,12 @@ async fn an_image_result_reaches_anthropic_as_an_image_block() {
         Event::ToolCallFinished { display, .. } => Some(display.clone()),
         _ => None,
     });
-    assert_eq!(
+    let image = ToolResultBlock::image("image/png", png());
+    assert_eq!(display, cairn::tools::attachment::display(&image));
+    assert!(matches!(
         display,
-        Some(Display::Attachment {
-            media_type: "image/png".into(),
-            bytes: 33,
-            width: Some(640),
-            height: Some(480),
-            title: None,
-        })
-    );
+        Some(Display::Attachment { bytes: 33, .. })
+    ));
     // stream-json's `user` message carries the results in Claude Code's shape.
     let results = events.iter().find_map(|e| match e {
         Event::ToolResults { content } => Some(content.clone()),

@@ -56,6 +56,32 @@ pub struct Hunk {
 }
 
 impl Hunk {
+    /// The change blocks of the hunk, in order: each run of removed lines with the run of added
+    /// lines after it, as index ranges into `lines` (either may be empty). Context lines are in
+    /// no block.
+    pub fn blocks(&self) -> Vec<(Range<usize>, Range<usize>)> {
+        let lines = &self.lines;
+        let run = |mut i: usize, kind: LineKind| {
+            while i < lines.len() && lines[i].kind == kind {
+                i += 1;
+            }
+            i
+        };
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < lines.len() {
+            if lines[i].kind == LineKind::Context {
+                i += 1;
+                continue;
+            }
+            let added = run(i, LineKind::Removed);
+            let end = run(added, LineKind::Added);
+            out.push((i..added, added..end));
+            i = end;
+        }
+        out
+    }
+
     /// `@@ -a,b +c,d @@`, numbered as unified diffs do (an empty range from the line before it).
     pub fn header(&self) -> String {
         let from = |r: &Range<usize>| if r.is_empty() { r.start } else { r.start + 1 };

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::edit_commit::PreparedWrites;
 use super::edit_core::{self, Change, EditSpec};
 use super::file_common::{check_path_no_io, input_path, title_path};
-use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
+use super::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::session::context::SessionContext;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -46,16 +46,8 @@ pub struct EditTool {
 impl Tool for EditTool {
     type Input = EditInput;
 
-    fn name(&self) -> &'static str {
-        "Edit"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["edit_file"]
-    }
-
-    fn kind(&self) -> super::ToolKind {
-        super::ToolKind::Edit
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("Edit", ToolKind::Edit).aliases(&["edit_file"])
     }
 
     fn description(&self) -> String {

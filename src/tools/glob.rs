@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
-use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 
 /// How many files a Glob result lists.
 pub const MAX_RESULTS: usize = 100;
@@ -42,16 +42,11 @@ pub struct GlobTool;
 impl Tool for GlobTool {
     type Input = GlobInput;
 
-    fn name(&self) -> &'static str {
-        "Glob"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["list_files"]
-    }
-
-    fn kind(&self) -> super::ToolKind {
-        super::ToolKind::Read
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("Glob", ToolKind::Read)
+            .aliases(&["list_files"])
+            .read_only()
+            .concurrency_safe()
     }
 
     fn description(&self) -> String {
@@ -62,14 +57,6 @@ impl Tool for GlobTool {
          - Respects .gitignore; hidden files are included only when the pattern names them\n\
          - Use this tool when you need to find files by name patterns"
             .to_string()
-    }
-
-    fn is_concurrency_safe(&self, _input: &GlobInput) -> bool {
-        true
-    }
-
-    fn is_read_only(&self, _input: &GlobInput) -> bool {
-        true
     }
 
     fn title(&self, input: &GlobInput, _ctx: &SessionContext) -> String {

@@ -203,43 +203,83 @@ impl From<std::io::Error> for ToolError {
     }
 }
 
+/// The static facts of a tool: who it is, and what every call of it is like unless the tool
+/// answers per input. Built with `const` steps: `ToolInfo::new("Read", ToolKind::Read)
+/// .aliases(&["read_file"]).read_only().concurrency_safe()`. Defaults fail closed: a call is
+/// not read-only and not concurrency-safe unless the tool says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolInfo {
+    /// The name the model calls (`Read`, `Bash`).
+    pub name: &'static str,
+    /// Other names the model may use for this tool (`read_file`).
+    pub aliases: &'static [&'static str],
+    /// What kind of work the tool does; permissions decide from this, never from the name.
+    pub kind: ToolKind,
+    /// Every call only reads.
+    pub read_only: bool,
+    /// Calls may run beside other calls.
+    pub concurrency_safe: bool,
+    /// Only the name is announced until ToolSearch loads the tool.
+    pub deferred: bool,
+}
+
+impl ToolInfo {
+    pub const fn new(name: &'static str, kind: ToolKind) -> ToolInfo {
+        ToolInfo {
+            name,
+            aliases: &[],
+            kind,
+            read_only: false,
+            concurrency_safe: false,
+            deferred: false,
+        }
+    }
+
+    pub const fn aliases(mut self, aliases: &'static [&'static str]) -> ToolInfo {
+        self.aliases = aliases;
+        self
+    }
+
+    pub const fn read_only(mut self) -> ToolInfo {
+        self.read_only = true;
+        self
+    }
+
+    pub const fn concurrency_safe(mut self) -> ToolInfo {
+        self.concurrency_safe = true;
+        self
+    }
+
+    pub const fn deferred(mut self) -> ToolInfo {
+        self.deferred = true;
+        self
+    }
+}
+
 /// A tool, with a typed input. Implement this; the executor uses it through [`DynTool`].
 #[async_trait]
 pub trait Tool: Send + Sync + 'static {
     type Input: DeserializeOwned + JsonSchema + Send + Sync + 'static;
 
-    /// The name the model calls (`Read`, `Bash`).
-    fn name(&self) -> &'static str;
-
-    /// Other names the model may use for this tool (`read_file`).
-    fn aliases(&self) -> &'static [&'static str] {
-        &[]
-    }
+    /// Name, aliases, kind and the facts that hold for every call.
+    fn info(&self) -> ToolInfo;
 
     /// The description sent with the schema.
     fn description(&self) -> String;
-
-    /// What kind of work the tool does; permissions decide from this, never from the name.
-    fn kind(&self) -> ToolKind {
-        ToolKind::Other
-    }
 
     /// Usage guidance added to the system prompt (may be empty).
     fn prompt(&self) -> String {
         String::new()
     }
 
-    /// Only the name is announced until ToolSearch activates it.
-    fn is_deferred(&self) -> bool {
-        false
-    }
-
+    /// Whether this call may run beside others (by default, as [`ToolInfo`] says).
     fn is_concurrency_safe(&self, _input: &Self::Input) -> bool {
-        false
+        self.info().concurrency_safe
     }
 
+    /// Whether this call only reads (by default, as [`ToolInfo`] says).
     fn is_read_only(&self, _input: &Self::Input) -> bool {
-        false
+        self.info().read_only
     }
 
     fn is_destructive(&self, _input: &Self::Input) -> bool {
@@ -315,22 +355,22 @@ fn foreign_input(name: &str) -> ToolError {
 #[async_trait]
 impl<T: Tool> DynTool for T {
     fn name(&self) -> &'static str {
-        Tool::name(self)
+        self.info().name
     }
     fn aliases(&self) -> &'static [&'static str] {
-        Tool::aliases(self)
+        self.info().aliases
     }
     fn description(&self) -> String {
         Tool::description(self)
     }
     fn kind(&self) -> ToolKind {
-        Tool::kind(self)
+        self.info().kind
     }
     fn prompt(&self) -> String {
         Tool::prompt(self)
     }
     fn is_deferred(&self) -> bool {
-        Tool::is_deferred(self)
+        self.info().deferred
     }
     fn input_schema(&self) -> Value {
         schema_for::<T::Input>()
@@ -344,7 +384,7 @@ impl<T: Tool> DynTool for T {
             .map_err(|e| {
                 ToolError::new(format!(
                     "InputValidationError: {} failed due to the following issue: {e}",
-                    Tool::name(self)
+                    self.info().name
                 ))
             })
     }
@@ -370,7 +410,7 @@ impl<T: Tool> DynTool for T {
     fn title(&self, input: &ParsedInput, ctx: &SessionContext) -> String {
         match input.0.downcast_ref::<T::Input>() {
             Some(i) => Tool::title(self, i, ctx),
-            None => Tool::name(self).to_string(),
+            None => self.info().name.to_string(),
         }
     }
     fn accesses(&self, input: &ParsedInput, ctx: &SessionContext) -> Vec<Access> {
@@ -382,7 +422,7 @@ impl<T: Tool> DynTool for T {
     async fn validate(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), ToolError> {
         match input.0.downcast_ref::<T::Input>() {
             Some(i) => Tool::validate(self, i, ctx).await,
-            None => Err(foreign_input(Tool::name(self))),
+            None => Err(foreign_input(self.info().name)),
         }
     }
     async fn preview(
@@ -392,13 +432,13 @@ impl<T: Tool> DynTool for T {
     ) -> Result<Option<Preview>, ToolError> {
         match input.0.downcast_ref::<T::Input>() {
             Some(i) => Tool::preview(self, i, ctx).await,
-            None => Err(foreign_input(Tool::name(self))),
+            None => Err(foreign_input(self.info().name)),
         }
     }
     async fn call(&self, input: ParsedInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         match input.0.downcast::<T::Input>() {
             Ok(i) => Tool::call(self, *i, ctx).await,
-            Err(_) => Err(foreign_input(Tool::name(self))),
+            Err(_) => Err(foreign_input(self.info().name)),
         }
     }
 }

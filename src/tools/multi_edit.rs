@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::edit_commit::PreparedWrites;
 use super::edit_core::{self, Change, EditSpec};
 use super::file_common::{check_path_no_io, input_path, title_path};
-use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
+use super::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::session::context::SessionContext;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -55,12 +55,8 @@ pub struct MultiEditTool {
 impl Tool for MultiEditTool {
     type Input = MultiEditInput;
 
-    fn name(&self) -> &'static str {
-        "MultiEdit"
-    }
-
-    fn kind(&self) -> super::ToolKind {
-        super::ToolKind::Edit
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("MultiEdit", ToolKind::Edit)
     }
 
     fn description(&self) -> String {

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Access, Effect, Tool, ToolContext, ToolError, ToolOutput};
+use super::{Access, Effect, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
 
@@ -25,16 +25,10 @@ pub struct EnterPlanModeInput {}
 impl Tool for EnterPlanMode {
     type Input = EnterPlanModeInput;
 
-    fn name(&self) -> &'static str {
-        "EnterPlanMode"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["enter_plan_mode"]
-    }
-
-    fn kind(&self) -> super::ToolKind {
-        super::ToolKind::Plan
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("EnterPlanMode", ToolKind::Plan)
+            .aliases(&["enter_plan_mode"])
+            .read_only()
     }
 
     fn description(&self) -> String {
@@ -42,10 +36,6 @@ impl Tool for EnterPlanMode {
          explore the code and design an approach; then call ExitPlanMode with the plan for the \
          user to approve."
             .into()
-    }
-
-    fn is_read_only(&self, _input: &Self::Input) -> bool {
-        true
     }
 
     fn title(&self, _input: &Self::Input, _ctx: &SessionContext) -> String {
@@ -77,16 +67,10 @@ pub struct ExitPlanModeInput {
 impl Tool for ExitPlanMode {
     type Input = ExitPlanModeInput;
 
-    fn name(&self) -> &'static str {
-        "ExitPlanMode"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["exit_plan_mode"]
-    }
-
-    fn kind(&self) -> super::ToolKind {
-        super::ToolKind::Plan
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("ExitPlanMode", ToolKind::Plan)
+            .aliases(&["exit_plan_mode"])
+            .read_only()
     }
 
     fn description(&self) -> String {
@@ -94,10 +78,6 @@ impl Tool for ExitPlanMode {
          the plan for an implementation task is ready; the user approves it or asks you to keep \
          planning."
             .into()
-    }
-
-    fn is_read_only(&self, _input: &Self::Input) -> bool {
-        true
     }
 
     fn title(&self, _input: &Self::Input, _ctx: &SessionContext) -> String {

@@ -20,7 +20,7 @@ use super::file_common::{
     title_path,
 };
 use super::text_match::numbered_line;
-use super::{Access, Tool, ToolContext, ToolError, ToolOutput};
+use super::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::files::encoding::{self, Encoding, TextFormat};
 use crate::files::state::{EntrySource, ReadRecord, content_hash};
 use crate::protocol::Display;
@@ -61,16 +61,11 @@ struct Selection {
 impl Tool for ReadTool {
     type Input = ReadInput;
 
-    fn name(&self) -> &'static str {
-        "Read"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["read_file"]
-    }
-
-    fn kind(&self) -> super::ToolKind {
-        super::ToolKind::Read
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("Read", ToolKind::Read)
+            .aliases(&["read_file"])
+            .read_only()
+            .concurrency_safe()
     }
 
     fn description(&self) -> String {
@@ -87,14 +82,6 @@ refused; use Glob to list files."
 - The `   12\\t` prefix in Read output is not part of the file: never copy it into old_string.\n\
 - For large files read the relevant range with offset/limit instead of the whole file."
             .into()
-    }
-
-    fn is_concurrency_safe(&self, _input: &ReadInput) -> bool {
-        true
-    }
-
-    fn is_read_only(&self, _input: &ReadInput) -> bool {
-        true
     }
 
     fn title(&self, input: &ReadInput, ctx: &SessionContext) -> String {

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::edit_commit::PreparedWrites;
 use super::edit_core::Change;
 use super::file_common::{check_path_no_io, input_path, title_path};
-use super::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
+use super::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::session::context::SessionContext;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -30,16 +30,8 @@ pub struct WriteTool {
 impl Tool for WriteTool {
     type Input = WriteInput;
 
-    fn name(&self) -> &'static str {
-        "Write"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["write_file"]
-    }
-
-    fn kind(&self) -> super::ToolKind {
-        super::ToolKind::Edit
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("Write", ToolKind::Edit).aliases(&["write_file"])
     }
 
     fn description(&self) -> String {

@@ -201,6 +201,17 @@ mod tests {
         App::new(config, History::in_memory(Vec::new()), ops)
     }
 
+    /// The loop with the default options, to the end of input.
+    async fn run_default(
+        app: &mut App,
+        screen: &mut TestScreen,
+        input: fmpsc::UnboundedReceiver<InputEvent>,
+        core: &mut mpsc::UnboundedReceiver<Event>,
+    ) {
+        let looped = run_loop(app, screen, input, core, LoopOptions::default());
+        looped.await.unwrap();
+    }
+
     fn keys(tx: &fmpsc::UnboundedSender<InputEvent>, text: &str) {
         for c in text.chars() {
             let code = if c == '\n' { Key::Enter } else { Key::Char(c) };
@@ -261,15 +272,7 @@ mod tests {
         }
         drop(core_tx);
         drop(in_tx);
-        run_loop(
-            &mut app,
-            &mut screen,
-            in_rx,
-            &mut core_rx,
-            LoopOptions::default(),
-        )
-        .await
-        .unwrap();
+        run_default(&mut app, &mut screen, in_rx, &mut core_rx).await;
         // Generous bound: frames are capped at 60 fps, never one per delta.
         assert!(screen.draws < 200, "{} draws", screen.draws);
         assert_eq!(
@@ -294,15 +297,7 @@ mod tests {
             .unwrap();
         keys(&in_tx, "after");
         drop(in_tx);
-        run_loop(
-            &mut app,
-            &mut screen,
-            in_rx,
-            &mut core_rx,
-            LoopOptions::default(),
-        )
-        .await
-        .unwrap();
+        run_default(&mut app, &mut screen, in_rx, &mut core_rx).await;
         assert_eq!(screen.suspended, 1);
         assert_eq!(screen.repaints, 1);
         assert_eq!(app.composer_text(), "after");

@@ -394,17 +394,28 @@ impl Builder<'_> {
     }
 }
 
-/// Wrap `items` to `width`, each line starting with `gutter`. Returns true when some code block
-/// was drawn plain while its highlighting is still pending (redraw when the highlighter's
-/// generation changes).
+/// What laying out needs besides the items: the width, the colours and code highlighting.
+#[derive(Clone, Copy)]
+pub struct Frame<'a> {
+    pub width: usize,
+    pub theme: &'a Theme,
+    pub highlighter: &'a Highlighter,
+}
+
+/// Wrap `items` to the frame's width, each line starting with `gutter`. Returns true when some
+/// code block was drawn plain while its highlighting is still pending (redraw when the
+/// highlighter's generation changes).
 pub fn layout(
     items: &[MdItem],
     gutter: &[Span<'static>],
-    width: usize,
-    theme: &Theme,
-    highlighter: &Highlighter,
+    frame: Frame<'_>,
     out: &mut Vec<Line<'static>>,
 ) -> bool {
+    let Frame {
+        width,
+        theme,
+        highlighter,
+    } = frame;
     let mut pending = false;
     let with_gutter = |p: &[Span<'static>]| -> Vec<Span<'static>> {
         gutter.iter().chain(p.iter()).cloned().collect()
@@ -571,13 +582,11 @@ fn layout_table(
 pub fn render(
     text: &str,
     gutter: &[Span<'static>],
-    width: usize,
-    theme: &Theme,
-    highlighter: &Highlighter,
+    frame: Frame<'_>,
     out: &mut Vec<Line<'static>>,
 ) -> bool {
-    let items = parse(text, theme, false, true);
-    layout(&items, gutter, width, theme, highlighter, out)
+    let items = parse(text, frame.theme, false, true);
+    layout(&items, gutter, frame, out)
 }
 
 #[cfg(test)]
@@ -586,14 +595,14 @@ mod tests {
 
     fn lines(text: &str, width: usize) -> Vec<String> {
         let mut out = Vec::new();
-        render(
-            text,
-            &[],
+        let theme = Theme::default();
+        let highlighter = Highlighter::plain();
+        let frame = Frame {
             width,
-            &Theme::default(),
-            &Highlighter::plain(),
-            &mut out,
-        );
+            theme: &theme,
+            highlighter: &highlighter,
+        };
+        render(text, &[], frame, &mut out);
         out.iter()
             .map(|l| {
                 let s: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
@@ -647,7 +656,13 @@ mod tests {
             width in 1usize..50,
         ) {
             let mut out = Vec::new();
-            render(&text, &[], width, &Theme::default(), &Highlighter::plain(), &mut out);
+            let (theme, highlighter) = (Theme::default(), Highlighter::plain());
+            let frame = Frame {
+                width,
+                theme: &theme,
+                highlighter: &highlighter,
+            };
+            render(&text, &[], frame, &mut out);
             for line in &out {
                 let w = crate::tui::conversation::wrap::line_width(line);
                 proptest::prop_assert!(w <= width, "{:?} wider than {}", line, width);

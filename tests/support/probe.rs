@@ -12,7 +12,7 @@ use cairn::hooks::{HookCall, Hooks, PreToolAnswer};
 use cairn::permissions::{CallInfo, GateOutcome, PermissionGate};
 use cairn::session::context::SessionContext;
 use cairn::tools::{
-    Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolKind, ToolOutput,
+    Access, DynTool, ParsedInput, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -52,17 +52,17 @@ pub struct ProbeInput {
 #[async_trait]
 impl Tool for Probe {
     type Input = ProbeInput;
-    fn name(&self) -> &'static str {
-        self.name
+    fn info(&self) -> ToolInfo {
+        let kind = ToolKind::of_rule_word(self.name).unwrap_or(ToolKind::Other);
+        let info = ToolInfo::new(self.name, kind);
+        if self.read_only {
+            info.read_only()
+        } else {
+            info
+        }
     }
     fn description(&self) -> String {
         "probe".into()
-    }
-    fn kind(&self) -> ToolKind {
-        ToolKind::of_rule_word(self.name).unwrap_or(ToolKind::Other)
-    }
-    fn is_read_only(&self, _input: &ProbeInput) -> bool {
-        self.read_only
     }
     fn title(&self, _input: &ProbeInput, _ctx: &SessionContext) -> String {
         self.name.to_string()

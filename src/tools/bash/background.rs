@@ -12,15 +12,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::process::read_some;
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tokio::io::AsyncReadExt;
 
 use super::process::{self, signal_group};
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
-use crate::tools::{Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 
 /// Unread bytes kept per stream of a background shell.
 pub const MAX_UNREAD: usize = 8 * 1024 * 1024;
@@ -147,11 +147,11 @@ impl BackgroundShells {
             let (mut obuf, mut ebuf) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
             while out.is_some() || err.is_some() {
                 tokio::select! {
-                    r = read_opt(&mut out, &mut obuf) => match r {
+                    r = read_some(&mut out, &mut obuf) => match r {
                         Ok(n) if n > 0 => entry.state().stdout.push(&obuf[..n]),
                         _ => out = None,
                     },
-                    r = read_opt(&mut err, &mut ebuf) => match r {
+                    r = read_some(&mut err, &mut ebuf) => match r {
                         Ok(n) if n > 0 => entry.state().stderr.push(&ebuf[..n]),
                         _ => err = None,
                     },
@@ -230,16 +230,6 @@ impl Drop for BackgroundShells {
     }
 }
 
-async fn read_opt<R: tokio::io::AsyncRead + Unpin>(
-    stream: &mut Option<R>,
-    buf: &mut [u8],
-) -> std::io::Result<usize> {
-    match stream {
-        Some(s) => s.read(buf).await,
-        None => std::future::pending().await,
-    }
-}
-
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashOutputInput {
@@ -265,12 +255,10 @@ impl BashOutputTool {
 impl Tool for BashOutputTool {
     type Input = BashOutputInput;
 
-    fn name(&self) -> &'static str {
-        "BashOutput"
-    }
-
-    fn kind(&self) -> crate::tools::ToolKind {
-        crate::tools::ToolKind::Execute
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("BashOutput", ToolKind::Execute)
+            .read_only()
+            .concurrency_safe()
     }
 
     fn description(&self) -> String {
@@ -278,14 +266,6 @@ impl Tool for BashOutputTool {
          (running, completed, failed, killed) and exit code. `filter` keeps only lines matching \
          a regular expression; the other lines are consumed."
             .to_string()
-    }
-
-    fn is_concurrency_safe(&self, _input: &BashOutputInput) -> bool {
-        true
-    }
-
-    fn is_read_only(&self, _input: &BashOutputInput) -> bool {
-        true
     }
 
     fn title(&self, input: &BashOutputInput, _ctx: &SessionContext) -> String {
@@ -384,12 +364,8 @@ impl KillShellTool {
 impl Tool for KillShellTool {
     type Input = KillShellInput;
 
-    fn name(&self) -> &'static str {
-        "KillShell"
-    }
-
-    fn kind(&self) -> crate::tools::ToolKind {
-        crate::tools::ToolKind::Execute
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("KillShell", ToolKind::Execute)
     }
 
     fn description(&self) -> String {

@@ -25,7 +25,7 @@ use crate::files::paths::tilde_path;
 use crate::protocol::{Display, Field};
 use crate::session::context::SessionContext;
 use crate::tools::spill::{head_tail, limit_result};
-use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use process::{Ending, RunOutcome};
 
 /// Default and maximum timeouts, in milliseconds.
@@ -67,16 +67,8 @@ impl BashTool {
 impl Tool for BashTool {
     type Input = BashInput;
 
-    fn name(&self) -> &'static str {
-        "Bash"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["run_shell"]
-    }
-
-    fn kind(&self) -> crate::tools::ToolKind {
-        crate::tools::ToolKind::Execute
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("Bash", ToolKind::Execute).aliases(&["run_shell"])
     }
 
     fn description(&self) -> String {

@@ -120,7 +120,7 @@ pub(crate) fn append_capped(buf: &mut Vec<u8>, data: &[u8], dropped: &mut u64) {
 }
 
 /// Read from an optional stream; a missing stream never yields.
-async fn read_some<R: AsyncRead + Unpin>(
+pub(super) async fn read_some<R: AsyncRead + Unpin>(
     stream: &mut Option<R>,
     buf: &mut [u8],
 ) -> std::io::Result<usize> {

@@ -27,7 +27,7 @@ use serde::Deserialize;
 
 use crate::session::context::SessionContext;
 use crate::tools::glob::{resolve_path, walker};
-use crate::tools::{Access, Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use sink::{Collect, FileResult};
 
 /// Entries returned when the model gives no `head_limit`.
@@ -98,16 +98,11 @@ pub struct GrepTool;
 impl Tool for GrepTool {
     type Input = GrepInput;
 
-    fn name(&self) -> &'static str {
-        "Grep"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["grep_search"]
-    }
-
-    fn kind(&self) -> crate::tools::ToolKind {
-        crate::tools::ToolKind::Read
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("Grep", ToolKind::Read)
+            .aliases(&["grep_search"])
+            .read_only()
+            .concurrency_safe()
     }
 
     fn description(&self) -> String {
@@ -121,14 +116,6 @@ impl Tool for GrepTool {
          - Patterns match within a line; set `multiline: true` for patterns that span lines\n\
          - Results are capped by head_limit (default 250); use offset to page"
             .to_string()
-    }
-
-    fn is_concurrency_safe(&self, _input: &GrepInput) -> bool {
-        true
-    }
-
-    fn is_read_only(&self, _input: &GrepInput) -> bool {
-        true
     }
 
     fn title(&self, input: &GrepInput, _ctx: &SessionContext) -> String {

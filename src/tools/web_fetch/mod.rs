@@ -24,7 +24,7 @@ pub use page::{html_to_markdown, lead_with_matches};
 use crate::protocol::{Display, Field};
 use crate::session::context::SessionContext;
 use crate::tools::spill::{head_tail, limit_result};
-use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolOutput};
+use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use page::{Kind, classify, sniff};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -250,16 +250,10 @@ impl WebFetchTool {
 impl Tool for WebFetchTool {
     type Input = WebFetchInput;
 
-    fn name(&self) -> &'static str {
-        "WebFetch"
-    }
-
-    fn aliases(&self) -> &'static [&'static str] {
-        &["web_fetch"]
-    }
-
-    fn kind(&self) -> crate::tools::ToolKind {
-        crate::tools::ToolKind::Fetch
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new("WebFetch", ToolKind::Fetch)
+            .aliases(&["web_fetch"])
+            .concurrency_safe()
     }
 
     fn description(&self) -> String {
@@ -270,10 +264,6 @@ impl Tool for WebFetchTool {
          - Results are cached for 15 minutes; long pages are cut and saved to a file you can Read\n\
          - Read-only for the web, but it needs permission"
             .to_string()
-    }
-
-    fn is_concurrency_safe(&self, _input: &WebFetchInput) -> bool {
-        true
     }
 
     fn title(&self, input: &WebFetchInput, _ctx: &SessionContext) -> String {

@@ -514,27 +514,11 @@ fn the_file_picker_walks_once_matches_off_path_and_drops_stale_results() {
     let actions = h
         .app
         .handle_app_event(AppEvent::FilesListed(Arc::clone(&files)));
-    let [
-        AppAction::MatchFiles {
-            request_id, query, ..
-        },
-    ] = actions.as_slice()
-    else {
-        panic!("expected one match request, got {actions:?}")
-    };
+    let (first, query) = match_request(&actions);
     assert_eq!(query, "m");
-    let first = *request_id;
     let actions = h.press(Key::Char('a'));
-    let [
-        AppAction::MatchFiles {
-            request_id, query, ..
-        },
-    ] = actions.as_slice()
-    else {
-        panic!("expected one match request, got {actions:?}")
-    };
+    let (second, query) = match_request(&actions);
     assert_eq!(query, "ma");
-    let second = *request_id;
     h.app.handle_app_event(AppEvent::FilesMatched {
         request_id: first,
         paths: vec!["README.md".into()],
@@ -694,4 +678,16 @@ fn reopening_the_file_picker_walks_again_and_matches_the_old_list_meanwhile() {
         ),
         "{actions:?}"
     );
+}
+
+/// The one file-match request among `actions`: its id and query.
+fn match_request(actions: &[AppAction]) -> (u64, String) {
+    match actions {
+        [
+            AppAction::MatchFiles {
+                request_id, query, ..
+            },
+        ] => (*request_id, query.clone()),
+        _ => panic!("expected one match request, got {actions:?}"),
+    }
 }

@@ -142,14 +142,7 @@ impl AssistantCell {
                 (0, false)
             }
         };
-        pending |= markdown::layout(
-            &self.done[from..],
-            &pad,
-            ctx.width,
-            ctx.theme,
-            ctx.highlighter,
-            out,
-        );
+        pending |= markdown::layout(&self.done[from..], &pad, ctx.frame(), out);
         if from == 0
             && ctx.width >= 2
             && let Some(first) = out.first_mut().and_then(|l| l.spans.first_mut())
@@ -162,11 +155,7 @@ impl AssistantCell {
             rows: out.len(),
             pending: pending.then_some(generation),
         });
-        let tail = &self.text[self.done_upto..];
-        if !self.complete && !tail.is_empty() {
-            let items = markdown::parse(tail, ctx.theme, self.done_upto > 0, false);
-            pending |= markdown::layout(&items, &pad, ctx.width, ctx.theme, ctx.highlighter, out);
-        }
+        pending |= self.layout_tail(&pad, ctx, out);
         self.patch_bullet(ctx, out);
         pending
     }
@@ -174,15 +163,25 @@ impl AssistantCell {
     /// Lay out from scratch without touching the reuse bookkeeping (the transcript view).
     pub fn layout_fresh(&self, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) -> bool {
         let pad = [Span::raw("  ")];
-        let mut pending =
-            markdown::layout(&self.done, &pad, ctx.width, ctx.theme, ctx.highlighter, out);
-        let tail = &self.text[self.done_upto..];
-        if !self.complete && !tail.is_empty() {
-            let items = markdown::parse(tail, ctx.theme, self.done_upto > 0, false);
-            pending |= markdown::layout(&items, &pad, ctx.width, ctx.theme, ctx.highlighter, out);
-        }
+        let mut pending = markdown::layout(&self.done, &pad, ctx.frame(), out);
+        pending |= self.layout_tail(&pad, ctx, out);
         self.patch_bullet(ctx, out);
         pending
+    }
+
+    /// The text still streaming (not yet parsed into whole items), laid out afresh.
+    fn layout_tail(
+        &self,
+        pad: &[Span<'static>],
+        ctx: &LayoutCtx<'_>,
+        out: &mut Vec<Line<'static>>,
+    ) -> bool {
+        let tail = &self.text[self.done_upto..];
+        if self.complete || tail.is_empty() {
+            return false;
+        }
+        let items = markdown::parse(tail, ctx.theme, self.done_upto > 0, false);
+        markdown::layout(&items, pad, ctx.frame(), out)
     }
 
     /// The first row carries the message bullet in place of its two-column pad.

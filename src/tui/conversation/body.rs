@@ -12,7 +12,6 @@ use ratatui::text::{Line, Span};
 
 use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::{Display, SearchMatch};
-use crate::tui::highlight::Highlighter;
 use crate::tui::markdown::{self, MdItem, Para};
 use crate::tui::review;
 use crate::tui::theme::Theme;
@@ -45,13 +44,11 @@ impl Body {
         })
     }
 
-    /// Wrap the whole body to `width`, each row starting with `pad`.
+    /// Wrap the whole body to the frame's width, each row starting with `pad`.
     pub fn layout(
         &self,
         pad: &[Span<'static>],
-        width: usize,
-        theme: &Theme,
-        highlighter: &Highlighter,
+        frame: markdown::Frame<'_>,
         out: &mut Vec<Line<'static>>,
     ) -> bool {
         let mut pending = false;
@@ -60,11 +57,11 @@ impl Body {
                 Part::Text { text, style } => {
                     for line in text.split('\n') {
                         let spans = [Span::styled(line.to_string(), *style)];
-                        wrap_spans(pad, pad, &spans, width, out);
+                        wrap_spans(pad, pad, &spans, frame.width, out);
                     }
                 }
                 Part::Items(items) => {
-                    pending |= markdown::layout(items, pad, width, theme, highlighter, out);
+                    pending |= markdown::layout(items, pad, frame, out);
                 }
             }
         }

@@ -6,6 +6,7 @@
 use ratatui::text::Span;
 
 use crate::tui::highlight::Highlighter;
+use crate::tui::markdown;
 use crate::tui::theme::Theme;
 
 /// What a layout depends on besides the cell itself.
@@ -16,6 +17,17 @@ pub(crate) struct LayoutCtx<'a> {
     /// Show everything (Ctrl+O on this cell, or the transcript view).
     pub expanded: bool,
     pub focused: bool,
+}
+
+impl<'a> LayoutCtx<'a> {
+    /// What Markdown layout needs of this context.
+    pub fn frame(&self) -> markdown::Frame<'a> {
+        markdown::Frame {
+            width: self.width,
+            theme: self.theme,
+            highlighter: self.highlighter,
+        }
+    }
 }
 
 /// The first gutter glyph of a cell; reversed when the cell has focus.

@@ -169,7 +169,7 @@ impl ToolCell {
         }
         let mut rows = Vec::new();
         let pad = [Span::raw("    ")];
-        let pending = body.layout(&pad, ctx.width, theme, ctx.highlighter, &mut rows);
+        let pending = body.layout(&pad, ctx.frame(), &mut rows);
         let limit = if self.status == ToolStatus::Running {
             COLLAPSED_ROWS
         } else if ctx.expanded {

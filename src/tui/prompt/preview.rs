@@ -93,7 +93,12 @@ pub fn text_lines(
     let theme = Theme::default();
     let mut out = Vec::new();
     if let RequestKind::PlanApproval { plan } = &req.kind {
-        markdown::render(plan, &[], width, &theme, highlighter, &mut out);
+        let frame = markdown::Frame {
+            width,
+            theme: &theme,
+            highlighter,
+        };
+        markdown::render(plan, &[], frame, &mut out);
         return out;
     }
     if let Some(display) = &req.preview {

@@ -33,26 +33,11 @@ pub struct Piece {
 /// the k-th removed line pairs with the k-th added line; lines beyond the shorter run pair with
 /// nothing.
 pub fn partners(hunk: &Hunk) -> Vec<Option<usize>> {
-    let lines = &hunk.lines;
-    let mut out = vec![None; lines.len()];
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i].kind == LineKind::Context {
-            i += 1;
-            continue;
-        }
-        let removed_start = i;
-        while i < lines.len() && lines[i].kind == LineKind::Removed {
-            i += 1;
-        }
-        let added_start = i;
-        while i < lines.len() && lines[i].kind == LineKind::Added {
-            i += 1;
-        }
-        let pairs = (added_start - removed_start).min(i - added_start);
-        for k in 0..pairs {
-            out[removed_start + k] = Some(added_start + k);
-            out[added_start + k] = Some(removed_start + k);
+    let mut out = vec![None; hunk.lines.len()];
+    for (removed, added) in hunk.blocks() {
+        for (r, a) in removed.zip(added) {
+            out[r] = Some(a);
+            out[a] = Some(r);
         }
     }
     out

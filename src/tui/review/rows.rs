@@ -4,7 +4,7 @@
 //! cheap; only the rows on screen are ever laid out. Invariant: every hunk contributes exactly
 //! one `Header` row followed by its line rows, in hunk order.
 
-use crate::diff::{FileDiff, Hunk, LineKind};
+use crate::diff::{FileDiff, Hunk};
 
 /// How changed lines are arranged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,36 +78,24 @@ pub fn build(hunks: &[Hunk], layout: Layout) -> Vec<Row> {
 /// Context lines sit on both sides; in each change block the k-th removed line faces the k-th
 /// added line and the longer run continues alone.
 fn pair_rows(h: usize, hunk: &Hunk, rows: &mut Vec<Row>) {
-    let lines = &hunk.lines;
-    let mut i = 0;
-    while i < lines.len() {
-        if lines[i].kind == LineKind::Context {
+    let context = |i: usize| Row::Pair {
+        hunk: h,
+        old: Some(i),
+        new: Some(i),
+    };
+    let mut next = 0;
+    for (removed, added) in hunk.blocks() {
+        rows.extend((next..removed.start).map(context));
+        for k in 0..removed.len().max(added.len()) {
             rows.push(Row::Pair {
                 hunk: h,
-                old: Some(i),
-                new: Some(i),
-            });
-            i += 1;
-            continue;
-        }
-        let removed_start = i;
-        while i < lines.len() && lines[i].kind == LineKind::Removed {
-            i += 1;
-        }
-        let added_start = i;
-        while i < lines.len() && lines[i].kind == LineKind::Added {
-            i += 1;
-        }
-        let removed = added_start - removed_start;
-        let added = i - added_start;
-        for k in 0..removed.max(added) {
-            rows.push(Row::Pair {
-                hunk: h,
-                old: (k < removed).then_some(removed_start + k),
-                new: (k < added).then_some(added_start + k),
+                old: (k < removed.len()).then_some(removed.start + k),
+                new: (k < added.len()).then_some(added.start + k),
             });
         }
+        next = added.end;
     }
+    rows.extend((next..hunk.lines.len()).map(context));
 }
 
 /// Digits of the largest line number the diff shows (at least one).
