@@ -14,6 +14,7 @@ pub mod files;
 pub mod headless;
 pub mod hooks;
 pub mod llm;
+pub mod media;
 pub mod permissions;
 pub mod protocol;
 pub mod rules;

@@ -598,3 +598,36 @@ async fn broken_settings_with_a_deny_stop_headless_before_any_request() {
     assert!(result.contains("Bash(rm *)"), "{result}");
     assert!(result.contains("\"is_error\":true"), "{result}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_read_token_limit_follows_the_environment() {
+    for var in [
+        "CAIRN_FILE_READ_MAX_OUTPUT_TOKENS",
+        "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS",
+    ] {
+        let s = server(json!({"turns": [
+            {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "notes.txt"}}]},
+            {"text": "done"}]}))
+        .await;
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+        let mut cmd = cairn_command(project.path(), home.path());
+        cmd.args(["-p", "read notes.txt"])
+            .env(var, "5")
+            .env("ANTHROPIC_BASE_URL", s.anthropic_base_url())
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .stdin(std::process::Stdio::null());
+        let out = cmd.output().await.unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let body = s.requests()[1].body.to_string();
+        assert!(
+            body.contains("exceeds the maximum allowed tokens (5)"),
+            "{var}: {body}"
+        );
+    }
+}

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::ToolError;
 use super::diff_snippet::{diff_snippet, shift_ranges};
 use super::file_common::{DiskText, line_count, load_for_edit};
-use super::text_match::{closest_region, locate, numbered_line};
+use super::text_match::{MatchKind, closest_region, locate, numbered_line};
 use crate::diff::{self, changes};
 use crate::files::encoding::{self, LineEnding, TextFormat};
 use crate::files::state::{FileSnapshot, ReadFileState};
@@ -141,7 +141,8 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
             })
         }
         Change::Edits(edits) => {
-            let after = apply_edits(&before, edits, format.line_ending)?;
+            let mut notes = Vec::new();
+            let after = apply_edits_noting(&before, edits, format.line_ending, &mut notes)?;
             let hunks = changes(&before, &after);
             check_seen(&snap, &before, &hunks)?;
             Ok(Plan {
@@ -152,7 +153,7 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
                 before,
                 after,
                 format,
-                notes: Vec::new(),
+                notes,
                 disk_hash: Some(disk_hash),
             })
         }
@@ -189,6 +190,17 @@ fn plan_new_file(path: &Path, change: Change<'_>) -> Result<Plan, ToolError> {
 
 /// Apply `edits` in order to `text`, each on the result of the previous.
 pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<String, ToolError> {
+    apply_edits_noting(text, edits, le, &mut Vec::new())
+}
+
+/// As [`apply_edits`], adding to `notes` how an edit matched when it was not exactly (quotes
+/// normalised, line-number prefixes stripped), so the model learns it.
+fn apply_edits_noting(
+    text: &str,
+    edits: &[EditSpec],
+    le: LineEnding,
+    notes: &mut Vec<String>,
+) -> Result<String, ToolError> {
     // Borrow the input until the first edit: a large file is copied once, not twice.
     let mut text: std::borrow::Cow<'_, str> = text.into();
     for (i, e) in edits.iter().enumerate() {
@@ -208,6 +220,24 @@ pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<Str
                 not_found_message(&text, &e.old_string),
             ));
         };
+        if let Some(how) = match found.kind {
+            MatchKind::Exact => None,
+            MatchKind::Quotes => Some(
+                "matched after normalising quotes: the file's curly quotes were kept in the \
+                 replacement",
+            ),
+            MatchKind::LinePrefixes => Some(
+                "matched after stripping line-number prefixes copied from Read output (they are \
+                 not part of the file)",
+            ),
+        } {
+            let which = if edits.len() > 1 {
+                format!("edit {}: ", i + 1)
+            } else {
+                String::new()
+            };
+            notes.push(format!("Note: {which}old_string {how}."));
+        }
         let n = found.occurrences.len();
         if n > 1 && !e.replace_all {
             return Err(name_edit(
@@ -234,6 +264,12 @@ pub fn apply_edits(text: &str, edits: &[EditSpec], le: LineEnding) -> Result<Str
 }
 
 fn not_found_message(text: &str, old: &str) -> String {
+    if text.trim().is_empty() {
+        return format!(
+            "String to replace not found in file: the file is empty.\nString: {old}\nUse Write to \
+             give it its content (or Edit with an empty old_string)."
+        );
+    }
     let mut msg = format!("String to replace not found in file.\nString: {old}");
     if let Some((start, end)) = closest_region(text, old) {
         let lines: Vec<String> = text

@@ -19,6 +19,7 @@ pub mod glob;
 pub mod grep;
 pub mod kind;
 pub mod multi_edit;
+pub mod notebook_edit;
 pub mod plan_mode;
 pub mod read;
 pub mod registry;

@@ -56,7 +56,7 @@ pub struct GrepInput {
     #[serde(default)]
     pub path: Option<String>,
     /// Only search files matching this glob, e.g. `*.js` or `*.{ts,tsx}`.
-    #[serde(default)]
+    #[serde(default, alias = "include")]
     pub glob: Option<String>,
     /// Only search files of this ripgrep file type, e.g. `rust`, `py`, `js`.
     #[serde(default, rename = "type")]
