@@ -631,3 +631,81 @@ async fn the_read_token_limit_follows_the_environment() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_mentions_attach_files_images_and_directories_on_both_wire_formats() {
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::new_rgb8(8, 6)
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    for openai in [false, true] {
+        let s = server(json!({"turns": [{"text": "seen"}]})).await;
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("notes.txt"), "alpha\nbeta\n").unwrap();
+        std::fs::write(project.path().join("shot.png"), png.get_ref()).unwrap();
+        std::fs::create_dir(project.path().join("docs")).unwrap();
+        std::fs::write(project.path().join("docs/a.md"), "# a\n").unwrap();
+        let mut cmd = cairn_command(project.path(), home.path());
+        let prompt = "compare @notes.txt, @shot.png and @docs with @nobody";
+        cmd.args(["-p", prompt]).stdin(std::process::Stdio::null());
+        if openai {
+            cmd.env("OPENAI_BASE_URL", s.openai_base_url())
+                .env("OPENAI_API_KEY", "test-key");
+        } else {
+            cmd.env("ANTHROPIC_BASE_URL", s.anthropic_base_url())
+                .env("ANTHROPIC_API_KEY", "test-key");
+        }
+        let out = cmd.output().await.unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let body = s.requests()[0].body.clone();
+        let messages = body["messages"].as_array().unwrap();
+        let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap();
+        let text = user.to_string();
+        assert!(text.contains(prompt), "{text}");
+        assert!(text.contains("Attached with @notes.txt:"), "{text}");
+        assert!(text.contains("     1\\talpha"), "{text}");
+        assert!(
+            text.contains("Attached with @docs:") && text.contains("a.md"),
+            "{text}"
+        );
+        assert!(!text.contains("@nobody:"), "{text}");
+        let parts = user["content"].as_array().unwrap();
+        let image = parts
+            .iter()
+            .find(|p| p["type"] == if openai { "image_url" } else { "image" })
+            .unwrap_or_else(|| panic!("no image part: {text}"));
+        if openai {
+            let url = image["image_url"]["url"].as_str().unwrap();
+            assert!(url.starts_with("data:image/png;base64,"), "{url}");
+        } else {
+            assert_eq!(image["source"]["type"], "base64");
+            assert_eq!(image["source"]["media_type"], "image/png");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_at_mention_a_deny_rule_covers_is_not_read() {
+    let s = server(json!({"turns": [{"text": "ok"}]})).await;
+    let settings = r#"{"permissions": {"deny": ["Read(./secret.txt)"]}}"#;
+    let run = cairn_with(
+        Some(&s),
+        false,
+        &["-p", "what is in @secret.txt"],
+        "",
+        &[
+            ("secret.txt", "hunter2\n"),
+            (".claude/settings.json", settings),
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let body = s.requests()[0].body.to_string();
+    assert!(!body.contains("hunter2"), "{body}");
+    assert!(!body.contains("Attached with"), "{body}");
+}

@@ -187,7 +187,13 @@ impl Core {
             });
             return;
         }
+        let (attached, notices) =
+            super::attachments::expand(&prompt, &self.session, &self.gate).await;
+        for message in notices {
+            self.events().send(Event::Notice { message });
+        }
         let mut content = vec![ContentBlock::Text { text: prompt }];
+        content.extend(attached);
         content.extend(
             verdict
                 .additional_context

@@ -4,6 +4,7 @@
 //! A client starts the core with [`start`] and then talks to it only through the returned
 //! [`AgentHandle`]: [`Op`]s in, [`Event`]s out.
 
+mod attachments;
 mod core;
 pub mod executor;
 pub mod prompt;

@@ -38,6 +38,9 @@ pub(super) fn push_user_turn(messages: &mut Vec<Value>, message: &Message) {
                 }
                 text.push_str(t);
             }
+            ContentBlock::Image { source } => {
+                image_parts.push(image_url(&source.media_type, &source.data))
+            }
             _ => {}
         }
     }
@@ -101,12 +104,17 @@ fn push_images(parts: &mut Vec<Value>, tool_use_id: &str, content: &ToolResultCo
                 }));
                 labelled = true;
             }
-            parts.push(json!({
-                "type": "image_url",
-                "image_url": {"url": format!("data:{media_type};base64,{data}")},
-            }));
+            parts.push(image_url(media_type, data));
         }
     }
+}
+
+/// One `image_url` part with the image inline as a data URL.
+fn image_url(media_type: &str, data: &str) -> Value {
+    json!({
+        "type": "image_url",
+        "image_url": {"url": format!("data:{media_type};base64,{data}")},
+    })
 }
 
 #[cfg(test)]

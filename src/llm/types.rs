@@ -67,6 +67,33 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+    /// An image the person attached to a prompt (Anthropic's shape: a base64 `source`).
+    Image {
+        source: ImageSource,
+    },
+}
+
+/// The data of an [`ContentBlock::Image`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageSource {
+    /// Always `base64`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub media_type: String,
+    pub data: String,
+}
+
+impl ContentBlock {
+    /// An image block from base64 `data`.
+    pub fn image(media_type: impl Into<String>, data: impl Into<String>) -> ContentBlock {
+        ContentBlock::Image {
+            source: ImageSource {
+                kind: "base64".into(),
+                media_type: media_type.into(),
+                data: data.into(),
+            },
+        }
+    }
 }
 
 /// A tool as offered to the model.

@@ -185,6 +185,25 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_with_at_mentions_says_what_was_attached() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        h.type_text("compare @notes.txt with @shot.png");
+        h.press(Key::Enter);
+        h.event(Event::TurnStarted { turn_id: 1 });
+        for message in [
+            "Attached @notes.txt (read 2 lines)",
+            "Attached @shot.png (image 640x480)",
+            "@.env was not attached: a deny rule covers it.",
+        ] {
+            h.event(Event::Notice {
+                message: message.into(),
+            });
+        }
+        insta::assert_snapshot!(screen(&mut h, 80, 12, 1));
+    }
+
+    #[test]
     fn working_with_a_queued_message() {
         let mut h = Harness::new();
         h.event(session(PermissionMode::Default));

@@ -19,6 +19,7 @@ use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+mod attach;
 mod limits;
 mod media;
 mod text;
@@ -31,6 +32,7 @@ use crate::files::encoding;
 use crate::files::state::{EntrySource, ReadRecord, content_hash};
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
+pub use attach::{Attached, attach};
 pub use limits::ReadLimits;
 use media::{MediaKind, pdf_pages};
 pub use text::MAX_LINE_CHARS;

@@ -1,0 +1,126 @@
+//! `@path` in a prompt: each mention of an existing file or directory inside the working
+//! directories is attached to the prompt as Read would show it (text with line numbers, an
+//! image, a PDF's text, a notebook, a directory listing), in the TUI and headless alike, since
+//! both submit prompts to the core. A mention that names nothing on disk is left as text (it may
+//! be a handle, `@alice`); one a deny rule covers, or outside the working directories, is not
+//! read, and the person is told.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::files::paths::expand_path;
+use crate::llm::{ContentBlock, ToolResultBlock};
+use crate::permissions::PermissionGate;
+use crate::session::context::SessionContext;
+use crate::tools::read::attach;
+
+/// At most this many mentions of one prompt are attached.
+const MAX_ATTACHMENTS: usize = 10;
+
+/// The `@` mentions of `prompt`, in order, each once: an `@` at the start or after whitespace,
+/// up to the next whitespace, without trailing punctuation (`@src/main.rs,` → `src/main.rs`).
+pub fn mentions(prompt: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in prompt.split_whitespace() {
+        let Some(rest) = word.strip_prefix('@') else {
+            continue;
+        };
+        let token = rest.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
+        if !token.is_empty() && !out.iter().any(|t| t == token) {
+            out.push(token.to_string());
+        }
+    }
+    out
+}
+
+/// The blocks to send after the prompt, and notices for the person: what was attached, and
+/// mentions that were not.
+pub async fn expand(
+    prompt: &str,
+    session: &Arc<SessionContext>,
+    gate: &PermissionGate,
+) -> (Vec<ContentBlock>, Vec<String>) {
+    let mut blocks = Vec::new();
+    let mut notices = Vec::new();
+    let cwd = session.cwd();
+    for token in mentions(prompt).into_iter().take(MAX_ATTACHMENTS) {
+        let Ok(path) = expand_path(&token, &cwd) else {
+            continue;
+        };
+        if !path.exists() {
+            continue;
+        }
+        if gate.read_denied(&path) {
+            notices.push(format!("@{token} was not attached: a deny rule covers it."));
+            continue;
+        }
+        if !inside(&path, &session.working_dirs()) {
+            notices.push(format!(
+                "@{token} was not attached: it is outside the working directories (--add-dir \
+                 adds a directory)."
+            ));
+            continue;
+        }
+        match attach(&path, session).await {
+            Ok(read) => {
+                notices.push(format!(
+                    "Attached @{token} ({})",
+                    read.summary.to_lowercase()
+                ));
+                blocks.extend(as_prompt_blocks(&token, read.blocks));
+            }
+            Err(e) => notices.push(format!("@{token} was not attached: {e}")),
+        }
+    }
+    (blocks, notices)
+}
+
+/// Whether `path` (resolved) is inside one of `dirs` (resolved).
+fn inside(path: &std::path::Path, dirs: &[PathBuf]) -> bool {
+    let Ok(real) = path.canonicalize() else {
+        return false;
+    };
+    dirs.iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .any(|d| real.starts_with(d))
+}
+
+/// What Read returned, as blocks of the person's message: a heading naming the mention, then
+/// the text and images.
+fn as_prompt_blocks(token: &str, read: Vec<ToolResultBlock>) -> Vec<ContentBlock> {
+    let mut out = Vec::new();
+    let mut text = format!("Attached with @{token}:");
+    for block in read {
+        match block {
+            ToolResultBlock::Text { text: t } => {
+                text.push_str("\n\n");
+                text.push_str(&t);
+            }
+            ToolResultBlock::Image { media_type, data } => {
+                out.push(ContentBlock::Text {
+                    text: std::mem::take(&mut text),
+                });
+                out.push(ContentBlock::image(media_type, data));
+            }
+            ToolResultBlock::Document { .. } => {}
+        }
+    }
+    if !text.is_empty() {
+        out.push(ContentBlock::Text { text });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mentions_are_words_that_start_with_at() {
+        assert_eq!(
+            mentions("look at @src/main.rs, then @docs/ and mail@example.com @src/main.rs."),
+            ["src/main.rs", "docs/"]
+        );
+        assert!(mentions("no mentions @ here").is_empty());
+    }
+}
