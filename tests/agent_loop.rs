@@ -939,3 +939,37 @@ async fn tools_own_their_effects_and_previews() {
         "{results:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pasted_image_outside_the_project_is_attached_but_text_files_there_are_not() {
+    let mut h = harness(Provider::Anthropic, json!({"turns": [{"text": "seen"}]})).await;
+    let outside = tempfile::tempdir().unwrap();
+    let shot = outside.path().join("Screen Shot.png");
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::new_rgb8(4, 3)
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    std::fs::write(&shot, png.get_ref()).unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, "hunter2\n").unwrap();
+    // What the composer sends for a pasted image, and a typed mention of a text file.
+    let prompt = format!("look at @\"{}\" and @{}", shot.display(), secret.display());
+    let events = h.prompt(&prompt).await;
+    let body = h.request_body(0);
+    let user = body["messages"][0].to_string();
+    assert!(user.contains("\"type\":\"image\""), "{user}");
+    assert!(!user.contains("hunter2"), "{user}");
+    let notices: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notice { message } => Some(message.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("outside the working directories")),
+        "{notices:?}"
+    );
+}

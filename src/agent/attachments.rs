@@ -12,23 +12,36 @@ use crate::files::paths::expand_path;
 use crate::llm::{ContentBlock, ToolResultBlock};
 use crate::permissions::PermissionGate;
 use crate::session::context::SessionContext;
-use crate::tools::read::attach;
+use crate::tools::read::{MediaKind, attach};
 
 /// At most this many mentions of one prompt are attached.
 const MAX_ATTACHMENTS: usize = 10;
 
 /// The `@` mentions of `prompt`, in order, each once: an `@` at the start or after whitespace,
-/// up to the next whitespace, without trailing punctuation (`@src/main.rs,` → `src/main.rs`).
+/// up to the next whitespace, without trailing punctuation (`@src/main.rs,` → `src/main.rs`), or
+/// a quoted path (`@"Screen Shot 1.png"`).
 pub fn mentions(prompt: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for word in prompt.split_whitespace() {
-        let Some(rest) = word.strip_prefix('@') else {
-            continue;
+    let mut rest = prompt;
+    while let Some(at) = rest.find('@') {
+        let starts_word = rest[..at].chars().last().is_none_or(char::is_whitespace);
+        let after = &rest[at + 1..];
+        let (token, next) = match after.strip_prefix('"') {
+            Some(quoted) => match quoted.find('"') {
+                Some(end) => (&quoted[..end], &quoted[end + 1..]),
+                None => ("", quoted),
+            },
+            None => {
+                let end = after.find(char::is_whitespace).unwrap_or(after.len());
+                let word = &after[..end];
+                let trimmed = word.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
+                (trimmed, &after[end..])
+            }
         };
-        let token = rest.trim_end_matches([',', '.', ';', ':', '!', '?', ')', '"', '\'']);
-        if !token.is_empty() && !out.iter().any(|t| t == token) {
+        if starts_word && !token.is_empty() && !out.iter().any(|t| t == token) {
             out.push(token.to_string());
         }
+        rest = next;
     }
     out
 }
@@ -54,7 +67,11 @@ pub async fn expand(
             notices.push(format!("@{token} was not attached: a deny rule covers it."));
             continue;
         }
-        if !inside(&path, &session.working_dirs()) {
+        // An image outside the working directories is attached in the TUI, where a person
+        // pasted or typed it; never from a headless prompt, which a script may have built from
+        // untrusted text.
+        let pasted_image = MediaKind::is_image_path(&path) && gate.is_interactive();
+        if !(pasted_image || inside(&path, &session.working_dirs())) {
             notices.push(format!(
                 "@{token} was not attached: it is outside the working directories (--add-dir \
                  adds a directory)."
@@ -122,5 +139,9 @@ mod tests {
             ["src/main.rs", "docs/"]
         );
         assert!(mentions("no mentions @ here").is_empty());
+        assert_eq!(
+            mentions("see @\"/tmp/Screen Shot 1.png\" and @a.rs"),
+            ["/tmp/Screen Shot 1.png", "a.rs"]
+        );
     }
 }

@@ -279,6 +279,11 @@ impl PermissionGate {
         self.mode.clone()
     }
 
+    /// Whether a person can be asked (false in headless mode).
+    pub fn is_interactive(&self) -> bool {
+        self.interactive
+    }
+
     pub fn bypass_allowed(&self) -> bool {
         self.bypass_allowed
     }

@@ -45,6 +45,11 @@ impl MediaKind {
         }
     }
 
+    /// Whether `path` names an image by its extension.
+    pub fn is_image_path(path: &Path) -> bool {
+        MediaKind::of_path(path) == Some(MediaKind::Image)
+    }
+
     /// By magic number, for a file whose extension did not say.
     pub fn of_format(format: Format) -> Option<MediaKind> {
         match format {

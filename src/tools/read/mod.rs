@@ -34,7 +34,8 @@ use crate::protocol::Display;
 use crate::session::context::SessionContext;
 pub use attach::{Attached, attach};
 pub use limits::ReadLimits;
-use media::{MediaKind, pdf_pages};
+pub use media::MediaKind;
+use media::pdf_pages;
 pub use text::MAX_LINE_CHARS;
 use text::{render, select_lines, shown_range, stream_lines};
 

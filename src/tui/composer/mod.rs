@@ -115,10 +115,22 @@ impl Composer {
         Some(full)
     }
 
-    /// A bracketed paste: inline when small, else a placeholder.
+    /// A bracketed paste: an image file's path as `[Image #N]`, small text inline, large text as
+    /// a placeholder.
     pub fn paste(&mut self, text: &str) {
         let text = paste::normalise(text);
         self.history.stop_walking();
+        if let Some(path) = paste::image_path(&text) {
+            let n = 1 + self
+                .pastes
+                .iter()
+                .filter(|p| p.placeholder.starts_with("[Image #"))
+                .count();
+            let p = paste::image(n, &path);
+            self.textarea.insert_str(&p.placeholder);
+            self.pastes.push(p);
+            return;
+        }
         match paste::collapse(&text) {
             Some(p) => {
                 self.textarea.insert_str(&p.placeholder);

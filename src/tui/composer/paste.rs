@@ -1,4 +1,6 @@
-//! Large pastes: shown in the composer as a short `[pasted N lines]` placeholder, sent whole.
+//! Large pastes: shown in the composer as a short `[pasted N lines]` placeholder, sent whole;
+//! a pasted path of an existing image file (as terminals paste a dragged file: maybe quoted,
+//! spaces escaped, `file://`) is shown as `[Image #N]` and sent as an `@` mention of it.
 //!
 //! The composer keeps the placeholders it inserted with their full text; on submit each
 //! placeholder still present is replaced (first occurrence, in paste order) by its text. A
@@ -35,6 +37,35 @@ pub fn collapse(text: &str) -> Option<CollapsedPaste> {
         placeholder,
         text: text.to_string(),
     })
+}
+
+/// The image file a paste names, if it is one: an absolute path (after removing `file://`,
+/// surrounding quotes and `\ ` escapes) of an existing PNG, JPEG, GIF or WebP file.
+pub fn image_path(text: &str) -> Option<std::path::PathBuf> {
+    let t = text.trim();
+    let t = t.strip_prefix("file://").unwrap_or(t);
+    let t = ['\'', '"']
+        .iter()
+        .find_map(|q| t.strip_prefix(*q).and_then(|r| r.strip_suffix(*q)))
+        .unwrap_or(t);
+    let path = std::path::PathBuf::from(t.replace("\\ ", " "));
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    let image = matches!(ext.as_str(), "png" | "jpg" | "jpeg" | "gif" | "webp");
+    (image && path.is_absolute() && path.is_file()).then_some(path)
+}
+
+/// The placeholder of the `n`-th image pasted into a message, sent as a mention of `path`.
+pub fn image(n: usize, path: &std::path::Path) -> CollapsedPaste {
+    let shown = path.display().to_string();
+    let text = if shown.contains(char::is_whitespace) {
+        format!("@\"{shown}\"")
+    } else {
+        format!("@{shown}")
+    };
+    CollapsedPaste {
+        placeholder: format!("[Image #{n}]"),
+        text,
+    }
 }
 
 /// Replace the placeholders still present in `composed` by their full text.
@@ -78,6 +109,41 @@ mod tests {
         let p = collapse(&"long ".repeat(300)).unwrap();
         assert_eq!(p.placeholder, "[pasted 1 line, 1500 chars]");
         assert_eq!(expand("nothing here", &[p]), "nothing here");
+    }
+
+    #[test]
+    fn a_pasted_image_path_becomes_a_numbered_mention() {
+        let dir = tempfile::tempdir().unwrap();
+        let shot = dir.path().join("Screen Shot 1.png");
+        std::fs::write(&shot, b"png").unwrap();
+        let escaped = shot.display().to_string().replace(' ', "\\ ");
+        for pasted in [
+            format!("'{}'", shot.display()),
+            escaped,
+            format!("file://{}", shot.display()),
+        ] {
+            assert_eq!(
+                image_path(&pasted).as_deref(),
+                Some(shot.as_path()),
+                "{pasted}"
+            );
+        }
+        assert_eq!(
+            image_path("notes.png"),
+            None,
+            "relative: not a dragged file"
+        );
+        assert_eq!(
+            image_path(&dir.path().join("missing.png").display().to_string()),
+            None
+        );
+        let p = image(2, &shot);
+        assert_eq!(p.placeholder, "[Image #2]");
+        assert_eq!(p.text, format!("@\"{}\"", shot.display()));
+        assert_eq!(
+            expand("look [Image #2]", std::slice::from_ref(&p)),
+            format!("look {}", p.text)
+        );
     }
 
     #[test]

@@ -45,3 +45,22 @@ fn ctrl_u_deletes_to_the_line_start_and_the_cursor_is_reported_in_terminal_coord
     // Row 2 of the text (below the rule), after the two-column prompt sign.
     assert_eq!(pos, Some(Position::new(2, 5)));
 }
+
+#[test]
+fn pasted_image_paths_show_as_numbered_images_and_are_sent_as_mentions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.png"), dir.path().join("b c.jpg"));
+    std::fs::write(&a, b"x").unwrap();
+    std::fs::write(&b, b"x").unwrap();
+    let mut c = Composer::new(History::default());
+    c.insert_str("compare ");
+    c.paste(&a.display().to_string());
+    c.insert_str(" with ");
+    c.paste(&format!("'{}'", b.display()));
+    assert_eq!(c.text(), "compare [Image #1] with [Image #2]");
+    let sent = c.take_submission().unwrap();
+    assert_eq!(
+        sent,
+        format!("compare @{} with @\"{}\"", a.display(), b.display())
+    );
+}
