@@ -115,6 +115,10 @@ pub enum Event {
     ModeChanged {
         mode: PermissionMode,
     },
+    /// The session's todo list, whole, after the model changed it (TodoWrite).
+    TodosUpdated {
+        todos: Vec<Todo>,
+    },
     /// Something the person should know that is not an error (queued prompt started, etc.).
     Notice {
         message: String,
@@ -234,6 +238,25 @@ pub enum Display {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
+}
+
+/// One item of the session's todo list (Claude Code's TodoWrite shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Todo {
+    /// What to do, in the imperative (`Run the tests`).
+    pub content: String,
+    pub status: TodoStatus,
+    /// The same in the present continuous, shown while it is in progress (`Running the tests`).
+    #[serde(rename = "activeForm")]
+    pub active_form: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
 }
 
 /// One labelled value of [`Display::Fields`].

@@ -973,3 +973,43 @@ async fn a_pasted_image_outside_the_project_is_attached_but_text_files_there_are
         "{notices:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn todo_write_updates_the_session_list_without_asking() {
+    let todos = json!([
+        {"content": "Read the code", "activeForm": "Reading the code", "status": "completed"},
+        {"content": "Fix the bug", "activeForm": "Fixing the bug", "status": "in_progress"}
+    ]);
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [
+            {"tool_calls": [{"id": "t", "name": "TodoWrite", "input": {"todos": todos}}]},
+            {"tool_calls": [{"id": "bad", "name": "TodoWrite", "input": {"todos": [
+                {"content": "", "activeForm": "x", "status": "pending"}]}}]},
+            {"text": "tracked"}]}),
+    )
+    .await;
+    // No permission request: run_turn_answering would answer one, so deny to notice it.
+    h.submit("track it");
+    let events = h.run_turn_answering(|r| panic!("asked: {}", r.tool)).await;
+    let updates: Vec<&Vec<cairn::protocol::Todo>> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TodosUpdated { todos } => Some(todos),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updates.len(), 1, "the invalid list changes nothing");
+    assert_eq!(updates[0].len(), 2);
+    assert_eq!(updates[0][1].active_form, "Fixing the bug");
+    let results = tool_results(&h.request_body(2));
+    assert!(
+        results[0]
+            .0
+            .starts_with("Todos have been modified successfully")
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("empty content"),
+        "{results:?}"
+    );
+}

@@ -552,6 +552,12 @@ fn apply_effects(env: &CallEnv, effects: &[Effect]) {
                     mode: PermissionMode::Plan,
                 });
             }
+            Effect::Todos(todos) => {
+                env.session.set_todos(todos.clone());
+                env.session.events.send(Event::TodosUpdated {
+                    todos: todos.clone(),
+                });
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The state one session shares between the agent loop, the tools and the permission gate:
 //! working directories, the read-file state, the session's data directory, the event sender,
-//! reminders queued for the model's next request, and news of tracked files changed on disk
-//! (for whoever waits on a proposal about one).
+//! reminders queued for the model's next request, news of tracked files changed on disk (for
+//! whoever waits on a proposal about one), and the model's todo list.
 //!
 //! Tools that need state of their own (background shells, the web cache) own it themselves;
 //! only what several parts share lives here.
@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::files::state::ReadFileState;
-use crate::protocol::Event;
+use crate::protocol::{Event, Todo};
 
 /// Sends [`Event`]s to the client. Sending never fails: a client that went away is ignored.
 #[derive(Clone, Debug)]
@@ -53,6 +53,8 @@ pub struct SessionContext {
     tool_env: Vec<(String, String)>,
     /// Tracked files that changed on disk (from outside), as the watcher notices them.
     changes: broadcast::Sender<PathBuf>,
+    /// The model's todo list (TodoWrite), whole.
+    todos: Mutex<Vec<Todo>>,
 }
 
 impl SessionContext {
@@ -74,6 +76,7 @@ impl SessionContext {
             reminders: Mutex::new(Vec::new()),
             tool_env: Vec::new(),
             changes: broadcast::channel(64).0,
+            todos: Mutex::new(Vec::new()),
         }
     }
 
@@ -142,6 +145,21 @@ impl SessionContext {
     /// `Lagged` and should treat every file as possibly changed.
     pub fn subscribe_changes(&self) -> broadcast::Receiver<PathBuf> {
         self.changes.subscribe()
+    }
+
+    /// The todo list as the model last wrote it.
+    pub fn todos(&self) -> Vec<Todo> {
+        match self.todos.lock() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    pub fn set_todos(&self, todos: Vec<Todo>) {
+        match self.todos.lock() {
+            Ok(mut g) => *g = todos,
+            Err(poisoned) => *poisoned.into_inner() = todos,
+        }
     }
 
     pub fn take_reminders(&self) -> Vec<String> {

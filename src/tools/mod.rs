@@ -25,6 +25,7 @@ pub mod read;
 pub mod registry;
 pub mod spill;
 pub mod text_match;
+pub mod todo_write;
 pub mod web_fetch;
 pub mod write;
 
@@ -71,6 +72,8 @@ pub enum Access {
 pub enum Effect {
     /// Switch the session to plan mode (EnterPlanMode).
     EnterPlanMode,
+    /// The session's todo list is now this (TodoWrite).
+    Todos(Vec<crate::protocol::Todo>),
 }
 
 /// What a call would do, computed without side effects, shown in the permission prompt and, for

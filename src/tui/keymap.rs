@@ -39,6 +39,8 @@ pub enum Action {
     ScrollTop,
     ScrollBottom,
     ToggleTranscript,
+    /// Show or hide the todo list above the composer.
+    ToggleTodos,
     ToggleExpanded,
     FocusPrev,
     FocusNext,
@@ -172,6 +174,12 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         KeyInput::ctrl('t'),
         B::App(A::ToggleTranscript),
         "full transcript view",
+    ),
+    bind(
+        C::Global,
+        KeyInput::ctrl('g'),
+        B::App(A::ToggleTodos),
+        "show/hide the todo list",
     ),
     bind(
         C::Global,

@@ -1,4 +1,5 @@
-//! Drawing the App: the layout of header, conversation, queued prompts, picker, composer (or
+//! Drawing the App: the layout of header, conversation, the todo list, queued prompts, picker,
+//! composer (or
 //! the permission prompt in its place), status line, and the overlays on top. Reads state; the
 //! only writes are the caches and scroll bookkeeping the conversation view keeps for itself.
 
@@ -15,6 +16,8 @@ use crate::tui::overlay::{Overlay, RenderCtx};
 
 /// Queued prompts shown at most (then "+N more").
 const MAX_QUEUED_ROWS: usize = 3;
+/// Todo items shown at most (then "+N more").
+const MAX_TODO_ROWS: usize = 8;
 
 impl App {
     /// Draw the whole screen into the frame.
@@ -49,9 +52,15 @@ impl App {
         };
         // Up to MAX_QUEUED_ROWS prompts, then one "+N more" row.
         let queued_rows = self.queued.len().min(MAX_QUEUED_ROWS + 1);
-        let [header, body, queued, bottom, status] = Layout::vertical([
+        let todo_rows = if self.todos_shown {
+            self.todos.len().min(MAX_TODO_ROWS + 1)
+        } else {
+            0
+        };
+        let [header, body, todos, queued, bottom, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Min(1),
+            Constraint::Length(u16::try_from(todo_rows).unwrap_or(0)),
             Constraint::Length(u16::try_from(queued_rows).unwrap_or(0)),
             Constraint::Length(bottom_height),
             Constraint::Length(1),
@@ -61,6 +70,7 @@ impl App {
         self.header.render(header, frame.buffer_mut());
         self.conversation
             .render(body, frame.buffer_mut(), &mut self.scroll);
+        self.render_todos(todos, frame);
         self.render_queued(queued, frame);
 
         let busy = self.is_turn_running();
@@ -90,6 +100,44 @@ impl App {
             }
         }
         self.status.render(status, frame.buffer_mut(), now);
+    }
+
+    /// The todo list as a checklist: the item in progress by its active form, done items dim.
+    fn render_todos(&self, area: Rect, frame: &mut Frame) {
+        use crate::protocol::TodoStatus;
+        for (i, todo) in self.todos.iter().take(MAX_TODO_ROWS).enumerate() {
+            let (mark, text, style) = match todo.status {
+                TodoStatus::Pending => ("☐", &todo.content, Style::default()),
+                TodoStatus::InProgress => {
+                    ("◐", &todo.active_form, Style::default().fg(Color::Yellow))
+                }
+                TodoStatus::Completed => ("☑", &todo.content, Style::default().fg(Color::DarkGray)),
+            };
+            let text = crate::tui::conversation::wrap::sanitize(text);
+            let line = Line::from(vec![
+                Span::styled(format!(" {mark} "), style),
+                Span::styled(text.into_owned(), style),
+            ]);
+            let row = Rect {
+                y: area.y + u16::try_from(i).unwrap_or(0),
+                height: 1,
+                ..area
+            };
+            line.render(row, frame.buffer_mut());
+        }
+        if self.todos.len() > MAX_TODO_ROWS && area.height > 0 {
+            let row = Rect {
+                y: area.y + area.height - 1,
+                height: 1,
+                ..area
+            };
+            let more = self.todos.len() - MAX_TODO_ROWS;
+            Line::styled(
+                format!("   +{more} more (Ctrl+G hides the list)"),
+                Style::default().fg(Color::DarkGray),
+            )
+            .render(row, frame.buffer_mut());
+        }
     }
 
     fn render_queued(&self, area: Rect, frame: &mut Frame) {
@@ -134,7 +182,7 @@ mod tests {
 
     use crate::protocol::{Event, PermissionMode, Usage};
     use crate::tui::app::tests::{Harness, finished, request, session};
-    use crate::tui::input::Key;
+    use crate::tui::input::{Key, KeyInput};
     use crate::tui::terminal::TestScreen;
 
     /// The screen as text after drawing at a fixed instant (`working` seconds into the turn).
@@ -201,6 +249,36 @@ mod tests {
             });
         }
         insta::assert_snapshot!(screen(&mut h, 80, 12, 1));
+    }
+
+    #[test]
+    fn the_todo_list_sits_above_the_composer_and_ctrl_g_hides_it() {
+        use crate::protocol::{Todo, TodoStatus};
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        let todo = |content: &str, active: &str, status| Todo {
+            content: content.into(),
+            active_form: active.into(),
+            status,
+        };
+        h.event(Event::TodosUpdated {
+            todos: vec![
+                todo(
+                    "Read the parser",
+                    "Reading the parser",
+                    TodoStatus::Completed,
+                ),
+                todo(
+                    "Fix the off-by-one",
+                    "Fixing the off-by-one",
+                    TodoStatus::InProgress,
+                ),
+                todo("Run the tests", "Running the tests", TodoStatus::Pending),
+            ],
+        });
+        insta::assert_snapshot!(screen(&mut h, 60, 10, 0));
+        h.key(KeyInput::ctrl('g'));
+        assert!(!screen(&mut h, 60, 10, 0).contains("Run the tests"));
     }
 
     #[test]

@@ -129,6 +129,9 @@ pub struct App {
     pub(crate) header: Header,
     pub(crate) layers: Vec<Layer>,
     pub(crate) queued: VecDeque<String>,
+    /// The model's todo list (TodoWrite), and whether it is shown above the composer.
+    pub(crate) todos: Vec<crate::protocol::Todo>,
+    pub(crate) todos_shown: bool,
     ops: UnboundedSender<Op>,
     turn_running: bool,
     quit_armed: bool,
@@ -153,6 +156,8 @@ impl App {
             header: Header::for_dir(&config.cwd),
             layers: Vec::new(),
             queued: VecDeque::new(),
+            todos: Vec::new(),
+            todos_shown: true,
             ops,
             turn_running: false,
             quit_armed: false,
@@ -320,6 +325,7 @@ impl App {
                 self.status.context_window = *context_window;
             }
             Event::ModeChanged { mode } => self.status.mode = *mode,
+            Event::TodosUpdated { todos } => self.todos = todos.clone(),
             Event::TurnFinished { .. } => {
                 self.turn_running = false;
                 self.status.working_since = None;
@@ -544,6 +550,7 @@ impl App {
             Action::ScrollTop => self.active_scroll().to_top(),
             Action::ScrollBottom => self.active_scroll().to_bottom(),
             Action::ToggleTranscript => self.toggle_transcript(),
+            Action::ToggleTodos => self.todos_shown = !self.todos_shown,
             Action::ToggleExpanded => self.conversation.toggle_expanded(),
             Action::FocusPrev => self.conversation.focus_prev(),
             Action::FocusNext => self.conversation.focus_next(),

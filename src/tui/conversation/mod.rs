@@ -350,7 +350,10 @@ impl Conversation {
             Event::Notice { message } => self.push_notice(NoticeKind::Info, message),
             Event::Error { message } => self.push_notice(NoticeKind::Error, message),
             Event::SessionConfigured(info) => self.cwd = Some(info.cwd.clone()),
-            Event::ToolResults { .. } | Event::Usage { .. } | Event::ModeChanged { .. } => {}
+            Event::ToolResults { .. }
+            | Event::Usage { .. }
+            | Event::ModeChanged { .. }
+            | Event::TodosUpdated { .. } => {}
         }
     }
 
