@@ -406,6 +406,34 @@ async fn notebooks_are_read_and_edited_in_each_mode() {
 }
 
 #[tokio::test]
+async fn a_notebook_heavy_with_output_images_is_read_and_its_images_sent() {
+    let w = Workspace::new();
+    let png = base64::engine::general_purpose::STANDARD
+        .encode(encoded(&noisy(300, 300), image::ImageFormat::Png));
+    let mut book: Value = serde_json::from_str(NOTEBOOK).unwrap();
+    let output = json!({"output_type": "display_data", "metadata": {},
+                        "data": {"image/png": png, "text/plain": ["<Figure>"]}});
+    book["cells"][1]["outputs"] = json!([output.clone(), output.clone(), output]);
+    let text = serde_json::to_string_pretty(&book).unwrap();
+    assert!(text.len() > 256 * 1024, "{} bytes", text.len());
+    w.write("plots.ipynb", &text);
+    let out = read(&w, json!({"file_path": p(&w, "plots.ipynb")}))
+        .await
+        .unwrap();
+    let images = out
+        .content
+        .0
+        .iter()
+        .filter(|b| matches!(b, ToolResultBlock::Image { .. }))
+        .count();
+    assert_eq!(images, 3);
+    assert!(
+        !out.content.text().contains(&png[..100]),
+        "no raw base64 in the text"
+    );
+}
+
+#[tokio::test]
 async fn the_seed_tools_parameters_work() {
     let w = Workspace::new();
     w.write("src/a.rs", "fn needle() {}\n");

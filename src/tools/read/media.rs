@@ -89,16 +89,15 @@ pub async fn read(
             "The pages parameter is for PDF files only; for text files use offset and limit.",
         ));
     }
-    if kind != MediaKind::Notebook && size > MAX_MEDIA_BYTES {
+    // A notebook's size is mostly its output images, which are sent within their own budget:
+    // the token limit applies to its text, not the 256 KB whole-file limit of plain text.
+    if size > MAX_MEDIA_BYTES {
         return Err(ToolError::new(format!(
-            "{} is {} MB; Read takes images and PDFs up to {} MB.",
+            "{} is {} MB; Read takes images, PDFs and notebooks up to {} MB.",
             path.display(),
             size.div_ceil(1024 * 1024),
             MAX_MEDIA_BYTES / (1024 * 1024)
         )));
-    }
-    if kind == MediaKind::Notebook {
-        limits.check_size(size)?;
     }
     let bytes = tokio::fs::read(path)
         .await
