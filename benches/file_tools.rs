@@ -20,6 +20,7 @@ fn ctx(session: &Arc<SessionContext>) -> ToolContext {
         progress: ProgressSender::new("bench".into(), session.events.clone()),
         preview: None,
         content_override: None,
+        answers: None,
     }
 }
 

@@ -36,6 +36,7 @@ fn context(dir: &Path) -> ToolContext {
         progress: ProgressSender::new("bench".into(), events),
         preview: None,
         content_override: None,
+        answers: None,
     }
 }
 

@@ -382,6 +382,30 @@ pub enum RequestKind {
     Tool,
     /// ExitPlanMode: the person approves the plan (choosing the next mode) or keeps planning.
     PlanApproval { plan: String },
+    /// AskUserQuestion: the person answers each question ([`Decision::Answers`]) or declines.
+    Questions { questions: Vec<Question> },
+}
+
+/// A question the model asks the person (Claude Code's AskUserQuestion shape).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Question {
+    /// The whole question, ending with a question mark.
+    pub question: String,
+    /// A very short label for it (at most 12 characters), e.g. `Auth method`.
+    pub header: String,
+    /// Two to four choices; the person may also type their own answer.
+    pub options: Vec<QuestionOption>,
+    /// Whether several options may be chosen.
+    #[serde(rename = "multiSelect", default)]
+    pub multi_select: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct QuestionOption {
+    /// What the person picks (one to five words).
+    pub label: String,
+    /// What the choice means or implies.
+    pub description: String,
 }
 
 /// What an allow answer grants beyond the call itself.
@@ -425,6 +449,11 @@ pub enum Decision {
     /// Approve a plan and switch to this mode.
     ApprovePlan {
         mode: PermissionMode,
+    },
+    /// The answers to a [`RequestKind::Questions`] request, one per question in order (several
+    /// options of a multi-select question joined with `, `).
+    Answers {
+        answers: Vec<String>,
     },
 }
 

@@ -1013,3 +1013,36 @@ async fn todo_write_updates_the_session_list_without_asking() {
         "{results:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_user_question_puts_the_questions_to_the_person_and_returns_the_answers() {
+    let questions = json!([{"question": "Which database?", "header": "Database",
+        "options": [{"label": "Postgres", "description": "server"},
+                    {"label": "SQLite", "description": "file"}], "multiSelect": false}]);
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [
+            {"tool_calls": [{"id": "q", "name": "AskUserQuestion", "input": {"questions": questions}}]},
+            {"text": "SQLite it is"}]}),
+    )
+    .await;
+    h.submit("set up storage");
+    let mut asked = Vec::new();
+    h.run_turn_answering(|req| {
+        asked.push(req.kind.clone());
+        Decision::Answers {
+            answers: vec!["SQLite".into()],
+        }
+    })
+    .await;
+    let [cairn::protocol::RequestKind::Questions { questions }] = asked.as_slice() else {
+        panic!("{asked:?}")
+    };
+    assert_eq!(questions[0].header, "Database");
+    let results = tool_results(&h.request_body(1));
+    assert_eq!(
+        results[0].0,
+        "User has answered your questions: \"Which database?\"=\"SQLite\". You can now continue \
+         with the user's answers in mind."
+    );
+}

@@ -709,3 +709,20 @@ async fn an_at_mention_a_deny_rule_covers_is_not_read() {
     assert!(!body.contains("hunter2"), "{body}");
     assert!(!body.contains("Attached with"), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_questions_are_refused_with_a_way_forward() {
+    let questions = json!([{"question": "Which?", "header": "Pick",
+        "options": [{"label": "A", "description": ""}, {"label": "B", "description": ""}]}]);
+    let s = server(json!({"turns": [
+        {"tool_calls": [{"id": "q", "name": "AskUserQuestion", "input": {"questions": questions}}]},
+        {"text": "chose A"}]}))
+    .await;
+    let run = cairn(Some(&s), false, &["-p", "decide"], "").await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let body = s.requests()[1].body.to_string();
+    assert!(
+        body.contains("No one can answer questions in non-interactive mode"),
+        "{body}"
+    );
+}

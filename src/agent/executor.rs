@@ -369,6 +369,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         progress: ProgressSender::new(call_id.clone(), events.clone()),
         preview: None,
         content_override: None,
+        answers: None,
     };
 
     let mut call = Checked::new(&env, &tool, input, raw);
@@ -442,8 +443,12 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
                     .unwrap_or_else(|| "The user denied this tool call.".into());
                 return fail(message, Some(effect.outcome));
             }
-            if let Decision::AllowEdited { content, note, .. } = decision {
-                ctx.content_override = Some(ContentOverride { content, note });
+            match decision {
+                Decision::AllowEdited { content, note, .. } => {
+                    ctx.content_override = Some(ContentOverride { content, note });
+                }
+                Decision::Answers { answers } => ctx.answers = Some(answers),
+                _ => {}
             }
             outcome = Some(effect.outcome);
         }

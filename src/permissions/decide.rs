@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
 use super::safety::{PathFacts, normalize_lexically, path_facts, shell_path, shell_path_facts};
-use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, plan};
+use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, plan, question};
 use crate::hooks::PreToolAnswer;
 use crate::protocol::{PermissionMode, PermissionRequest, RequestKind};
 use crate::rules::{Rule, Specifier, Target};
@@ -42,6 +42,8 @@ struct Facts<'a> {
     read_only: bool,
     /// The plan the call asks the person to approve (it leaves plan mode).
     plan: Option<String>,
+    /// Questions the call asks the person.
+    questions: Option<Vec<crate::protocol::Question>>,
     paths: Vec<PathItem>,
     commands: Vec<CommandItem>,
     /// Whole command lines (deny rules also see them unsplit).
@@ -118,6 +120,9 @@ impl PermissionGate {
                 message: format!("A PreToolUse hook denied this call: {reason}"),
             };
         }
+        if let Some(questions) = &facts.questions {
+            return question::request(call, questions, self.interactive);
+        }
         let ask_rule = self.ask.iter().find(|r| blocks(&r.rule, &facts));
         if let Some(r) = ask_rule.filter(|_| mode != PermissionMode::BypassPermissions) {
             let reason = format!("the rule `{}` ({}) asks before this", r.rule.text, r.origin);
@@ -172,6 +177,7 @@ impl PermissionGate {
             kind: call.tool.kind(),
             read_only,
             plan: None,
+            questions: None,
             paths: Vec::new(),
             commands: Vec::new(),
             lines: Vec::new(),
@@ -227,6 +233,7 @@ impl PermissionGate {
                 Access::Fetch(url) => f.hosts.push(host_of(url)),
                 Access::Named(n) => f.names.push(n.clone()),
                 Access::ApprovePlan(text) => f.plan = Some(text.clone()),
+                Access::AskPerson(q) => f.questions = Some(q.clone()),
             }
         }
         Ok(f)

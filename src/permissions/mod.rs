@@ -20,6 +20,7 @@
 pub mod ask;
 mod decide;
 mod plan;
+mod question;
 pub mod safety;
 
 use std::collections::HashMap;
@@ -333,6 +334,9 @@ impl PermissionGate {
         if let Some(effect) = plan::answer(request, decision, &self.mode) {
             return effect;
         }
+        if let Some(effect) = question::answer(request, decision) {
+            return effect;
+        }
         let allow = |outcome| DecisionEffect {
             allow: true,
             outcome,
@@ -399,8 +403,11 @@ impl PermissionGate {
                 }
                 effect
             }
-            // Plan requests are answered in `plan::answer`; for any other this allows the call.
-            Decision::ApprovePlan { .. } => allow(CallOutcome::AllowedOnce),
+            // Plan and question requests are answered in `plan` and `question`; for any other
+            // request these allow the call.
+            Decision::ApprovePlan { .. } | Decision::Answers { .. } => {
+                allow(CallOutcome::AllowedOnce)
+            }
             Decision::DenyOnce => deny(
                 CallOutcome::Denied,
                 "The user doesn't want to proceed with this tool use. The tool use was rejected. \

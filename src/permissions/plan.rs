@@ -76,6 +76,7 @@ pub(super) fn answer(
         // Every "yes" approves the plan; the allow options of an ordinary prompt mean the
         // default mode afterwards.
         Decision::ApprovePlan { mode: next } => approve(mode, *next),
+        Decision::Answers { .. } => approve(mode, PermissionMode::Default),
         Decision::AllowOnce
         | Decision::AllowSession
         | Decision::AllowAllEditsSession

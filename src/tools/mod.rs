@@ -8,6 +8,7 @@
 //! blocks for the model — text, and images or documents — and a [`Display`] for people) or a
 //! [`ToolError`] whose message tells the model what to do next.
 
+pub mod ask_user;
 pub mod attachment;
 pub mod bash;
 pub mod diff_snippet;
@@ -65,6 +66,9 @@ pub enum Access {
     /// Needs the person's approval of this plan, and ends plan mode when given (ExitPlanMode).
     /// Outside plan mode there is nothing to approve, and the call is refused.
     ApprovePlan(String),
+    /// Needs the person's answers to these questions (AskUserQuestion); refused when no one can
+    /// be asked.
+    AskPerson(Vec<crate::protocol::Question>),
 }
 
 /// What a successful call asks of the core beside its result.
@@ -125,6 +129,8 @@ pub struct ToolContext {
     pub preview: Option<Preview>,
     /// Set when the person changed the proposed content before approving.
     pub content_override: Option<ContentOverride>,
+    /// The person's answers, for a call that asked questions ([`Access::AskPerson`]).
+    pub answers: Option<Vec<String>>,
 }
 
 /// A successful result.

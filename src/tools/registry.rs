@@ -17,6 +17,7 @@ pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
         Arc::new(super::read::ReadTool),
         Arc::new(super::notebook_edit::NotebookEditTool::default()),
         Arc::new(super::todo_write::TodoWriteTool),
+        Arc::new(super::ask_user::AskUserQuestionTool),
         Arc::new(super::write::WriteTool::default()),
         Arc::new(super::edit::EditTool::default()),
         Arc::new(super::multi_edit::MultiEditTool::default()),

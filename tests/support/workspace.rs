@@ -40,6 +40,7 @@ pub fn tool_context(session: &Arc<SessionContext>, call_id: &str) -> ToolContext
         progress: ProgressSender::new(call_id.into(), session.events.clone()),
         preview: None,
         content_override: None,
+        answers: None,
     }
 }
 

@@ -39,6 +39,7 @@ pub async fn attach(path: &Path, session: &Arc<SessionContext>) -> Result<Attach
         progress: ProgressSender::new(call_id, session.events.clone()),
         preview: None,
         content_override: None,
+        answers: None,
     };
     let input = ReadInput {
         file_path: path.display().to_string(),

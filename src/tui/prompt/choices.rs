@@ -1,9 +1,10 @@
 //! The options a prompt offers, as data: the fixed keys shown on screen, the words, and the
 //! keymap [`PromptAction`] each one stands for. Which options appear depends on the request: plans
 //! get approve/approve/keep planning; edits also get "allow all edits"; "always allow" only when
-//! the request carries a rule that can be saved.
+//! the request carries a rule that can be saved. A question offers its own options on the digit
+//! keys, "type an answer" on `5`, and, when several may be chosen, "done" on `6`.
 
-use crate::protocol::{PermissionRequest, RequestKind};
+use crate::protocol::{PermissionRequest, Question, RequestKind};
 use crate::tui::keymap::PromptAction;
 
 /// One option of the prompt.
@@ -80,6 +81,47 @@ pub fn choices(req: &PermissionRequest, edit: bool) -> Vec<Choice> {
             format!("always allow: save the rule {rule}"),
             PromptAction::AlwaysAllow,
         ));
+    }
+    out
+}
+
+/// The prompt actions the digit keys 1-4 stand for (see the keymap), in order.
+pub const DIGIT_ACTIONS: [PromptAction; 4] = [
+    PromptAction::AllowOnce,
+    PromptAction::AllowSession,
+    PromptAction::DenyOnce,
+    PromptAction::DenySession,
+];
+
+/// The options for question `q`; `picked` marks the options chosen so far of a multi-select one.
+pub fn question_choices(q: &Question, picked: &[usize]) -> Vec<Choice> {
+    const KEYS: [&str; 4] = ["1", "2", "3", "4"];
+    let mut out: Vec<Choice> = q
+        .options
+        .iter()
+        .zip(KEYS.iter().zip(DIGIT_ACTIONS))
+        .enumerate()
+        .map(|(i, (o, (keys, action)))| {
+            let mark = match (q.multi_select, picked.contains(&i)) {
+                (true, true) => "[x] ",
+                (true, false) => "[ ] ",
+                _ => "",
+            };
+            let label = if o.description.trim().is_empty() {
+                format!("{mark}{}", o.label)
+            } else {
+                format!("{mark}{} — {}", o.label, o.description)
+            };
+            choice(keys, label, action)
+        })
+        .collect();
+    out.push(choice(
+        "5",
+        "type an answer of your own",
+        PromptAction::DenyWithFeedback,
+    ));
+    if q.multi_select {
+        out.push(choice("6", "done", PromptAction::AlwaysAllow));
     }
     out
 }

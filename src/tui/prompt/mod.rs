@@ -25,14 +25,16 @@ use std::path::PathBuf;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-use crate::protocol::{Decision, Grant, Op, PermissionMode, PermissionRequest, RequestKind};
+use crate::protocol::{
+    Decision, Grant, Op, PermissionMode, PermissionRequest, Question, RequestKind,
+};
 use crate::tui::highlight::Highlighter;
 use crate::tui::input::Key;
 use crate::tui::keymap::{Bound, Context, Keys, PromptAction};
 use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx, passes_through};
 use crate::tui::review::{DiffView, ReviewKey};
 
-pub use choices::{Choice, choices};
+pub use choices::{Choice, DIGIT_ACTIONS, choices, question_choices};
 pub use preview::{Preview, diff_view, relative};
 
 /// One request waiting for an answer, with its view state.
@@ -43,6 +45,30 @@ pub(crate) struct Pending {
     pub focus: usize,
     /// Set when the core replaced the request (the file changed on disk), saying why.
     pub notice: Option<String>,
+    /// For a questions request: the answers given so far (the current question is the next).
+    pub answers: Vec<String>,
+    /// Options of the current multi-select question chosen so far.
+    pub picked: Vec<usize>,
+}
+
+impl Pending {
+    /// The question now asked, for a questions request.
+    pub fn question(&self) -> Option<(usize, usize, &Question)> {
+        match &self.req.kind {
+            RequestKind::Questions { questions } => questions
+                .get(self.answers.len())
+                .map(|q| (self.answers.len(), questions.len(), q)),
+            _ => None,
+        }
+    }
+
+    /// The options offered now.
+    fn options(&self, edit: bool) -> Vec<Choice> {
+        match self.question() {
+            Some((_, _, q)) => question_choices(q, &self.picked),
+            None => choices(&self.req, edit),
+        }
+    }
 }
 
 /// Pending requests and the feedback line being typed, if any.
@@ -104,6 +130,8 @@ impl PermissionPrompt {
             req,
             focus: 0,
             notice,
+            answers: Vec::new(),
+            picked: Vec::new(),
         }
     }
 
@@ -130,7 +158,7 @@ impl PermissionPrompt {
     /// The focused option of the current request.
     pub fn focused_choice(&self) -> Option<Choice> {
         let p = self.queue.front()?;
-        choices(&p.req, self.is_edit()).into_iter().nth(p.focus)
+        p.options(self.is_edit()).into_iter().nth(p.focus)
     }
 
     pub fn is_typing_feedback(&self) -> bool {
@@ -157,6 +185,13 @@ impl PermissionPrompt {
                 Key::Enter => {
                     let feedback = std::mem::take(text).trim().to_string();
                     self.feedback = None;
+                    if self.queue.front().is_some_and(|p| p.question().is_some()) {
+                        // A typed answer to the current question; empty goes back to options.
+                        if feedback.is_empty() {
+                            return Outcome::Consumed;
+                        }
+                        return self.answer(feedback);
+                    }
                     if feedback.is_empty() {
                         return self.decide(Decision::DenyOnce);
                     }
@@ -186,7 +221,7 @@ impl PermissionPrompt {
         let Some(p) = self.queue.front_mut() else {
             return Outcome::Consumed;
         };
-        let options = choices(&p.req, edit);
+        let options = p.options(edit);
         let mut chosen = None;
         match action {
             PromptAction::OptionPrev => p.focus = p.focus.saturating_sub(1),
@@ -232,11 +267,78 @@ impl PermissionPrompt {
         }
     }
 
+    /// A chosen option of the current question: its label is the answer (toggled, for a
+    /// multi-select question, until "done").
+    fn choose_option(&mut self, action: PromptAction) -> Outcome {
+        let Some(p) = self.queue.front_mut() else {
+            return Outcome::Consumed;
+        };
+        let Some((_, _, q)) = p.question() else {
+            return Outcome::Consumed;
+        };
+        let (multi, labels): (bool, Vec<String>) = (
+            q.multi_select,
+            q.options.iter().map(|o| o.label.clone()).collect(),
+        );
+        match action {
+            PromptAction::DenyWithFeedback => {
+                self.feedback = Some(String::new());
+                Outcome::Consumed
+            }
+            PromptAction::AlwaysAllow if multi => {
+                if p.picked.is_empty() {
+                    return Outcome::Consumed;
+                }
+                let mut picked = std::mem::take(&mut p.picked);
+                picked.sort_unstable();
+                let answer: Vec<&str> = picked.iter().map(|i| labels[*i].as_str()).collect();
+                let answer = answer.join(", ");
+                self.answer(answer)
+            }
+            other => {
+                let Some(i) = DIGIT_ACTIONS.iter().position(|a| *a == other) else {
+                    return Outcome::Consumed;
+                };
+                if i >= labels.len() {
+                    return Outcome::Consumed;
+                }
+                if multi {
+                    match p.picked.iter().position(|x| *x == i) {
+                        Some(at) => {
+                            p.picked.remove(at);
+                        }
+                        None => p.picked.push(i),
+                    }
+                    return Outcome::Consumed;
+                }
+                self.answer(labels[i].clone())
+            }
+        }
+    }
+
+    /// Record the answer to the current question; after the last one, send them all.
+    fn answer(&mut self, answer: String) -> Outcome {
+        let Some(p) = self.queue.front_mut() else {
+            return Outcome::Consumed;
+        };
+        p.answers.push(answer);
+        p.picked.clear();
+        p.focus = 0;
+        if p.question().is_some() {
+            return Outcome::Consumed;
+        }
+        let answers = std::mem::take(&mut p.answers);
+        self.decide(Decision::Answers { answers })
+    }
+
     /// The decision for a chosen option of the current request.
     fn choose(&mut self, action: PromptAction) -> Outcome {
         let Some(p) = self.queue.front() else {
             return Outcome::Consumed;
         };
+        if p.question().is_some() {
+            return self.choose_option(action);
+        }
         let plan = matches!(p.req.kind, RequestKind::PlanApproval { .. });
         let decision = match action {
             PromptAction::AllowOnce if plan => Decision::ApprovePlan {
@@ -336,6 +438,7 @@ fn is_allow(decision: &Decision) -> bool {
             | Decision::AlwaysAllow
             | Decision::AllowEdited { .. }
             | Decision::ApprovePlan { .. }
+            | Decision::Answers { .. }
     )
 }
 
@@ -349,6 +452,9 @@ impl Overlay for PermissionPrompt {
     }
 
     fn key_hints(&self) -> &'static str {
+        if self.queue.front().is_some_and(|p| p.question().is_some()) {
+            return "1-4 choose · 5 type an answer · 6 done (several) · Esc decline";
+        }
         if self.is_edit() {
             "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll · Tab hunk · Space toggle · A/R all · \
              v layout · e edit"

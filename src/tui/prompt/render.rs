@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use super::preview::text_lines;
-use super::{Pending, PermissionPrompt, Preview, choices};
+use super::{Pending, PermissionPrompt, Preview};
 use crate::protocol::RequestKind;
 use crate::tui::conversation::wrap::{sanitize, wrap_spans};
 use crate::tui::overlay::Overlay;
@@ -40,6 +40,21 @@ impl PermissionPrompt {
                 Style::default().fg(Color::DarkGray),
             )];
             wrap_spans(&[], &[], &reason, width, &mut out);
+        }
+        if let Some((i, n, q)) = p.question() {
+            let style = Style::default()
+                .fg(Color::Cyan)
+                .add_modifier(Modifier::BOLD);
+            let count = if n > 1 {
+                format!(" ({} of {n})", i + 1)
+            } else {
+                String::new()
+            };
+            let text = [Span::styled(
+                format!("{}{count}: {}", sanitize(&q.header), sanitize(&q.question)),
+                style,
+            )];
+            wrap_spans(&[], &[], &text, width, &mut out);
         }
         if let Some(notice) = &p.notice {
             let style = Style::default()
@@ -87,7 +102,7 @@ impl PermissionPrompt {
             return out;
         }
         let edit = matches!(p.preview, Preview::Diff(_));
-        for (i, c) in choices(&p.req, edit).into_iter().enumerate() {
+        for (i, c) in p.options(edit).into_iter().enumerate() {
             let focused = i == p.focus;
             let (marker, style) = if focused {
                 (
@@ -151,6 +166,7 @@ impl PermissionPrompt {
         let title = match p.req.kind {
             RequestKind::PlanApproval { .. } => " Approve the plan? ",
             RequestKind::Tool => " Allow this? ",
+            RequestKind::Questions { .. } => " A question for you ",
         };
         // Rules above and below only: the diff gets the full width, so a 140-column panel
         // shows it side by side.

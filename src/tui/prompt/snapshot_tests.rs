@@ -363,3 +363,11 @@ fn a_long_plan_scrolls_with_j_k_and_page_keys() {
             .all(|op| !matches!(op, crate::protocol::Op::PermissionDecision { .. }))
     );
 }
+
+#[test]
+fn a_multi_select_question_with_one_option_picked() {
+    let mut h = asking(super::tests::questions_request(1));
+    h.press(Key::Char('1'));
+    h.press(Key::Char('2'));
+    insta::assert_snapshot!(screen(&mut h, 80, 24));
+}

@@ -435,3 +435,69 @@ fn diff_command_shows_the_files_changed_in_the_session() {
     h.press(Key::Esc);
     assert!(!h.app.is_session_diff_open());
 }
+
+pub(crate) fn questions_request(id: u64) -> PermissionRequest {
+    use crate::protocol::{Question, QuestionOption};
+    let option = |label: &str| QuestionOption {
+        label: label.into(),
+        description: format!("about {label}"),
+    };
+    PermissionRequest {
+        id,
+        call_id: format!("call-{id}"),
+        tool: "AskUserQuestion".into(),
+        title: "Ask 2 questions".into(),
+        input: json!({}),
+        reason: "the model asks you".into(),
+        preview: None,
+        session_scope: None,
+        saveable_rule: None,
+        kind: RequestKind::Questions {
+            questions: vec![
+                Question {
+                    question: "Which database?".into(),
+                    header: "Database".into(),
+                    options: vec![option("Postgres"), option("SQLite")],
+                    multi_select: false,
+                },
+                Question {
+                    question: "Which checks should run?".into(),
+                    header: "Checks".into(),
+                    options: vec![option("Lint"), option("Tests"), option("Bench")],
+                    multi_select: true,
+                },
+            ],
+        },
+    }
+}
+
+#[test]
+fn questions_are_answered_one_after_another_and_sent_together() {
+    let keys = |s: &str| {
+        s.chars()
+            .map(|c| KeyInput::plain(Key::Char(c)))
+            .collect::<Vec<_>>()
+    };
+    // Option 2 of the first; options 3 and 1 of the multi-select second, then done.
+    let got = answer(questions_request(1), &keys("2316"));
+    assert_eq!(
+        got,
+        [Decision::Answers {
+            answers: vec!["SQLite".into(), "Lint, Bench".into()],
+        }]
+    );
+    // A typed answer instead of an option; Esc declines.
+    let mut typed = keys("5mysql");
+    typed.push(KeyInput::plain(Key::Enter));
+    typed.extend(keys("26"));
+    assert_eq!(
+        answer(questions_request(2), &typed),
+        [Decision::Answers {
+            answers: vec!["mysql".into(), "Tests".into()],
+        }]
+    );
+    assert_eq!(
+        answer(questions_request(3), &[KeyInput::plain(Key::Esc)]),
+        [Decision::DenyOnce]
+    );
+}
