@@ -33,7 +33,9 @@ use crate::config::LoadedSettings;
 use crate::config::hooks::HookEvent;
 use crate::config::layers::{Layer, Origin};
 use crate::config::settings::SourcedRule;
-use crate::protocol::{CallOutcome, Decision, Grant, PermissionMode, PermissionRequest};
+use crate::protocol::{
+    CallOutcome, Decision, Grant, PermissionMode, PermissionRequest, RequestKind,
+};
 use crate::tools::{Access, DynTool, ParsedInput, Preview, ToolKind};
 
 use crate::rules::{self, Rule, RuleContext, split_rule_list};
@@ -72,6 +74,28 @@ pub struct DecisionEffect {
     pub message: Option<String>,
     /// Plan approval switches the mode.
     pub new_mode: Option<PermissionMode>,
+}
+
+/// A request to the person about `call` that is not an ordinary permission question (a plan to
+/// approve, questions to answer): nothing to grant for the session, no rule to save.
+fn person_request(
+    call: &CallInfo<'_>,
+    reason: &str,
+    preview: Option<crate::protocol::Display>,
+    kind: RequestKind,
+) -> GateOutcome {
+    GateOutcome::Ask(Box::new(PermissionRequest {
+        id: 0,
+        call_id: call.call_id.to_string(),
+        tool: call.tool.name().to_string(),
+        title: call.title.to_string(),
+        input: call.raw_input.clone(),
+        reason: reason.into(),
+        preview,
+        session_scope: None,
+        saveable_rule: None,
+        kind,
+    }))
 }
 
 /// The permission mode, shareable with whatever needs to read it without the gate.

@@ -3,7 +3,7 @@
 //! to it means — approving switches the mode, every "no" keeps planning (a "deny for the
 //! session" must not disable leaving plan mode), and feedback goes to the model.
 
-use super::{CallInfo, DecisionEffect, GateOutcome, ModeCell};
+use super::{CallInfo, DecisionEffect, GateOutcome, ModeCell, person_request};
 use crate::protocol::{
     CallOutcome, Decision, Display, PermissionMode, PermissionRequest, RequestKind,
 };
@@ -30,22 +30,14 @@ pub(super) fn request(
                 .into(),
         };
     }
-    GateOutcome::Ask(Box::new(PermissionRequest {
-        id: 0,
-        call_id: call.call_id.to_string(),
-        tool: call.tool.name().to_string(),
-        title: call.title.to_string(),
-        input: call.raw_input.clone(),
-        reason: "the plan needs your approval before any change is made".into(),
-        preview: Some(Display::Markdown {
-            text: plan.to_string(),
-        }),
-        session_scope: None,
-        saveable_rule: None,
-        kind: RequestKind::PlanApproval {
-            plan: plan.to_string(),
-        },
-    }))
+    let preview = Display::Markdown {
+        text: plan.to_string(),
+    };
+    let kind = RequestKind::PlanApproval {
+        plan: plan.to_string(),
+    };
+    let reason = "the plan needs your approval before any change is made";
+    person_request(call, reason, Some(preview), kind)
 }
 
 /// What the person's answer to a plan request means; `None` for any other request.

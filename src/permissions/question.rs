@@ -2,7 +2,7 @@
 //! person ([`Access::AskPerson`](crate::tools::Access::AskPerson)), and what each answer means —
 //! the answers go to the call; declining (with or without words) goes to the model instead.
 
-use super::{CallInfo, DecisionEffect, GateOutcome};
+use super::{CallInfo, DecisionEffect, GateOutcome, person_request};
 use crate::protocol::{CallOutcome, Decision, PermissionRequest, Question, RequestKind};
 
 /// The gate's verdict on a call asking `questions`.
@@ -18,20 +18,10 @@ pub(super) fn request(
                 .into(),
         };
     }
-    GateOutcome::Ask(Box::new(PermissionRequest {
-        id: 0,
-        call_id: call.call_id.to_string(),
-        tool: call.tool.name().to_string(),
-        title: call.title.to_string(),
-        input: call.raw_input.clone(),
-        reason: "the model asks you".into(),
-        preview: None,
-        session_scope: None,
-        saveable_rule: None,
-        kind: RequestKind::Questions {
-            questions: questions.to_vec(),
-        },
-    }))
+    let kind = RequestKind::Questions {
+        questions: questions.to_vec(),
+    };
+    person_request(call, "the model asks you", None, kind)
 }
 
 /// What the person's answer to a questions request means; `None` for any other request.
