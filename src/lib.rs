@@ -15,6 +15,7 @@ pub mod headless;
 pub mod hooks;
 pub mod llm;
 pub mod media;
+pub mod memory;
 pub mod permissions;
 pub mod protocol;
 pub mod rules;

@@ -212,6 +212,12 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .cloned(),
     );
     let bypass_allowed = gate.bypass_allowed();
+    // The demo's scratch project has none of the person's memory files but the user one.
+    let memory = crate::memory::load(&crate::memory::Roots::standard(
+        settings.home.clone(),
+        project_dir.clone(),
+    ));
+    notices.extend(memory.problems.iter().map(|p| format!("memory file: {p}")));
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: endpoint.model.clone(),
@@ -239,6 +245,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        memory,
     };
     Ok(Started {
         handle: start(setup),

@@ -726,3 +726,36 @@ async fn headless_questions_are_refused_with_a_way_forward() {
         "{body}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_files_and_their_imports_reach_the_system_prompt() {
+    let s = server(json!({"turns": [{"text": "d'accord"}, {"text": "encore"}]})).await;
+    let run = cairn_with(
+        Some(&s),
+        false,
+        &["-p", "hello"],
+        "",
+        &[
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            (
+                "CLAUDE.md",
+                "Always answer in French.\nStyle: @docs/style.md\n",
+            ),
+            ("docs/style.md", "Use tabs, never spaces.\n"),
+            ("AGENTS.md", "Run `make check` before finishing.\n"),
+        ],
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let system = s.requests()[0].body["system"].to_string();
+    for needle in [
+        "# Memory",
+        "Always answer in French.",
+        "Use tabs, never spaces.",
+        "Run `make check` before finishing.",
+    ] {
+        assert!(system.contains(needle), "{needle}: {system}");
+    }
+    let claude = system.find("Always answer").unwrap();
+    assert!(claude < system.find("Use tabs").unwrap());
+}

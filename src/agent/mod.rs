@@ -59,6 +59,8 @@ pub struct AgentSetup {
     pub extra_tools: Vec<ToolHandle>,
     /// The settings' `env`, for the commands tools run.
     pub tool_env: Vec<(String, String)>,
+    /// The person's memory files (CLAUDE.md, AGENTS.md), for the system prompt.
+    pub memory: crate::memory::Memory,
 }
 
 impl AgentSetup {
@@ -91,7 +93,9 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         .filtered(|t| gate.offers_tool(t));
     let activated = HashSet::new();
     let env = prompt::Environment::detect(&setup.project_dir, &setup.model);
-    let system = prompt::system_prompt(&env, &registry, &registry.deferred_names(&activated));
+    let memory = crate::memory::render(&setup.memory);
+    let deferred = registry.deferred_names(&activated);
+    let system = prompt::system_prompt(&env, &memory, &registry, &deferred);
     let hooks = Arc::new(Hooks::new(
         setup.hooks,
         setup.project_dir.clone(),

@@ -1,5 +1,5 @@
-//! System-prompt assembly: identity and rules, the environment, each tool's own guidance, and
-//! the names of deferred tools. Built once per session (it must stay byte-identical between
+//! System-prompt assembly: identity and rules, the person's memory files, the environment, each
+//! tool's own guidance, and the names of deferred tools. Built once per session (it must stay byte-identical between
 //! requests so prompt caching works); nothing here does I/O except the cheap `.git` probe.
 
 use std::path::Path;
@@ -46,10 +46,24 @@ impl Environment {
     }
 }
 
-/// The whole system prompt for a session.
-pub fn system_prompt(env: &Environment, tools: &ToolRegistry, deferred: &[&str]) -> String {
-    let mut out = String::with_capacity(8 * 1024);
+/// The whole system prompt for a session; `memory` is the section of the memory files (may be
+/// empty).
+pub fn system_prompt(
+    env: &Environment,
+    memory: &str,
+    tools: &ToolRegistry,
+    deferred: &[&str],
+) -> String {
+    let mut out = String::with_capacity(8 * 1024 + memory.len());
     out.push_str(IDENTITY);
+    if !memory.is_empty() {
+        out.push_str(
+            "
+
+",
+        );
+        out.push_str(memory.trim_end());
+    }
     out.push_str("\n\n# Environment\n");
     out.push_str(&format!(
         "<env>\nWorking directory: {}\nIs directory a git repo: {}\nPlatform: {}\n\
@@ -95,14 +109,20 @@ mod tests {
             is_git_repo: true,
             model: "m".into(),
         };
-        let p = system_prompt(&env, &ToolRegistry::default(), &["NotebookEdit"]);
+        let p = system_prompt(
+            &env,
+            "# Memory\nuse tabs",
+            &ToolRegistry::default(),
+            &["NotebookEdit"],
+        );
+        assert!(p.contains("\n\n# Memory\nuse tabs\n\n# Environment"));
         assert!(p.starts_with("You are cairn"));
         assert!(p.contains("Working directory: /work/project"));
         assert!(p.contains("Is directory a git repo: Yes"));
         assert!(p.contains("Today's date: 2026-11-21"));
         assert!(p.contains("ToolSearch"));
         assert!(p.contains("NotebookEdit"));
-        let without = system_prompt(&env, &ToolRegistry::default(), &[]);
-        assert!(!without.contains("Deferred tools"));
+        let without = system_prompt(&env, "", &ToolRegistry::default(), &[]);
+        assert!(!without.contains("Deferred tools") && !without.contains("# Memory"));
     }
 }

@@ -118,6 +118,7 @@ impl Agent {
             demo: false,
             extra_tools: setup.tools,
             tool_env: Vec::new(),
+            memory: Default::default(),
         });
         Agent { server, handle }
     }
