@@ -1046,3 +1046,31 @@ async fn ask_user_question_puts_the_questions_to_the_person_and_returns_the_answ
          with the user's answers in mind."
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_in_a_subdirectory_brings_its_memory_file_once() {
+    let mut h = harness(
+        Provider::Anthropic,
+        json!({"turns": [
+            {"tool_calls": [{"id": "r1", "name": "Read", "input": {"file_path": "api/a.rs"}}]},
+            {"tool_calls": [{"id": "r2", "name": "Read", "input": {"file_path": "api/b.rs"}}]},
+            {"text": "read both"}]}),
+    )
+    .await;
+    let dir = h._dir.path().to_path_buf();
+    std::fs::create_dir_all(dir.join("api")).unwrap();
+    std::fs::write(dir.join("api/CLAUDE.md"), "api: never panic\n").unwrap();
+    std::fs::write(dir.join("api/a.rs"), "fn a() {}\n").unwrap();
+    std::fs::write(dir.join("api/b.rs"), "fn b() {}\n").unwrap();
+    assert_eq!(finished(&h.prompt("read api").await).1, "read both");
+    let second = h.request_body(1).to_string();
+    assert!(second.contains("api: never panic"), "{second}");
+    // Once: the third request does not repeat it after the second read.
+    let third = h.request_body(2)["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(!third.contains("api: never panic"), "{third}");
+}

@@ -5,7 +5,9 @@
 //! `.claude/CLAUDE.md` and `AGENTS.md` (Codex's name; both are read when both exist), and last
 //! the `CLAUDE.local.md` files. `@path` lines import other files (relative to the importing
 //! file, `~/` or absolute), five levels deep at most, never from inside code; a missing file or
-//! a cycle is reported and skipped. Nothing here panics on any file.
+//! a cycle is reported and skipped. Memory files of directories below the working directory are
+//! not read at start: [`nested_files`] names those a Read of a file there brings in, and the
+//! Read tool passes them to the model as a reminder. Nothing here panics on any file.
 
 use std::path::{Path, PathBuf};
 
@@ -106,6 +108,46 @@ pub fn load(roots: &Roots) -> Memory {
         }
     }
     loader.memory
+}
+
+/// One memory file and what it imports (for a subdirectory's file, read when first needed).
+pub fn load_file(path: &Path, home: Option<&Path>) -> Memory {
+    let mut loader = Loader {
+        memory: Memory::default(),
+        seen: Vec::new(),
+        chain: Vec::new(),
+        home: home.map(Path::to_path_buf),
+    };
+    loader.add(path, Scope::Project);
+    loader.memory
+}
+
+/// The memory files of the directories strictly below `cwd` on the way to `file` (outermost
+/// first), which the start of the session did not read. Nothing when `file` is not below `cwd`.
+pub fn nested_files(file: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let Some(parent) = file.parent() else {
+        return Vec::new();
+    };
+    let Ok(rel) = parent.strip_prefix(cwd) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut dir = cwd.to_path_buf();
+    for part in rel.components() {
+        dir.push(part);
+        for name in [
+            "CLAUDE.md",
+            ".claude/CLAUDE.md",
+            "AGENTS.md",
+            "CLAUDE.local.md",
+        ] {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                out.push(candidate);
+            }
+        }
+    }
+    out
 }
 
 struct Loader {

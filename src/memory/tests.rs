@@ -131,3 +131,23 @@ fn imports_stop_at_five_levels() {
 fn no_memory_is_no_section() {
     assert_eq!(render(&Memory::default()), "");
 }
+
+#[test]
+fn a_read_below_the_working_directory_names_the_memory_files_on_its_way() {
+    let t = Tree::new();
+    let cwd = t.root.join("work/proj");
+    t.write("work/proj/CLAUDE.md", "top: read at start");
+    t.write("work/proj/api/CLAUDE.md", "api rules");
+    t.write("work/proj/api/v2/AGENTS.md", "v2 rules @notes.md");
+    t.write("work/proj/api/v2/notes.md", "notes");
+    let file = t.write("work/proj/api/v2/handler.rs", "fn h() {}");
+    let found = nested_files(&file, &cwd);
+    let rel: Vec<String> = found
+        .iter()
+        .map(|p| p.strip_prefix(&cwd).unwrap().display().to_string())
+        .collect();
+    assert_eq!(rel, ["api/CLAUDE.md", "api/v2/AGENTS.md"]);
+    assert!(nested_files(&t.root.join("elsewhere/x.rs"), &cwd).is_empty());
+    let m = load_file(&found[1], None);
+    assert_eq!(m.files.len(), 2, "the file and its import");
+}

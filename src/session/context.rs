@@ -55,6 +55,8 @@ pub struct SessionContext {
     changes: broadcast::Sender<PathBuf>,
     /// The model's todo list (TodoWrite), whole.
     todos: Mutex<Vec<Todo>>,
+    /// Memory files of subdirectories already passed to the model.
+    memory_seen: Mutex<Vec<PathBuf>>,
 }
 
 impl SessionContext {
@@ -77,6 +79,7 @@ impl SessionContext {
             tool_env: Vec::new(),
             changes: broadcast::channel(64).0,
             todos: Mutex::new(Vec::new()),
+            memory_seen: Mutex::new(Vec::new()),
         }
     }
 
@@ -145,6 +148,19 @@ impl SessionContext {
     /// `Lagged` and should treat every file as possibly changed.
     pub fn subscribe_changes(&self) -> broadcast::Receiver<PathBuf> {
         self.changes.subscribe()
+    }
+
+    /// Whether the memory file `path` is new to this session (and from now on, not).
+    pub fn first_memory_read(&self, path: &Path) -> bool {
+        let mut seen = match self.memory_seen.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if seen.iter().any(|p| p == path) {
+            return false;
+        }
+        seen.push(path.to_path_buf());
+        true
     }
 
     /// The todo list as the model last wrote it.

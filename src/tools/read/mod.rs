@@ -234,6 +234,7 @@ refused; use Glob to list files."
         limits().check_tokens(&text)?;
         // A lossy read is recorded too: Edit reloads from disk and refuses invalid text itself.
         state.record_read(&path, record);
+        remind_nested_memory(&path, &ctx.session);
 
         let shown = selection.lines.len();
         Ok(ToolOutput::with_display(
@@ -242,6 +243,30 @@ refused; use Glob to list files."
                 text: format!("Read {shown} line{}", if shown == 1 { "" } else { "s" }),
             },
         ))
+    }
+}
+
+/// Memory files of the directories between the working directory and `path` that the model has
+/// not seen yet go to it as a reminder with its next request.
+fn remind_nested_memory(path: &Path, session: &SessionContext) {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    for file in crate::memory::nested_files(path, &session.cwd()) {
+        if !session.first_memory_read(&file) {
+            continue;
+        }
+        let memory = crate::memory::load_file(&file, home.as_deref());
+        let text: Vec<String> = memory
+            .files
+            .iter()
+            .map(|f| format!("Contents of {}:\n{}", f.path.display(), f.text.trim_end()))
+            .collect();
+        if !text.is_empty() {
+            session.remind(format!(
+                "Instructions from the memory file of the directory you just read in (follow them \
+                 for work there):\n{}",
+                text.join("\n\n")
+            ));
+        }
     }
 }
 
