@@ -759,3 +759,16 @@ async fn memory_files_and_their_imports_reach_the_system_prompt() {
     let claude = system.find("Always answer").unwrap();
     assert!(claude < system.find("Use tabs").unwrap());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_init_asks_the_model_for_a_claude_md() {
+    let s = server(json!({"turns": [{"text": "written"}]})).await;
+    let run = cairn(Some(&s), false, &["-p", "/init"], "").await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let body = s.requests()[0].body["messages"].to_string();
+    assert!(
+        body.contains("create a CLAUDE.md file in the project root"),
+        "{body}"
+    );
+    assert!(!body.contains("\"/init\""), "{body}");
+}

@@ -187,6 +187,7 @@ impl Core {
             });
             return;
         }
+        let prompt = super::init::expand(&prompt).unwrap_or(prompt);
         let (attached, notices) =
             super::attachments::expand(&prompt, &self.session, &self.gate).await;
         for message in notices {

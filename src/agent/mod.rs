@@ -7,6 +7,7 @@
 mod attachments;
 mod core;
 pub mod executor;
+mod init;
 pub mod prompt;
 
 use std::collections::HashSet;

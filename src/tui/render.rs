@@ -282,6 +282,20 @@ mod tests {
     }
 
     #[test]
+    fn slash_init_is_sent_for_the_core_to_expand() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        h.type_text("/init");
+        h.press(Key::Enter);
+        assert_eq!(
+            h.sent(),
+            [crate::protocol::Op::Submit {
+                text: "/init".into()
+            }]
+        );
+    }
+
+    #[test]
     fn working_with_a_queued_message() {
         let mut h = Harness::new();
         h.event(session(PermissionMode::Default));

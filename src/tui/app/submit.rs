@@ -114,6 +114,9 @@ impl App {
             C::Transcript => self.toggle_transcript(),
             C::Plan => self.enter_plan_mode(),
             C::Diff => self.open_session_diff(),
+            // The core knows the instruction; headless `-p /init` works the same way.
+            C::Init if self.turn_running => self.queued.push_back("/init".into()),
+            C::Init => self.send_prompt("/init".into()),
             C::Exit => return vec![AppAction::Quit],
         }
         Vec::new()

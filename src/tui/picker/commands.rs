@@ -11,6 +11,7 @@ pub enum Command {
     Transcript,
     Plan,
     Diff,
+    Init,
     Exit,
 }
 
@@ -39,6 +40,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "diff",
         Command::Diff,
         "review every file cairn changed in this session",
+    ),
+    (
+        "init",
+        Command::Init,
+        "have the model write a CLAUDE.md for this project",
     ),
     ("exit", Command::Exit, "quit cairn"),
 ];
