@@ -8,6 +8,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod diff;
 pub mod files;

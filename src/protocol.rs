@@ -139,6 +139,19 @@ pub struct SessionInfo {
     pub mode: PermissionMode,
     /// True when running against the built-in scripted demo model.
     pub demo: bool,
+    /// The person's own slash commands (`.claude/commands`), for the `/` picker.
+    #[serde(default)]
+    pub commands: Vec<CommandInfo>,
+}
+
+/// A custom slash command as the client shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandInfo {
+    /// Without the slash (`frontend:component`).
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argument_hint: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

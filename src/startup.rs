@@ -218,6 +218,13 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         project_dir.clone(),
     ));
     notices.extend(memory.problems.iter().map(|p| format!("memory file: {p}")));
+    let commands = crate::commands::discover(&project_dir, settings.home.as_deref());
+    notices.extend(
+        commands
+            .problems
+            .iter()
+            .map(|p| format!("slash command: {p}")),
+    );
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: endpoint.model.clone(),
@@ -246,6 +253,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         memory,
+        commands: commands.commands,
     };
     Ok(Started {
         handle: start(setup),

@@ -772,3 +772,22 @@ async fn slash_init_asks_the_model_for_a_claude_md() {
     );
     assert!(!body.contains("\"/init\""), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_slash_commands_expand_before_the_first_request() {
+    let s = server(json!({"turns": [{"text": "hello Ada"}]})).await;
+    let command = "---\ndescription: Greet someone\nargument-hint: <name>\n---\nGreet $1 warmly, mentioning @notes.txt.\n";
+    let run = cairn_with(
+        Some(&s),
+        false,
+        &["-p", "/greet Ada"],
+        "",
+        &[(".claude/commands/greet.md", command)],
+    )
+    .await;
+    assert_eq!(run.code(), 0, "{}", run.stderr());
+    let body = s.requests()[0].body["messages"].to_string();
+    assert!(body.contains("Greet Ada warmly"), "{body}");
+    // The command's @file reference is attached like any other.
+    assert!(body.contains("Attached with @notes.txt"), "{body}");
+}

@@ -19,7 +19,7 @@ use crate::hooks::Hooks;
 use crate::llm::retry::{RetryPolicy, stream_with_retry};
 use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent, pricing};
 use crate::permissions::PermissionGate;
-use crate::protocol::{Event, Op, SessionInfo, TurnEnd, Usage};
+use crate::protocol::{CommandInfo, Event, Op, SessionInfo, TurnEnd, Usage};
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
 use crate::tools::ToolRegistry;
@@ -56,6 +56,8 @@ pub(crate) struct Core {
     pub activated: HashSet<String>,
     pub transcript: Transcript,
     pub demo: bool,
+    /// The person's own slash commands.
+    pub commands: Vec<crate::commands::CustomCommand>,
 }
 
 impl Core {
@@ -72,6 +74,15 @@ impl Core {
             tools: self.registry.names(),
             mode: self.gate.mode(),
             demo: self.demo,
+            commands: self
+                .commands
+                .iter()
+                .map(|c| CommandInfo {
+                    name: c.name.clone(),
+                    description: c.description.clone(),
+                    argument_hint: c.argument_hint.clone(),
+                })
+                .collect(),
         }));
         let start = self
             .hooks
@@ -187,7 +198,9 @@ impl Core {
             });
             return;
         }
-        let prompt = super::init::expand(&prompt).unwrap_or(prompt);
+        let prompt = super::init::expand(&prompt)
+            .or_else(|| crate::commands::expand(&self.commands, &prompt))
+            .unwrap_or(prompt);
         let (attached, notices) =
             super::attachments::expand(&prompt, &self.session, &self.gate).await;
         for message in notices {

@@ -62,6 +62,8 @@ pub struct AgentSetup {
     pub tool_env: Vec<(String, String)>,
     /// The person's memory files (CLAUDE.md, AGENTS.md), for the system prompt.
     pub memory: crate::memory::Memory,
+    /// The person's own slash commands, expanded before a prompt goes to the model.
+    pub commands: Vec<crate::commands::CustomCommand>,
 }
 
 impl AgentSetup {
@@ -126,6 +128,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         activated,
         transcript,
         demo: setup.demo,
+        commands: setup.commands,
     };
     tokio::spawn(core.run(ops_rx));
     AgentHandle {

@@ -282,6 +282,32 @@ mod tests {
     }
 
     #[test]
+    fn custom_commands_are_offered_and_sent_for_the_core_to_expand() {
+        let mut h = Harness::new();
+        let crate::protocol::Event::SessionConfigured(mut info) = session(PermissionMode::Default)
+        else {
+            panic!()
+        };
+        info.commands = vec![crate::protocol::CommandInfo {
+            name: "greet".into(),
+            description: "Greet someone".into(),
+            argument_hint: Some("<name>".into()),
+        }];
+        h.event(Event::SessionConfigured(info));
+        h.type_text("/gre");
+        let shown = screen(&mut h, 80, 12, 0);
+        assert!(shown.contains("Greet someone <name> (custom)"), "{shown}");
+        h.type_text("et Ada");
+        h.press(Key::Enter);
+        assert_eq!(
+            h.sent(),
+            [crate::protocol::Op::Submit {
+                text: "/greet Ada".into()
+            }]
+        );
+    }
+
+    #[test]
     fn slash_init_is_sent_for_the_core_to_expand() {
         let mut h = Harness::new();
         h.event(session(PermissionMode::Default));

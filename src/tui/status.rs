@@ -321,6 +321,7 @@ mod render_tests {
                 tools: vec![],
                 mode: PermissionMode::Plan,
                 demo: true,
+                commands: Vec::new(),
             }),
             mode: PermissionMode::Plan,
             cost_usd: 1.5,

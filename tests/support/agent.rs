@@ -119,6 +119,7 @@ impl Agent {
             extra_tools: setup.tools,
             tool_env: Vec::new(),
             memory: Default::default(),
+            commands: Vec::new(),
         });
         Agent { server, handle }
     }

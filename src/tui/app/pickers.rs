@@ -48,7 +48,8 @@ impl App {
     pub(super) fn refresh_picker(&mut self) -> Vec<AppAction> {
         let text = self.composer.text();
         if text.starts_with('/') && !text.contains(char::is_whitespace) {
-            self.picker = Some(Picker::commands(&text[1..]));
+            let custom = self.custom_commands().to_vec();
+            self.picker = Some(Picker::commands(&text[1..], &custom));
             return Vec::new();
         }
         let Some((_, word)) = self.composer.word_at_cursor() else {

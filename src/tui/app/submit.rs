@@ -32,10 +32,21 @@ impl App {
         Vec::new()
     }
 
+    /// The person's own slash commands, as the core announced them.
+    pub(super) fn custom_commands(&self) -> &[crate::protocol::CommandInfo] {
+        self.status
+            .session
+            .as_ref()
+            .map_or(&[], |s| s.commands.as_slice())
+    }
+
     pub(super) fn run_command_text(&mut self, text: &str) -> Vec<AppAction> {
         let Some((command, args)) = commands::parse(text.trim()) else {
             let name = text.split_whitespace().next().unwrap_or(text);
-            if name[1..].contains('/') {
+            let custom = self.custom_commands().iter().any(|c| c.name == name[1..]);
+            // A path (`/etc/hosts is wrong`) or the person's own command: a prompt (the core
+            // expands the command).
+            if custom || name[1..].contains('/') {
                 // A path (`/etc/hosts is wrong`), not a command: it is a prompt.
                 let text = text.to_string();
                 if self.turn_running {

@@ -70,6 +70,7 @@ pub(crate) fn session(mode: PermissionMode) -> Event {
         tools: vec!["Read".into()],
         mode,
         demo: false,
+        commands: Vec::new(),
     })
 }
 

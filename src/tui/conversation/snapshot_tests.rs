@@ -621,6 +621,7 @@ fn paths_under_the_session_directory_show_relative() {
         tools: vec![],
         mode: crate::protocol::PermissionMode::Default,
         demo: false,
+        commands: Vec::new(),
     }));
     started(&mut c, "g", "Grep", "Grep \"TODO\"");
     finished(

@@ -15,6 +15,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
+use crate::protocol::CommandInfo;
 use crate::tui::input::{Key, Mods};
 use crate::tui::keymap::Keys;
 use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx};
@@ -38,14 +39,26 @@ pub struct Picker {
 }
 
 impl Picker {
-    pub fn commands(query: &str) -> Picker {
-        let items = commands::filter(query)
+    /// The built-in commands matching `query`, then the person's own (`custom`).
+    pub fn commands(query: &str, custom: &[CommandInfo]) -> Picker {
+        let q = query.to_lowercase();
+        let mut items: Vec<PickerItem> = commands::filter(query)
             .into_iter()
             .map(|(n, h)| PickerItem {
                 label: format!("/{n}"),
                 detail: h.to_string(),
             })
             .collect();
+        items.extend(custom.iter().filter(|c| c.name.contains(&q)).map(|c| {
+            let hint = c
+                .argument_hint
+                .as_deref()
+                .map_or(String::new(), |h| format!(" {h}"));
+            PickerItem {
+                label: format!("/{}", c.name),
+                detail: format!("{}{hint} (custom)", c.description),
+            }
+        }));
         Picker {
             kind: PickerKind::Commands,
             query: query.to_string(),
@@ -190,7 +203,7 @@ mod tests {
 
     #[test]
     fn picker_reports_the_pick_and_leaves_other_keys_below() {
-        let mut p = Picker::commands("");
+        let mut p = Picker::commands("", &[]);
         assert!(!p.modal());
         let first = p.selected().cloned();
         assert!(first.is_some());

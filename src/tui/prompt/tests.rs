@@ -318,6 +318,7 @@ fn session_in(dir: &std::path::Path) -> Event {
         tools: Vec::new(),
         mode: PermissionMode::Default,
         demo: false,
+        commands: Vec::new(),
     })
 }
 

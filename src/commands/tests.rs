@@ -1,0 +1,61 @@
+//! Custom commands from real temp directories: names and namespaces, frontmatter, shadowing,
+//! arguments, and a broken file reported.
+
+use super::*;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+#[test]
+fn commands_are_found_named_and_filled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (proj, home) = (tmp.path().join("proj"), tmp.path().join("home"));
+    write(
+        &proj,
+        ".claude/commands/greet.md",
+        "---\ndescription: Greet someone\nargument-hint: <name>\nallowed-tools: Read, Grep\nmodel: haiku\n---\nSay hello to $1, warmly. ($ARGUMENTS)\n",
+    );
+    write(
+        &proj,
+        ".claude/commands/frontend/component.md",
+        "Make a component.\n",
+    );
+    write(
+        &home,
+        ".claude/commands/greet.md",
+        "the user's greet, shadowed\n",
+    );
+    write(
+        &home,
+        ".claude/commands/broken.md",
+        "---\ndescription: never closed\n",
+    );
+    let found = discover(&proj, Some(&home));
+    let names: Vec<&str> = found.commands.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["frontend:component", "greet"]);
+    let greet = &found.commands[1];
+    assert_eq!(greet.description, "Greet someone");
+    assert_eq!(greet.argument_hint.as_deref(), Some("<name>"));
+    assert_eq!(greet.allowed_tools, ["Read", "Grep"]);
+    assert_eq!(greet.model.as_deref(), Some("haiku"));
+    assert_eq!(found.commands[0].description, "Make a component.");
+    assert_eq!(found.problems.len(), 1);
+    assert!(
+        found.problems[0].contains("broken.md:1: the frontmatter"),
+        "{:?}",
+        found.problems
+    );
+    assert_eq!(
+        expand(&found.commands, "/greet Ada Lovelace").as_deref(),
+        Some("Say hello to Ada, warmly. (Ada Lovelace)")
+    );
+    assert_eq!(
+        expand(&found.commands, "/frontend:component Button").as_deref(),
+        Some("Make a component.\n\nARGUMENTS: Button")
+    );
+    assert_eq!(expand(&found.commands, "/nope"), None);
+    assert_eq!(expand(&found.commands, "greet Ada"), None);
+}
