@@ -225,6 +225,8 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .iter()
             .map(|p| format!("slash command: {p}")),
     );
+    let skills = crate::commands::skills::discover(&project_dir, settings.home.as_deref());
+    notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: endpoint.model.clone(),
@@ -254,6 +256,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .collect(),
         memory,
         commands: commands.commands,
+        skills: skills.skills,
     };
     Ok(Started {
         handle: start(setup),

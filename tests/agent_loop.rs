@@ -1074,3 +1074,51 @@ async fn a_read_in_a_subdirectory_brings_its_memory_file_once() {
         .to_string();
     assert!(!third.contains("api: never panic"), "{third}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn skills_are_listed_loaded_by_the_skill_tool_and_run_as_slash_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = cairn::commands::skills::Skill {
+        name: "pdf-tools".into(),
+        description: "Work with PDF files".into(),
+        allowed_tools: Vec::new(),
+        model: None,
+        body: "Use scripts/fill.py to fill forms.".into(),
+        dir: dir.path().join(".claude/skills/pdf"),
+    };
+    let script = json!({"turns": [
+        {"tool_calls": [{"id": "s", "name": "Skill", "input": {"skill": "pdf-tools"}}]},
+        {"text": "loaded"},
+        {"text": "filled"}]});
+    let mut agent = Agent::start(
+        &script,
+        Setup {
+            skills: vec![skill],
+            ..Setup::in_dir(dir.path(), Provider::Anthropic)
+        },
+    );
+    agent.submit("fill the form");
+    agent
+        .run_turn_answering(|r| panic!("asked about {}", r.tool))
+        .await;
+    let first = agent.request_body(0);
+    let tools = first["tools"].to_string();
+    assert!(
+        tools.contains("- pdf-tools: Work with PDF files"),
+        "{tools}"
+    );
+    assert!(
+        !tools.contains("scripts/fill.py"),
+        "the body is not in the description"
+    );
+    let results = tool_results(&agent.request_body(1));
+    assert!(
+        results[0].0.contains("Use scripts/fill.py to fill forms."),
+        "{results:?}"
+    );
+    // `/pdf-tools args` loads it as the prompt.
+    agent.prompt("/pdf-tools invoice.pdf").await;
+    let third = agent.request_body(2)["messages"].to_string();
+    assert!(third.contains("Skill \\\"pdf-tools\\\" loaded"), "{third}");
+    assert!(third.contains("ARGUMENTS: invoice.pdf"), "{third}");
+}

@@ -96,6 +96,7 @@ async fn run_calls(
             idle: Duration::from_secs(30),
             retry: llm::fast_retry(1, 10, 10),
             tools: Vec::new(),
+            skills: Vec::new(),
         },
     );
     agent.submit("go");

@@ -58,6 +58,16 @@ pub(crate) struct Core {
     pub demo: bool,
     /// The person's own slash commands.
     pub commands: Vec<crate::commands::CustomCommand>,
+    /// The person's skills (`/name args` loads one).
+    pub skills: Vec<crate::commands::skills::Skill>,
+}
+
+/// `/name args` for one of the person's skills: the skill, loaded, as the prompt.
+fn skill_prompt(skills: &[crate::commands::skills::Skill], prompt: &str) -> Option<String> {
+    let rest = prompt.trim_start().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let skill = skills.iter().find(|s| s.name == name)?;
+    Some(crate::tools::skill::skill_text(skill, Some(args)))
 }
 
 impl Core {
@@ -82,6 +92,11 @@ impl Core {
                     description: c.description.clone(),
                     argument_hint: c.argument_hint.clone(),
                 })
+                .chain(self.skills.iter().map(|s| CommandInfo {
+                    name: s.name.clone(),
+                    description: format!("{} (skill)", s.description),
+                    argument_hint: None,
+                }))
                 .collect(),
         }));
         let start = self
@@ -200,6 +215,7 @@ impl Core {
         }
         let prompt = super::init::expand(&prompt)
             .or_else(|| crate::commands::expand(&self.commands, &prompt))
+            .or_else(|| skill_prompt(&self.skills, &prompt))
             .unwrap_or(prompt);
         let (attached, notices) =
             super::attachments::expand(&prompt, &self.session, &self.gate).await;

@@ -64,6 +64,8 @@ pub struct AgentSetup {
     pub memory: crate::memory::Memory,
     /// The person's own slash commands, expanded before a prompt goes to the model.
     pub commands: Vec<crate::commands::CustomCommand>,
+    /// The person's skills: the Skill tool is offered when there is one.
+    pub skills: Vec<crate::commands::skills::Skill>,
 }
 
 impl AgentSetup {
@@ -92,8 +94,13 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         tracing::warn!("the file watcher could not start; outside edits are caught at write time");
     }
     let gate = Arc::new(setup.gate);
-    let registry = ToolRegistry::new(builtin_tools(&session), setup.extra_tools)
-        .filtered(|t| gate.offers_tool(t));
+    let mut extra_tools = setup.extra_tools;
+    if !setup.skills.is_empty() {
+        let skills = setup.skills.clone();
+        extra_tools.push(Arc::new(crate::tools::skill::SkillTool::new(skills)));
+    }
+    let registry =
+        ToolRegistry::new(builtin_tools(&session), extra_tools).filtered(|t| gate.offers_tool(t));
     let activated = HashSet::new();
     let env = prompt::Environment::detect(&setup.project_dir, &setup.model);
     let memory = crate::memory::render(&setup.memory);
@@ -129,6 +136,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         transcript,
         demo: setup.demo,
         commands: setup.commands,
+        skills: setup.skills,
     };
     tokio::spawn(core.run(ops_rx));
     AgentHandle {

@@ -5,6 +5,8 @@
 //! `$1`..`$9` replaced by what follows the command. A command of the project shadows a user
 //! command of the same name. A file whose frontmatter does not close is reported and skipped.
 
+pub mod skills;
+
 use std::path::{Path, PathBuf};
 
 /// One command.
@@ -119,11 +121,11 @@ fn read_command(root: &Path, file: &Path) -> Result<CustomCommand, String> {
 }
 
 /// The `key: value` pairs of a frontmatter block.
-type Fields = Vec<(String, String)>;
+pub type Fields = Vec<(String, String)>;
 
 /// `key: value` pairs of a leading `---` block, and the rest. Err(line of the opening `---`)
 /// when the block never closes.
-fn frontmatter(text: &str) -> Result<(Fields, &str), usize> {
+pub fn frontmatter(text: &str) -> Result<(Fields, &str), usize> {
     let Some(rest) = text
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))

@@ -370,7 +370,9 @@ impl PermissionGate {
             }
         }
         for name in &f.names {
+            // A read-only call's names need no grant (loading a skill); deny rules still apply.
             if !(bare
+                || f.read_only
                 || all_rules().any(|r| {
                     r.names_tool(f.tool, f.kind) && r.matches_target(Target::Name(name), false)
                 }))

@@ -24,6 +24,7 @@ pub mod notebook_edit;
 pub mod plan_mode;
 pub mod read;
 pub mod registry;
+pub mod skill;
 pub mod spill;
 pub mod text_match;
 pub mod todo_write;

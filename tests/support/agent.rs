@@ -39,6 +39,8 @@ pub struct Setup {
     pub idle: Duration,
     pub retry: RetryPolicy,
     pub tools: Vec<ToolHandle>,
+    /// The person's skills (none by default).
+    pub skills: Vec<cairn::commands::skills::Skill>,
 }
 
 impl Setup {
@@ -58,6 +60,7 @@ impl Setup {
             idle: Duration::from_secs(30),
             retry: llm::fast_retry(4, 20, 200),
             tools: Vec::new(),
+            skills: Vec::new(),
         }
     }
 }
@@ -120,6 +123,7 @@ impl Agent {
             tool_env: Vec::new(),
             memory: Default::default(),
             commands: Vec::new(),
+            skills: setup.skills,
         });
         Agent { server, handle }
     }

@@ -1,0 +1,142 @@
+//! Skills, as Claude Code reads them: a directory with a `SKILL.md` under `.claude/skills/` of
+//! the project or of the user's home (and the `.cairn/` equivalents). The frontmatter gives
+//! `name` (else the directory's name), `description`, `allowed-tools` and `model`; the body is
+//! what the model reads when it uses the skill. A skill without a description, or whose
+//! frontmatter does not close, is reported with its file and line and skipped.
+
+use std::path::{Path, PathBuf};
+
+use super::frontmatter;
+
+/// One skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    pub allowed_tools: Vec<String>,
+    pub model: Option<String>,
+    pub body: String,
+    /// The skill's directory (relative files in the body are read from here).
+    pub dir: PathBuf,
+}
+
+/// The skills found, and one line per skill that could not be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Skills {
+    pub skills: Vec<Skill>,
+    pub problems: Vec<String>,
+}
+
+/// Skills of the project first, then of the user; a name is taken once.
+pub fn discover(project: &Path, home: Option<&Path>) -> Skills {
+    let mut roots = vec![
+        project.join(".claude/skills"),
+        project.join(".cairn/skills"),
+    ];
+    if let Some(home) = home {
+        roots.push(home.join(".claude/skills"));
+        roots.push(home.join(".cairn/skills"));
+    }
+    let mut out = Skills::default();
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root) else {
+            continue;
+        };
+        let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        dirs.sort();
+        for dir in dirs {
+            let file = dir.join("SKILL.md");
+            if !file.is_file() {
+                continue;
+            }
+            match read_skill(&dir, &file) {
+                Ok(s) if out.skills.iter().all(|k| k.name != s.name) => out.skills.push(s),
+                Ok(_) => {}
+                Err(e) => out.problems.push(e),
+            }
+        }
+    }
+    out
+}
+
+fn read_skill(dir: &Path, file: &Path) -> Result<Skill, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let (fields, body) = frontmatter(&text).map_err(|line| {
+        format!(
+            "{}:{line}: the frontmatter (from `---`) is not closed; skill skipped",
+            file.display()
+        )
+    })?;
+    let field = |key: &str| {
+        fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    let Some(description) = field("description") else {
+        return Err(format!(
+            "{}:1: no `description` in the frontmatter; skill skipped",
+            file.display()
+        ));
+    };
+    let name = field("name").unwrap_or_else(|| {
+        dir.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    });
+    Ok(Skill {
+        name,
+        description,
+        allowed_tools: field("allowed-tools")
+            .map(|v| {
+                v.split(',')
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        model: field("model"),
+        body: body.trim().to_string(),
+        dir: dir.to_path_buf(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skills_are_found_with_their_facts_and_broken_ones_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (proj, home) = (tmp.path().join("proj"), tmp.path().join("home"));
+        let write = |p: PathBuf, t: &str| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, t).unwrap();
+        };
+        write(
+            proj.join(".claude/skills/pdf/SKILL.md"),
+            "---\nname: pdf-tools\ndescription: Work with PDF files\nallowed-tools: Read, Bash\n---\n# PDF\nUse scripts/fill.py.\n",
+        );
+        write(
+            home.join(".claude/skills/notes/SKILL.md"),
+            "---\ndescription: Keep notes\n---\nWrite notes.\n",
+        );
+        write(
+            home.join(".claude/skills/bad/SKILL.md"),
+            "no frontmatter at all\n",
+        );
+        let found = discover(&proj, Some(&home));
+        let names: Vec<&str> = found.skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["pdf-tools", "notes"]);
+        assert_eq!(found.skills[0].allowed_tools, ["Read", "Bash"]);
+        assert_eq!(found.skills[0].body, "# PDF\nUse scripts/fill.py.");
+        assert!(found.skills[0].dir.ends_with("skills/pdf"));
+        assert_eq!(found.problems.len(), 1);
+        assert!(
+            found.problems[0].contains("bad/SKILL.md:1: no `description`"),
+            "{:?}",
+            found.problems
+        );
+    }
+}
