@@ -255,8 +255,8 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
         memory,
-        commands: commands.commands,
-        skills: skills.skills,
+        commands: commands.items,
+        skills: skills.items,
     };
     Ok(Started {
         handle: start(setup),

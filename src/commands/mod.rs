@@ -22,39 +22,57 @@ pub struct CustomCommand {
     pub path: PathBuf,
 }
 
-/// The commands found, and one line per file that could not be read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Commands {
-    pub commands: Vec<CustomCommand>,
+/// What was found (each name once, the first found winning), and one line per file that could
+/// not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found<T> {
+    pub items: Vec<T>,
     pub problems: Vec<String>,
 }
 
-/// Commands of the project (`project/.claude/commands`, `.cairn/commands`), then of the user.
-pub fn discover(project: &Path, home: Option<&Path>) -> Commands {
-    let mut roots = vec![
-        project.join(".claude/commands"),
-        project.join(".cairn/commands"),
-    ];
-    if let Some(home) = home {
-        roots.push(home.join(".claude/commands"));
-        roots.push(home.join(".cairn/commands"));
+impl<T> Default for Found<T> {
+    fn default() -> Found<T> {
+        Found {
+            items: Vec::new(),
+            problems: Vec::new(),
+        }
     }
-    let mut out = Commands::default();
-    for root in roots {
+}
+
+impl<T> Found<T> {
+    /// Keep `item` unless one of the same name (`name_of`) was found first.
+    pub(crate) fn add(&mut self, item: Result<T, String>, name_of: impl Fn(&T) -> &str) {
+        match item {
+            Ok(t) if self.items.iter().all(|i| name_of(i) != name_of(&t)) => self.items.push(t),
+            Ok(_) => {}
+            Err(e) => self.problems.push(e),
+        }
+    }
+}
+
+/// The directories holding `kind` (`commands`, `skills`): the project's `.claude/` and `.cairn/`,
+/// then the user's.
+pub(crate) fn roots(project: &Path, home: Option<&Path>, kind: &str) -> Vec<PathBuf> {
+    let mut bases = vec![project];
+    bases.extend(home);
+    bases
+        .iter()
+        .flat_map(|b| [b.join(".claude").join(kind), b.join(".cairn").join(kind)])
+        .collect()
+}
+
+/// Commands of the project (`project/.claude/commands`, `.cairn/commands`), then of the user.
+pub fn discover(project: &Path, home: Option<&Path>) -> Found<CustomCommand> {
+    let mut out = Found::default();
+    for root in roots(project, home, "commands") {
         let mut files = Vec::new();
         collect(&root, &mut files, 0);
         files.sort();
         for file in files {
-            match read_command(&root, &file) {
-                Ok(cmd) if out.commands.iter().all(|c| c.name != cmd.name) => {
-                    out.commands.push(cmd)
-                }
-                Ok(_) => {}
-                Err(e) => out.problems.push(e),
-            }
+            out.add(read_command(&root, &file), |c| c.name.as_str());
         }
     }
-    out.commands.sort_by(|a, b| a.name.cmp(&b.name));
+    out.items.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
 
@@ -80,19 +98,8 @@ fn read_command(root: &Path, file: &Path) -> Result<CustomCommand, String> {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(":");
-    let (front, body) = frontmatter(&text).map_err(|line| {
-        format!(
-            "{}:{line}: the frontmatter (from `---`) is not closed; command skipped",
-            file.display()
-        )
-    })?;
-    let field = |key: &str| {
-        front
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty())
-    };
+    let (front, body) = front_and_body(&text, file, "command")?;
+    let field = |key: &str| front.get(key);
     let description = field("description").unwrap_or_else(|| {
         body.lines()
             .find(|l| !l.trim().is_empty())
@@ -106,14 +113,7 @@ fn read_command(root: &Path, file: &Path) -> Result<CustomCommand, String> {
         name,
         description,
         argument_hint: field("argument-hint"),
-        allowed_tools: field("allowed-tools")
-            .map(|v| {
-                v.split(',')
-                    .map(|t| t.trim().to_string())
-                    .filter(|t| !t.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default(),
+        allowed_tools: front.list("allowed-tools"),
         model: field("model"),
         body: body.to_string(),
         path: file.to_path_buf(),
@@ -122,6 +122,48 @@ fn read_command(root: &Path, file: &Path) -> Result<CustomCommand, String> {
 
 /// The `key: value` pairs of a frontmatter block.
 pub type Fields = Vec<(String, String)>;
+
+/// A file's frontmatter, read.
+pub struct Front(Fields);
+
+impl Front {
+    /// The value of `key`, when given and not empty.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// A comma-separated list (`allowed-tools: Read, Grep`).
+    pub fn list(&self, key: &str) -> Vec<String> {
+        self.get(key)
+            .map(|v| {
+                v.split(',')
+                    .map(|t| t.trim().to_string())
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The frontmatter and body of `text` (from `file`, a `what`), or the problem, with its line.
+pub fn front_and_body<'t>(
+    text: &'t str,
+    file: &Path,
+    what: &str,
+) -> Result<(Front, &'t str), String> {
+    frontmatter(text)
+        .map(|(fields, body)| (Front(fields), body))
+        .map_err(|line| {
+            format!(
+                "{}:{line}: the frontmatter (from `---`) is not closed; {what} skipped",
+                file.display()
+            )
+        })
+}
 
 /// `key: value` pairs of a leading `---` block, and the rest. Err(line of the opening `---`)
 /// when the block never closes.

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::frontmatter;
+use super::{Found, front_and_body, roots};
 
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,25 +20,10 @@ pub struct Skill {
     pub dir: PathBuf,
 }
 
-/// The skills found, and one line per skill that could not be read.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Skills {
-    pub skills: Vec<Skill>,
-    pub problems: Vec<String>,
-}
-
 /// Skills of the project first, then of the user; a name is taken once.
-pub fn discover(project: &Path, home: Option<&Path>) -> Skills {
-    let mut roots = vec![
-        project.join(".claude/skills"),
-        project.join(".cairn/skills"),
-    ];
-    if let Some(home) = home {
-        roots.push(home.join(".claude/skills"));
-        roots.push(home.join(".cairn/skills"));
-    }
-    let mut out = Skills::default();
-    for root in roots {
+pub fn discover(project: &Path, home: Option<&Path>) -> Found<Skill> {
+    let mut out = Found::default();
+    for root in roots(project, home, "skills") {
         let Ok(entries) = std::fs::read_dir(&root) else {
             continue;
         };
@@ -49,11 +34,7 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Skills {
             if !file.is_file() {
                 continue;
             }
-            match read_skill(&dir, &file) {
-                Ok(s) if out.skills.iter().all(|k| k.name != s.name) => out.skills.push(s),
-                Ok(_) => {}
-                Err(e) => out.problems.push(e),
-            }
+            out.add(read_skill(&dir, &file), |s| s.name.as_str());
         }
     }
     out
@@ -61,19 +42,8 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Skills {
 
 fn read_skill(dir: &Path, file: &Path) -> Result<Skill, String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let (fields, body) = frontmatter(&text).map_err(|line| {
-        format!(
-            "{}:{line}: the frontmatter (from `---`) is not closed; skill skipped",
-            file.display()
-        )
-    })?;
-    let field = |key: &str| {
-        fields
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty())
-    };
+    let (front, body) = front_and_body(&text, file, "skill")?;
+    let field = |key: &str| front.get(key);
     let Some(description) = field("description") else {
         return Err(format!(
             "{}:1: no `description` in the frontmatter; skill skipped",
@@ -127,11 +97,11 @@ mod tests {
             "no frontmatter at all\n",
         );
         let found = discover(&proj, Some(&home));
-        let names: Vec<&str> = found.skills.iter().map(|s| s.name.as_str()).collect();
+        let names: Vec<&str> = found.items.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["pdf-tools", "notes"]);
-        assert_eq!(found.skills[0].allowed_tools, ["Read", "Bash"]);
-        assert_eq!(found.skills[0].body, "# PDF\nUse scripts/fill.py.");
-        assert!(found.skills[0].dir.ends_with("skills/pdf"));
+        assert_eq!(found.items[0].allowed_tools, ["Read", "Bash"]);
+        assert_eq!(found.items[0].body, "# PDF\nUse scripts/fill.py.");
+        assert!(found.items[0].dir.ends_with("skills/pdf"));
         assert_eq!(found.problems.len(), 1);
         assert!(
             found.problems[0].contains("bad/SKILL.md:1: no `description`"),

@@ -34,14 +34,14 @@ fn commands_are_found_named_and_filled() {
         "---\ndescription: never closed\n",
     );
     let found = discover(&proj, Some(&home));
-    let names: Vec<&str> = found.commands.iter().map(|c| c.name.as_str()).collect();
+    let names: Vec<&str> = found.items.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["frontend:component", "greet"]);
-    let greet = &found.commands[1];
+    let greet = &found.items[1];
     assert_eq!(greet.description, "Greet someone");
     assert_eq!(greet.argument_hint.as_deref(), Some("<name>"));
     assert_eq!(greet.allowed_tools, ["Read", "Grep"]);
     assert_eq!(greet.model.as_deref(), Some("haiku"));
-    assert_eq!(found.commands[0].description, "Make a component.");
+    assert_eq!(found.items[0].description, "Make a component.");
     assert_eq!(found.problems.len(), 1);
     assert!(
         found.problems[0].contains("broken.md:1: the frontmatter"),
@@ -49,13 +49,13 @@ fn commands_are_found_named_and_filled() {
         found.problems
     );
     assert_eq!(
-        expand(&found.commands, "/greet Ada Lovelace").as_deref(),
+        expand(&found.items, "/greet Ada Lovelace").as_deref(),
         Some("Say hello to Ada, warmly. (Ada Lovelace)")
     );
     assert_eq!(
-        expand(&found.commands, "/frontend:component Button").as_deref(),
+        expand(&found.items, "/frontend:component Button").as_deref(),
         Some("Make a component.\n\nARGUMENTS: Button")
     );
-    assert_eq!(expand(&found.commands, "/nope"), None);
-    assert_eq!(expand(&found.commands, "greet Ada"), None);
+    assert_eq!(expand(&found.items, "/nope"), None);
+    assert_eq!(expand(&found.items, "greet Ada"), None);
 }
