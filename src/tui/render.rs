@@ -308,6 +308,34 @@ mod tests {
     }
 
     #[test]
+    fn a_hash_note_is_saved_to_the_memory_file_the_person_picks() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut h = Harness::new();
+        let Event::SessionConfigured(mut info) = session(PermissionMode::Default) else {
+            panic!()
+        };
+        info.cwd = dir.path().to_path_buf();
+        h.event(Event::SessionConfigured(info));
+        std::fs::write(dir.path().join("CLAUDE.md"), "# Rules\nbe brief").unwrap();
+        h.type_text("# always use tabs");
+        h.press(Key::Enter);
+        let shown = screen(&mut h, 100, 14, 0);
+        assert!(shown.contains("Project memory, local"), "{shown}");
+        assert!(h.sent().is_empty(), "nothing goes to the model");
+        h.press(Key::Enter);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("CLAUDE.md")).unwrap(),
+            "# Rules\nbe brief\n- always use tabs\n"
+        );
+        assert!(screen(&mut h, 100, 14, 0).contains("Saved to"));
+        // Esc drops a note.
+        h.type_text("#forget this");
+        h.press(Key::Enter);
+        h.press(Key::Esc);
+        assert!(!dir.path().join("CLAUDE.local.md").exists());
+    }
+
+    #[test]
     fn slash_init_is_sent_for_the_core_to_expand() {
         let mut h = Harness::new();
         h.event(session(PermissionMode::Default));

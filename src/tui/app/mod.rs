@@ -132,6 +132,8 @@ pub struct App {
     /// The model's todo list (TodoWrite), and whether it is shown above the composer.
     pub(crate) todos: Vec<crate::protocol::Todo>,
     pub(crate) todos_shown: bool,
+    /// A `#` note waiting for the person to pick its memory file.
+    pub(crate) memory_note: Option<String>,
     ops: UnboundedSender<Op>,
     turn_running: bool,
     quit_armed: bool,
@@ -158,6 +160,7 @@ impl App {
             queued: VecDeque::new(),
             todos: Vec::new(),
             todos_shown: true,
+            memory_note: None,
             ops,
             turn_running: false,
             quit_armed: false,

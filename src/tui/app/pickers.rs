@@ -13,6 +13,8 @@ impl App {
             Outcome::Consumed => Some(Vec::new()),
             Outcome::Close => {
                 self.picker = None;
+                // A `#` note whose file was not picked is dropped.
+                self.memory_note = None;
                 Some(Vec::new())
             }
             Outcome::Message(Message::Picked { item, enter }) => self.picked(item, enter),
@@ -40,8 +42,49 @@ impl App {
             PickerKind::Files => self
                 .composer
                 .replace_word_at_cursor(&format!("@{} ", item.label)),
+            PickerKind::Memory => self.save_memory_note(&item.detail),
         }
         Some(Vec::new())
+    }
+
+    /// `#note` was sent: ask which memory file it goes to.
+    pub(super) fn ask_memory_target(&mut self, note: String) {
+        let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+        let mut targets = vec![
+            ("Project memory".to_string(), self.cwd.join("CLAUDE.md")),
+            (
+                "Project memory, local".to_string(),
+                self.cwd.join("CLAUDE.local.md"),
+            ),
+        ];
+        if let Some(home) = home {
+            targets.push(("User memory".to_string(), home.join(".claude/CLAUDE.md")));
+        }
+        let targets = targets
+            .into_iter()
+            .map(|(l, p)| (l, p.display().to_string()))
+            .collect();
+        self.memory_note = Some(note);
+        self.picker = Some(Picker::memory(targets));
+    }
+
+    /// Append the pending `#` note to the memory file `path` as a list item.
+    fn save_memory_note(&mut self, path: &str) {
+        let Some(note) = self.memory_note.take() else {
+            return;
+        };
+        match append_note(std::path::Path::new(path), &note) {
+            Ok(()) => self.conversation.push_notice(
+                NoticeKind::Info,
+                &format!(
+                    "Saved to {path}. Memory files are read when a session starts: the model \
+                     follows it from the next one."
+                ),
+            ),
+            Err(e) => self
+                .conversation
+                .push_notice(NoticeKind::Error, &format!("Could not save to {path}: {e}")),
+        }
     }
 
     /// Open, update or close the picker from the text around the cursor.
@@ -106,4 +149,21 @@ impl App {
             files: Arc::clone(files),
         }]
     }
+}
+
+/// Add `- note` as a line at the end of `path` (created, with its directory, when missing).
+fn append_note(path: &std::path::Path, note: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let existing = std::fs::read(path).unwrap_or_default();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        file.write_all(b"\n")?;
+    }
+    writeln!(file, "- {}", note.trim())
 }

@@ -14,6 +14,14 @@ impl App {
             return Vec::new();
         };
         self.picker = None;
+        // `#note`: remember it in a memory file the person picks.
+        if let Some(note) = text.strip_prefix('#').map(str::trim)
+            && !note.is_empty()
+            && !text.starts_with("##")
+        {
+            self.ask_memory_target(note.to_string());
+            return Vec::new();
+        }
         if text.starts_with('/') {
             return self.run_command_text(&text);
         }

@@ -24,6 +24,8 @@ use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx};
 pub enum PickerKind {
     Commands,
     Files,
+    /// Where a `#` note goes: one of the memory files.
+    Memory,
 }
 
 /// An open picker.
@@ -63,6 +65,20 @@ impl Picker {
             kind: PickerKind::Commands,
             query: query.to_string(),
             items,
+            selected: 0,
+            pending: None,
+        }
+    }
+
+    /// The memory files a `#` note can go to: label, and the path shown as the detail.
+    pub fn memory(targets: Vec<(String, String)>) -> Picker {
+        Picker {
+            kind: PickerKind::Memory,
+            query: String::new(),
+            items: targets
+                .into_iter()
+                .map(|(label, detail)| PickerItem { label, detail })
+                .collect(),
             selected: 0,
             pending: None,
         }
@@ -183,6 +199,7 @@ impl Overlay for Picker {
         match self.kind {
             PickerKind::Commands => " commands · Tab/Enter select · Esc close ",
             PickerKind::Files => " files · Tab/Enter insert · Esc close ",
+            PickerKind::Memory => " save the note to · Enter save · Esc drop it ",
         }
     }
 
