@@ -173,6 +173,19 @@ fn perform<S: Screen>(
             app.editor_finished(request_id, result);
             app.mark_dirty();
         }
+        AppAction::EditMemoryFile { path } => {
+            let content = std::fs::read_to_string(&path).unwrap_or_default();
+            let mut result = Err("the editor did not start".to_string());
+            screen.release_for(&mut || {
+                let edited = match &opts.editor {
+                    Some(editor) => crate::tui::prompt::editor::edit_with(editor, &path, &content),
+                    None => crate::tui::prompt::editor::edit_in_editor(&path, &content),
+                };
+                result = edited.map_err(|e| e.to_string());
+            })?;
+            app.memory_edited(&path, &content, result);
+            app.mark_dirty();
+        }
     }
     Ok(true)
 }
@@ -351,5 +364,35 @@ mod tests {
         assert_eq!(content, "one\nTWO\n");
         assert!(note.contains("TWO"), "{note}");
         drop(core_tx);
+    }
+
+    #[tokio::test]
+    async fn slash_memory_edits_the_picked_memory_file_in_the_editor() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ops_tx, _ops_rx) = mpsc::unbounded_channel();
+        let (core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(80, 20);
+        let Event::SessionConfigured(mut info) = session(PermissionMode::Default) else {
+            panic!()
+        };
+        info.cwd = dir.path().to_path_buf();
+        core_tx.send(Event::SessionConfigured(info)).unwrap();
+        keys(&in_tx, "/memory\n\n");
+        drop(in_tx);
+        let opts = LoopOptions {
+            // A real program writes the file the way a person would.
+            editor: Some("printf 'use tabs\\n' >".into()),
+            ..LoopOptions::default()
+        };
+        run_loop(&mut app, &mut screen, in_rx, &mut core_rx, opts)
+            .await
+            .unwrap();
+        assert_eq!(screen.released, 1);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("CLAUDE.md")).unwrap(),
+            "use tabs\n"
+        );
     }
 }

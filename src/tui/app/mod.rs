@@ -64,6 +64,11 @@ pub enum AppAction {
         path: PathBuf,
         content: String,
     },
+    /// `/memory`: release the terminal, edit the memory file `path` in `$EDITOR` (created when
+    /// missing), take the terminal back.
+    EditMemoryFile {
+        path: PathBuf,
+    },
 }
 
 /// Results of background work, fed back by the event loop.

@@ -3,6 +3,8 @@
 //! (latest wins: results for an older request id are dropped).
 
 use super::*;
+use std::path::PathBuf;
+
 use crate::tui::picker::PickerItem;
 
 impl App {
@@ -42,13 +44,17 @@ impl App {
             PickerKind::Files => self
                 .composer
                 .replace_word_at_cursor(&format!("@{} ", item.label)),
-            PickerKind::Memory => self.save_memory_note(&item.detail),
+            PickerKind::Memory if self.memory_note.is_some() => self.save_memory_note(&item.detail),
+            PickerKind::Memory => {
+                let path = PathBuf::from(&item.detail);
+                return Some(vec![AppAction::EditMemoryFile { path }]);
+            }
         }
         Some(Vec::new())
     }
 
-    /// `#note` was sent: ask which memory file it goes to.
-    pub(super) fn ask_memory_target(&mut self, note: String) {
+    /// `#note` was sent (`Some`), or `/memory` (`None`): ask which memory file it is about.
+    pub(super) fn ask_memory_target(&mut self, note: Option<String>) {
         let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
         let mut targets = vec![
             ("Project memory".to_string(), self.cwd.join("CLAUDE.md")),
@@ -64,8 +70,34 @@ impl App {
             .into_iter()
             .map(|(l, p)| (l, p.display().to_string()))
             .collect();
-        self.memory_note = Some(note);
+        self.memory_note = note;
         self.picker = Some(Picker::memory(targets));
+    }
+
+    /// `/memory`'s editor returned: write the file when its text changed, and say what happened.
+    pub fn memory_edited(
+        &mut self,
+        path: &std::path::Path,
+        before: &str,
+        result: Result<String, String>,
+    ) {
+        let shown = path.display();
+        let (kind, message) = match result {
+            Ok(text) if text == before => (NoticeKind::Info, format!("{shown} unchanged.")),
+            Ok(text) => match path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(path, text))
+            {
+                Ok(()) => (
+                    NoticeKind::Info,
+                    format!("Saved {shown}; memory files are read when a session starts."),
+                ),
+                Err(e) => (NoticeKind::Error, format!("Could not save {shown}: {e}")),
+            },
+            Err(e) => (NoticeKind::Error, format!("The editor failed: {e}")),
+        };
+        self.conversation.push_notice(kind, &message);
     }
 
     /// Append the pending `#` note to the memory file `path` as a list item.

@@ -19,7 +19,7 @@ impl App {
             && !note.is_empty()
             && !text.starts_with("##")
         {
-            self.ask_memory_target(note.to_string());
+            self.ask_memory_target(Some(note.to_string()));
             return Vec::new();
         }
         if text.starts_with('/') {
@@ -134,6 +134,7 @@ impl App {
             C::Plan => self.enter_plan_mode(),
             C::Diff => self.open_session_diff(),
             // The core knows the instruction; headless `-p /init` works the same way.
+            C::Memory => self.ask_memory_target(None),
             C::Init if self.turn_running => self.queued.push_back("/init".into()),
             C::Init => self.send_prompt("/init".into()),
             C::Exit => return vec![AppAction::Quit],

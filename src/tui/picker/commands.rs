@@ -12,6 +12,7 @@ pub enum Command {
     Plan,
     Diff,
     Init,
+    Memory,
     Exit,
 }
 
@@ -45,6 +46,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "init",
         Command::Init,
         "have the model write a CLAUDE.md for this project",
+    ),
+    (
+        "memory",
+        Command::Memory,
+        "edit a memory file (project, local or user CLAUDE.md) in $EDITOR",
     ),
     ("exit", Command::Exit, "quit cairn"),
 ];
