@@ -161,33 +161,37 @@ fn perform<S: Screen>(
             path,
             content,
         } => {
-            // The editor owns the terminal meanwhile; core events wait in their channel.
-            let mut result = Err("the editor did not start".to_string());
-            screen.release_for(&mut || {
-                let edited = match &opts.editor {
-                    Some(editor) => crate::tui::prompt::editor::edit_with(editor, &path, &content),
-                    None => crate::tui::prompt::editor::edit_in_editor(&path, &content),
-                };
-                result = edited.map_err(|e| e.to_string());
-            })?;
+            let result = edit(screen, opts, &path, &content)?;
             app.editor_finished(request_id, result);
             app.mark_dirty();
         }
         AppAction::EditMemoryFile { path } => {
             let content = std::fs::read_to_string(&path).unwrap_or_default();
-            let mut result = Err("the editor did not start".to_string());
-            screen.release_for(&mut || {
-                let edited = match &opts.editor {
-                    Some(editor) => crate::tui::prompt::editor::edit_with(editor, &path, &content),
-                    None => crate::tui::prompt::editor::edit_in_editor(&path, &content),
-                };
-                result = edited.map_err(|e| e.to_string());
-            })?;
+            let result = edit(screen, opts, &path, &content)?;
             app.memory_edited(&path, &content, result);
             app.mark_dirty();
         }
     }
     Ok(true)
+}
+
+/// Run the editor on `content` (file name from `path`) with the terminal released; the text
+/// it left, or why it failed. Core events wait in their channel meanwhile.
+fn edit<S: Screen>(
+    screen: &mut S,
+    opts: &LoopOptions,
+    path: &std::path::Path,
+    content: &str,
+) -> anyhow::Result<Result<String, String>> {
+    let mut result = Err("the editor did not start".to_string());
+    screen.release_for(&mut || {
+        let edited = match &opts.editor {
+            Some(editor) => crate::tui::prompt::editor::edit_with(editor, path, content),
+            None => crate::tui::prompt::editor::edit_in_editor(path, content),
+        };
+        result = edited.map_err(|e| e.to_string());
+    })?;
+    Ok(result)
 }
 
 #[cfg(test)]
