@@ -22,6 +22,34 @@ pub enum ModelChoice {
 pub const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o";
 
+/// Claude Code's model aliases and the model ids they stand for, each overridable by its
+/// `ANTHROPIC_DEFAULT_*_MODEL` variable. `opusplan` plans with opus; outside plan mode it is
+/// sonnet (cairn resolves it to opus for now: one model per session).
+const ALIASES: &[(&str, &str, &str)] = &[
+    ("opus", "ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-5"),
+    (
+        "sonnet",
+        "ANTHROPIC_DEFAULT_SONNET_MODEL",
+        "claude-sonnet-4-5",
+    ),
+    ("haiku", "ANTHROPIC_DEFAULT_HAIKU_MODEL", "claude-haiku-4-5"),
+    (
+        "opusplan",
+        "ANTHROPIC_DEFAULT_OPUS_MODEL",
+        "claude-opus-4-5",
+    ),
+];
+
+/// The model id an alias (`sonnet`) stands for; any other name unchanged.
+pub fn resolve_alias(model: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    match ALIASES.iter().find(|(alias, _, _)| *alias == model) {
+        Some((_, var, id)) => env(var)
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| id.to_string()),
+        None => model.to_string(),
+    }
+}
+
 /// Resolve from flags, the settings' `model`, and an environment lookup (a function so tests
 /// need not touch the process environment).
 pub fn resolve(
@@ -67,6 +95,10 @@ pub fn resolve(
         .or_else(|| settings_model.map(str::to_string))
         .or(model_env)
         .unwrap_or_else(|| default_model.to_string());
+    let model = match provider {
+        Provider::Anthropic => resolve_alias(&model, &env),
+        Provider::OpenAi => model,
+    };
     let base_url = flags
         .base_url
         .clone()
@@ -153,5 +185,31 @@ mod tests {
             resolve(&flags, None, env(&[("ANTHROPIC_API_KEY", "k")])),
             ModelChoice::Demo
         );
+    }
+
+    #[test]
+    fn aliases_resolve_and_the_environment_overrides_them() {
+        let e = env(&[("ANTHROPIC_API_KEY", "k")]);
+        let flags = |m: &str| ModelFlags {
+            model: Some(m.into()),
+            ..ModelFlags::default()
+        };
+        let model_of =
+            |f: &ModelFlags, e: &dyn Fn(&str) -> Option<String>| match resolve(f, None, e) {
+                ModelChoice::Real(ep) => ep.model,
+                ModelChoice::Demo => panic!("demo"),
+            };
+        assert_eq!(model_of(&flags("sonnet"), &e), "claude-sonnet-4-5");
+        assert_eq!(model_of(&flags("haiku"), &e), "claude-haiku-4-5");
+        assert_eq!(
+            model_of(&flags("claude-3-haiku-20240307"), &e),
+            "claude-3-haiku-20240307"
+        );
+        let e = env(&[
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_DEFAULT_OPUS_MODEL", "my-opus"),
+        ]);
+        assert_eq!(model_of(&flags("opus"), &e), "my-opus");
+        assert_eq!(model_of(&flags("opusplan"), &e), "my-opus");
     }
 }
