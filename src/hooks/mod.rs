@@ -62,16 +62,6 @@ impl Hooks {
         }
     }
 
-    /// No hooks at all (tests, sub-sessions).
-    pub fn none() -> Hooks {
-        Hooks::new(
-            HooksConfig::default(),
-            PathBuf::new(),
-            Vec::new(),
-            PathBuf::new(),
-        )
-    }
-
     pub fn has(&self, event: HookEvent) -> bool {
         self.runner.has(event)
     }

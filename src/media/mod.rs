@@ -3,6 +3,7 @@
 //! budget, PDF text by page, and Jupyter notebooks read and edited. Nothing here touches the
 //! disk or knows a tool; the Read and NotebookEdit tools use it.
 
+pub mod ansi;
 pub mod image;
 pub mod notebook;
 pub mod pdf;

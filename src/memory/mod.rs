@@ -6,7 +6,7 @@
 //! the `CLAUDE.local.md` files. `@path` lines import other files (relative to the importing
 //! file, `~/` or absolute), five levels deep at most, never from inside code; a missing file or
 //! a cycle is reported and skipped. Memory files of directories below the working directory are
-//! not read at start: [`nested_files`] names those a Read of a file there brings in, and the
+//! not read at start: [`nested_dirs`] and [`files_in`] name those a Read of a file there brings in, and the
 //! Read tool passes them to the model as a reminder. Nothing here panics on any file.
 
 use std::path::{Path, PathBuf};
@@ -122,32 +122,34 @@ pub fn load_file(path: &Path, home: Option<&Path>) -> Memory {
     loader.memory
 }
 
-/// The memory files of the directories strictly below `cwd` on the way to `file` (outermost
-/// first), which the start of the session did not read. Nothing when `file` is not below `cwd`.
-pub fn nested_files(file: &Path, cwd: &Path) -> Vec<PathBuf> {
-    let Some(parent) = file.parent() else {
+/// The directories strictly below `cwd` on the way to `file`, outermost first: their memory
+/// files were not read at start. Nothing when `file` is not below `cwd`. No I/O.
+pub fn nested_dirs(file: &Path, cwd: &Path) -> Vec<PathBuf> {
+    let Some(rel) = file.parent().and_then(|p| p.strip_prefix(cwd).ok()) else {
         return Vec::new();
     };
-    let Ok(rel) = parent.strip_prefix(cwd) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
     let mut dir = cwd.to_path_buf();
-    for part in rel.components() {
-        dir.push(part);
-        for name in [
-            "CLAUDE.md",
-            ".claude/CLAUDE.md",
-            "AGENTS.md",
-            "CLAUDE.local.md",
-        ] {
-            let candidate = dir.join(name);
-            if candidate.is_file() {
-                out.push(candidate);
-            }
-        }
-    }
-    out
+    rel.components()
+        .map(|part| {
+            dir.push(part);
+            dir.clone()
+        })
+        .collect()
+}
+
+/// The memory files `dir` holds itself (`CLAUDE.md`, `.claude/CLAUDE.md`, `AGENTS.md`,
+/// `CLAUDE.local.md`).
+pub fn files_in(dir: &Path) -> Vec<PathBuf> {
+    [
+        "CLAUDE.md",
+        ".claude/CLAUDE.md",
+        "AGENTS.md",
+        "CLAUDE.local.md",
+    ]
+    .iter()
+    .map(|name| dir.join(name))
+    .filter(|p| p.is_file())
+    .collect()
 }
 
 struct Loader {

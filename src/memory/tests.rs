@@ -133,7 +133,7 @@ fn no_memory_is_no_section() {
 }
 
 #[test]
-fn a_read_below_the_working_directory_names_the_memory_files_on_its_way() {
+fn a_read_below_the_working_directory_names_the_directories_and_files_on_its_way() {
     let t = Tree::new();
     let cwd = t.root.join("work/proj");
     t.write("work/proj/CLAUDE.md", "top: read at start");
@@ -141,13 +141,15 @@ fn a_read_below_the_working_directory_names_the_memory_files_on_its_way() {
     t.write("work/proj/api/v2/AGENTS.md", "v2 rules @notes.md");
     t.write("work/proj/api/v2/notes.md", "notes");
     let file = t.write("work/proj/api/v2/handler.rs", "fn h() {}");
-    let found = nested_files(&file, &cwd);
+    let dirs = nested_dirs(&file, &cwd);
+    assert_eq!(dirs, [cwd.join("api"), cwd.join("api/v2")]);
+    let found: Vec<PathBuf> = dirs.iter().flat_map(|d| files_in(d)).collect();
     let rel: Vec<String> = found
         .iter()
         .map(|p| p.strip_prefix(&cwd).unwrap().display().to_string())
         .collect();
     assert_eq!(rel, ["api/CLAUDE.md", "api/v2/AGENTS.md"]);
-    assert!(nested_files(&t.root.join("elsewhere/x.rs"), &cwd).is_empty());
+    assert!(nested_dirs(&t.root.join("elsewhere/x.rs"), &cwd).is_empty());
     let m = load_file(&found[1], None);
     assert_eq!(m.files.len(), 2, "the file and its import");
 }

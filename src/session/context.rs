@@ -55,8 +55,8 @@ pub struct SessionContext {
     changes: broadcast::Sender<PathBuf>,
     /// The model's todo list (TodoWrite), whole.
     todos: Mutex<Vec<Todo>>,
-    /// Memory files of subdirectories already passed to the model.
-    memory_seen: Mutex<Vec<PathBuf>>,
+    /// Subdirectories whose memory files were already looked for (each is looked at once).
+    memory_dirs: Mutex<Vec<PathBuf>>,
 }
 
 impl SessionContext {
@@ -79,7 +79,7 @@ impl SessionContext {
             tool_env: Vec::new(),
             changes: broadcast::channel(64).0,
             todos: Mutex::new(Vec::new()),
-            memory_seen: Mutex::new(Vec::new()),
+            memory_dirs: Mutex::new(Vec::new()),
         }
     }
 
@@ -150,16 +150,16 @@ impl SessionContext {
         self.changes.subscribe()
     }
 
-    /// Whether the memory file `path` is new to this session (and from now on, not).
-    pub fn first_memory_read(&self, path: &Path) -> bool {
-        let mut seen = match self.memory_seen.lock() {
+    /// Whether `dir`'s memory files are still to be looked for (and from now on, not).
+    pub fn first_memory_dir(&self, dir: &Path) -> bool {
+        let mut seen = match self.memory_dirs.lock() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         };
-        if seen.iter().any(|p| p == path) {
+        if seen.iter().any(|p| p == dir) {
             return false;
         }
-        seen.push(path.to_path_buf());
+        seen.push(dir.to_path_buf());
         true
     }
 

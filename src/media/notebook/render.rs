@@ -153,35 +153,9 @@ fn strip_ansi(text: &str) -> String {
             out.push(c);
             continue;
         }
-        match chars.next() {
-            Some('[') => skip_csi(&mut chars),
-            Some(']') => skip_osc(&mut chars),
-            _ => {}
-        }
+        super::super::ansi::skip_escape(&mut chars);
     }
     out
-}
-
-/// Skip a CSI sequence's parameters up to its final byte.
-fn skip_csi(chars: &mut impl Iterator<Item = char>) {
-    for c in chars.by_ref() {
-        if ('\u{40}'..='\u{7e}').contains(&c) {
-            break;
-        }
-    }
-}
-
-/// Skip an OSC sequence up to BEL or ESC `\`.
-fn skip_osc(chars: &mut impl Iterator<Item = char>) {
-    while let Some(c) = chars.next() {
-        if c == '\u{7}' {
-            break;
-        }
-        if c == '\u{1b}' {
-            chars.next();
-            break;
-        }
-    }
 }
 
 /// Keep, on each line, only what follows its last carriage return.

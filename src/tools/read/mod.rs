@@ -249,11 +249,17 @@ refused; use Glob to list files."
 /// Memory files of the directories between the working directory and `path` that the model has
 /// not seen yet go to it as a reminder with its next request.
 fn remind_nested_memory(path: &Path, session: &SessionContext) {
+    // Each directory is looked at once per session: later reads there do no I/O for this.
+    let dirs = crate::memory::nested_dirs(path, &session.cwd());
+    let fresh: Vec<PathBuf> = dirs
+        .into_iter()
+        .filter(|d| session.first_memory_dir(d))
+        .collect();
+    if fresh.is_empty() {
+        return;
+    }
     let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
-    for file in crate::memory::nested_files(path, &session.cwd()) {
-        if !session.first_memory_read(&file) {
-            continue;
-        }
+    for file in fresh.iter().flat_map(|d| crate::memory::files_in(d)) {
         let memory = crate::memory::load_file(&file, home.as_deref());
         let text: Vec<String> = memory
             .files

@@ -47,39 +47,12 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
                     out.truncate(line_start);
                 }
             }
-            '\u{1b}' => skip_escape(&mut chars),
+            '\u{1b}' => crate::media::ansi::skip_escape(&mut chars),
             c if c.is_control() => {}
             c => out.push(c),
         }
     }
     Cow::Owned(out)
-}
-
-/// Skip the rest of an escape sequence whose ESC was just consumed (CSI, OSC, or a 2-char one).
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.next() {
-        Some('[') => {
-            // CSI: parameters then one final byte in '@'..='~'.
-            for c in chars.by_ref() {
-                if ('@'..='~').contains(&c) {
-                    break;
-                }
-            }
-        }
-        Some(']') => {
-            // OSC: ends with BEL or ESC '\'.
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' {
-                    break;
-                }
-                if c == '\u{1b}' {
-                    chars.next();
-                    break;
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// One output line being built: prefix spans, then content merged into spans by style.
