@@ -43,6 +43,7 @@ fn bench_client(c: &mut Criterion) {
         model: "m".into(),
         base_url: base_url.into(),
         api_key: Some("k".into()),
+        login: Default::default(),
     };
     let local = endpoint("http://127.0.0.1:8080");
     c.bench_function("build_client_http_loopback", |b| {
@@ -84,6 +85,7 @@ fn bench_round_trip(c: &mut Criterion) {
             model: "m".into(),
             base_url: base,
             api_key: None,
+            login: Default::default(),
         };
         let client = build_client(
             &endpoint,

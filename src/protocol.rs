@@ -22,6 +22,8 @@ pub enum Op {
     Interrupt,
     /// Change the permission mode (Shift+Tab, `/mode`, plan approval).
     SetMode { mode: PermissionMode },
+    /// `/model name`: use this model (an alias or an id) from the next turn on.
+    SetModel { model: String },
     /// Forget the conversation and start afresh (`/clear`); the session and its grants stay.
     Clear,
     /// Stop the core: kill background processes, flush the transcript.
@@ -112,6 +114,10 @@ pub enum Event {
         path: PathBuf,
         change: FileChange,
     },
+    /// The session's model is now this (after `/model`).
+    ModelChanged {
+        model: String,
+    },
     ModeChanged {
         mode: PermissionMode,
     },
@@ -142,6 +148,13 @@ pub struct SessionInfo {
     /// The person's own slash commands (`.claude/commands`), for the `/` picker.
     #[serde(default)]
     pub commands: Vec<CommandInfo>,
+    /// The memory files in the system prompt (scope, path), for `/memory`.
+    #[serde(default)]
+    pub memory_files: Vec<(String, PathBuf)>,
+    /// The names `/model` offers (alias, what it stands for); empty when the provider has no
+    /// aliases (any id can still be typed).
+    #[serde(default)]
+    pub model_choices: Vec<(String, String)>,
 }
 
 /// A custom slash command as the client shows it.

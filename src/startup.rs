@@ -10,10 +10,14 @@ use anyhow::Context;
 
 use crate::agent::{AgentSetup, start};
 use crate::cli::{Cli, ProviderArg};
+use crate::config::LoadedSettings;
 use crate::config::load_settings;
-use crate::config::model::{ModelChoice, ModelFlags, resolve};
+use crate::config::model::{
+    Aliases, ModelChoice, ModelFlags, ModelPick, ModelSettings, NO_CREDENTIALS, resolve,
+};
 use crate::llm::ModelEndpoint;
 use crate::llm::Provider;
+use crate::llm::auth::{DEFAULT_HELPER_TTL, HELPER_TTL_ENV, KeyHelper, parse_custom_headers};
 use crate::llm::client::{ClientOptions, build_client};
 use crate::llm::retry::RetryPolicy;
 use crate::llm::scripted::{Script, ScriptedServer};
@@ -77,6 +81,11 @@ pub fn tune_allocator() {
 
 fn env_var(key: &str) -> Option<String> {
     std::env::var(key).ok()
+}
+
+/// The environment as the session sees it: the settings' `env` over the process's.
+fn settings_env(settings: &LoadedSettings) -> impl Fn(&str) -> Option<String> + '_ {
+    |key| settings.env.get(key).cloned().or_else(|| env_var(key))
 }
 
 /// Where cairn keeps its data: `$CAIRN_DATA_DIR`, else the platform data dir.
@@ -147,19 +156,44 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     let mut notices = Vec::new();
     let mut project_dir = std::env::current_dir().context("cannot read the current directory")?;
     let mut settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
-    let choice = resolve(&flags, settings.model.as_deref(), env_var);
-    let (endpoint, demo_server) = match choice {
-        ModelChoice::Real(ep) => (ep, None),
-        ModelChoice::Demo => {
+    // Problems with the person's own settings are reported in demo mode too.
+    let mut diagnostics = settings.diagnostics.clone();
+    let choice = {
+        // The settings' `env` applies before the model is chosen, as in Claude Code.
+        let env = settings_env(&settings);
+        let model_settings = ModelSettings {
+            model: settings.model.clone(),
+            key_helper: settings.api_key_helper.as_ref().map(|command| KeyHelper {
+                command: command.clone(),
+                cwd: project_dir.clone(),
+                ttl: env(HELPER_TTL_ENV)
+                    .and_then(|v| v.trim().parse().ok())
+                    .map_or(DEFAULT_HELPER_TTL, Duration::from_millis),
+            }),
+        };
+        if let Some(text) = env("ANTHROPIC_CUSTOM_HEADERS") {
+            notices.extend(parse_custom_headers(&text).1);
+        }
+        resolve(&flags, &model_settings, env)
+    };
+    let (endpoint, pick, aliases, demo_server) = match choice {
+        ModelChoice::Real(ep, pick, aliases) => (*ep, pick, aliases, None),
+        ModelChoice::NoCredentials if !interactive => anyhow::bail!("{NO_CREDENTIALS}"),
+        ModelChoice::Demo | ModelChoice::NoCredentials => {
             let script = Script::from_json(DEMO_SCRIPT).context("the demo script is broken")?;
             let server = ScriptedServer::start(script)
                 .context("cannot start the demo model server on 127.0.0.1")?;
             project_dir = demo_workspace()?;
             settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
+            for d in &settings.diagnostics {
+                if !diagnostics.contains(d) {
+                    diagnostics.push(d.clone());
+                }
+            }
             notices.push(format!(
-                "No API key found: running the built-in DEMO (a scripted model on {}) in a \
-                 scratch copy at {}. Set ANTHROPIC_API_KEY, or OPENAI_API_KEY / \
-                 OPENAI_BASE_URL, to use a real model.",
+                "Running the built-in DEMO (a scripted model on {}) in a scratch copy at {}. \
+                 Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or apiKeyHelper in \
+                 settings), or OPENAI_API_KEY / OPENAI_BASE_URL, to use a real model.",
                 server.addr(),
                 project_dir.display()
             ));
@@ -168,19 +202,24 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
                 model: "cairn-demo".into(),
                 base_url: server.anthropic_base_url(),
                 api_key: Some("demo".into()),
+                login: Default::default(),
             };
-            (ep, Some((server, DemoWorkspace(project_dir.clone()))))
+            let pick = ModelPick::plain(&ep.model);
+            (
+                ep,
+                pick,
+                Aliases::default(),
+                Some((server, DemoWorkspace(project_dir.clone()))),
+            )
         }
     };
-    let client = build_client(&endpoint, &ClientOptions::from_env(env_var))
+    let client = build_client(&endpoint, &ClientOptions::from_env(settings_env(&settings)))
         .map_err(|e| anyhow::anyhow!("cannot set up the model client: {e}"))?;
     // The broken ones are shown on their own, as errors.
     notices.extend(
-        settings
-            .diagnostics
-            .iter()
-            .filter(|d| !settings.broken.contains(d))
-            .cloned(),
+        diagnostics
+            .into_iter()
+            .filter(|d| !settings.broken.contains(d)),
     );
     let mode =
         starting_mode(cli.permission_mode.as_deref(), &settings).map_err(|e| anyhow::anyhow!(e))?;
@@ -229,7 +268,8 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
     let setup = AgentSetup {
         client: Arc::clone(&client),
-        model: endpoint.model.clone(),
+        model: pick,
+        aliases,
         additional_dirs: cli
             .add_dir
             .iter()

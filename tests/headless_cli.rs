@@ -238,7 +238,12 @@ async fn an_auth_failure_says_what_to_fix() {
     let run = cairn(Some(&s), false, &["-p", "hi"], "").await;
     assert_eq!(run.code(), 1);
     assert!(run.stderr().contains("401"), "{}", run.stderr());
-    assert!(run.stderr().contains("API key"), "{}", run.stderr());
+    assert!(
+        run.stderr()
+            .contains("credentials were refused; check ANTHROPIC_API_KEY"),
+        "{}",
+        run.stderr()
+    );
     assert_eq!(s.requests().len(), 1, "401 is not retried");
 }
 
@@ -258,8 +263,25 @@ async fn headless_refuses_writes_without_a_permission_flag() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_credentials_runs_the_labelled_demo() {
+async fn no_credentials_fail_unless_the_demo_is_asked_for() {
+    // A script must not take demo output for a real answer.
     let run = cairn(None, false, &["-p", "show me", "--max-turns", "1"], "").await;
+    assert_eq!(run.code(), 1);
+    assert!(run.stdout().is_empty(), "{}", run.stdout());
+    assert!(
+        run.stderr()
+            .contains("no model credentials: set ANTHROPIC_API_KEY"),
+        "{}",
+        run.stderr()
+    );
+    assert!(run.stderr().contains("pass --demo"), "{}", run.stderr());
+    let run = cairn(
+        None,
+        false,
+        &["-p", "show me", "--max-turns", "1", "--demo"],
+        "",
+    )
+    .await;
     assert!(run.stderr().contains("DEMO"), "{}", run.stderr());
     assert!(run.stderr().contains("127.0.0.1"), "{}", run.stderr());
 }
@@ -269,7 +291,13 @@ async fn version_and_bad_flags() {
     let run = cairn(None, false, &["--version"], "").await;
     assert_eq!(run.code(), 0);
     assert!(run.stdout().starts_with("cairn "));
-    let run = cairn(None, false, &["-p", "x", "--permission-mode", "yolo"], "").await;
+    let run = cairn(
+        None,
+        false,
+        &["-p", "x", "--demo", "--permission-mode", "yolo"],
+        "",
+    )
+    .await;
     assert_eq!(run.code(), 1);
     assert!(
         run.stderr().contains("unknown permission mode"),

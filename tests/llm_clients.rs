@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn::llm::ModelEndpoint;
+use cairn::llm::auth::{DEFAULT_HELPER_TTL, KeyHelper, Login, parse_custom_headers};
 use cairn::llm::retry::{RetryNotice, RetryPolicy, stream_with_retry};
 use cairn::llm::scripted::{NO_MORE_TURNS, Script, ScriptedServer, Turn};
 use cairn::llm::{
@@ -490,7 +491,8 @@ async fn unauthorized_is_not_retried_and_names_the_key() {
         let err = err.unwrap();
         assert_eq!(
             err.to_string(),
-            "HTTP 401: the API key was refused; check ANTHROPIC_API_KEY / OPENAI_API_KEY (invalid x-api-key)"
+            "HTTP 401: the credentials were refused; check ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, \
+             apiKeyHelper or OPENAI_API_KEY (invalid x-api-key)"
         );
         assert!(notices.is_empty());
         assert_eq!(server.requests().len(), 1);
@@ -524,6 +526,7 @@ async fn connection_refused_is_retried_then_reported() {
         model: "m".into(),
         base_url: format!("http://127.0.0.1:{port}/v1"),
         api_key: None,
+        login: Default::default(),
     };
     let c = build_client(&endpoint, &ClientOptions::default()).unwrap();
     let policy = RetryPolicy {
@@ -634,6 +637,7 @@ async fn unknown_route_is_not_found() {
         model: "m".into(),
         base_url: format!("{}/wrong", server.anthropic_base_url()),
         api_key: None,
+        login: Default::default(),
     };
     let c = build_client(&endpoint, &ClientOptions::default()).unwrap();
     let err = c.send(&request("hi")).await.err().unwrap();
@@ -689,6 +693,7 @@ async fn serve_forever_serves_on_the_given_port() {
         model: "m".into(),
         base_url: format!("http://127.0.0.1:{port}"),
         api_key: None,
+        login: Default::default(),
     };
     let c = build_client(&endpoint, &ClientOptions::default()).unwrap();
     // The listener may not be bound yet when the first request goes out.
@@ -696,4 +701,99 @@ async fn serve_forever_serves_on_the_given_port() {
     assert_eq!(err, None);
     assert_eq!(text_deltas(&events).concat(), "forever");
     task.abort();
+}
+
+#[tokio::test]
+async fn a_login_token_goes_as_bearer_with_the_custom_headers() {
+    let server = start(vec![Turn::text("hi")]);
+    let (headers, _) = parse_custom_headers("X-Team: core\nX-Trace: 42");
+    let endpoint = ModelEndpoint {
+        api_key: None,
+        login: Login {
+            auth_token: Some("tok-123".into()),
+            headers,
+            ..Login::default()
+        },
+        ..llm::endpoint(&server, Provider::Anthropic)
+    };
+    let c = llm::client_for(&endpoint, Duration::from_secs(5));
+    let Retried { err, .. } = send_with_retry(&c, &request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    let sent = &server.requests()[0];
+    assert_eq!(sent.header("authorization"), Some("Bearer tok-123"));
+    assert_eq!(sent.header("x-api-key"), None);
+    assert_eq!(sent.header("x-team"), Some("core"));
+    assert_eq!(sent.header("x-trace"), Some("42"));
+}
+
+#[tokio::test]
+async fn a_refused_helper_key_is_asked_for_again_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Each run of the helper prints a new key: key-1, key-2, ...
+    let helper = KeyHelper {
+        command: "n=$(cat runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > runs; echo key-$n"
+            .into(),
+        cwd: tmp.path().to_path_buf(),
+        ttl: DEFAULT_HELPER_TTL,
+    };
+    let script = Script::from_json(
+        r#"{"turns": [{"text": "one", "faults": [{"status": 401}]}, {"text": "two"}]}"#,
+    )
+    .unwrap();
+    let server = ScriptedServer::start(script).unwrap();
+    let endpoint = ModelEndpoint {
+        api_key: None,
+        login: Login {
+            key_helper: Some(helper),
+            ..Login::default()
+        },
+        ..llm::endpoint(&server, Provider::Anthropic)
+    };
+    let c = llm::client_for(&endpoint, Duration::from_secs(5));
+    let Retried { events, err, .. } = send_with_retry(&c, &request("hi")).await;
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(text_deltas(&events).concat(), "one");
+    // Within the key's time to live the helper is not asked again.
+    let Retried { err, .. } = send_with_retry(&c, &request("again")).await;
+    assert!(err.is_none(), "{err:?}");
+    let requests = server.requests();
+    let sent: Vec<(Option<&str>, Option<&str>)> = requests
+        .iter()
+        .map(|r| (r.header("x-api-key"), r.header("authorization")))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            (Some("key-1"), Some("Bearer key-1")),
+            (Some("key-2"), Some("Bearer key-2")),
+            (Some("key-2"), Some("Bearer key-2")),
+        ]
+    );
+    let runs = std::fs::read_to_string(tmp.path().join("runs")).unwrap();
+    assert_eq!(runs.trim(), "2");
+}
+
+#[tokio::test]
+async fn a_failing_helper_is_reported_and_not_retried() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = start(vec![Turn::text("never")]);
+    let endpoint = ModelEndpoint {
+        api_key: None,
+        login: Login {
+            key_helper: Some(KeyHelper {
+                command: "echo 'vault is sealed' >&2; exit 7".into(),
+                cwd: tmp.path().to_path_buf(),
+                ttl: DEFAULT_HELPER_TTL,
+            }),
+            ..Login::default()
+        },
+        ..llm::endpoint(&server, Provider::Anthropic)
+    };
+    let c = llm::client_for(&endpoint, Duration::from_secs(5));
+    let Retried { notices, err, .. } = send_with_retry(&c, &request("hi")).await;
+    let err = err.unwrap().to_string();
+    assert!(err.contains("apiKeyHelper"), "{err}");
+    assert!(err.contains("vault is sealed"), "{err}");
+    assert!(notices.is_empty());
+    assert!(server.requests().is_empty());
 }

@@ -25,6 +25,7 @@ use llm::BOTH;
 fn client(provider: Provider, server: &ScriptedServer, idle: Duration) -> Arc<dyn ModelClient> {
     let endpoint = ModelEndpoint {
         api_key: None,
+        login: Default::default(),
         ..llm::endpoint(server, provider)
     };
     llm::client_for(&endpoint, idle)

@@ -96,7 +96,7 @@ async fn run_calls(
             idle: Duration::from_secs(30),
             retry: llm::fast_retry(1, 10, 10),
             tools: Vec::new(),
-            skills: Vec::new(),
+            ..Setup::in_dir(&ws.proj, Provider::Anthropic)
         },
     );
     agent.submit("go");

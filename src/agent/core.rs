@@ -15,11 +15,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::executor::{CallEnv, Executor, PendingDecisions};
+use crate::agent::invoke::invoke;
+use crate::config::model::{Aliases, ModelPick};
 use crate::hooks::Hooks;
 use crate::llm::retry::{RetryPolicy, stream_with_retry};
 use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent, pricing};
 use crate::permissions::PermissionGate;
-use crate::protocol::{CommandInfo, Event, Op, SessionInfo, TurnEnd, Usage};
+use crate::protocol::{CommandInfo, Event, Op, PermissionMode, SessionInfo, TurnEnd, Usage};
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
 use crate::tools::ToolRegistry;
@@ -39,7 +41,10 @@ enum Step {
 
 pub(crate) struct Core {
     pub client: Arc<dyn ModelClient>,
-    pub model: String,
+    /// The session's model (`/model` changes it).
+    pub model: ModelPick,
+    /// What the names `/model` accepts stand for.
+    pub aliases: Aliases,
     pub session: Arc<SessionContext>,
     pub gate: Arc<PermissionGate>,
     pub hooks: Arc<Hooks>,
@@ -58,16 +63,10 @@ pub(crate) struct Core {
     pub demo: bool,
     /// The person's own slash commands.
     pub commands: Vec<crate::commands::CustomCommand>,
+    /// The memory files in the system prompt (scope, path).
+    pub memory_files: Vec<(String, std::path::PathBuf)>,
     /// The person's skills (`/name args` loads one).
     pub skills: Vec<crate::commands::skills::Skill>,
-}
-
-/// `/name args` for one of the person's skills: the skill, loaded, as the prompt.
-fn skill_prompt(skills: &[crate::commands::skills::Skill], prompt: &str) -> Option<String> {
-    let rest = prompt.trim_start().strip_prefix('/')?;
-    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    let skill = skills.iter().find(|s| s.name == name)?;
-    Some(crate::tools::skill::skill_text(skill, Some(args)))
 }
 
 impl Core {
@@ -78,7 +77,7 @@ impl Core {
     pub async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
         self.events().send(Event::SessionConfigured(SessionInfo {
             session_id: self.session.session_id.clone(),
-            model: self.model.clone(),
+            model: self.model_label(),
             provider: self.client.provider().as_str().to_string(),
             cwd: self.session.cwd(),
             tools: self.registry.names(),
@@ -98,6 +97,8 @@ impl Core {
                     argument_hint: None,
                 }))
                 .collect(),
+            memory_files: self.memory_files.clone(),
+            model_choices: self.aliases.choices(),
         }));
         let start = self
             .hooks
@@ -129,6 +130,10 @@ impl Core {
                         continue;
                     }
                     Some(Op::Interrupt) => continue,
+                    Some(Op::SetModel { model }) => {
+                        self.set_model(&model);
+                        continue;
+                    }
                     Some(Op::Clear) => {
                         self.clear().await;
                         continue;
@@ -138,34 +143,42 @@ impl Core {
             };
             let cancel = CancellationToken::new();
             let mut shutdown = false;
-            let turn = self.run_turn(prompt, cancel.clone());
-            tokio::pin!(turn);
-            loop {
-                tokio::select! {
-                    biased;
-                    op = ops.recv(), if !ops_closed => match op {
-                        Some(Op::Interrupt) => cancel.cancel(),
-                        Some(Op::PermissionDecision { request_id, decision }) => {
-                            decisions.resolve(request_id, decision);
-                        }
-                        Some(Op::SetMode { mode }) => {
-                            gate.set_mode(mode);
-                            events.send(Event::ModeChanged { mode });
-                        }
-                        Some(Op::Submit { text }) => queue.push_back(text),
-                        // Clearing mid-turn would cut the turn's messages in half: refuse.
-                        Some(Op::Clear) => events.send(Event::Notice {
-                            message: "Cannot clear while the model is working; interrupt first."
-                                .into(),
-                        }),
-                        Some(Op::Shutdown) => {
-                            cancel.cancel();
-                            shutdown = true;
-                        }
-                        None => ops_closed = true,
-                    },
-                    () = &mut turn => break,
+            let mut next_model = None;
+            {
+                let turn = self.run_turn(prompt, cancel.clone());
+                tokio::pin!(turn);
+                loop {
+                    tokio::select! {
+                        biased;
+                        op = ops.recv(), if !ops_closed => match op {
+                            Some(Op::Interrupt) => cancel.cancel(),
+                            Some(Op::PermissionDecision { request_id, decision }) => {
+                                decisions.resolve(request_id, decision);
+                            }
+                            Some(Op::SetMode { mode }) => {
+                                gate.set_mode(mode);
+                                events.send(Event::ModeChanged { mode });
+                            }
+                            Some(Op::Submit { text }) => queue.push_back(text),
+                            // The turn's requests keep their model; the next turn uses this one.
+                            Some(Op::SetModel { model }) => next_model = Some(model),
+                            // Clearing mid-turn would cut the turn's messages in half: refuse.
+                            Some(Op::Clear) => events.send(Event::Notice {
+                                message: "Cannot clear while the model is working; interrupt first."
+                                    .into(),
+                            }),
+                            Some(Op::Shutdown) => {
+                                cancel.cancel();
+                                shutdown = true;
+                            }
+                            None => ops_closed = true,
+                        },
+                        () = &mut turn => break,
+                    }
                 }
+            }
+            if let Some(model) = next_model {
+                self.set_model(&model);
             }
             if shutdown {
                 break;
@@ -174,6 +187,52 @@ impl Core {
         self.hooks
             .session_end(&self.session, self.gate.mode(), "exit")
             .await;
+    }
+
+    /// The model as the person sees it: the name they chose, with the id it stands for.
+    fn model_label(&self) -> String {
+        if self.model.name == self.model.id {
+            return self.model.id.clone();
+        }
+        match &self.model.plan_id {
+            Some(plan) => format!(
+                "{} ({plan} planning, {} otherwise)",
+                self.model.name, self.model.id
+            ),
+            None => format!("{} ({})", self.model.name, self.model.id),
+        }
+    }
+
+    /// `/model name`: use `name` (an alias or an id) from the next request on.
+    fn set_model(&mut self, name: &str) {
+        if name.trim().is_empty() {
+            return;
+        }
+        self.model = self.aliases.pick(name);
+        self.events().send(Event::ModelChanged {
+            model: self.model_label(),
+        });
+    }
+
+    /// The model id for the next request: the turn's (a command's or skill's `model`), else
+    /// the session's for the current mode (`opusplan` plans with opus).
+    fn request_model(&self) -> String {
+        if let Some(name) = self.session.turn_model() {
+            return self.aliases.pick(&name).id;
+        }
+        let planning = self.gate.mode() == PermissionMode::Plan;
+        self.model.id_for(planning).to_string()
+    }
+
+    fn call_env(&self, cancel: CancellationToken) -> Arc<CallEnv> {
+        Arc::new(CallEnv {
+            session: Arc::clone(&self.session),
+            gate: Arc::clone(&self.gate),
+            hooks: Arc::clone(&self.hooks),
+            registry: self.registry.clone(),
+            decisions: self.decisions.clone(),
+            cancel,
+        })
     }
 
     /// Drop the conversation (the model starts afresh); SessionStart hooks run with `clear`.
@@ -213,10 +272,14 @@ impl Core {
             });
             return;
         }
-        let prompt = super::init::expand(&prompt)
-            .or_else(|| crate::commands::expand(&self.commands, &prompt))
-            .or_else(|| skill_prompt(&self.skills, &prompt))
-            .unwrap_or(prompt);
+        let env = self.call_env(cancel.child_token());
+        let prompt = match invoke(&prompt, &self.commands, &self.skills, env).await {
+            Some(invoked) => {
+                self.session.set_turn_model(invoked.model);
+                invoked.prompt
+            }
+            None => prompt,
+        };
         let (attached, notices) =
             super::attachments::expand(&prompt, &self.session, &self.gate).await;
         for message in notices {
@@ -269,6 +332,9 @@ impl Core {
         if end != TurnEnd::Completed {
             text = self.last_assistant_text();
         }
+        // What a command or skill allowed, and its model, end with the turn.
+        self.gate.end_turn();
+        self.session.set_turn_model(None);
         self.events().send(Event::TurnFinished {
             turn_id,
             end,
@@ -289,8 +355,9 @@ impl Core {
                 .collect();
             self.push_user(blocks);
         }
+        let model = self.request_model();
         let request = ModelRequest {
-            model: self.model.clone(),
+            model: model.clone(),
             system: self.system.clone(),
             messages: self.messages.clone(),
             tools: self.registry.specs(&self.activated),
@@ -304,14 +371,7 @@ impl Core {
 
         // Tools get their own token so a broken stream can stop them without ending the turn's.
         let tools_cancel = cancel.child_token();
-        let mut executor = Executor::new(Arc::new(CallEnv {
-            session: Arc::clone(&self.session),
-            gate: Arc::clone(&self.gate),
-            hooks: Arc::clone(&self.hooks),
-            registry: self.registry.clone(),
-            decisions: self.decisions.clone(),
-            cancel: tools_cancel.clone(),
-        }));
+        let mut executor = Executor::new(self.call_env(tools_cancel.clone()));
         let mut blocks: Vec<ContentBlock> = Vec::new();
         let mut partial_text = String::new();
         let mut usage = Usage::default();
@@ -347,7 +407,7 @@ impl Core {
                                 break;
                             }
                             // Nothing of the attempt is kept: the next one answers afresh.
-                            self.record_usage(&usage);
+                            self.record_usage(&model, &usage);
                             usage = Usage::default();
                             blocks.clear();
                             partial_text.clear();
@@ -395,7 +455,7 @@ impl Core {
             }
         }
         drop(stream);
-        self.record_usage(&usage);
+        self.record_usage(&model, &usage);
 
         let interrupted = cancel.is_cancelled();
         let incomplete = interrupted || stream_error.is_some() || broke_after_tools.is_some();
@@ -468,17 +528,17 @@ impl Core {
         }
     }
 
-    fn record_usage(&mut self, usage: &Usage) {
+    fn record_usage(&mut self, model: &str, usage: &Usage) {
         if *usage == Usage::default() {
             return;
         }
         self.total_usage.add(usage);
-        self.total_cost += pricing::cost_usd(&self.model, usage);
+        self.total_cost += pricing::cost_usd(model, usage);
         self.events().send(Event::Usage {
             last: *usage,
             total: self.total_usage,
             total_cost_usd: self.total_cost,
-            context_window: pricing::context_window(&self.model),
+            context_window: pricing::context_window(model),
         });
     }
 

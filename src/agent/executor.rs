@@ -563,6 +563,17 @@ fn apply_effects(env: &CallEnv, effects: &[Effect]) {
                     todos: todos.clone(),
                 });
             }
+            Effect::ForTurn {
+                allowed_tools,
+                model,
+            } => {
+                for message in env.gate.allow_for_turn(allowed_tools) {
+                    env.session.events.send(Event::Notice { message });
+                }
+                if model.is_some() {
+                    env.session.set_turn_model(model.clone());
+                }
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ mod attachments;
 mod core;
 pub mod executor;
 mod init;
+mod invoke;
 pub mod prompt;
 
 use std::collections::HashSet;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use crate::config::hooks::HooksConfig;
+use crate::config::model::{Aliases, ModelPick};
 use crate::hooks::Hooks;
 use crate::llm::ModelClient;
 use crate::llm::retry::RetryPolicy;
@@ -39,7 +41,10 @@ pub struct AgentHandle {
 /// Everything needed to start a session.
 pub struct AgentSetup {
     pub client: Arc<dyn ModelClient>,
-    pub model: String,
+    /// The model the session starts with.
+    pub model: ModelPick,
+    /// What the names `/model` accepts stand for (none for OpenAI-compatible servers).
+    pub aliases: Aliases,
     pub project_dir: PathBuf,
     pub additional_dirs: Vec<PathBuf>,
     /// Per-session data (spill files); created on demand.
@@ -102,7 +107,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     let registry =
         ToolRegistry::new(builtin_tools(&session), extra_tools).filtered(|t| gate.offers_tool(t));
     let activated = HashSet::new();
-    let env = prompt::Environment::detect(&setup.project_dir, &setup.model);
+    let env = prompt::Environment::detect(&setup.project_dir, &setup.model.id);
     let memory = crate::memory::render(&setup.memory);
     let deferred = registry.deferred_names(&activated);
     let system = prompt::system_prompt(&env, &memory, &registry, &deferred);
@@ -119,6 +124,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     let core = core::Core {
         client: setup.client,
         model: setup.model,
+        aliases: setup.aliases,
         session,
         gate,
         hooks,
@@ -136,6 +142,12 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         transcript,
         demo: setup.demo,
         commands: setup.commands,
+        memory_files: setup
+            .memory
+            .files
+            .iter()
+            .map(|f| (f.scope.name().to_string(), f.path.clone()))
+            .collect(),
         skills: setup.skills,
     };
     tokio::spawn(core.run(ops_rx));

@@ -2,8 +2,11 @@
 //! project and of the user's home (and the `.cairn/` equivalents), subfolders making namespaces
 //! (`frontend/component.md` is `/frontend:component`). YAML frontmatter gives `description`,
 //! `argument-hint`, `allowed-tools` and `model`; the body is the prompt, with `$ARGUMENTS` and
-//! `$1`..`$9` replaced by what follows the command. A command of the project shadows a user
-//! command of the same name. A file whose frontmatter does not close is reported and skipped.
+//! `$1`..`$9` replaced by what follows the command, and each `` !`cmd` `` replaced by the
+//! command's output (the core runs them as Bash calls, through the permission system, before
+//! the arguments are filled in, so arguments never become commands). A command of the project
+//! shadows a user command of the same name. A file whose frontmatter does not close is reported
+//! and skipped.
 
 pub mod skills;
 
@@ -190,12 +193,50 @@ pub fn frontmatter(text: &str) -> Result<(Fields, &str), usize> {
     Err(1)
 }
 
-/// The prompt for `/name args` when `name` is one of `commands`; `None` otherwise.
-pub fn expand(commands: &[CustomCommand], prompt: &str) -> Option<String> {
+/// The command `/name args` invokes, and its arguments; `None` when `name` is not one of
+/// `commands`.
+pub fn find<'c, 'p>(
+    commands: &'c [CustomCommand],
+    prompt: &'p str,
+) -> Option<(&'c CustomCommand, &'p str)> {
     let rest = prompt.trim_start().strip_prefix('/')?;
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
     let cmd = commands.iter().find(|c| c.name == name)?;
-    Some(fill(&cmd.body, args.trim()))
+    Some((cmd, args.trim()))
+}
+
+/// The prompt for `/name args` when `name` is one of `commands`, its `` !`cmd` `` parts left
+/// as written; `None` otherwise.
+pub fn expand(commands: &[CustomCommand], prompt: &str) -> Option<String> {
+    find(commands, prompt).map(|(cmd, args)| fill(&cmd.body, args))
+}
+
+/// A part of a command's body: text, or a `` !`cmd` `` whose output takes its place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece<'a> {
+    Text(&'a str),
+    Shell(&'a str),
+}
+
+/// `body` cut at its `` !`cmd` `` parts (an empty command is text).
+pub fn pieces(body: &str) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(start) = rest.find("!`") {
+        let after = &rest[start + 2..];
+        let Some(len) = after.find('`').filter(|&n| !after[..n].trim().is_empty()) else {
+            break;
+        };
+        if start > 0 {
+            out.push(Piece::Text(&rest[..start]));
+        }
+        out.push(Piece::Shell(after[..len].trim()));
+        rest = &after[len + 1..];
+    }
+    if !rest.is_empty() {
+        out.push(Piece::Text(rest));
+    }
+    out
 }
 
 /// `body` with `$ARGUMENTS` and `$1`..`$9` filled in; arguments a body does not use are added

@@ -59,3 +59,22 @@ fn commands_are_found_named_and_filled() {
     assert_eq!(expand(&found.items, "/nope"), None);
     assert_eq!(expand(&found.items, "greet Ada"), None);
 }
+
+#[test]
+fn shell_parts_are_cut_out_of_a_body() {
+    assert_eq!(
+        pieces("Status: !`git status --short`\nLog: !` git log -1 `!"),
+        [
+            Piece::Text("Status: "),
+            Piece::Shell("git status --short"),
+            Piece::Text("\nLog: "),
+            Piece::Shell("git log -1"),
+            Piece::Text("!"),
+        ]
+    );
+    assert_eq!(
+        pieces("no shell, `code` and !`` and !`open"),
+        [Piece::Text("no shell, `code` and !`` and !`open")]
+    );
+    assert_eq!(pieces(""), []);
+}

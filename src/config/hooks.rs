@@ -101,7 +101,10 @@ pub fn parse_hooks(src: &SettingsSource, value: &Value, problems: &mut Problems)
         let Some(event) = HookEvent::parse(name) else {
             problems.push(src.diagnostic(
                 &format!("\"{name}\""),
-                &format!("unknown hook event `{name}`; ignored"),
+                &format!(
+                    "unknown hook event `{name}`; ignored (events: {})",
+                    EVENTS.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ")
+                ),
             ));
             continue;
         };

@@ -4,6 +4,7 @@
 //! them and running hooks is `permissions`' business (which imports this, never the reverse).
 
 pub mod hooks;
+pub mod keys;
 pub mod layers;
 pub mod local;
 pub mod model;

@@ -51,6 +51,8 @@ pub struct LoadedSettings {
     pub project_dir: PathBuf,
     pub home: Option<PathBuf>,
     pub model: Option<String>,
+    /// `apiKeyHelper`: a shell command whose output is the API key.
+    pub api_key_helper: Option<String>,
     pub default_mode: Option<PermissionMode>,
     pub permissions: PermissionRules,
     /// Absolute, `~` expanded.
@@ -144,6 +146,7 @@ pub fn load_settings_from(
     let ctx = loaded.rule_context();
     for src in &sources {
         merge_source(&mut loaded, src, &ctx, &mut diagnostics);
+        super::keys::report_unread(src, &mut diagnostics);
         loaded.sources.push(src.origin.clone());
     }
     loaded.diagnostics = diagnostics.notes;
@@ -166,6 +169,28 @@ fn merge_source(
             }
             Some(_) => {}
             None => diags.push(src.diagnostic("\"model\"", "`model` must be a string; ignored")),
+        }
+    }
+    if let Some(helper) = obj.get("apiKeyHelper") {
+        match helper.as_str().map(str::trim).filter(|h| !h.is_empty()) {
+            // A repository's settings must not run commands just by being opened.
+            Some(_) if matches!(src.origin.layer, Layer::Project | Layer::ProjectLocal) => diags
+                .push(src.diagnostic(
+                    "\"apiKeyHelper\"",
+                    "`apiKeyHelper` in a project's settings is ignored (a repository could run \
+                     any command with it); put it in ~/.claude/settings.json",
+                )),
+            Some(h) if loaded.api_key_helper.is_none() => {
+                loaded.api_key_helper = Some(h.to_string());
+                loaded
+                    .origins
+                    .insert("apiKeyHelper".into(), src.origin.clone());
+            }
+            Some(_) => {}
+            None => diags.push(src.diagnostic(
+                "\"apiKeyHelper\"",
+                "`apiKeyHelper` must be a command (a string); ignored",
+            )),
         }
     }
     if let Some(env) = obj.get("env") {
@@ -332,6 +357,9 @@ pub fn render_config(loaded: &LoadedSettings) -> String {
         loaded.model.as_deref().unwrap_or("(not set)"),
         from("model")
     );
+    if let Some(helper) = &loaded.api_key_helper {
+        let _ = writeln!(out, "apiKeyHelper: {helper}{}", from("apiKeyHelper"));
+    }
     let _ = writeln!(
         out,
         "permissions.defaultMode: {}{}",

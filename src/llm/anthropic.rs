@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::auth::{Auth, Login};
 use super::http::{self, Decoder, Seen, append_capped, count_block, tool_event};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
@@ -26,7 +27,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 pub struct AnthropicClient {
     http: reqwest::Client,
     base_url: String,
-    api_key: Option<String>,
+    auth: Auth,
     idle_timeout: Duration,
 }
 
@@ -35,12 +36,13 @@ impl AnthropicClient {
     pub fn new(
         base_url: &str,
         api_key: Option<String>,
+        login: Login,
         idle_timeout: Duration,
     ) -> Result<AnthropicClient, LlmError> {
         Ok(AnthropicClient {
             http: http::http_client(base_url)?,
             base_url: base_url.trim_end_matches('/').to_string(),
-            api_key,
+            auth: Auth::new(Provider::Anthropic, api_key, login),
             idle_timeout,
         })
     }
@@ -53,15 +55,17 @@ impl ModelClient for AnthropicClient {
     }
 
     async fn send(&self, request: &ModelRequest) -> Result<EventStream, LlmError> {
-        let mut builder = self
-            .http
-            .post(format!("{}/v1/messages", self.base_url))
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .header(reqwest::header::ACCEPT, "text/event-stream");
-        if let Some(key) = &self.api_key {
-            builder = builder.header("x-api-key", key);
-        }
-        let response = http::post_json(builder, &request_body(request), self.idle_timeout).await?;
+        let url = format!("{}/v1/messages", self.base_url);
+        let build = || {
+            self.http
+                .post(&url)
+                .header("anthropic-version", ANTHROPIC_VERSION)
+                .header(reqwest::header::ACCEPT, "text/event-stream")
+        };
+        let response = self
+            .auth
+            .send(build, &request_body(request), self.idle_timeout)
+            .await?;
         Ok(http::event_stream(
             response,
             AnthropicDecoder::default(),

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::StreamEvent;
 use super::anthropic::{AnthropicClient, AnthropicDecoder};
+use super::auth::Login;
 use super::http::Decoder;
 use super::openai::{OpenAiClient, OpenAiDecoder};
 use super::sse::SseFrame;
@@ -53,6 +54,8 @@ pub struct ModelEndpoint {
     pub model: String,
     pub base_url: String,
     pub api_key: Option<String>,
+    /// A login token, an `apiKeyHelper`, custom headers.
+    pub login: Login,
 }
 
 /// The client for `endpoint`'s provider, base URL and key.
@@ -65,11 +68,13 @@ pub fn build_client(
         Provider::Anthropic => Arc::new(AnthropicClient::new(
             &endpoint.base_url,
             key,
+            endpoint.login.clone(),
             opts.idle_timeout,
         )?),
         Provider::OpenAi => Arc::new(OpenAiClient::new(
             &endpoint.base_url,
             key,
+            endpoint.login.clone(),
             opts.idle_timeout,
         )?),
     })
@@ -113,6 +118,7 @@ mod tests {
                 model: "m".into(),
                 base_url: "http://127.0.0.1:9".into(),
                 api_key: None,
+                login: Login::default(),
             };
             let client = build_client(&endpoint, &ClientOptions::default()).unwrap();
             assert_eq!(client.provider(), provider);

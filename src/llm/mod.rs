@@ -6,6 +6,7 @@
 //! never sees a wire format.
 
 pub mod anthropic;
+pub mod auth;
 pub mod client;
 mod http;
 pub mod openai;
@@ -70,6 +71,9 @@ pub enum LlmError {
     /// An error event inside the stream (`overloaded_error`, `api_error`, ...).
     #[error("API error ({kind}): {message}")]
     Api { kind: String, message: String },
+    /// The credentials could not be had (an `apiKeyHelper` that failed). Not retried.
+    #[error("{0}")]
+    Auth(String),
     #[error("could not connect to the model server: {0}")]
     Connect(String),
     #[error("the response stream broke: {0}")]
@@ -110,7 +114,10 @@ fn seconds(d: &Duration) -> String {
 fn http_message(status: u16, body: &str) -> String {
     let hint = match status {
         400 => "the request was rejected; check the model name and settings",
-        401 => "the API key was refused; check ANTHROPIC_API_KEY / OPENAI_API_KEY",
+        401 => {
+            "the credentials were refused; check ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, \
+             apiKeyHelper or OPENAI_API_KEY"
+        }
         403 => "the API key is not allowed to do this",
         404 => "not found; check the base URL and the model name",
         429 => "rate limited",
@@ -139,7 +146,10 @@ impl LlmError {
             | LlmError::Stream(_)
             | LlmError::Idle(_)
             | LlmError::Malformed(_) => true,
-            LlmError::NotAStream(_) | LlmError::TooLarge(_) | LlmError::GaveUp { .. } => false,
+            LlmError::Auth(_)
+            | LlmError::NotAStream(_)
+            | LlmError::TooLarge(_)
+            | LlmError::GaveUp { .. } => false,
         }
     }
 }

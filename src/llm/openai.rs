@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::auth::{Auth, Login};
 use super::http::{self, Decoder, MAX_BLOCKS, Seen, append_capped, tool_event};
 use super::sse::SseFrame;
 use super::types::{ContentBlock, ModelRequest, Role, StopReason, StreamEvent};
@@ -25,7 +26,7 @@ use crate::protocol::Usage;
 pub struct OpenAiClient {
     http: reqwest::Client,
     base_url: String,
-    api_key: Option<String>,
+    auth: Auth,
     idle_timeout: Duration,
 }
 
@@ -34,12 +35,13 @@ impl OpenAiClient {
     pub fn new(
         base_url: &str,
         api_key: Option<String>,
+        login: Login,
         idle_timeout: Duration,
     ) -> Result<OpenAiClient, LlmError> {
         Ok(OpenAiClient {
             http: http::http_client(base_url)?,
             base_url: base_url.trim_end_matches('/').to_string(),
-            api_key,
+            auth: Auth::new(Provider::OpenAi, api_key, login),
             idle_timeout,
         })
     }
@@ -52,14 +54,16 @@ impl ModelClient for OpenAiClient {
     }
 
     async fn send(&self, request: &ModelRequest) -> Result<EventStream, LlmError> {
-        let mut builder = self
-            .http
-            .post(format!("{}/chat/completions", self.base_url))
-            .header(reqwest::header::ACCEPT, "text/event-stream");
-        if let Some(key) = &self.api_key {
-            builder = builder.bearer_auth(key);
-        }
-        let response = http::post_json(builder, &request_body(request), self.idle_timeout).await?;
+        let url = format!("{}/chat/completions", self.base_url);
+        let build = || {
+            self.http
+                .post(&url)
+                .header(reqwest::header::ACCEPT, "text/event-stream")
+        };
+        let response = self
+            .auth
+            .send(build, &request_body(request), self.idle_timeout)
+            .await?;
         Ok(http::event_stream(
             response,
             OpenAiDecoder::default(),

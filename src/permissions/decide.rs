@@ -285,8 +285,9 @@ impl PermissionGate {
     fn gaps(&self, f: &Facts<'_>, mode: PermissionMode) -> Vec<Gap> {
         let allow = lock(&self.allow);
         let session = lock(&self.session_allow);
+        let turn = lock(&self.turn_allow);
         let settings_rules = || allow.iter().map(|r| &r.rule);
-        let all_rules = || settings_rules().chain(session.iter());
+        let all_rules = || settings_rules().chain(session.iter()).chain(turn.iter());
         let bare = all_rules().any(|r| r.is_bare() && r.names_tool(f.tool, f.kind));
         let accept_edits = mode == PermissionMode::AcceptEdits;
         let mut gaps = Vec::new();

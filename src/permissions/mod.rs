@@ -198,6 +198,8 @@ pub struct PermissionGate {
     working: Roots,
     data: Roots,
     session_allow: Mutex<Vec<Rule>>,
+    /// `allowed-tools` of the slash command or skill now running; cleared when the turn ends.
+    turn_allow: Mutex<Vec<Rule>>,
     session_deny: Mutex<Vec<Rule>>,
     pending: Mutex<HashMap<String, Pending>>,
     /// Whether PreToolUse hooks are configured: their answer could lift refusals that
@@ -272,6 +274,7 @@ impl PermissionGate {
             working: Roots::new(&dirs),
             data: Roots::new(&[config.session_data_dir]),
             session_allow: Mutex::new(Vec::new()),
+            turn_allow: Mutex::new(Vec::new()),
             session_deny: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             pre_tool_hooks: settings.hooks.has(HookEvent::PreToolUse),
@@ -281,6 +284,26 @@ impl PermissionGate {
     }
 
     /// Problems with the flag rules (the settings' own are in `LoadedSettings::diagnostics`).
+    /// Allow `rules` (a command's or skill's `allowed-tools`) until [`Self::end_turn`]. Deny
+    /// and ask rules, plan mode and protected paths still apply. Returns the rules that do not
+    /// parse, each with why.
+    pub fn allow_for_turn(&self, rules: &[String]) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut turn = lock(&self.turn_allow);
+        for text in rules {
+            match Rule::parse(text, &self.rule_ctx) {
+                Ok(rule) => turn.push(rule),
+                Err(e) => problems.push(format!("allowed-tools `{text}`: {e}; not allowed")),
+            }
+        }
+        problems
+    }
+
+    /// Drop the grants of [`Self::allow_for_turn`].
+    pub fn end_turn(&self) {
+        lock(&self.turn_allow).clear();
+    }
+
     pub fn diagnostics(&self) -> &[String] {
         &self.diagnostics
     }

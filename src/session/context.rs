@@ -57,6 +57,8 @@ pub struct SessionContext {
     todos: Mutex<Vec<Todo>>,
     /// Subdirectories whose memory files were already looked for (each is looked at once).
     memory_dirs: Mutex<Vec<PathBuf>>,
+    /// The model a skill asked for, for the rest of the turn.
+    turn_model: Mutex<Option<String>>,
 }
 
 impl SessionContext {
@@ -80,6 +82,7 @@ impl SessionContext {
             changes: broadcast::channel(64).0,
             todos: Mutex::new(Vec::new()),
             memory_dirs: Mutex::new(Vec::new()),
+            turn_model: Mutex::new(None),
         }
     }
 
@@ -166,6 +169,22 @@ impl SessionContext {
     /// The todo list as the model last wrote it.
     pub fn todos(&self) -> Vec<Todo> {
         match self.todos.lock() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Use `model` (a name or alias) for the rest of the turn; `None` goes back to the
+    /// session's model.
+    pub fn set_turn_model(&self, model: Option<String>) {
+        match self.turn_model.lock() {
+            Ok(mut g) => *g = model,
+            Err(poisoned) => *poisoned.into_inner() = model,
+        }
+    }
+
+    pub fn turn_model(&self) -> Option<String> {
+        match self.turn_model.lock() {
             Ok(g) => g.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }

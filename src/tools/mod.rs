@@ -79,6 +79,12 @@ pub enum Effect {
     EnterPlanMode,
     /// The session's todo list is now this (TodoWrite).
     Todos(Vec<crate::protocol::Todo>),
+    /// Until the turn ends: allow these rules and use this model (a skill's `allowed-tools`
+    /// and `model`).
+    ForTurn {
+        allowed_tools: Vec<String>,
+        model: Option<String>,
+    },
 }
 
 /// What a call would do, computed without side effects, shown in the permission prompt and, for

@@ -1,13 +1,14 @@
 //! The Skill tool: the model loads one of the person's skills (`.claude/skills/*/SKILL.md`) by
 //! name. The description lists every skill with its description, never its body; a call returns
 //! the body, with the skill's directory so the files it names can be read. `Skill(name)` rules
-//! allow or deny skills; loading one only reads, so by default it needs no permission.
+//! allow or deny skills; loading one only reads, so by default it needs no permission. A
+//! skill's `allowed-tools` are allowed, and its `model` used, until the turn ends.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
+use super::{Access, Effect, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::commands::skills::Skill;
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
@@ -100,6 +101,13 @@ impl Tool for SkillTool {
         let display = Display::Text {
             text: format!("Loaded skill {}", skill.name),
         };
-        Ok(ToolOutput::with_display(text, display))
+        let output = ToolOutput::with_display(text, display);
+        if skill.allowed_tools.is_empty() && skill.model.is_none() {
+            return Ok(output);
+        }
+        Ok(output.with_effect(Effect::ForTurn {
+            allowed_tools: skill.allowed_tools.clone(),
+            model: skill.model.clone(),
+        }))
     }
 }

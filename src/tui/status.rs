@@ -322,6 +322,8 @@ mod render_tests {
                 mode: PermissionMode::Plan,
                 demo: true,
                 commands: Vec::new(),
+                memory_files: Vec::new(),
+                model_choices: Vec::new(),
             }),
             mode: PermissionMode::Plan,
             cost_usd: 1.5,

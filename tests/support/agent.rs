@@ -11,6 +11,7 @@ use std::time::Duration;
 use cairn::agent::{AgentHandle, AgentSetup, start};
 use cairn::config::LoadedSettings;
 use cairn::config::hooks::HooksConfig;
+use cairn::config::model::Aliases;
 use cairn::llm::Provider;
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::scripted::ScriptedServer;
@@ -41,6 +42,12 @@ pub struct Setup {
     pub tools: Vec<ToolHandle>,
     /// The person's skills (none by default).
     pub skills: Vec<cairn::commands::skills::Skill>,
+    /// The person's slash commands (none by default).
+    pub commands: Vec<cairn::commands::CustomCommand>,
+    /// The model name the session starts with (`test-model`), and the aliases `/model` and
+    /// `model:` lines resolve (none by default).
+    pub model: String,
+    pub aliases: Aliases,
 }
 
 impl Setup {
@@ -61,6 +68,9 @@ impl Setup {
             retry: llm::fast_retry(4, 20, 200),
             tools: Vec::new(),
             skills: Vec::new(),
+            commands: Vec::new(),
+            model: "test-model".into(),
+            aliases: Aliases::default(),
         }
     }
 }
@@ -107,7 +117,8 @@ impl Agent {
         let transcript_path = setup.transcript.then(|| setup.data_dir.join("t.jsonl"));
         let handle = start(AgentSetup {
             client,
-            model: "test-model".into(),
+            model: setup.aliases.pick(&setup.model),
+            aliases: setup.aliases,
             project_dir: setup.project_dir,
             additional_dirs: Vec::new(),
             data_dir: setup.data_dir,
@@ -122,7 +133,7 @@ impl Agent {
             extra_tools: setup.tools,
             tool_env: Vec::new(),
             memory: Default::default(),
-            commands: Vec::new(),
+            commands: setup.commands,
             skills: setup.skills,
         });
         Agent { server, handle }

@@ -33,6 +33,7 @@ pub fn endpoint(server: &ScriptedServer, provider: Provider) -> ModelEndpoint {
             Provider::OpenAi => server.openai_base_url(),
         },
         api_key: Some("test-key".into()),
+        login: Default::default(),
     }
 }
 

@@ -57,9 +57,18 @@ pub struct BashTool {
     shells: Arc<BackgroundShells>,
 }
 
+const NAME: &str = "Bash";
+
 impl BashTool {
     pub fn new(shells: Arc<BackgroundShells>) -> BashTool {
         BashTool { shells }
+    }
+
+    /// The tool name and input of a call running `command`, for callers that run a command
+    /// as the model would (a slash command's `` !`cmd` `` parts).
+    pub fn call(command: &str, description: &str) -> (String, serde_json::Value) {
+        let input = serde_json::json!({ "command": command, "description": description });
+        (NAME.to_string(), input)
     }
 }
 
@@ -68,7 +77,7 @@ impl Tool for BashTool {
     type Input = BashInput;
 
     fn info(&self) -> ToolInfo {
-        ToolInfo::new("Bash", ToolKind::Execute).aliases(&["run_shell"])
+        ToolInfo::new(NAME, ToolKind::Execute).aliases(&["run_shell"])
     }
 
     fn description(&self) -> String {

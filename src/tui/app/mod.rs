@@ -333,6 +333,12 @@ impl App {
                 self.status.context_window = *context_window;
             }
             Event::ModeChanged { mode } => self.status.mode = *mode,
+            Event::ModelChanged { model } => {
+                if let Some(info) = self.status.session.as_mut() {
+                    info.model = model.clone();
+                }
+                self.push_notice(NoticeKind::Info, &format!("Model: {model}"));
+            }
             Event::TodosUpdated { todos } => self.todos = todos.clone(),
             Event::TurnFinished { .. } => {
                 self.turn_running = false;

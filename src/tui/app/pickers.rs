@@ -44,16 +44,19 @@ impl App {
             PickerKind::Files => self
                 .composer
                 .replace_word_at_cursor(&format!("@{} ", item.label)),
-            PickerKind::Memory if self.memory_note.is_some() => self.save_memory_note(&item.detail),
-            PickerKind::Memory => {
+            PickerKind::Memory => self.save_memory_note(&item.detail),
+            PickerKind::EditMemory => {
                 let path = PathBuf::from(&item.detail);
                 return Some(vec![AppAction::EditMemoryFile { path }]);
             }
+            PickerKind::Model => self.send(Op::SetModel { model: item.label }),
         }
         Some(Vec::new())
     }
 
     /// `#note` was sent (`Some`), or `/memory` (`None`): ask which memory file it is about.
+    /// `/memory` lists the files loaded into this session first, then the standard ones not
+    /// yet written; a note goes to one of the standard three.
     pub(super) fn ask_memory_target(&mut self, note: Option<String>) {
         let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
         let mut targets = vec![
@@ -66,12 +69,34 @@ impl App {
         if let Some(home) = home {
             targets.push(("User memory".to_string(), home.join(".claude/CLAUDE.md")));
         }
+        if note.is_none() {
+            let loaded: Vec<(String, PathBuf)> = self
+                .status
+                .session
+                .as_ref()
+                .map(|s| s.memory_files.clone())
+                .unwrap_or_default();
+            targets.retain(|(_, p)| !loaded.iter().any(|(_, l)| l == p));
+            for (label, _) in &mut targets {
+                label.push_str(" (new)");
+            }
+            let mut listed: Vec<(String, PathBuf)> = loaded
+                .into_iter()
+                .map(|(scope, path)| (format!("Loaded, {scope}"), path))
+                .collect();
+            listed.append(&mut targets);
+            targets = listed;
+        }
         let targets = targets
             .into_iter()
             .map(|(l, p)| (l, p.display().to_string()))
             .collect();
+        let kind = match note {
+            Some(_) => PickerKind::Memory,
+            None => PickerKind::EditMemory,
+        };
         self.memory_note = note;
-        self.picker = Some(Picker::memory(targets));
+        self.picker = Some(Picker::choices(kind, targets));
     }
 
     /// `/memory`'s editor returned: write the file when its text changed, and say what happened.

@@ -104,16 +104,7 @@ impl App {
                 self.conversation.clear();
                 self.scroll.to_bottom();
             }
-            C::Model => {
-                let text = match &self.status.session {
-                    Some(s) => format!(
-                        "model: {} ({}). Start with --model to use another.",
-                        s.model, s.provider
-                    ),
-                    None => "The session is still starting.".into(),
-                };
-                self.conversation.push_notice(NoticeKind::Info, &text);
-            }
+            C::Model => self.model_command(args),
             C::Mode => self.mode_command(args),
             C::Copy => match self.conversation.last_answer() {
                 Some(answer) => {
@@ -140,6 +131,34 @@ impl App {
             C::Exit => return vec![AppAction::Quit],
         }
         Vec::new()
+    }
+
+    /// `/model name` switches; `/model` alone offers the aliases (or says how to switch).
+    fn model_command(&mut self, args: &str) {
+        if !args.is_empty() {
+            self.send(Op::SetModel {
+                model: args.to_string(),
+            });
+            return;
+        }
+        let Some(session) = &self.status.session else {
+            self.conversation
+                .push_notice(NoticeKind::Info, "The session is still starting.");
+            return;
+        };
+        if session.model_choices.is_empty() {
+            let text = format!(
+                "model: {} ({}). /model <name> switches.",
+                session.model, session.provider
+            );
+            self.conversation.push_notice(NoticeKind::Info, &text);
+            return;
+        }
+        let choices = session.model_choices.clone();
+        self.picker = Some(crate::tui::picker::Picker::choices(
+            PickerKind::Model,
+            choices,
+        ));
     }
 
     fn mode_command(&mut self, args: &str) {

@@ -71,6 +71,8 @@ pub(crate) fn session(mode: PermissionMode) -> Event {
         mode,
         demo: false,
         commands: Vec::new(),
+        memory_files: Vec::new(),
+        model_choices: Vec::new(),
     })
 }
 

@@ -353,6 +353,7 @@ impl Conversation {
             Event::ToolResults { .. }
             | Event::Usage { .. }
             | Event::ModeChanged { .. }
+            | Event::ModelChanged { .. }
             | Event::TodosUpdated { .. } => {}
         }
     }

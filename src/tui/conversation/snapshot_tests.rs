@@ -622,6 +622,8 @@ fn paths_under_the_session_directory_show_relative() {
         mode: crate::protocol::PermissionMode::Default,
         demo: false,
         commands: Vec::new(),
+        memory_files: Vec::new(),
+        model_choices: Vec::new(),
     }));
     started(&mut c, "g", "Grep", "Grep \"TODO\"");
     finished(

@@ -20,7 +20,11 @@ pub enum Command {
 pub const COMMANDS: &[(&str, Command, &str)] = &[
     ("help", Command::Help, "show keys and commands"),
     ("clear", Command::Clear, "start a fresh conversation"),
-    ("model", Command::Model, "show the model in use"),
+    (
+        "model",
+        Command::Model,
+        "switch the model (/model opus, sonnet, haiku, opusplan or an id)",
+    ),
     (
         "mode",
         Command::Mode,
@@ -50,7 +54,7 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
     (
         "memory",
         Command::Memory,
-        "edit a memory file (project, local or user CLAUDE.md) in $EDITOR",
+        "list the memory files and edit one in $EDITOR",
     ),
     ("exit", Command::Exit, "quit cairn"),
 ];

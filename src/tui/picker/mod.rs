@@ -26,6 +26,10 @@ pub enum PickerKind {
     Files,
     /// Where a `#` note goes: one of the memory files.
     Memory,
+    /// `/memory`: which memory file to edit.
+    EditMemory,
+    /// `/model`: which model to use.
+    Model,
 }
 
 /// An open picker.
@@ -70,10 +74,11 @@ impl Picker {
         }
     }
 
-    /// The memory files a `#` note can go to: label, and the path shown as the detail.
-    pub fn memory(targets: Vec<(String, String)>) -> Picker {
+    /// A fixed list of choices (memory files, models): label, and the detail shown beside it
+    /// (a path, a model id) and handed back when picked.
+    pub fn choices(kind: PickerKind, targets: Vec<(String, String)>) -> Picker {
         Picker {
-            kind: PickerKind::Memory,
+            kind,
             query: String::new(),
             items: targets
                 .into_iter()
@@ -200,6 +205,8 @@ impl Overlay for Picker {
             PickerKind::Commands => " commands · Tab/Enter select · Esc close ",
             PickerKind::Files => " files · Tab/Enter insert · Esc close ",
             PickerKind::Memory => " save the note to · Enter save · Esc drop it ",
+            PickerKind::EditMemory => " memory files · Enter edit in $EDITOR · Esc close ",
+            PickerKind::Model => " model · Enter switch · Esc close ",
         }
     }
 

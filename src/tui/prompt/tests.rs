@@ -319,6 +319,8 @@ fn session_in(dir: &std::path::Path) -> Event {
         mode: PermissionMode::Default,
         demo: false,
         commands: Vec::new(),
+        memory_files: Vec::new(),
+        model_choices: Vec::new(),
     })
 }
 

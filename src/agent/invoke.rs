@@ -1,0 +1,102 @@
+//! What a prompt invokes before it goes to the model: `/init`, one of the person's slash
+//! commands, or one of their skills (`/name args`).
+//!
+//! A command's or skill's `allowed-tools` are allowed for the rest of the turn (deny and ask
+//! rules still win) and its `model` is used for the turn; both end with the turn. A command's
+//! `` !`cmd` `` parts run first, each as a Bash call through the executor — so the permission
+//! rules, the prompt and the hooks apply as to any call — and their output replaces them. A
+//! part that is refused or fails says so in its place; the prompt still goes to the model.
+
+use std::sync::Arc;
+
+use super::executor::{CallEnv, Executor};
+use crate::commands::skills::Skill;
+use crate::commands::{CustomCommand, Piece, fill, find, pieces};
+use crate::llm::ContentBlock;
+use crate::tools::bash::BashTool;
+
+/// The prompt as the model gets it, and what the invocation asks for the turn.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Invoked {
+    pub prompt: String,
+    pub allowed_tools: Vec<String>,
+    pub model: Option<String>,
+}
+
+/// What `prompt` invokes, expanded; `None` when it is an ordinary prompt.
+pub(crate) async fn invoke(
+    prompt: &str,
+    commands: &[CustomCommand],
+    skills: &[Skill],
+    env: Arc<CallEnv>,
+) -> Option<Invoked> {
+    if let Some(text) = super::init::expand(prompt) {
+        return Some(Invoked {
+            prompt: text,
+            ..Invoked::default()
+        });
+    }
+    if let Some((cmd, args)) = find(commands, prompt) {
+        // Granted first: `allowed-tools: Bash(git status:*)` is what lets `!`git status`` run.
+        grant(&env, &cmd.allowed_tools);
+        let body = run_shell_parts(&cmd.body, &env).await;
+        return Some(Invoked {
+            prompt: fill(&body, args),
+            allowed_tools: cmd.allowed_tools.clone(),
+            model: cmd.model.clone(),
+        });
+    }
+    let rest = prompt.trim_start().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let skill = skills.iter().find(|s| s.name == name)?;
+    grant(&env, &skill.allowed_tools);
+    Some(Invoked {
+        prompt: crate::tools::skill::skill_text(skill, Some(args)),
+        allowed_tools: skill.allowed_tools.clone(),
+        model: skill.model.clone(),
+    })
+}
+
+fn grant(env: &CallEnv, rules: &[String]) {
+    for message in env.gate.allow_for_turn(rules) {
+        env.session
+            .events
+            .send(crate::protocol::Event::Notice { message });
+    }
+}
+
+/// `body` with each `` !`cmd` `` replaced by what running it printed (or why it did not run).
+async fn run_shell_parts(body: &str, env: &Arc<CallEnv>) -> String {
+    let parts = pieces(body);
+    if !parts.iter().any(|p| matches!(p, Piece::Shell(_))) {
+        return body.to_string();
+    }
+    let mut executor = Executor::new(Arc::clone(env));
+    for (n, part) in parts.iter().enumerate() {
+        if let Piece::Shell(command) = part {
+            let (tool, input) = BashTool::call(command, "Run for a slash command");
+            executor.submit(format!("command-shell-{n}"), tool, input);
+        }
+    }
+    let mut results = executor.finish().await.into_iter();
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Shell(command) => match results.next() {
+                Some(ContentBlock::ToolResult {
+                    content, is_error, ..
+                }) => {
+                    let text = content.text();
+                    if is_error {
+                        out.push_str(&format!("(`{command}`: {})", text.trim()));
+                    } else {
+                        out.push_str(text.trim_end());
+                    }
+                }
+                _ => out.push_str(&format!("(`{command}` did not run)")),
+            },
+        }
+    }
+    out
+}
