@@ -1122,3 +1122,57 @@ async fn skills_are_listed_loaded_by_the_skill_tool_and_run_as_slash_commands() 
     assert!(third.contains("Skill \\\"pdf-tools\\\" loaded"), "{third}");
     assert!(third.contains("ARGUMENTS: invoice.pdf"), "{third}");
 }
+
+#[tokio::test]
+async fn opusplan_plans_with_opus_and_slash_model_switches_from_the_next_turn() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.model = "opusplan".into();
+    setup.aliases = cairn::config::model::Aliases::anthropic(&|_| None);
+    let script = json!({"turns": [{"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"}]});
+    let mut agent = Agent::start(&script, setup);
+    let first = agent.prompt("one").await;
+    let Some(Event::SessionConfigured(info)) = first.first() else {
+        panic!("{first:?}")
+    };
+    assert_eq!(
+        info.model,
+        "opusplan (claude-opus-4-5 planning, claude-sonnet-4-5 otherwise)"
+    );
+    assert_eq!(info.model_choices.len(), 4);
+    let mode = |mode| Op::SetMode { mode };
+    agent.handle.ops.send(mode(PermissionMode::Plan)).unwrap();
+    agent.prompt("two").await;
+    agent
+        .handle
+        .ops
+        .send(mode(PermissionMode::Default))
+        .unwrap();
+    let model = |m: &str| Op::SetModel { model: m.into() };
+    agent.handle.ops.send(model("haiku")).unwrap();
+    let third = agent.prompt("three").await;
+    assert!(
+        third.contains(&Event::ModelChanged {
+            model: "haiku (claude-haiku-4-5)".into()
+        }),
+        "{third:?}"
+    );
+    // An id that is no alias is used as it is.
+    agent.handle.ops.send(model("claude-3-7-sonnet")).unwrap();
+    agent.prompt("four").await;
+    let models: Vec<Value> = agent
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(
+        models,
+        [
+            "claude-sonnet-4-5",
+            "claude-opus-4-5",
+            "claude-haiku-4-5",
+            "claude-3-7-sonnet"
+        ]
+    );
+}

@@ -90,11 +90,13 @@ impl Core {
                     name: c.name.clone(),
                     description: c.description.clone(),
                     argument_hint: c.argument_hint.clone(),
+                    skill: false,
                 })
                 .chain(self.skills.iter().map(|s| CommandInfo {
                     name: s.name.clone(),
-                    description: format!("{} (skill)", s.description),
+                    description: s.description.clone(),
                     argument_hint: None,
+                    skill: true,
                 }))
                 .collect(),
             memory_files: self.memory_files.clone(),

@@ -288,22 +288,93 @@ mod tests {
         else {
             panic!()
         };
-        info.commands = vec![crate::protocol::CommandInfo {
-            name: "greet".into(),
-            description: "Greet someone".into(),
-            argument_hint: Some("<name>".into()),
-        }];
+        let command =
+            |name: &str, description: &str, hint: Option<&str>| crate::protocol::CommandInfo {
+                name: name.into(),
+                description: description.into(),
+                argument_hint: hint.map(str::to_string),
+                skill: hint.is_none(),
+            };
+        info.commands = vec![
+            command("greet", "Greet someone", Some("<name>")),
+            command("team:greet", "Greet a teammate", Some("<name> <city>")),
+            command("staging", "Deploy the app to staging", None),
+        ];
         h.event(Event::SessionConfigured(info));
-        h.type_text("/gre");
-        let shown = screen(&mut h, 80, 12, 0);
-        assert!(shown.contains("Greet someone <name> (custom)"), "{shown}");
-        h.type_text("et Ada");
+        h.type_text("/g");
+        insta::assert_snapshot!(screen(&mut h, 80, 12, 0));
+        h.press(Key::Backspace);
+        h.type_text("greet Ada");
         h.press(Key::Enter);
         assert_eq!(
             h.sent(),
             [crate::protocol::Op::Submit {
                 text: "/greet Ada".into()
             }]
+        );
+    }
+
+    #[test]
+    fn slash_memory_lists_the_loaded_files_then_the_new_ones() {
+        let home = directories::BaseDirs::new()
+            .map(|b| b.home_dir().display().to_string())
+            .unwrap_or_default();
+        let mut h = Harness::new();
+        let Event::SessionConfigured(mut info) = session(PermissionMode::Default) else {
+            panic!()
+        };
+        info.cwd = "/work/proj".into();
+        info.memory_files = vec![
+            ("project".into(), "/work/proj/CLAUDE.md".into()),
+            ("imported".into(), "/work/proj/docs/style.md".into()),
+        ];
+        h.event(Event::SessionConfigured(info));
+        h.type_text("/memory");
+        h.press(Key::Enter);
+        // The user's file is under the real HOME: checked here, left out of the snapshot.
+        let shown = screen(&mut h, 90, 14, 0);
+        let user = format!("User memory (new)            {home}/.claude/CLAUDE.md");
+        assert!(home.is_empty() || shown.contains(&user), "{shown}");
+        let shown: Vec<&str> = shown
+            .lines()
+            .filter(|l| !l.contains("User memory"))
+            .collect();
+        insta::assert_snapshot!(shown.join("\n"));
+        h.press(Key::Down);
+        assert_eq!(
+            h.press(Key::Enter),
+            [crate::tui::app::AppAction::EditMemoryFile {
+                path: "/work/proj/docs/style.md".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn slash_model_offers_the_aliases_and_sends_the_pick() {
+        let mut h = Harness::new();
+        let Event::SessionConfigured(mut info) = session(PermissionMode::Default) else {
+            panic!()
+        };
+        info.model_choices = crate::config::model::Aliases::anthropic(&|_| None).choices();
+        h.event(Event::SessionConfigured(info));
+        h.type_text("/model");
+        h.press(Key::Enter);
+        insta::assert_snapshot!(screen(&mut h, 90, 12, 0));
+        h.press(Key::Down);
+        h.press(Key::Enter);
+        assert_eq!(
+            h.sent(),
+            [crate::protocol::Op::SetModel {
+                model: "sonnet".into()
+            }]
+        );
+        h.type_text("/model claude-3-7-sonnet");
+        h.press(Key::Enter);
+        assert_eq!(
+            h.sent().last(),
+            Some(&crate::protocol::Op::SetModel {
+                model: "claude-3-7-sonnet".into()
+            })
         );
     }
 

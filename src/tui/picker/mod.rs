@@ -62,7 +62,11 @@ impl Picker {
                 .map_or(String::new(), |h| format!(" {h}"));
             PickerItem {
                 label: format!("/{}", c.name),
-                detail: format!("{}{hint} (custom)", c.description),
+                detail: format!(
+                    "{}{hint} ({})",
+                    c.description,
+                    if c.skill { "skill" } else { "custom" }
+                ),
             }
         }));
         Picker {

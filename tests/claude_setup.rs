@@ -1,0 +1,208 @@
+//! A Claude Code user's setup carried over unchanged: a fixture repository with CLAUDE.md (an
+//! import, a fenced `@path` that must stay text, a subdirectory CLAUDE.md), user memory and
+//! settings in a temp HOME (an `apiKeyHelper`), two skills, a namespaced command with
+//! arguments, `` !`cmd` ``, `@file`, `allowed-tools` and `model`. The real binary runs `-p`
+//! against the scripted model; the tests read what reached the model, and what did not.
+
+use std::path::Path;
+use std::process::Output;
+
+use cairn::llm::scripted::{RecordedRequest, ScriptedServer};
+use serde_json::{Value, json};
+
+#[path = "support/llm.rs"]
+mod llm;
+
+/// Write `files` (path, text) under `root`.
+fn write_all(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let full = root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+}
+
+/// The fixture: a project and a HOME.
+struct Fixture {
+    home: tempfile::TempDir,
+    project: tempfile::TempDir,
+}
+
+fn fixture() -> Fixture {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    write_all(
+        project.path(),
+        &[
+            (
+                "CLAUDE.md",
+                "# Project rules\nAlways use tabs.\n@docs/style.md\n\n```\n@docs/fenced.md\n```\n",
+            ),
+            ("docs/style.md", "Style: snake_case everywhere.\n"),
+            ("docs/fenced.md", "FENCED-MARKER\n"),
+            (
+                "sub/CLAUDE.md",
+                "SUB-MEMORY-MARKER: sub has its own rules.\n",
+            ),
+            ("sub/code.txt", "fn main() {}\n"),
+            ("notes.md", "NOTES-MARKER\n"),
+            (
+                ".claude/settings.json",
+                r#"{"model": "sonnet", "cleanupPeriodDays": 30}"#,
+            ),
+            (
+                ".claude/skills/deploy/SKILL.md",
+                "---\nname: deploy\ndescription: Deploy the app to staging\nallowed-tools: Bash(touch *)\nmodel: haiku\n---\nDEPLOY-BODY-MARKER: run ./deploy.sh\n",
+            ),
+            (
+                ".claude/skills/lint/SKILL.md",
+                "---\ndescription: Lint the code\n---\nLINT-BODY-MARKER\n",
+            ),
+            (
+                ".claude/commands/team/greet.md",
+                "---\ndescription: Greet a teammate\nargument-hint: <name> <city>\nallowed-tools: Bash(touch *)\nmodel: haiku\n---\nGreet $1 from $2.\nMade: !`touch made-by-command && echo touched-it`\nRefused: !`rm notes.md`\nSee @notes.md\n",
+            ),
+        ],
+    );
+    write_all(
+        home.path(),
+        &[
+            (".claude/CLAUDE.md", "USER-MEMORY-MARKER\n"),
+            (
+                ".claude/settings.json",
+                r#"{"apiKeyHelper": "echo helper-key"}"#,
+            ),
+        ],
+    );
+    Fixture { home, project }
+}
+
+/// `cairn -p prompt` in the fixture against `server`, with no key in the environment.
+async fn run(f: &Fixture, server: &ScriptedServer, prompt: &str) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.current_dir(f.project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", f.home.path())
+        .env("XDG_CONFIG_HOME", f.home.path().join(".config"))
+        .env("CAIRN_DATA_DIR", f.home.path().join("data"))
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
+        .args(["-p", prompt])
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    tokio::time::timeout(std::time::Duration::from_secs(30), cmd.output())
+        .await
+        .expect("cairn did not finish")
+        .unwrap()
+}
+
+fn system(r: &RecordedRequest) -> String {
+    r.body["system"].to_string()
+}
+
+fn messages(r: &RecordedRequest) -> String {
+    r.body["messages"].to_string()
+}
+
+fn tool_description(r: &RecordedRequest, name: &str) -> String {
+    r.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .map(|t| t["description"].as_str().unwrap().to_string())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespaced_command_runs_with_its_arguments_shell_parts_file_and_model() {
+    let f = fixture();
+    let server = llm::scripted(&json!({"turns": [{"text": "Hello Ada!"}]}));
+    let out = run(&f, &server, "/team:greet Ada Paris").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Hello Ada!");
+    // The Claude Code setting cairn does not use is named, with its file and line.
+    assert!(
+        stderr.contains(".claude/settings.json:1: `cleanupPeriodDays` is a Claude Code setting"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    let r = &requests[0];
+    // apiKeyHelper from the user's settings; the command's `model: haiku`.
+    assert_eq!(r.header("x-api-key"), Some("helper-key"));
+    assert_eq!(r.body["model"], "claude-haiku-4-5");
+    // Memory: project, its import, the user's; not the fenced import, not the subdirectory's.
+    let sys = system(r);
+    for marker in [
+        "Always use tabs.",
+        "snake_case everywhere",
+        "USER-MEMORY-MARKER",
+    ] {
+        assert!(sys.contains(marker), "{marker} missing from {sys}");
+    }
+    assert!(!sys.contains("FENCED-MARKER"), "{sys}");
+    assert!(!sys.contains("SUB-MEMORY-MARKER"), "{sys}");
+    // Skills: names and descriptions only.
+    let skill = tool_description(r, "Skill");
+    assert!(
+        skill.contains("deploy: Deploy the app to staging"),
+        "{skill}"
+    );
+    assert!(skill.contains("lint: Lint the code"), "{skill}");
+    let all = r.body.to_string();
+    assert!(!all.contains("DEPLOY-BODY-MARKER"), "{all}");
+    assert!(!all.contains("LINT-BODY-MARKER"), "{all}");
+    // The command: arguments filled, the allowed `touch` ran (through the gate) and its output
+    // is inlined; the `rm` no rule allows was refused, and said so; @notes.md is attached.
+    let msgs = messages(r);
+    assert!(msgs.contains("Greet Ada from Paris."), "{msgs}");
+    assert!(msgs.contains("Made: touched-it"), "{msgs}");
+    assert!(f.project.path().join("made-by-command").exists());
+    assert!(msgs.contains("Refused: (`rm notes.md`:"), "{msgs}");
+    assert!(f.project.path().join("notes.md").exists());
+    assert!(msgs.contains("NOTES-MARKER"), "{msgs}");
+    assert!(!msgs.contains("!`"), "{msgs}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subdirectory_memory_and_a_skill_arrive_when_used() {
+    let f = fixture();
+    let server = llm::scripted(&json!({"turns": [
+        {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": "sub/code.txt"}}]},
+        {"tool_calls": [{"id": "s", "name": "Skill", "input": {"skill": "deploy"}}]},
+        {"tool_calls": [{"id": "b", "name": "Bash", "input": {"command": "touch deployed"}}]},
+        {"text": "deployed"}
+    ]}));
+    let out = run(&f, &server, "deploy it").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4, "{stderr}");
+    let text: Vec<String> = requests.iter().map(|r| r.body.to_string()).collect();
+    let models: Vec<&Value> = requests.iter().map(|r| &r.body["model"]).collect();
+    // The settings' `sonnet`, until the skill's `model: haiku` takes over for the turn.
+    assert_eq!(
+        models,
+        [
+            "claude-sonnet-4-5",
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5",
+            "claude-haiku-4-5"
+        ]
+    );
+    assert!(!text[0].contains("SUB-MEMORY-MARKER"));
+    assert!(
+        messages(&requests[1]).contains("SUB-MEMORY-MARKER"),
+        "{}",
+        text[1]
+    );
+    assert!(!text[1].contains("DEPLOY-BODY-MARKER"));
+    assert!(messages(&requests[2]).contains("DEPLOY-BODY-MARKER"));
+    // The skill's `allowed-tools` let the write through in -p, where it would be refused.
+    assert!(
+        f.project.path().join("deployed").exists(),
+        "{}",
+        messages(&requests[3])
+    );
+}
