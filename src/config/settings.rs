@@ -59,6 +59,8 @@ pub struct LoadedSettings {
     pub additional_directory_origins: Vec<Origin>,
     pub hooks: HooksConfig,
     pub env: BTreeMap<String, String>,
+    /// `statusLine` and `outputStyle`.
+    pub appearance: super::appearance::Appearance,
     /// Where each scalar came from: `model`, `defaultMode`, `env.KEY`.
     pub origins: BTreeMap<String, Origin>,
     /// Every settings document that was read, highest layer first.
@@ -198,6 +200,8 @@ fn merge_source(
     if let Some(hooks) = obj.get("hooks") {
         loaded.hooks.groups.extend(parse_hooks(src, hooks, diags));
     }
+    let origins = &mut loaded.origins;
+    loaded.appearance.merge(src, origins, diags);
     let Some(perms) = obj.get("permissions") else {
         return;
     };
@@ -375,6 +379,19 @@ pub fn render_config(loaded: &LoadedSettings) -> String {
     );
     for (k, v) in &loaded.env {
         let _ = writeln!(out, "  {k}={v}{}", from(&format!("env.{k}")));
+    }
+    for (key, value) in [
+        (
+            "statusLine",
+            loaded
+                .appearance
+                .status_line
+                .as_ref()
+                .map(|s| s.command.as_str()),
+        ),
+        ("outputStyle", loaded.appearance.output_style.as_deref()),
+    ] {
+        let _ = writeln!(out, "{key}: {}{}", value.unwrap_or("(not set)"), from(key));
     }
     let _ = writeln!(
         out,
