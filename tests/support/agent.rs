@@ -124,6 +124,7 @@ impl Agent {
             memory: Default::default(),
             commands: Vec::new(),
             skills: setup.skills,
+            output_style: None,
         });
         Agent { server, handle }
     }
