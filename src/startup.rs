@@ -58,6 +58,14 @@ pub struct Started {
     /// Settings problems that keep the gate closed to every call that is not read-only
     /// ([`PermissionGate::settings_broken`]); the TUI shows them as errors.
     pub settings_broken: Vec<String>,
+    /// The settings' `statusLine`, for the TUI to run.
+    pub status_line: Option<crate::config::appearance::StatusLineSetting>,
+    /// The name of the output style in use (`default` when none).
+    pub output_style: String,
+    /// The session's JSONL transcript.
+    pub transcript_path: PathBuf,
+    /// The settings' `env`, for the commands cairn runs (the status line's).
+    pub tool_env: Vec<(String, String)>,
 }
 
 /// Keep large buffers in the heap between uses. glibc maps every allocation over its mmap
@@ -227,6 +235,17 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     );
     let skills = crate::commands::skills::discover(&project_dir, settings.home.as_deref());
     notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
+    let style = crate::agent::output_style::select(
+        settings.appearance.output_style.as_deref(),
+        &project_dir,
+        settings.home.as_deref(),
+    );
+    notices.extend(style.notices.iter().cloned());
+    let tool_env: Vec<(String, String)> = settings
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: endpoint.model.clone(),
@@ -237,7 +256,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .chain(settings.additional_directories.iter().cloned())
             .collect(),
         data_dir,
-        transcript_path: Some(transcript_path),
+        transcript_path: Some(transcript_path.clone()),
         session_id,
         project_dir: project_dir.clone(),
         gate,
@@ -249,14 +268,11 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .unwrap_or(16_384),
         demo: demo_server.is_some(),
         extra_tools: Vec::new(),
-        tool_env: settings
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        tool_env: tool_env.clone(),
         memory,
         commands: commands.items,
         skills: skills.items,
+        output_style: style.style.clone(),
     };
     Ok(Started {
         handle: start(setup),
@@ -266,6 +282,10 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         data_root: data_root(),
         bypass_allowed,
         settings_broken,
+        status_line: settings.appearance.status_line.clone(),
+        output_style: style.name().to_string(),
+        transcript_path,
+        tool_env,
     })
 }
 

@@ -84,6 +84,8 @@ pub enum AppEvent {
         request_id: u64,
         paths: Vec<String>,
     },
+    /// A `statusLine` command ran: its line, or why there is none (shown as nothing).
+    StatusLine(Result<ratatui::text::Line<'static>, String>),
 }
 
 /// Overlays, drawn bottom-up over the main view; keys go to the top one first. Each is an
@@ -389,6 +391,10 @@ impl App {
                     p.pending = None;
                     p.set_files(paths);
                 }
+                Vec::new()
+            }
+            AppEvent::StatusLine(line) => {
+                self.status.command_line = Some(line.unwrap_or_default());
                 Vec::new()
             }
         }
