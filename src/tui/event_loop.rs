@@ -26,7 +26,7 @@ use crate::tui::app::{App, AppAction, AppEvent};
 use crate::tui::input::InputEvent;
 use crate::tui::picker::files;
 use crate::tui::shell;
-use crate::tui::status_command::{StatusCommand, StatusCommandOptions};
+use crate::tui::status_command::{Facts, StatusCommand, StatusCommandOptions};
 use crate::tui::terminal::Screen;
 
 /// The shortest time between two frames (60 fps).
@@ -83,10 +83,12 @@ where
     });
     loop {
         let now = Instant::now();
-        if let Some(job) = status_command
-            .as_mut()
-            .and_then(|s| s.poll(&app.status, &app.cwd, now))
-        {
+        let facts = Facts {
+            status: &app.status,
+            cwd: &app.cwd,
+            lines_changed: app.changes.lines_changed(),
+        };
+        if let Some(job) = status_command.as_mut().and_then(|s| s.poll(&facts, now)) {
             let bg = bg_tx.clone();
             tokio::spawn(async move {
                 let _ = bg.send(AppEvent::StatusLine(job.run().await));

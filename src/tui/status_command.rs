@@ -136,7 +136,8 @@ impl StatusCommand {
     }
 
     /// The run to start now, if one is wanted, due, and the session is configured.
-    pub fn poll(&mut self, status: &StatusState, cwd: &Path, now: Instant) -> Option<StatusJob> {
+    pub fn poll(&mut self, facts: &Facts, now: Instant) -> Option<StatusJob> {
+        let status = facts.status;
         if self.last_mode.is_some_and(|m| m != status.mode) {
             self.throttle.request();
         }
@@ -152,7 +153,7 @@ impl StatusCommand {
             },
             project_dir: self.opts.project_dir.clone(),
             env: self.opts.env.clone(),
-            stdin: input_json(&self.opts, status, cwd, elapsed).to_string(),
+            stdin: input_json(&self.opts, facts, elapsed).to_string(),
             padding: self.opts.padding,
         })
     }
@@ -176,13 +177,23 @@ impl StatusCommand {
     }
 }
 
+/// What the app knows that the command is told.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    pub status: &'a StatusState,
+    /// The current directory.
+    pub cwd: &'a Path,
+    /// Lines added and removed by the session's edits.
+    pub lines_changed: (usize, usize),
+}
+
 /// Claude Code's `Status` input, with what cairn knows.
-pub fn input_json(
-    opts: &StatusCommandOptions,
-    status: &StatusState,
-    cwd: &Path,
-    elapsed: Duration,
-) -> Value {
+pub fn input_json(opts: &StatusCommandOptions, facts: &Facts, elapsed: Duration) -> Value {
+    let Facts {
+        status,
+        cwd,
+        lines_changed: (added, removed),
+    } = *facts;
     let (session_id, model) = status
         .session
         .as_ref()
@@ -199,8 +210,8 @@ pub fn input_json(
         "cost": {
             "total_cost_usd": status.cost_usd,
             "total_duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-            "total_lines_added": 0,
-            "total_lines_removed": 0,
+            "total_lines_added": added,
+            "total_lines_removed": removed,
         },
     })
 }

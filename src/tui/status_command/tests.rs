@@ -35,6 +35,14 @@ fn configured() -> StatusState {
     }
 }
 
+fn facts<'a>(status: &'a StatusState, cwd: &'a Path) -> Facts<'a> {
+    Facts {
+        status,
+        cwd,
+        lines_changed: (0, 0),
+    }
+}
+
 fn text(line: &Line) -> String {
     line.spans.iter().map(|s| s.content.as_ref()).collect()
 }
@@ -72,35 +80,38 @@ fn runs_start_once_the_session_is_configured_and_again_on_updates() {
     let mut status = StatusState::default();
     cmd.observe(&Event::TextDelta { text: "x".into() });
     assert!(
-        cmd.poll(&configured(), cwd, t0).is_none(),
+        cmd.poll(&facts(&configured(), cwd), t0).is_none(),
         "text is no update"
     );
     cmd.observe(&Event::TurnStarted { turn_id: 1 });
-    assert!(cmd.poll(&status, cwd, t0).is_none(), "not configured yet");
+    assert!(
+        cmd.poll(&facts(&status, cwd), t0).is_none(),
+        "not configured yet"
+    );
     status = configured();
-    let job = cmd.poll(&status, cwd, t0).unwrap();
+    let job = cmd.poll(&facts(&status, cwd), t0).unwrap();
     assert!(job.stdin.contains("\"session_id\":\"sess-1\""));
     assert_eq!(cmd.finished(&Ok(Line::raw("ok"))), Line::raw("ok"));
     // The person changed the mode (no core event): that is an update too.
     status.mode = PermissionMode::Plan;
     let later = t0 + MIN_GAP;
-    assert!(cmd.poll(&status, cwd, later).is_some());
+    assert!(cmd.poll(&facts(&status, cwd), later).is_some());
     assert_eq!(
         cmd.finished(&Err("failed (exit 1)".into())),
         Line::default()
     );
-    assert!(cmd.poll(&status, cwd, later + MIN_GAP).is_none());
+    assert!(cmd.poll(&facts(&status, cwd), later + MIN_GAP).is_none());
 }
 
 #[test]
 fn the_input_json_has_claude_codes_shape() {
     let opts = options("x", Path::new("/work/project"), TIMEOUT);
-    let v = input_json(
-        &opts,
-        &configured(),
-        Path::new("/work/project/sub"),
-        Duration::from_millis(1500),
-    );
+    let status = configured();
+    let facts = Facts {
+        lines_changed: (12, 3),
+        ..facts(&status, Path::new("/work/project/sub"))
+    };
+    let v = input_json(&opts, &facts, Duration::from_millis(1500));
     assert_eq!(v["hook_event_name"], "Status");
     assert_eq!(v["session_id"], "sess-1");
     assert_eq!(v["transcript_path"], "/work/project/sess-1.jsonl");
@@ -112,6 +123,8 @@ fn the_input_json_has_claude_codes_shape() {
     assert_eq!(v["output_style"]["name"], "Explanatory");
     assert_eq!(v["cost"]["total_cost_usd"], 0.25);
     assert_eq!(v["cost"]["total_duration_ms"], 1500);
+    assert_eq!(v["cost"]["total_lines_added"], 12);
+    assert_eq!(v["cost"]["total_lines_removed"], 3);
     assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
 }
 
@@ -140,7 +153,9 @@ async fn a_real_script_reads_the_json_and_its_first_line_is_shown() {
     opts.padding = 2;
     let mut cmd = StatusCommand::new(opts, Instant::now());
     cmd.observe(&crate::tui::app::tests::finished(1));
-    let job = cmd.poll(&configured(), dir.path(), Instant::now()).unwrap();
+    let job = cmd
+        .poll(&facts(&configured(), dir.path()), Instant::now())
+        .unwrap();
     let line = job.run().await.unwrap();
     assert_eq!(text(&line), "  Sonnet 4.5 in ahoy");
     assert_eq!(
@@ -168,7 +183,8 @@ async fn a_hanging_script_is_killed_at_the_timeout_and_a_failing_one_shows_nothi
         cmd.observe(&Event::ModeChanged {
             mode: PermissionMode::Plan,
         });
-        cmd.poll(&configured(), dir.path(), Instant::now()).unwrap()
+        cmd.poll(&facts(&configured(), dir.path()), Instant::now())
+            .unwrap()
     };
     let hung = run("echo early; sleep 30").run().await;
     assert!(
