@@ -200,8 +200,7 @@ fn merge_source(
     if let Some(hooks) = obj.get("hooks") {
         loaded.hooks.groups.extend(parse_hooks(src, hooks, diags));
     }
-    let origins = &mut loaded.origins;
-    loaded.appearance.merge(src, origins, diags);
+    loaded.appearance.merge(src, &mut loaded.origins, diags);
     let Some(perms) = obj.get("permissions") else {
         return;
     };
