@@ -62,12 +62,25 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         data_root,
         bypass_allowed,
         settings_broken,
+        status_line,
+        output_style,
+        transcript_path,
+        tool_env,
     } = startup::start_session(&cli, true).await?;
     let errors = if settings_broken.is_empty() {
         Vec::new()
     } else {
         vec![startup::broken_settings_report(&settings_broken)]
     };
+    let status_command = status_line.map(|s| cairn::tui::status_command::StatusCommandOptions {
+        command: s.command,
+        padding: s.padding,
+        project_dir: project_dir.clone(),
+        transcript_path,
+        output_style,
+        env: tool_env,
+        timeout: cairn::tui::status_command::TIMEOUT,
+    });
     let opts = cairn::tui::TuiOptions {
         initial_prompt: cli.prompt.clone(),
         notices,
@@ -76,6 +89,7 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         cwd: Some(project_dir),
         bypass_allowed,
         started_at: Some(started_at),
+        status_command,
     };
     let summary = cairn::tui::run(handle, opts).await?;
     println!("{summary}");

@@ -116,7 +116,10 @@ pub enum Event {
     },
     /// The session's model is now this (after `/model`).
     ModelChanged {
+        /// The id (outside plan mode).
         model: String,
+        /// As in [`SessionInfo::model_label`].
+        label: String,
     },
     ModeChanged {
         mode: PermissionMode,
@@ -138,7 +141,12 @@ pub enum Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
     pub session_id: String,
+    /// The model id requests use (outside plan mode).
     pub model: String,
+    /// The model as the person chose it, for display: `opusplan (claude-opus-4-5 planning,
+    /// claude-sonnet-4-5 otherwise)`; empty when it is just the id.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub model_label: String,
     pub provider: String,
     pub cwd: PathBuf,
     pub tools: Vec<String>,

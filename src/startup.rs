@@ -11,6 +11,7 @@ use anyhow::Context;
 use crate::agent::{AgentSetup, start};
 use crate::cli::{Cli, ProviderArg};
 use crate::config::LoadedSettings;
+use crate::config::layers::Layer;
 use crate::config::load_settings;
 use crate::config::model::{
     Aliases, ModelChoice, ModelFlags, ModelPick, ModelSettings, NO_CREDENTIALS, resolve,
@@ -62,6 +63,14 @@ pub struct Started {
     /// Settings problems that keep the gate closed to every call that is not read-only
     /// ([`PermissionGate::settings_broken`]); the TUI shows them as errors.
     pub settings_broken: Vec<String>,
+    /// The settings' `statusLine`, for the TUI to run.
+    pub status_line: Option<crate::config::appearance::StatusLineSetting>,
+    /// The name of the output style in use (`default` when none).
+    pub output_style: String,
+    /// The session's JSONL transcript.
+    pub transcript_path: PathBuf,
+    /// The settings' `env`, for the commands cairn runs (the status line's).
+    pub tool_env: Vec<(String, String)>,
 }
 
 /// Keep large buffers in the heap between uses. glibc maps every allocation over its mmap
@@ -83,9 +92,41 @@ fn env_var(key: &str) -> Option<String> {
     std::env::var(key).ok()
 }
 
-/// The environment as the session sees it: the settings' `env` over the process's.
+/// Where requests (and so the credentials) go: a repository's own settings may not set these.
+const ENDPOINT_KEYS: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"];
+
+/// The environment as the session sees it: the settings' `env` over the process's, except that
+/// an endpoint set in a project's settings is ignored (a cloned repository must not be able to
+/// send your API key to a server of its choosing).
 fn settings_env(settings: &LoadedSettings) -> impl Fn(&str) -> Option<String> + '_ {
-    |key| settings.env.get(key).cloned().or_else(|| env_var(key))
+    |key| {
+        let from_project = ENDPOINT_KEYS.contains(&key) && project_env(settings, key);
+        let set = settings.env.get(key).filter(|_| !from_project);
+        set.cloned().or_else(|| env_var(key))
+    }
+}
+
+/// Whether the settings' `env.KEY` came from the project's own settings files.
+fn project_env(settings: &LoadedSettings, key: &str) -> bool {
+    settings
+        .origins
+        .get(&format!("env.{key}"))
+        .is_some_and(|o| matches!(o.layer, Layer::Project | Layer::ProjectLocal))
+}
+
+/// The notices for endpoint variables a project's settings tried to set.
+fn ignored_endpoints(settings: &LoadedSettings) -> Vec<String> {
+    ENDPOINT_KEYS
+        .iter()
+        .filter(|k| settings.env.contains_key(**k) && project_env(settings, k))
+        .map(|k| {
+            format!(
+                "env.{k} in the project's settings is not used for the model endpoint (a \
+                 repository must not redirect your credentials); set it in \
+                 ~/.claude/settings.json or the environment"
+            )
+        })
+        .collect()
 }
 
 /// Where cairn keeps its data: `$CAIRN_DATA_DIR`, else the platform data dir.
@@ -171,6 +212,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
                     .map_or(DEFAULT_HELPER_TTL, Duration::from_millis),
             }),
         };
+        notices.extend(ignored_endpoints(&settings));
         if let Some(text) = env("ANTHROPIC_CUSTOM_HEADERS") {
             notices.extend(parse_custom_headers(&text).1);
         }
@@ -266,6 +308,17 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     );
     let skills = crate::commands::skills::discover(&project_dir, settings.home.as_deref());
     notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
+    let style = crate::agent::output_style::select(
+        settings.appearance.output_style.as_deref(),
+        &project_dir,
+        settings.home.as_deref(),
+    );
+    notices.extend(style.notices.iter().cloned());
+    let tool_env: Vec<(String, String)> = settings
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: pick,
@@ -277,7 +330,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .chain(settings.additional_directories.iter().cloned())
             .collect(),
         data_dir,
-        transcript_path: Some(transcript_path),
+        transcript_path: Some(transcript_path.clone()),
         session_id,
         project_dir: project_dir.clone(),
         gate,
@@ -289,14 +342,11 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .unwrap_or(16_384),
         demo: demo_server.is_some(),
         extra_tools: Vec::new(),
-        tool_env: settings
-            .env
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        tool_env: tool_env.clone(),
         memory,
         commands: commands.items,
         skills: skills.items,
+        output_style: style.style.clone(),
     };
     Ok(Started {
         handle: start(setup),
@@ -306,6 +356,10 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         data_root: data_root(),
         bypass_allowed,
         settings_broken,
+        status_line: settings.appearance.status_line.clone(),
+        output_style: style.name().to_string(),
+        transcript_path,
+        tool_env,
     })
 }
 

@@ -1135,8 +1135,9 @@ async fn opusplan_plans_with_opus_and_slash_model_switches_from_the_next_turn() 
     let Some(Event::SessionConfigured(info)) = first.first() else {
         panic!("{first:?}")
     };
+    assert_eq!(info.model, "claude-sonnet-4-5");
     assert_eq!(
-        info.model,
+        info.model_label,
         "opusplan (claude-opus-4-5 planning, claude-sonnet-4-5 otherwise)"
     );
     assert_eq!(info.model_choices.len(), 4);
@@ -1153,7 +1154,8 @@ async fn opusplan_plans_with_opus_and_slash_model_switches_from_the_next_turn() 
     let third = agent.prompt("three").await;
     assert!(
         third.contains(&Event::ModelChanged {
-            model: "haiku (claude-haiku-4-5)".into()
+            model: "claude-haiku-4-5".into(),
+            label: "haiku (claude-haiku-4-5)".into()
         }),
         "{third:?}"
     );

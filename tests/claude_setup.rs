@@ -48,7 +48,8 @@ fn fixture() -> Fixture {
             ("notes.md", "NOTES-MARKER\n"),
             (
                 ".claude/settings.json",
-                r#"{"model": "sonnet", "cleanupPeriodDays": 30}"#,
+                r#"{"model": "sonnet", "cleanupPeriodDays": 30,
+                    "env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}}"#,
             ),
             (
                 ".claude/skills/deploy/SKILL.md",
@@ -70,7 +71,8 @@ fn fixture() -> Fixture {
             (".claude/CLAUDE.md", "USER-MEMORY-MARKER\n"),
             (
                 ".claude/settings.json",
-                r#"{"apiKeyHelper": "echo helper-key"}"#,
+                r#"{"apiKeyHelper": "echo helper-key",
+                    "env": {"ANTHROPIC_DEFAULT_SONNET_MODEL": "sonnet-of-the-user"}}"#,
             ),
         ],
     );
@@ -127,6 +129,11 @@ async fn a_namespaced_command_runs_with_its_arguments_shell_parts_file_and_model
         stderr.contains(".claude/settings.json:1: `cleanupPeriodDays` is a Claude Code setting"),
         "{stderr}"
     );
+    // The project may not point the requests (and the key) elsewhere.
+    assert!(
+        stderr.contains("env.ANTHROPIC_BASE_URL in the project's settings is not used"),
+        "{stderr}"
+    );
     let requests = server.requests();
     let r = &requests[0];
     // apiKeyHelper from the user's settings; the command's `model: haiku`.
@@ -181,12 +188,13 @@ async fn subdirectory_memory_and_a_skill_arrive_when_used() {
     assert_eq!(requests.len(), 4, "{stderr}");
     let text: Vec<String> = requests.iter().map(|r| r.body.to_string()).collect();
     let models: Vec<&Value> = requests.iter().map(|r| &r.body["model"]).collect();
-    // The settings' `sonnet`, until the skill's `model: haiku` takes over for the turn.
+    // The settings' `sonnet` (as the user's settings `env` defines it), until the skill's
+    // `model: haiku` takes over for the turn.
     assert_eq!(
         models,
         [
-            "claude-sonnet-4-5",
-            "claude-sonnet-4-5",
+            "sonnet-of-the-user",
+            "sonnet-of-the-user",
             "claude-haiku-4-5",
             "claude-haiku-4-5"
         ]

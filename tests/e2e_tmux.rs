@@ -57,3 +57,45 @@ async fn resizing_mid_stream_reflows_and_keeps_streaming() {
     }
     assert!(screen.contains("word40"), "{screen}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_line_command_and_output_style_from_the_settings() {
+    require_tmux!();
+    let s = server(json!({"turns": [{"text": "Styled answer.", "chunk_chars": 5}]}));
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    std::fs::write(
+        dir.join(".claude/settings.json"),
+        r#"{"statusLine": {"type": "command", "command": "sh statusline.sh"},
+            "outputStyle": "explanatory"}"#,
+    )
+    .unwrap();
+    // Counts its runs, and shows fields of the JSON it was given.
+    std::fs::write(
+        dir.join("statusline.sh"),
+        "input=$(cat)\nn=$(( $(cat runs 2>/dev/null || echo 0) + 1 ))\necho $n > runs\n\
+         field() { printf '%s' \"$input\" | sed \"s/.*\\\"$1\\\":{\\\"[a-z_]*\\\":\\\"\\([^\\\"]*\\)\\\".*/\\1/\"; }\n\
+         echo \"SL $(field model) $(field output_style) run $n\"\n",
+    )
+    .unwrap();
+    let t = Tmux::start_with_env(&s, dir, (100, 30), "", &[]);
+    let screen = t.wait_for("SL test-model Explanatory run");
+    assert!(
+        !screen.contains("(anthropic)"),
+        "the built-in text gave way:\n{screen}"
+    );
+    t.submit("explain");
+    t.wait_for("Styled answer.");
+    // The turn's start and end ran it again.
+    t.wait_until("a later run", |screen| {
+        screen
+            .lines()
+            .any(|l| l.contains("SL test-model") && !l.contains("run 1"))
+    });
+    let system = s.requests()[0].body["system"].to_string();
+    assert!(system.contains("# Output style: Explanatory"), "{system}");
+    assert!(system.contains("# How to work"), "the built-in keeps them");
+    t.send_keys(&["C-d"]);
+    t.wait_for("cairn-exited=0");
+}

@@ -386,6 +386,39 @@ fn layers_merge_with_origins() {
 }
 
 #[test]
+fn status_line_and_output_style_come_from_the_highest_layer_and_are_shown_by_config() {
+    let ws = ws();
+    ws.write(
+        "home/.claude/settings.json",
+        r#"{"statusLine":{"type":"command","command":"~/.claude/statusline.sh"},"outputStyle":"Learning"}"#,
+    );
+    ws.write(
+        "proj/.claude/settings.json",
+        r#"{"statusLine":{"type":"command","command":"./bar.sh","padding":1},"outputStyle":7}"#,
+    );
+    let s = load_settings(&ws.proj, None, &ws.env());
+    let line = s
+        .appearance
+        .status_line
+        .as_ref()
+        .map(|l| (l.command.as_str(), l.padding));
+    assert_eq!(line, Some(("./bar.sh", 1)));
+    assert_eq!(s.appearance.output_style.as_deref(), Some("Learning"));
+    assert_eq!(s.diagnostics.len(), 1, "{:?}", s.diagnostics);
+    assert!(s.broken.is_empty());
+    let out = render_config(&s);
+    let project = ws.proj.join(".claude/settings.json");
+    assert!(
+        out.contains(&format!(
+            "statusLine: ./bar.sh  (project: {})",
+            project.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("outputStyle: Learning  (user: "), "{out}");
+}
+
+#[test]
 fn broken_files_are_reported_with_file_and_line_and_skipped() {
     let ws = ws();
     ws.write(

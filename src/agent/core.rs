@@ -77,7 +77,8 @@ impl Core {
     pub async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
         self.events().send(Event::SessionConfigured(SessionInfo {
             session_id: self.session.session_id.clone(),
-            model: self.model_label(),
+            model: self.model.id.clone(),
+            model_label: self.model_label(),
             provider: self.client.provider().as_str().to_string(),
             cwd: self.session.cwd(),
             tools: self.registry.names(),
@@ -191,10 +192,11 @@ impl Core {
             .await;
     }
 
-    /// The model as the person sees it: the name they chose, with the id it stands for.
+    /// The model as the person sees it: the name they chose, with the id it stands for (empty
+    /// when the name is the id).
     fn model_label(&self) -> String {
         if self.model.name == self.model.id {
-            return self.model.id.clone();
+            return String::new();
         }
         match &self.model.plan_id {
             Some(plan) => format!(
@@ -212,7 +214,8 @@ impl Core {
         }
         self.model = self.aliases.pick(name);
         self.events().send(Event::ModelChanged {
-            model: self.model_label(),
+            model: self.model.id.clone(),
+            label: self.model_label(),
         });
     }
 

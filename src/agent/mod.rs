@@ -9,6 +9,7 @@ mod core;
 pub mod executor;
 mod init;
 mod invoke;
+pub mod output_style;
 pub mod prompt;
 
 use std::collections::HashSet;
@@ -71,6 +72,8 @@ pub struct AgentSetup {
     pub commands: Vec<crate::commands::CustomCommand>,
     /// The person's skills: the Skill tool is offered when there is one.
     pub skills: Vec<crate::commands::skills::Skill>,
+    /// The settings' output style; `None` is the default style.
+    pub output_style: Option<output_style::OutputStyle>,
 }
 
 impl AgentSetup {
@@ -110,7 +113,13 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     let env = prompt::Environment::detect(&setup.project_dir, &setup.model.id);
     let memory = crate::memory::render(&setup.memory);
     let deferred = registry.deferred_names(&activated);
-    let system = prompt::system_prompt(&env, &memory, &registry, &deferred);
+    let system = prompt::system_prompt(
+        &env,
+        &memory,
+        setup.output_style.as_ref(),
+        &registry,
+        &deferred,
+    );
     let hooks = Arc::new(Hooks::new(
         setup.hooks,
         setup.project_dir.clone(),

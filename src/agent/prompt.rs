@@ -1,16 +1,20 @@
-//! System-prompt assembly: identity and rules, the person's memory files, the environment, each
-//! tool's own guidance, and the names of deferred tools. Built once per session (it must stay byte-identical between
+//! System-prompt assembly: identity and rules (or the output style in their place), the person's
+//! memory files, the environment, each tool's own guidance, and the names of deferred tools. Built once per session (it must stay byte-identical between
 //! requests so prompt caching works); nothing here does I/O except the cheap `.git` probe.
 
 use std::path::Path;
 
+use super::output_style::OutputStyle;
 use crate::tools::ToolRegistry;
 
 const IDENTITY: &str = "\
 You are cairn, a coding agent working in the user's terminal. You help with software \
 engineering tasks: reading and explaining code, fixing bugs, adding features, refactoring, \
-running tests.
+running tests.";
 
+/// The built-in software-engineering instructions; an output style without
+/// `keep-coding-instructions` replaces them.
+const HOW_TO_WORK: &str = "\
 # How to work
 - Be concise. Your output is shown in a terminal; use GitHub-flavoured Markdown sparingly.
 - Use the tools to look before you act: read a file before editing it, search before guessing.
@@ -47,15 +51,27 @@ impl Environment {
 }
 
 /// The whole system prompt for a session; `memory` is the section of the memory files (may be
-/// empty).
+/// empty); `style` the output style, `None` for the default.
 pub fn system_prompt(
     env: &Environment,
     memory: &str,
+    style: Option<&OutputStyle>,
     tools: &ToolRegistry,
     deferred: &[&str],
 ) -> String {
     let mut out = String::with_capacity(8 * 1024 + memory.len());
     out.push_str(IDENTITY);
+    if style.is_none_or(|s| s.keep_coding_instructions) {
+        out.push_str("\n\n");
+        out.push_str(HOW_TO_WORK);
+    }
+    if let Some(style) = style {
+        out.push_str(&format!(
+            "\n\n# Output style: {}\n{}",
+            style.name,
+            style.body.trim()
+        ));
+    }
     if !memory.is_empty() {
         out.push_str(
             "
@@ -112,6 +128,7 @@ mod tests {
         let p = system_prompt(
             &env,
             "# Memory\nuse tabs",
+            None,
             &ToolRegistry::default(),
             &["NotebookEdit"],
         );
@@ -122,7 +139,54 @@ mod tests {
         assert!(p.contains("Today's date: 2026-11-21"));
         assert!(p.contains("ToolSearch"));
         assert!(p.contains("NotebookEdit"));
-        let without = system_prompt(&env, "", &ToolRegistry::default(), &[]);
+        let without = system_prompt(&env, "", None, &ToolRegistry::default(), &[]);
         assert!(!without.contains("Deferred tools") && !without.contains("# Memory"));
+    }
+
+    fn env() -> Environment {
+        Environment {
+            cwd: "/p".into(),
+            platform: "linux".into(),
+            date: "2026-11-23".into(),
+            is_git_repo: false,
+            model: "m".into(),
+        }
+    }
+
+    fn style(keep: bool) -> OutputStyle {
+        OutputStyle {
+            name: "Pirate".into(),
+            description: String::new(),
+            body: "Talk like a pirate.\n".into(),
+            keep_coding_instructions: keep,
+            path: None,
+        }
+    }
+
+    #[test]
+    fn the_default_style_keeps_the_coding_instructions_and_adds_nothing() {
+        let p = system_prompt(&env(), "", None, &ToolRegistry::default(), &[]);
+        assert!(p.starts_with(&format!("{IDENTITY}\n\n{HOW_TO_WORK}\n\n# Environment")));
+        assert!(!p.contains("# Output style"));
+    }
+
+    #[test]
+    fn a_style_replaces_how_to_work_unless_it_keeps_the_coding_instructions() {
+        let tools = ToolRegistry::default();
+        let replacing = system_prompt(&env(), "# Memory\nm", Some(&style(false)), &tools, &[]);
+        assert!(replacing.starts_with(&format!(
+            "{IDENTITY}\n\n# Output style: Pirate\nTalk like a pirate.\n\n# Memory\nm"
+        )));
+        assert!(!replacing.contains("# How to work"));
+        let keeping = system_prompt(&env(), "", Some(&style(true)), &tools, &[]);
+        assert!(keeping.contains(&format!(
+            "{HOW_TO_WORK}\n\n# Output style: Pirate\nTalk like a pirate.\n\n# Environment"
+        )));
+        // Built once per session, the same bytes every time (prompt caching).
+        let again = system_prompt(&env(), "", Some(&style(true)), &tools, &[]);
+        assert_eq!(keeping, again);
+        let learning = super::super::output_style::builtins().remove(1);
+        let with_builtin = system_prompt(&env(), "", Some(&learning), &tools, &[]);
+        assert!(with_builtin.contains("# How to work") && with_builtin.contains("TODO(human)"));
     }
 }

@@ -3,6 +3,7 @@
 //! rules ([`local`]). Rules are parsed with the rule language in `crate::rules`; deciding with
 //! them and running hooks is `permissions`' business (which imports this, never the reverse).
 
+pub mod appearance;
 pub mod hooks;
 pub mod keys;
 pub mod layers;

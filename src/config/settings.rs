@@ -61,6 +61,8 @@ pub struct LoadedSettings {
     pub additional_directory_origins: Vec<Origin>,
     pub hooks: HooksConfig,
     pub env: BTreeMap<String, String>,
+    /// `statusLine` and `outputStyle`.
+    pub appearance: super::appearance::Appearance,
     /// Where each scalar came from: `model`, `defaultMode`, `env.KEY`.
     pub origins: BTreeMap<String, Origin>,
     /// Every settings document that was read, highest layer first.
@@ -223,6 +225,7 @@ fn merge_source(
     if let Some(hooks) = obj.get("hooks") {
         loaded.hooks.groups.extend(parse_hooks(src, hooks, diags));
     }
+    loaded.appearance.merge(src, &mut loaded.origins, diags);
     let Some(perms) = obj.get("permissions") else {
         return;
     };
@@ -403,6 +406,19 @@ pub fn render_config(loaded: &LoadedSettings) -> String {
     );
     for (k, v) in &loaded.env {
         let _ = writeln!(out, "  {k}={v}{}", from(&format!("env.{k}")));
+    }
+    for (key, value) in [
+        (
+            "statusLine",
+            loaded
+                .appearance
+                .status_line
+                .as_ref()
+                .map(|s| s.command.as_str()),
+        ),
+        ("outputStyle", loaded.appearance.output_style.as_deref()),
+    ] {
+        let _ = writeln!(out, "{key}: {}{}", value.unwrap_or("(not set)"), from(key));
     }
     let _ = writeln!(
         out,

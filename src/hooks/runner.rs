@@ -160,7 +160,11 @@ impl HookRunner {
     }
 }
 
-async fn run_one(
+/// Run one command under `sh -c` in `project_dir` with `stdin` written to it: its own process
+/// group, the settings' `env` over a credential-free environment, output capped, killed with
+/// its group at `hook.timeout`. Also runs the status-line command, which is not a hook but
+/// needs the same care.
+pub async fn run_one(
     hook: &HookCommand,
     project_dir: &Path,
     env: &[(String, String)],

@@ -3,8 +3,13 @@
 //! 1. core events (cheap to fold in, and the person is waiting for them),
 //! 2. terminal input (already converted to [`InputEvent`]; the stream is a parameter so tests
 //!    inject keys),
-//! 3. results of background work the app asked for (shell commands, file walks and matches),
+//! 3. results of background work the app asked for (shell commands, file walks and matches,
+//!    the `statusLine` command),
 //! 4. the frame timer.
+//!
+//! The `statusLine` command ([`StatusCommand`]) is started here, on a tokio task, when the
+//! core events it watches ask for it and its throttle allows; its line comes back on the
+//! background channel.
 //!
 //! Producers only mark the app dirty; drawing happens here, only when something changed, at most
 //! once per [`FRAME`] (60 fps). A due frame is drawn at the top of every iteration before
@@ -21,6 +26,7 @@ use crate::tui::app::{App, AppAction, AppEvent};
 use crate::tui::input::InputEvent;
 use crate::tui::picker::files;
 use crate::tui::shell;
+use crate::tui::status_command::{Facts, StatusCommand, StatusCommandOptions};
 use crate::tui::terminal::Screen;
 
 /// The shortest time between two frames (60 fps).
@@ -39,6 +45,8 @@ pub struct LoopOptions {
     pub trace_first_frame: Option<Instant>,
     /// The editor command line for `e` in an edit prompt; `None`: `$VISUAL`, `$EDITOR`, `vi`.
     pub editor: Option<String>,
+    /// The settings' `statusLine` command.
+    pub status_command: Option<StatusCommandOptions>,
 }
 
 /// Run until the app asks to quit or the input ends.
@@ -68,24 +76,48 @@ where
         );
     }
     let mut core_open = true;
+    let mut status_command = opts.status_command.clone().map(|o| {
+        // Configured: the built-in text gives way at once, not when the first run ends.
+        app.status.command_line = Some(Default::default());
+        StatusCommand::new(o, Instant::now())
+    });
     loop {
         let now = Instant::now();
+        let facts = Facts {
+            status: &app.status,
+            cwd: &app.cwd,
+            lines_changed: app.changes.lines_changed(),
+        };
+        if let Some(job) = status_command.as_mut().and_then(|s| s.poll(&facts, now)) {
+            let bg = bg_tx.clone();
+            tokio::spawn(async move {
+                let _ = bg.send(AppEvent::StatusLine(job.run().await));
+            });
+        }
         if app.needs_redraw() && now >= last_draw + FRAME {
             screen.draw(app)?;
             last_draw = now;
         }
-        let deadline = if app.needs_redraw() {
+        let mut deadline = if app.needs_redraw() {
             last_draw + FRAME
         } else if app.is_animating() {
             last_draw + ANIMATION
         } else {
             now + IDLE
         };
+        if let Some(due) = status_command.as_ref().and_then(|s| s.due_at(now)) {
+            deadline = deadline.min(due);
+        }
         let actions = tokio::select! {
             biased;
             event = core.recv(), if core_open => {
                 match event {
-                    Some(event) => app.handle_core_event(&event),
+                    Some(event) => {
+                        if let Some(s) = &mut status_command {
+                            s.observe(&event);
+                        }
+                        app.handle_core_event(&event);
+                    }
                     None => {
                         core_open = false;
                         app.core_stopped();
@@ -98,7 +130,12 @@ where
                 // The terminal is gone: nothing more can be typed.
                 None => vec![AppAction::Quit],
             },
-            Some(event) = bg_rx.recv() => app.handle_app_event(event),
+            Some(mut event) = bg_rx.recv() => {
+                if let (AppEvent::StatusLine(result), Some(s)) = (&mut event, &mut status_command) {
+                    *result = Ok(s.finished(result));
+                }
+                app.handle_app_event(event)
+            }
             _ = tokio::time::sleep_until(deadline.into()) => {
                 app.tick(Instant::now());
                 Vec::new()

@@ -7,7 +7,8 @@
 //! Modules: `app` (state and logic, no terminal), `render` (drawing the app), `input` (our input
 //! type, converted from crossterm at the edge), `keymap` (bindings as data), `composer`,
 //! `picker`, `prompt` (the permission prompt panel with its diff review), `session_diff`
-//! (`/diff`), `status` (status line and header), `shell`
+//! (`/diff`), `status` (status line and header), `status_command` (the settings' `statusLine`
+//! command), `shell`
 //! (`!command`), `terminal`, `event_loop`. The conversation view (`conversation`, `markdown`,
 //! `highlight`, `theme`) is drawn by its own modules.
 
@@ -26,6 +27,7 @@ pub mod render;
 pub mod session_diff;
 pub mod shell;
 pub mod status;
+pub mod status_command;
 pub mod terminal;
 pub mod theme;
 
@@ -65,6 +67,8 @@ pub struct TuiOptions {
     /// When the process started, for `CAIRN_TRACE_FIRST_FRAME=1` (logs the time to the first
     /// frame). `None`: measured from the call to [`run`].
     pub started_at: Option<Instant>,
+    /// The settings' `statusLine` command, run by the event loop.
+    pub status_command: Option<status_command::StatusCommandOptions>,
 }
 
 /// Run the TUI until the person quits. Returns the one-line summary printed after exit.
@@ -114,6 +118,7 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
         cwd,
         trace_first_frame: trace.then(|| opts.started_at.unwrap_or(called_at)),
         editor: None,
+        status_command: opts.status_command.clone(),
     };
     let result = tokio::select! {
         result = run_loop(&mut app, &mut guard, Box::pin(input), &mut events, loop_opts) => result,

@@ -233,6 +233,38 @@ mod tests {
     }
 
     #[test]
+    fn a_status_line_command_replaces_the_built_in_text() {
+        use crate::tui::app::AppEvent;
+        use crate::tui::status_command::styled_line;
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::AcceptEdits));
+        h.event(usage());
+        h.type_text("hi");
+        h.press(Key::Enter);
+        let line =
+            styled_line("\u{1b}[1;36m[Sonnet 4.5]\u{1b}[0m \u{1b}]0;x\u{7}📁 project | $0.03");
+        h.app.handle_app_event(AppEvent::StatusLine(Ok(line)));
+        let text = screen(&mut h, 80, 8, 4);
+        assert!(
+            !text.contains("claude-sonnet-4-5"),
+            "the built-in text is gone"
+        );
+        insta::assert_snapshot!(text);
+        // A failing command shows nothing there, and the built-in text stays away.
+        h.app
+            .handle_app_event(AppEvent::StatusLine(Err("failed (exit 1)".into())));
+        let last = screen(&mut h, 80, 8, 4)
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .to_string();
+        assert_eq!(
+            last.trim_end(),
+            " accept edits  ⠋ working 4s · esc to interrupt"
+        );
+    }
+
+    #[test]
     fn a_prompt_with_at_mentions_says_what_was_attached() {
         let mut h = Harness::new();
         h.event(session(PermissionMode::Default));

@@ -1,7 +1,8 @@
 //! `/diff`: every file cairn changed in this session, as one reviewable overlay.
 //!
 //! [`SessionChanges`] collects the changes from finished tool calls (the first `before` and the
-//! latest `after` per file, in the order files were first changed). [`SessionDiff`] is the
+//! latest `after` per file, in the order files were first changed, and the lines each change
+//! added and removed, summed as Claude Code's status line reports them). [`SessionDiff`] is the
 //! overlay: a file list on top and the selected file's [`DiffView`] below. It is read-only: the
 //! changes are already on disk, so hunk choices have no effect and nothing is sent to the core.
 
@@ -27,11 +28,16 @@ const MAX_LIST_ROWS: usize = 6;
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SessionChanges {
     files: Vec<(PathBuf, String, String)>,
+    lines_added: usize,
+    lines_removed: usize,
 }
 
 impl SessionChanges {
     /// A successful change to `path` from `before` to `after`.
     pub fn record(&mut self, path: &Path, before: &str, after: &str) {
+        let change = diff::diff(before, after);
+        self.lines_added += change.added;
+        self.lines_removed += change.removed;
         match self.files.iter_mut().find(|(p, _, _)| p == path) {
             Some((_, _, last)) => *last = after.to_string(),
             None => self
@@ -42,6 +48,11 @@ impl SessionChanges {
 
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
+    }
+
+    /// Lines added and removed by every change so far (each edit counted, not the net change).
+    pub fn lines_changed(&self) -> (usize, usize) {
+        (self.lines_added, self.lines_removed)
     }
 
     /// (path, before, after) per file, in the order files were first changed.

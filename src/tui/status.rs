@@ -2,7 +2,8 @@
 //!
 //! Status: mode label (one colour per mode), DEMO label, working indicator with elapsed time and
 //! "esc to interrupt", model and provider, tokens in/out/cache, cost, context used %. When the
-//! row is too narrow, the least important parts are dropped first; nothing wraps.
+//! row is too narrow, the least important parts are dropped first; nothing wraps. With a
+//! `statusLine` command, its line takes the place of everything after the working indicator.
 //! Header: cwd (home shortened to `~`) and the git branch read from `.git/HEAD` (no subprocess).
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,9 @@ pub struct StatusState {
     pub working_since: Option<Instant>,
     /// A transient hint replacing the right side ("Press Ctrl+C again to quit").
     pub hint: Option<String>,
+    /// The `statusLine` command's line, in place of the built-in text after the mode and
+    /// working indicator; `Some` (maybe empty) whenever a command is configured.
+    pub command_line: Option<Line<'static>>,
 }
 
 impl StatusState {
@@ -83,13 +87,24 @@ impl StatusState {
             ));
             left.push(Span::styled("· esc to interrupt", dim));
         }
+        if let (None, Some(custom)) = (&self.hint, &self.command_line) {
+            left.push(Span::raw("  "));
+            left.extend(custom.spans.iter().cloned());
+            Line::from(left).render(area, buf);
+            return;
+        }
         // Right side, most important first; dropped from the end when it does not fit.
         let mut right: Vec<String> = Vec::new();
         if let Some(hint) = &self.hint {
             right.push(hint.clone());
         } else {
             if let Some(s) = &self.session {
-                right.push(format!("{} ({})", s.model, s.provider));
+                let model = if s.model_label.is_empty() {
+                    &s.model
+                } else {
+                    &s.model_label
+                };
+                right.push(format!("{model} ({})", s.provider));
             }
             if let Some(p) = self.context_percent() {
                 right.push(format!("ctx {p}%"));
@@ -316,6 +331,7 @@ mod render_tests {
             session: Some(SessionInfo {
                 session_id: "s".into(),
                 model: "m1".into(),
+                model_label: String::new(),
                 provider: "openai".into(),
                 cwd: PathBuf::from("/"),
                 tools: vec![],

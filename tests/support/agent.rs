@@ -135,6 +135,7 @@ impl Agent {
             memory: Default::default(),
             commands: setup.commands,
             skills: setup.skills,
+            output_style: None,
         });
         Agent { server, handle }
     }

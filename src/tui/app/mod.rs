@@ -84,6 +84,8 @@ pub enum AppEvent {
         request_id: u64,
         paths: Vec<String>,
     },
+    /// A `statusLine` command ran: its line, or why there is none (shown as nothing).
+    StatusLine(Result<ratatui::text::Line<'static>, String>),
 }
 
 /// Overlays, drawn bottom-up over the main view; keys go to the top one first. Each is an
@@ -333,11 +335,13 @@ impl App {
                 self.status.context_window = *context_window;
             }
             Event::ModeChanged { mode } => self.status.mode = *mode,
-            Event::ModelChanged { model } => {
+            Event::ModelChanged { model, label } => {
                 if let Some(info) = self.status.session.as_mut() {
                     info.model = model.clone();
+                    info.model_label = label.clone();
                 }
-                self.push_notice(NoticeKind::Info, &format!("Model: {model}"));
+                let shown = if label.is_empty() { model } else { label };
+                self.push_notice(NoticeKind::Info, &format!("Model: {shown}"));
             }
             Event::TodosUpdated { todos } => self.todos = todos.clone(),
             Event::TurnFinished { .. } => {
@@ -395,6 +399,10 @@ impl App {
                     p.pending = None;
                     p.set_files(paths);
                 }
+                Vec::new()
+            }
+            AppEvent::StatusLine(line) => {
+                self.status.command_line = Some(line.unwrap_or_default());
                 Vec::new()
             }
         }

@@ -65,6 +65,7 @@ pub(crate) fn session(mode: PermissionMode) -> Event {
     Event::SessionConfigured(SessionInfo {
         session_id: "sess-1234".into(),
         model: "claude-sonnet-4-5".into(),
+        model_label: String::new(),
         provider: "anthropic".into(),
         cwd: PathBuf::from("/work/project"),
         tools: vec!["Read".into()],

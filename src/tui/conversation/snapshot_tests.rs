@@ -616,6 +616,7 @@ fn paths_under_the_session_directory_show_relative() {
     c.apply_event(&Event::SessionConfigured(crate::protocol::SessionInfo {
         session_id: "s".into(),
         model: "m".into(),
+        model_label: String::new(),
         provider: "p".into(),
         cwd: "/work/proj".into(),
         tools: vec![],

@@ -313,6 +313,7 @@ fn session_in(dir: &std::path::Path) -> Event {
     Event::SessionConfigured(SessionInfo {
         session_id: "sess-1".into(),
         model: "m".into(),
+        model_label: String::new(),
         provider: "anthropic".into(),
         cwd: dir.to_path_buf(),
         tools: Vec::new(),
@@ -432,6 +433,8 @@ fn diff_command_shows_the_files_changed_in_the_session() {
     });
     let files: Vec<_> = h.app.session_changes().files().collect();
     assert_eq!(files, [(std::path::Path::new("src/x.rs"), "1\n", "3\n")]);
+    // Each edit counts (the status line's totals), the failed one not.
+    assert_eq!(h.app.session_changes().lines_changed(), (2, 2));
     h.type_text("/diff");
     h.press(Key::Enter);
     assert!(h.app.is_session_diff_open());
