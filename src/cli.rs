@@ -61,6 +61,18 @@ pub struct Cli {
     #[arg(long = "add-dir", num_args = 1..)]
     pub add_dir: Vec<PathBuf>,
 
+    /// Continue the most recent session of this directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    /// Resume a session by its id; without one, pick from this directory's sessions.
+    #[arg(short = 'r', long, num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
+    /// With --continue or --resume: start a new session from the old one's history.
+    #[arg(long)]
+    pub fork_session: bool,
+
     /// Run against the built-in scripted demo model.
     #[arg(long)]
     pub demo: bool,

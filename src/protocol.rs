@@ -11,6 +11,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Client -> core.
+/// One thing of a resumed conversation, as the client shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum HistoryItem {
+    /// What the person asked.
+    Prompt { text: String },
+    /// The model's text.
+    Answer { text: String },
+    /// A tool call and whether it failed.
+    Tool {
+        call_id: String,
+        title: String,
+        is_error: bool,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Op {
@@ -26,6 +42,9 @@ pub enum Op {
     SetModel { model: String },
     /// Forget the conversation and start afresh (`/clear`); the session and its grants stay.
     Clear,
+    /// Continue the session whose transcript is at `path` (`/resume`): its conversation, mode
+    /// and todo list replace the current ones, and new messages go to its transcript.
+    Resume { path: PathBuf },
     /// Stop the core: kill background processes, flush the transcript.
     Shutdown,
 }
@@ -113,6 +132,10 @@ pub enum Event {
     FileChangedOnDisk {
         path: PathBuf,
         change: FileChange,
+    },
+    /// A resumed session's conversation so far, for the client to show.
+    HistoryRestored {
+        items: Vec<HistoryItem>,
     },
     /// The session's model is now this (after `/model`).
     ModelChanged {

@@ -23,6 +23,7 @@ use crate::llm::client::{ClientOptions, build_client};
 use crate::llm::retry::RetryPolicy;
 use crate::llm::scripted::{Script, ScriptedServer};
 use crate::permissions::{GateConfig, PermissionGate, running_as_root, starting_mode};
+use crate::session::resume::{self, Resumed};
 
 /// The built-in demo script and the sample project it works on.
 pub const DEMO_SCRIPT: &str = include_str!("../assets/demo/tour.json");
@@ -58,6 +59,8 @@ pub struct Started {
     pub project_dir: PathBuf,
     /// cairn's data folder (history, transcripts, logs).
     pub data_root: PathBuf,
+    /// `--resume` without an id in the TUI: open the session picker.
+    pub pick_session: bool,
     /// Whether bypassPermissions is in the Shift+Tab cycle.
     pub bypass_allowed: bool,
     /// Settings problems that keep the gate closed to every call that is not read-only
@@ -265,9 +268,16 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     );
     let mode =
         starting_mode(cli.permission_mode.as_deref(), &settings).map_err(|e| anyhow::anyhow!(e))?;
-    let session_id = AgentSetup::new_session_id();
     let project_data = project_data_dir(&data_root(), &project_dir);
-    let transcript_path = project_data.join(format!("{session_id}.jsonl"));
+    let (resume, pick_session) = session_to_resume(cli, interactive, &project_data)?;
+    let (session_id, transcript_path) = match &resume {
+        Some(r) if !cli.fork_session => (r.session_id.clone(), r.path.clone()),
+        _ => {
+            let id = AgentSetup::new_session_id();
+            let path = project_data.join(format!("{id}.jsonl"));
+            (id, path)
+        }
+    };
     let data_dir = project_data.join(&session_id);
     let gate = PermissionGate::new(GateConfig {
         settings: &settings,
@@ -344,6 +354,9 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         extra_tools: Vec::new(),
         tool_env: tool_env.clone(),
         memory,
+        resume,
+        fork: cli.fork_session,
+        mode_from_flag: cli.permission_mode.is_some(),
         commands: commands.items,
         skills: skills.items,
         output_style: style.style.clone(),
@@ -354,6 +367,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         demo_server,
         project_dir,
         data_root: data_root(),
+        pick_session,
         bypass_allowed,
         settings_broken,
         status_line: settings.appearance.status_line.clone(),
@@ -361,6 +375,28 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         transcript_path,
         tool_env,
     })
+}
+
+/// The session `--continue` / `--resume ID` names, read; and whether the person is to pick one
+/// (`--resume` without an id, in the TUI).
+fn session_to_resume(
+    cli: &Cli,
+    interactive: bool,
+    project_data: &Path,
+) -> anyhow::Result<(Option<Resumed>, bool)> {
+    let path = match (cli.resume.as_deref(), cli.continue_session) {
+        (Some(id), _) if !id.trim().is_empty() => resume::find(project_data, id.trim())?,
+        (Some(_), _) if !interactive => anyhow::bail!(
+            "--resume needs a session id with -p (or use --continue for the most recent one)"
+        ),
+        (Some(_), _) => return Ok((None, true)),
+        (None, true) => resume::latest(project_data)?,
+        (None, false) if cli.fork_session => {
+            anyhow::bail!("--fork-session goes with --continue or --resume")
+        }
+        (None, false) => return Ok((None, false)),
+    };
+    Ok((Some(resume::load(&path)?), false))
 }
 
 /// What to tell the person when settings are broken: every problem, and what to do.

@@ -762,9 +762,16 @@ async fn the_transcript_is_appended_as_messages_arrive() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0]["type"], "user");
-    assert_eq!(lines[1]["message"]["content"][0]["text"], "logged");
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    // The header, the prompt, the mode and todos, the answer as it streamed, its usage, and
+    // the answer.
+    assert_eq!(
+        kinds,
+        ["session", "user", "state", "partial", "usage", "assistant"]
+    );
+    assert_eq!(lines[0]["version"], 1);
+    assert_eq!(lines[3]["blocks"][0]["text"], "logged");
+    assert_eq!(lines[5]["message"]["content"][0]["text"], "logged");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1176,5 +1183,71 @@ async fn opusplan_plans_with_opus_and_slash_model_switches_from_the_next_turn() 
             "claude-haiku-4-5",
             "claude-3-7-sonnet"
         ]
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_session_takes_over_its_conversation_mode_todos_and_usage() {
+    use cairn::protocol::{HistoryItem, Todo, TodoStatus, Usage};
+    use cairn::session::transcript::{Record, Transcript};
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("old.jsonl");
+    let todos = vec![Todo {
+        content: "Fix the parser".into(),
+        active_form: "Fixing the parser".into(),
+        status: TodoStatus::InProgress,
+    }];
+    let mut t = Transcript::at(path.clone(), "old").with_header(tmp.path(), None);
+    t.append(&cairn::llm::Message::user_text("fix the parser"));
+    t.record(&Record::Usage {
+        model: "claude-sonnet-4-5".into(),
+        usage: Usage {
+            input_tokens: 1000,
+            output_tokens: 100,
+            ..Usage::default()
+        },
+    });
+    t.append(&cairn::llm::Message {
+        role: cairn::llm::Role::Assistant,
+        content: vec![cairn::llm::ContentBlock::Text {
+            text: "On it.".into(),
+        }],
+    });
+    t.record(&Record::State {
+        mode: PermissionMode::AcceptEdits,
+        todos: todos.clone(),
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.resume = Some(cairn::session::resume::load(&path).unwrap());
+    let script = json!({"turns": [{"text": "unused"}, {"text": "Done."}]});
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("is it done?").await;
+    assert!(
+        events.contains(&Event::TodosUpdated { todos }),
+        "{events:?}"
+    );
+    assert!(events.contains(&Event::ModeChanged {
+        mode: PermissionMode::AcceptEdits
+    }));
+    assert!(events.contains(&Event::HistoryRestored {
+        items: vec![
+            HistoryItem::Prompt {
+                text: "fix the parser".into()
+            },
+            HistoryItem::Answer {
+                text: "On it.".into()
+            },
+        ]
+    }));
+    // The usage so far counts: the next Usage event's total includes the old request.
+    let total = events.iter().find_map(|e| match e {
+        Event::Usage { total, .. } => Some(*total),
+        _ => None,
+    });
+    assert!(total.is_some_and(|t| t.input_tokens > 1000), "{total:?}");
+    let sent = agent.server.requests()[0].body["messages"].to_string();
+    assert!(
+        sent.contains("fix the parser") && sent.contains("On it."),
+        "{sent}"
     );
 }

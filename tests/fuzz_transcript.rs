@@ -142,7 +142,10 @@ fn fuzz_transcript_lines_are_entries_or_named_problems() {
             .split(|&b| b == b'\n')
             .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
             .count();
-        prop_assert_eq!(read.entries.len() + read.problems.len(), non_blank);
+        prop_assert_eq!(
+            read.entries.len() + read.records.len() + read.problems.len(),
+            non_blank
+        );
         let total_lines = bytes.split(|&b| b == b'\n').count();
         for p in &read.problems {
             prop_assert!(p.line >= 1 && p.line <= total_lines, "{p:?}");

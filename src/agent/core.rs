@@ -9,6 +9,7 @@
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use tokio::sync::mpsc;
@@ -23,8 +24,12 @@ use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamE
 use crate::permissions::PermissionGate;
 use crate::protocol::{CommandInfo, Event, Op, PermissionMode, SessionInfo, TurnEnd, Usage};
 use crate::session::context::{EventSender, SessionContext};
-use crate::session::transcript::Transcript;
+use crate::session::transcript::{Record, Transcript};
 use crate::tools::ToolRegistry;
+
+/// While an answer streams, its text so far is written to the transcript at most this often
+/// (and at each finished block), so a crash loses little.
+const PARTIAL_EVERY: Duration = Duration::from_secs(1);
 
 /// How many times in a row a Stop hook may send the model back to work in one turn.
 const MAX_FORCED_CONTINUATIONS: u32 = 5;
@@ -65,12 +70,18 @@ pub(crate) struct Core {
     pub commands: Vec<crate::commands::CustomCommand>,
     /// The memory files in the system prompt (scope, path).
     pub memory_files: Vec<(String, std::path::PathBuf)>,
+    /// The mode and todo list last written to the transcript.
+    pub last_state: Option<(PermissionMode, Vec<crate::protocol::Todo>)>,
+    /// A session to take over when the core starts: what `--resume` read, whether the mode
+    /// was given on the command line (it then wins), and whether this is a fork (its history
+    /// is written to the new transcript).
+    pub resume: Option<(crate::session::resume::Resumed, bool, bool)>,
     /// The person's skills (`/name args` loads one).
     pub skills: Vec<crate::commands::skills::Skill>,
 }
 
 impl Core {
-    fn events(&self) -> &EventSender {
+    pub(super) fn events(&self) -> &EventSender {
         &self.session.events
     }
 
@@ -103,9 +114,19 @@ impl Core {
             memory_files: self.memory_files.clone(),
             model_choices: self.aliases.choices(),
         }));
+        let source = match self.resume.take() {
+            Some((resumed, keep_mode, fork)) => {
+                self.restore(resumed, keep_mode);
+                if fork {
+                    self.write_history();
+                }
+                "resume"
+            }
+            None => "startup",
+        };
         let start = self
             .hooks
-            .session_start(&self.session, self.gate.mode(), "startup")
+            .session_start(&self.session, self.gate.mode(), source)
             .await;
         for context in start.additional_context {
             self.session.remind(context);
@@ -141,6 +162,10 @@ impl Core {
                         self.clear().await;
                         continue;
                     }
+                    Some(Op::Resume { path }) => {
+                        self.resume_from(&path);
+                        continue;
+                    }
                     Some(Op::Shutdown) | None => break,
                 },
             };
@@ -168,6 +193,11 @@ impl Core {
                             // Clearing mid-turn would cut the turn's messages in half: refuse.
                             Some(Op::Clear) => events.send(Event::Notice {
                                 message: "Cannot clear while the model is working; interrupt first."
+                                    .into(),
+                            }),
+                            Some(Op::Resume { .. }) => events.send(Event::Notice {
+                                message: "Cannot resume another session while the model is \
+                                          working; interrupt first."
                                     .into(),
                             }),
                             Some(Op::Shutdown) => {
@@ -386,6 +416,7 @@ impl Core {
         let mut shown = false;
         // The stream broke after a tool call of this attempt was handed to the executor.
         let mut broke_after_tools: Option<String> = None;
+        let mut last_partial = Instant::now();
         loop {
             tokio::select! {
                 biased;
@@ -429,6 +460,12 @@ impl Core {
                             shown = true;
                             partial_text.push_str(&text);
                             events.send(Event::TextDelta { text });
+                            if last_partial.elapsed() >= PARTIAL_EVERY {
+                                last_partial = Instant::now();
+                                let mut so_far = blocks.clone();
+                                so_far.push(ContentBlock::Text { text: partial_text.clone() });
+                                self.transcript.record(&Record::Partial { blocks: so_far });
+                            }
                         }
                         StreamEvent::ThinkingDelta(text) => {
                             shown = true;
@@ -443,6 +480,9 @@ impl Core {
                                 _ => {}
                             }
                             blocks.push(block);
+                            // A crash from here on resumes with what the answer had.
+                            last_partial = Instant::now();
+                            self.transcript.record(&Record::Partial { blocks: blocks.clone() });
                         }
                         StreamEvent::InvalidToolUse { id, name, raw_input, error } => {
                             blocks.push(ContentBlock::ToolUse {
@@ -537,6 +577,10 @@ impl Core {
         if *usage == Usage::default() {
             return;
         }
+        self.transcript.record(&Record::Usage {
+            model: model.to_string(),
+            usage: *usage,
+        });
         self.total_usage.add(usage);
         self.total_cost += pricing::cost_usd(model, usage);
         self.events().send(Event::Usage {
@@ -558,6 +602,7 @@ impl Core {
                 role: Role::User,
                 content,
             });
+            self.record_state();
             return;
         }
         self.push_message(Message {
@@ -569,6 +614,7 @@ impl Core {
     fn push_message(&mut self, message: Message) {
         self.transcript.append(&message);
         self.messages.push(message);
+        self.record_state();
     }
 
     fn last_assistant_text(&self) -> String {

@@ -11,6 +11,7 @@ mod init;
 mod invoke;
 pub mod output_style;
 pub mod prompt;
+mod resume;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -70,6 +71,14 @@ pub struct AgentSetup {
     pub memory: crate::memory::Memory,
     /// The person's own slash commands, expanded before a prompt goes to the model.
     pub commands: Vec<crate::commands::CustomCommand>,
+    /// A session to continue (`--continue`, `--resume`): its conversation, mode, todo list and
+    /// usage are taken over. `transcript_path` and `session_id` are then its own (or new ones
+    /// for a fork).
+    pub resume: Option<crate::session::resume::Resumed>,
+    /// With `resume`: a new session starting from the old history (`--fork-session`).
+    pub fork: bool,
+    /// The mode was given on the command line: a resumed session's mode does not replace it.
+    pub mode_from_flag: bool,
     /// The person's skills: the Skill tool is offered when there is one.
     pub skills: Vec<crate::commands::skills::Skill>,
     /// The settings' output style; `None` is the default style.
@@ -80,6 +89,18 @@ impl AgentSetup {
     pub fn new_session_id() -> String {
         uuid::Uuid::new_v4().to_string()
     }
+}
+
+/// The branch checked out in `dir`'s repository, read from `.git/HEAD` (no git process runs).
+fn git_branch(dir: &std::path::Path) -> Option<String> {
+    let git = dir
+        .ancestors()
+        .map(|d| d.join(".git"))
+        .find(|g| g.is_dir())?;
+    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    head.trim()
+        .strip_prefix("ref: refs/heads/")
+        .map(|b| b.chars().filter(|c| !c.is_control()).collect())
 }
 
 /// Start the core on the current tokio runtime.
@@ -127,6 +148,9 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         setup.transcript_path.clone().unwrap_or_default(),
     ));
     let transcript = match setup.transcript_path {
+        // A new file starts with the header; a resumed session's file goes on as it is.
+        Some(p) if !p.exists() => Transcript::at(p, &setup.session_id)
+            .with_header(&setup.project_dir, git_branch(&setup.project_dir)),
         Some(p) => Transcript::at(p, &setup.session_id),
         None => Transcript::disabled(),
     };
@@ -151,6 +175,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         transcript,
         demo: setup.demo,
         commands: setup.commands,
+        last_state: None,
+        resume: setup.resume.map(|r| (r, setup.mode_from_flag, setup.fork)),
         memory_files: setup
             .memory
             .files

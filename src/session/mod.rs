@@ -1,9 +1,11 @@
 //! One session's state: what the agent loop, the tools and the permission gate share while it
 //! runs (`context`: working directories, the read-file state, events, reminders), the watcher
-//! that tells it about outside changes to files it read, and its transcript on disk.
+//! that tells it about outside changes to files it read, its transcript on disk, and resuming
+//! a session from that transcript.
 //!
 //! Below `tools`, `permissions` and `agent`, above `files`, `llm` and `protocol`.
 
 pub mod context;
+pub mod resume;
 pub mod transcript;
 pub mod watcher;

@@ -69,6 +69,10 @@ pub struct TuiOptions {
     pub started_at: Option<Instant>,
     /// The settings' `statusLine` command, run by the event loop.
     pub status_command: Option<status_command::StatusCommandOptions>,
+    /// Where this project's session transcripts are, for `/resume`.
+    pub sessions_dir: Option<PathBuf>,
+    /// Open the session picker first (`--resume` without an id).
+    pub pick_session: bool,
 }
 
 /// Run the TUI until the person quits. Returns the one-line summary printed after exit.
@@ -92,6 +96,10 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
         highlighter: Highlighter::new(),
     };
     let mut app = App::new(config, history, ops.clone());
+    app.sessions_dir = opts.sessions_dir.clone();
+    if opts.pick_session {
+        app.open_session_picker(std::time::SystemTime::now());
+    }
     for error in &opts.errors {
         app.push_notice(conversation::NoticeKind::Error, error);
     }

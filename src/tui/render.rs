@@ -411,6 +411,54 @@ mod tests {
     }
 
     #[test]
+    fn a_resumed_conversation_is_shown_and_resume_lists_the_sessions() {
+        use crate::protocol::HistoryItem;
+        use crate::session::transcript::Transcript;
+        let dir = tempfile::tempdir().unwrap();
+        for (id, prompt) in [("s-old", "fix the parser"), ("s-new", "add a --json flag")] {
+            let mut t = Transcript::at(dir.path().join(format!("{id}.jsonl")), id)
+                .with_header(dir.path(), Some("main".into()));
+            t.append(&crate::llm::Message::user_text(prompt));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut h = Harness::new();
+        h.app.sessions_dir = Some(dir.path().to_path_buf());
+        h.event(session(PermissionMode::Default));
+        h.type_text("/resume");
+        h.press(Key::Enter);
+        insta::assert_snapshot!("resume_picker", screen(&mut h, 80, 10, 0));
+        h.press(Key::Down);
+        h.press(Key::Enter);
+        assert_eq!(
+            h.sent(),
+            [crate::protocol::Op::Resume {
+                path: dir.path().join("s-old.jsonl")
+            }]
+        );
+        let tool = |id: &str, title: &str, is_error| HistoryItem::Tool {
+            call_id: id.into(),
+            title: title.into(),
+            is_error,
+        };
+        h.event(Event::HistoryRestored {
+            items: vec![
+                HistoryItem::Prompt {
+                    text: "fix the parser".into(),
+                },
+                HistoryItem::Answer {
+                    text: "Reading it first.".into(),
+                },
+                tool("t1", "Read src/parser.rs", false),
+                tool("t2", "Bash cargo test", true),
+                HistoryItem::Answer {
+                    text: "Fixed: the **off-by-one** in `peek`.".into(),
+                },
+            ],
+        });
+        insta::assert_snapshot!("resumed_conversation", screen(&mut h, 80, 16, 0));
+    }
+
+    #[test]
     fn a_hash_note_is_saved_to_the_memory_file_the_person_picks() {
         let dir = tempfile::tempdir().unwrap();
         let mut h = Harness::new();

@@ -48,6 +48,8 @@ pub struct Setup {
     /// `model:` lines resolve (none by default).
     pub model: String,
     pub aliases: Aliases,
+    /// A session to continue (none by default).
+    pub resume: Option<cairn::session::resume::Resumed>,
 }
 
 impl Setup {
@@ -71,6 +73,7 @@ impl Setup {
             commands: Vec::new(),
             model: "test-model".into(),
             aliases: Aliases::default(),
+            resume: None,
         }
     }
 }
@@ -135,6 +138,9 @@ impl Agent {
             memory: Default::default(),
             commands: setup.commands,
             skills: setup.skills,
+            resume: setup.resume,
+            fork: false,
+            mode_from_flag: false,
             output_style: None,
         });
         Agent { server, handle }

@@ -141,6 +141,8 @@ pub struct App {
     pub(crate) todos_shown: bool,
     /// A `#` note waiting for the person to pick its memory file.
     pub(crate) memory_note: Option<String>,
+    /// Where this project's session transcripts are (`/resume` lists them).
+    pub(crate) sessions_dir: Option<PathBuf>,
     ops: UnboundedSender<Op>,
     turn_running: bool,
     quit_armed: bool,
@@ -168,6 +170,7 @@ impl App {
             todos: Vec::new(),
             todos_shown: true,
             memory_note: None,
+            sessions_dir: None,
             ops,
             turn_running: false,
             quit_armed: false,

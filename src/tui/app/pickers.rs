@@ -50,6 +50,14 @@ impl App {
                 return Some(vec![AppAction::EditMemoryFile { path }]);
             }
             PickerKind::Model => self.send(Op::SetModel { model: item.label }),
+            PickerKind::Session => {
+                // The detail ends with the session's id.
+                let id = item.detail.rsplit(' ').next().unwrap_or_default();
+                if let Some(dir) = &self.sessions_dir {
+                    let path = dir.join(format!("{id}.jsonl"));
+                    self.send(Op::Resume { path });
+                }
+            }
         }
         Some(Vec::new())
     }
@@ -97,6 +105,30 @@ impl App {
         };
         self.memory_note = note;
         self.picker = Some(Picker::choices(kind, targets));
+    }
+
+    /// `/resume` (or `--resume` without an id): the project's sessions, newest first, with when,
+    /// how many prompts, the branch and the id.
+    pub fn open_session_picker(&mut self, now: std::time::SystemTime) {
+        let sessions = self
+            .sessions_dir
+            .as_deref()
+            .map(crate::session::resume::list)
+            .unwrap_or_default();
+        let current = self.status.session.as_ref().map(|s| s.session_id.clone());
+        let items: Vec<(String, String)> = sessions
+            .iter()
+            .filter(|s| Some(&s.id) != current.as_ref())
+            .map(|s| session_item(s, now))
+            .collect();
+        if items.is_empty() {
+            self.conversation.push_notice(
+                NoticeKind::Info,
+                "There is no earlier session of this project to resume.",
+            );
+            return;
+        }
+        self.picker = Some(Picker::choices(PickerKind::Session, items));
     }
 
     /// `/memory`'s editor returned: write the file when its text changed, and say what happened.
@@ -223,4 +255,29 @@ fn append_note(path: &std::path::Path, note: &str) -> std::io::Result<()> {
         file.write_all(b"\n")?;
     }
     writeln!(file, "- {}", note.trim())
+}
+
+/// A session as the picker shows it: its first prompt, then when, how many prompts, the branch
+/// and the id (last: picking reads it back).
+pub(crate) fn session_item(
+    s: &crate::session::resume::SessionSummary,
+    now: std::time::SystemTime,
+) -> (String, String) {
+    let age = now.duration_since(s.modified).unwrap_or_default().as_secs();
+    let when = match age {
+        0..60 => "just now".to_string(),
+        60..3600 => format!("{} min ago", age / 60),
+        3600..86_400 => format!("{} h ago", age / 3600),
+        _ => format!("{} days ago", age / 86_400),
+    };
+    let prompts = match s.prompts {
+        1 => "1 prompt".to_string(),
+        n => format!("{n} prompts"),
+    };
+    let branch = s
+        .branch
+        .as_deref()
+        .map_or(String::new(), |b| format!(" · {b}"));
+    let label: String = s.first_prompt.chars().take(60).collect();
+    (label, format!("{when} · {prompts}{branch} · {}", s.id))
 }

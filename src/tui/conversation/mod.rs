@@ -25,7 +25,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 
-use crate::protocol::{Display, Event, FileChange, SearchMatch, TurnEnd};
+use crate::protocol::{Display, Event, FileChange, HistoryItem, SearchMatch, TurnEnd};
 use crate::tui::highlight::Highlighter;
 use crate::tui::theme::Theme;
 use assistant::AssistantCell;
@@ -350,12 +350,44 @@ impl Conversation {
             Event::Notice { message } => self.push_notice(NoticeKind::Info, message),
             Event::Error { message } => self.push_notice(NoticeKind::Error, message),
             Event::SessionConfigured(info) => self.cwd = Some(info.cwd.clone()),
+            Event::HistoryRestored { items } => self.restore(items),
             Event::ToolResults { .. }
             | Event::Usage { .. }
             | Event::ModeChanged { .. }
             | Event::ModelChanged { .. }
             | Event::TodosUpdated { .. } => {}
         }
+    }
+
+    /// Show a resumed conversation in place of what is shown: prompts, answers, and each tool
+    /// call as a finished cell.
+    fn restore(&mut self, items: &[HistoryItem]) {
+        let cwd = self.cwd.take();
+        self.clear();
+        self.cwd = cwd;
+        let theme = self.theme.clone();
+        for item in items {
+            match item {
+                HistoryItem::Prompt { text } => self.push_user(text),
+                HistoryItem::Answer { text } => {
+                    let mut a = AssistantCell::new();
+                    a.push(text, &theme);
+                    a.finish(&theme);
+                    self.push(CellKind::Assistant(a));
+                }
+                HistoryItem::Tool {
+                    call_id,
+                    title,
+                    is_error,
+                } => {
+                    self.start_tool(call_id, title);
+                    if let Some(t) = self.tool_cell(call_id) {
+                        t.finish(*is_error, &Display::Empty, None, &theme);
+                    }
+                }
+            }
+        }
+        self.end_active_tools();
     }
 
     /// Remember which file a file tool's cell is about (`file_path`, `notebook_path`).

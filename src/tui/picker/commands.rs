@@ -13,6 +13,7 @@ pub enum Command {
     Diff,
     Init,
     Memory,
+    Resume,
     Exit,
 }
 
@@ -55,6 +56,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "memory",
         Command::Memory,
         "list the memory files and edit one in $EDITOR",
+    ),
+    (
+        "resume",
+        Command::Resume,
+        "continue an earlier session of this project",
     ),
     ("exit", Command::Exit, "quit cairn"),
 ];

@@ -30,6 +30,8 @@ pub enum PickerKind {
     EditMemory,
     /// `/model`: which model to use.
     Model,
+    /// `/resume`: which earlier session to continue.
+    Session,
 }
 
 /// An open picker.
@@ -211,6 +213,7 @@ impl Overlay for Picker {
             PickerKind::Memory => " save the note to · Enter save · Esc drop it ",
             PickerKind::EditMemory => " memory files · Enter edit in $EDITOR · Esc close ",
             PickerKind::Model => " model · Enter switch · Esc close ",
+            PickerKind::Session => " sessions, newest first · Enter resume · Esc close ",
         }
     }
 
