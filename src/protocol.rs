@@ -42,6 +42,8 @@ pub enum Op {
     SetModel { model: String },
     /// Forget the conversation and start afresh (`/clear`); the session and its grants stay.
     Clear,
+    /// Summarise the conversation and continue from the summary (`/compact [instructions]`).
+    Compact { instructions: Option<String> },
     /// Continue the session whose transcript is at `path` (`/resume`): its conversation, mode
     /// and todo list replace the current ones, and new messages go to its transcript.
     Resume { path: PathBuf },
@@ -133,6 +135,12 @@ pub enum Event {
         path: PathBuf,
         change: FileChange,
     },
+    /// The conversation was compacted (`trigger`: `manual` or `auto`); the model goes on from
+    /// a summary of `pre_tokens` tokens of context.
+    Compacted {
+        trigger: String,
+        pre_tokens: u64,
+    },
     /// A resumed session's conversation so far, for the client to show.
     HistoryRestored {
         items: Vec<HistoryItem>,
@@ -186,6 +194,9 @@ pub struct SessionInfo {
     /// aliases (any id can still be typed).
     #[serde(default)]
     pub model_choices: Vec<(String, String)>,
+    /// Auto-compaction starts at this share of the context window (percent; 0: never).
+    #[serde(default)]
+    pub auto_compact_pct: u8,
 }
 
 /// A custom slash command as the client shows it.

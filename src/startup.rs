@@ -355,6 +355,11 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         tool_env: tool_env.clone(),
         memory,
         resume,
+        auto_compact_pct: settings_env(&settings)("CAIRN_AUTOCOMPACT_PCT")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .and_then(crate::config::settings::threshold_pct)
+            .or(settings.auto_compact_pct)
+            .unwrap_or(crate::agent::compact::DEFAULT_THRESHOLD_PCT),
         fork: cli.fork_session,
         mode_from_flag: cli.permission_mode.is_some(),
         commands: commands.items,

@@ -15,6 +15,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::compact::Trigger;
 use crate::agent::executor::{CallEnv, Executor, PendingDecisions};
 use crate::agent::invoke::invoke;
 use crate::config::model::{Aliases, ModelPick};
@@ -70,6 +71,10 @@ pub(crate) struct Core {
     pub commands: Vec<crate::commands::CustomCommand>,
     /// The memory files in the system prompt (scope, path).
     pub memory_files: Vec<(String, std::path::PathBuf)>,
+    /// Auto-compaction threshold, percent of the context window (0: never).
+    pub auto_compact_pct: u8,
+    /// Tokens of context the last request used (input, cache, output).
+    pub last_context: u64,
     /// The mode and todo list last written to the transcript.
     pub last_state: Option<(PermissionMode, Vec<crate::protocol::Todo>)>,
     /// A session to take over when the core starts: what `--resume` read, whether the mode
@@ -113,6 +118,7 @@ impl Core {
                 .collect(),
             memory_files: self.memory_files.clone(),
             model_choices: self.aliases.choices(),
+            auto_compact_pct: self.auto_compact_pct,
         }));
         let source = match self.resume.take() {
             Some((resumed, keep_mode, fork)) => {
@@ -166,6 +172,10 @@ impl Core {
                         self.resume_from(&path);
                         continue;
                     }
+                    Some(Op::Compact { instructions }) => {
+                        self.compact_now(instructions, &mut ops).await;
+                        continue;
+                    }
                     Some(Op::Shutdown) | None => break,
                 },
             };
@@ -193,6 +203,11 @@ impl Core {
                             // Clearing mid-turn would cut the turn's messages in half: refuse.
                             Some(Op::Clear) => events.send(Event::Notice {
                                 message: "Cannot clear while the model is working; interrupt first."
+                                    .into(),
+                            }),
+                            Some(Op::Compact { .. }) => events.send(Event::Notice {
+                                message: "Cannot compact while the model is working; wait or \
+                                          interrupt first."
                                     .into(),
                             }),
                             Some(Op::Resume { .. }) => events.send(Event::Notice {
@@ -251,7 +266,7 @@ impl Core {
 
     /// The model id for the next request: the turn's (a command's or skill's `model`), else
     /// the session's for the current mode (`opusplan` plans with opus).
-    fn request_model(&self) -> String {
+    pub(super) fn request_model(&self) -> String {
         if let Some(name) = self.session.turn_model() {
             return self.aliases.pick(&name).id;
         }
@@ -330,6 +345,7 @@ impl Core {
                     text: format!("<system-reminder>\n{c}\n</system-reminder>"),
                 }),
         );
+        self.keep_within_window(&cancel).await;
         self.push_user(content);
         let mut num_turns = 0;
         let mut forced_continuations = 0;
@@ -378,8 +394,40 @@ impl Core {
         });
     }
 
+    /// `/compact` while idle: an Interrupt (Esc) cancels it.
+    async fn compact_now(
+        &mut self,
+        instructions: Option<String>,
+        ops: &mut mpsc::UnboundedReceiver<Op>,
+    ) {
+        let cancel = CancellationToken::new();
+        let watch = async {
+            loop {
+                match ops.recv().await {
+                    Some(Op::Interrupt) | Some(Op::Shutdown) | None => break,
+                    Some(_) => {}
+                }
+            }
+        };
+        let instructions = instructions.filter(|i| !i.trim().is_empty());
+        tokio::select! {
+            () = self.compact(instructions, Trigger::Manual, &cancel) => {}
+            () = watch => cancel.cancel(),
+        }
+    }
+
     /// One request to the model and the tool calls of its answer.
     async fn one_request(&mut self, cancel: &CancellationToken) -> Step {
+        // Mid-turn (tool results just came back) the window is checked here; a new prompt is
+        // checked before it is added, so it follows the summary instead of being folded in.
+        let after_tools = self.messages.last().is_some_and(|m| {
+            m.content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
+        });
+        if after_tools {
+            self.keep_within_window(cancel).await;
+        }
         let reminders = self.session.take_reminders();
         if !reminders.is_empty() {
             let blocks = reminders
@@ -573,7 +621,7 @@ impl Core {
         }
     }
 
-    fn record_usage(&mut self, model: &str, usage: &Usage) {
+    pub(super) fn record_usage(&mut self, model: &str, usage: &Usage) {
         if *usage == Usage::default() {
             return;
         }
@@ -583,6 +631,10 @@ impl Core {
         });
         self.total_usage.add(usage);
         self.total_cost += pricing::cost_usd(model, usage);
+        self.last_context = usage.input_tokens
+            + usage.cache_read_input_tokens
+            + usage.cache_creation_input_tokens
+            + usage.output_tokens;
         self.events().send(Event::Usage {
             last: *usage,
             total: self.total_usage,
@@ -593,7 +645,7 @@ impl Core {
 
     /// Append user content, merging into the last message when that is a user message too
     /// (tool results followed by a new prompt), so roles keep alternating.
-    fn push_user(&mut self, content: Vec<ContentBlock>) {
+    pub(super) fn push_user(&mut self, content: Vec<ContentBlock>) {
         if let Some(last) = self.messages.last_mut()
             && last.role == Role::User
         {

@@ -5,6 +5,7 @@
 //! [`AgentHandle`]: [`Op`]s in, [`Event`]s out.
 
 mod attachments;
+pub mod compact;
 mod core;
 pub mod executor;
 mod init;
@@ -75,6 +76,8 @@ pub struct AgentSetup {
     /// usage are taken over. `transcript_path` and `session_id` are then its own (or new ones
     /// for a fork).
     pub resume: Option<crate::session::resume::Resumed>,
+    /// Auto-compaction threshold, percent of the context window (0: never).
+    pub auto_compact_pct: u8,
     /// With `resume`: a new session starting from the old history (`--fork-session`).
     pub fork: bool,
     /// The mode was given on the command line: a resumed session's mode does not replace it.
@@ -176,6 +179,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         demo: setup.demo,
         commands: setup.commands,
         last_state: None,
+        auto_compact_pct: setup.auto_compact_pct,
+        last_context: 0,
         resume: setup.resume.map(|r| (r, setup.mode_from_flag, setup.fork)),
         memory_files: setup
             .memory

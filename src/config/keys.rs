@@ -15,6 +15,7 @@ pub const READ: &[&str] = &[
     "apiKeyHelper",
     "statusLine",
     "outputStyle",
+    "autoCompactThreshold",
 ];
 
 /// Keys of `permissions` cairn reads.
@@ -128,7 +129,8 @@ mod tests {
                 "/p/.claude/settings.json:3: `cleanupPeriodDays` is a Claude Code setting cairn \
                  does not use; it has no effect",
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
-                 $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle)",
+                 $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
+                 autoCompactThreshold)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \

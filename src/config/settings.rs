@@ -53,6 +53,8 @@ pub struct LoadedSettings {
     pub model: Option<String>,
     /// `apiKeyHelper`: a shell command whose output is the API key.
     pub api_key_helper: Option<String>,
+    /// `autoCompactThreshold`, as a percent of the context window (0: never).
+    pub auto_compact_pct: Option<u8>,
     pub default_mode: Option<PermissionMode>,
     pub permissions: PermissionRules,
     /// Absolute, `~` expanded.
@@ -195,6 +197,22 @@ fn merge_source(
             )),
         }
     }
+    if let Some(value) = obj.get("autoCompactThreshold") {
+        match value.as_f64().and_then(threshold_pct) {
+            Some(pct) if loaded.auto_compact_pct.is_none() => {
+                loaded.auto_compact_pct = Some(pct);
+                loaded
+                    .origins
+                    .insert("autoCompactThreshold".into(), src.origin.clone());
+            }
+            Some(_) => {}
+            None => diags.push(src.diagnostic(
+                "\"autoCompactThreshold\"",
+                "`autoCompactThreshold` must be a percent (0 to 100) or a fraction (0 to 1); \
+                 ignored",
+            )),
+        }
+    }
     if let Some(env) = obj.get("env") {
         match env.as_object() {
             Some(map) => {
@@ -297,6 +315,16 @@ fn merge_source(
             )),
         }
     }
+}
+
+/// A threshold as a percent: `85` or `0.85` (a fraction up to 1); 0 turns it off.
+pub fn threshold_pct(value: f64) -> Option<u8> {
+    let pct = if value > 0.0 && value <= 1.0 {
+        value * 100.0
+    } else {
+        value
+    };
+    (0.0..=100.0).contains(&pct).then(|| pct.round() as u8)
 }
 
 /// `permissions.<key>` as a list of strings; wrong types are reported and skipped (as broken

@@ -361,6 +361,14 @@ impl ReadFileState {
         }
     }
 
+    /// The model no longer has the earlier Read results (the conversation was compacted): a
+    /// repeated Read must return the content again, not refer to a result that is gone.
+    pub fn forget_read_results(&self) {
+        for e in self.lock().entries.values_mut() {
+            e.snap.last_read = None;
+        }
+    }
+
     /// Update mtime/size after a change that left the bytes as they were.
     pub fn touch(&self, path: &Path, mtime: SystemTime, size: u64) {
         if let Some(e) = self.lock().entries.get_mut(path) {

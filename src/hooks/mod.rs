@@ -239,6 +239,20 @@ impl Hooks {
         self.session_event(fire, session, mode, true).await
     }
 
+    /// Before the conversation is compacted; `trigger` is `manual` or `auto` (matched by
+    /// matchers), `custom_instructions` what `/compact` was given.
+    pub async fn pre_compact(
+        &self,
+        session: &SessionContext,
+        mode: PermissionMode,
+        trigger: &str,
+        custom_instructions: &str,
+    ) -> HookVerdict {
+        let extra = json!({ "trigger": trigger, "custom_instructions": custom_instructions });
+        let fire = Fire::new(HookEvent::PreCompact, Some(trigger), extra);
+        self.session_event(fire, session, mode, false).await
+    }
+
     /// At session end; `reason` is e.g. `exit`, `clear`, `logout`, `other`.
     pub async fn session_end(&self, session: &SessionContext, mode: PermissionMode, reason: &str) {
         let extra = json!({ "reason": reason });

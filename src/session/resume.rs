@@ -98,6 +98,11 @@ pub fn rebuild(contents: &TranscriptContents) -> Resumed {
         }
         Record::Usage { model, usage } => out.usage.push((model.clone(), *usage)),
         Record::Partial { blocks } => *partial = Some(blocks.clone()),
+        // The summary after it replaces everything before.
+        Record::CompactBoundary { .. } => {
+            out.messages.clear();
+            *partial = None;
+        }
     };
     for (i, entry) in contents.entries.iter().enumerate() {
         while let Some((_, r)) = records.next_if(|(at, _)| *at <= i) {

@@ -107,7 +107,12 @@ impl StatusState {
                 right.push(format!("{model} ({})", s.provider));
             }
             if let Some(p) = self.context_percent() {
-                right.push(format!("ctx {p}%"));
+                // Until auto-compaction, as Claude Code counts it (else of the whole window).
+                let limit = match self.session.as_ref().map(|s| s.auto_compact_pct) {
+                    Some(0) | None => 100,
+                    Some(pct) => u64::from(pct.min(100)),
+                };
+                right.push(format!("context {}% left", limit.saturating_sub(p)));
             }
             right.push(format!("${:.4}", self.cost_usd));
             right.push(format!(
@@ -340,6 +345,7 @@ mod render_tests {
                 commands: Vec::new(),
                 memory_files: Vec::new(),
                 model_choices: Vec::new(),
+                auto_compact_pct: 85,
             }),
             mode: PermissionMode::Plan,
             cost_usd: 1.5,

@@ -50,6 +50,8 @@ pub struct Setup {
     pub aliases: Aliases,
     /// A session to continue (none by default).
     pub resume: Option<cairn::session::resume::Resumed>,
+    /// Auto-compaction threshold, percent (85 by default).
+    pub auto_compact_pct: u8,
 }
 
 impl Setup {
@@ -74,6 +76,7 @@ impl Setup {
             model: "test-model".into(),
             aliases: Aliases::default(),
             resume: None,
+            auto_compact_pct: 85,
         }
     }
 }
@@ -139,6 +142,7 @@ impl Agent {
             commands: setup.commands,
             skills: setup.skills,
             resume: setup.resume,
+            auto_compact_pct: setup.auto_compact_pct,
             fork: false,
             mode_from_flag: false,
             output_style: None,

@@ -50,6 +50,8 @@ pub enum Record {
     Usage { model: String, usage: Usage },
     /// The blocks an answer has so far, while it streams (superseded by the answer's message).
     Partial { blocks: Vec<ContentBlock> },
+    /// The conversation was compacted here: what follows starts from its summary.
+    CompactBoundary { trigger: String, pre_tokens: u64 },
 }
 
 pub struct Transcript {

@@ -129,6 +129,13 @@ impl App {
             C::Init if self.turn_running => self.queued.push_back("/init".into()),
             C::Init => self.send_prompt("/init".into()),
             C::Resume => self.open_session_picker(std::time::SystemTime::now()),
+            C::Compact if self.turn_running => self.conversation.push_notice(
+                NoticeKind::Warning,
+                "Cannot compact while the model is working; wait or interrupt first.",
+            ),
+            C::Compact => self.send(Op::Compact {
+                instructions: Some(args.to_string()).filter(|a| !a.is_empty()),
+            }),
             C::Exit => return vec![AppAction::Quit],
         }
         Vec::new()

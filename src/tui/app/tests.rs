@@ -74,6 +74,7 @@ pub(crate) fn session(mode: PermissionMode) -> Event {
         commands: Vec::new(),
         memory_files: Vec::new(),
         model_choices: Vec::new(),
+        auto_compact_pct: 85,
     })
 }
 

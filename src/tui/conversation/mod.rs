@@ -351,6 +351,22 @@ impl Conversation {
             Event::Error { message } => self.push_notice(NoticeKind::Error, message),
             Event::SessionConfigured(info) => self.cwd = Some(info.cwd.clone()),
             Event::HistoryRestored { items } => self.restore(items),
+            Event::Compacted {
+                trigger,
+                pre_tokens,
+            } => {
+                let why = if trigger == "auto" {
+                    "the context window was nearly full"
+                } else {
+                    "as asked"
+                };
+                let text = format!(
+                    "Conversation compacted ({why}; ~{}k tokens): the model goes on from a \
+                     summary. Everything stays here, and in the transcript.",
+                    pre_tokens / 1000
+                );
+                self.push_notice(NoticeKind::Info, &text);
+            }
             Event::ToolResults { .. }
             | Event::Usage { .. }
             | Event::ModeChanged { .. }

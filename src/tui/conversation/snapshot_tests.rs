@@ -625,6 +625,7 @@ fn paths_under_the_session_directory_show_relative() {
         commands: Vec::new(),
         memory_files: Vec::new(),
         model_choices: Vec::new(),
+        auto_compact_pct: 85,
     }));
     started(&mut c, "g", "Grep", "Grep \"TODO\"");
     finished(

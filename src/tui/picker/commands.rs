@@ -14,6 +14,7 @@ pub enum Command {
     Init,
     Memory,
     Resume,
+    Compact,
     Exit,
 }
 
@@ -62,6 +63,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         Command::Resume,
         "continue an earlier session of this project",
     ),
+    (
+        "compact",
+        Command::Compact,
+        "summarise the conversation to free context (/compact [what to keep])",
+    ),
     ("exit", Command::Exit, "quit cairn"),
 ];
 
@@ -107,7 +113,7 @@ mod tests {
     #[test]
     fn filters_by_prefix_first() {
         let names: Vec<&str> = filter("c").into_iter().map(|(n, _)| n).collect();
-        assert_eq!(names, ["clear", "copy", "transcript"]);
+        assert_eq!(names, ["clear", "copy", "compact", "transcript"]);
         assert_eq!(parse("/plan"), Some((Command::Plan, "")));
         assert_eq!(parse("/diff"), Some((Command::Diff, "")));
         assert_eq!(filter("").len(), COMMANDS.len());

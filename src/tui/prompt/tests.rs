@@ -322,6 +322,7 @@ fn session_in(dir: &std::path::Path) -> Event {
         commands: Vec::new(),
         memory_files: Vec::new(),
         model_choices: Vec::new(),
+        auto_compact_pct: 85,
     })
 }
 

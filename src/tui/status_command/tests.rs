@@ -32,6 +32,7 @@ fn configured() -> StatusState {
             commands: Vec::new(),
             memory_files: Vec::new(),
             model_choices: Vec::new(),
+            auto_compact_pct: 85,
         }),
         cost_usd: 0.25,
         ..StatusState::default()
