@@ -42,6 +42,8 @@ pub enum Op {
     SetModel { model: String },
     /// Forget the conversation and start afresh (`/clear`); the session and its grants stay.
     Clear,
+    /// Report what fills the context window (`/context`).
+    ContextReport,
     /// Summarise the conversation and continue from the summary (`/compact [instructions]`).
     Compact { instructions: Option<String> },
     /// Continue the session whose transcript is at `path` (`/resume`): its conversation, mode
@@ -122,6 +124,18 @@ pub enum Event {
         total: Usage,
         total_cost_usd: f64,
         context_window: u64,
+        /// The model that served the request (empty: the totals of a resumed session).
+        #[serde(default)]
+        model: String,
+    },
+    /// What fills the context window (`/context`): estimated tokens per part.
+    ContextReport {
+        model: String,
+        window: u64,
+        /// (part, estimated tokens): system, memory, tools, messages.
+        parts: Vec<(String, u64)>,
+        /// What the last request actually used, when known.
+        last_used: Option<u64>,
     },
     TurnFinished {
         turn_id: u64,

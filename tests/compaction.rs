@@ -182,3 +182,33 @@ async fn old_large_tool_results_are_cleared_before_a_full_compaction() {
     let last_result = sent[6]["content"][0]["content"].to_string();
     assert!(last_result.contains("other text"), "{sent:?}");
 }
+
+#[tokio::test]
+async fn slash_context_reports_what_fills_the_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({"turns": [{"text": "Hello.", "usage": {"input_tokens": 5000, "output_tokens": 10}}]});
+    let mut agent = Agent::start(&script, Setup::in_dir(tmp.path(), Provider::Anthropic));
+    agent.prompt("hi").await;
+    agent.handle.ops.send(Op::ContextReport).unwrap();
+    let events = until(&mut agent, |e| matches!(e, Event::ContextReport { .. })).await;
+    let Some(Event::ContextReport {
+        model,
+        window,
+        parts,
+        last_used,
+    }) = events.last()
+    else {
+        panic!("{events:?}")
+    };
+    assert_eq!(model, "test-model");
+    assert!(*window > 0);
+    assert_eq!(*last_used, Some(5010));
+    let names: Vec<&str> = parts.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["system", "memory", "tools", "messages"]);
+    let tokens = |name: &str| parts.iter().find(|(n, _)| n == name).unwrap().1;
+    assert!(tokens("system") > 100 && tokens("tools") > 100, "{parts:?}");
+    assert!(
+        tokens("messages") > 0 && tokens("messages") < 100,
+        "{parts:?}"
+    );
+}

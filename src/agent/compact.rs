@@ -90,6 +90,38 @@ impl Core {
         self.compact(None, Trigger::Auto, cancel).await;
     }
 
+    /// `/context`: what fills the window, estimated at four characters a token.
+    pub(crate) fn report_context(&self) {
+        let tokens = |chars: usize| chars as u64 / 4;
+        let memory = self.memory_chars;
+        let tools: usize = self
+            .registry
+            .specs(&self.activated)
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
+            .sum();
+        let messages: usize = self
+            .messages
+            .iter()
+            .map(|m| serde_json::to_string(m).map_or(0, |s| s.len()))
+            .sum();
+        let model = self.request_model();
+        self.events().send(Event::ContextReport {
+            window: crate::llm::pricing::context_window(&model),
+            model,
+            parts: vec![
+                (
+                    "system".into(),
+                    tokens(self.system.len().saturating_sub(memory)),
+                ),
+                ("memory".into(), tokens(memory)),
+                ("tools".into(), tokens(tools)),
+                ("messages".into(), tokens(messages)),
+            ],
+            last_used: (self.last_context > 0).then_some(self.last_context),
+        });
+    }
+
     /// Replace old, long tool results with a note; the estimated tokens freed.
     fn microcompact(&mut self) -> u64 {
         let users: Vec<usize> = (0..self.messages.len())

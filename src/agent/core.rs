@@ -75,6 +75,8 @@ pub(crate) struct Core {
     pub auto_compact_pct: u8,
     /// Tokens of context the last request used (input, cache, output).
     pub last_context: u64,
+    /// How much of the system prompt is the memory files (for `/context`).
+    pub memory_chars: usize,
     /// The mode and todo list last written to the transcript.
     pub last_state: Option<(PermissionMode, Vec<crate::protocol::Todo>)>,
     /// A session to take over when the core starts: what `--resume` read, whether the mode
@@ -172,6 +174,10 @@ impl Core {
                         self.resume_from(&path);
                         continue;
                     }
+                    Some(Op::ContextReport) => {
+                        self.report_context();
+                        continue;
+                    }
                     Some(Op::Compact { instructions }) => {
                         self.compact_now(instructions, &mut ops).await;
                         continue;
@@ -204,6 +210,9 @@ impl Core {
                             Some(Op::Clear) => events.send(Event::Notice {
                                 message: "Cannot clear while the model is working; interrupt first."
                                     .into(),
+                            }),
+                            Some(Op::ContextReport) => events.send(Event::Notice {
+                                message: "/context works between turns.".into(),
                             }),
                             Some(Op::Compact { .. }) => events.send(Event::Notice {
                                 message: "Cannot compact while the model is working; wait or \
@@ -640,6 +649,7 @@ impl Core {
             total: self.total_usage,
             total_cost_usd: self.total_cost,
             context_window: pricing::context_window(model),
+            model: model.to_string(),
         });
     }
 

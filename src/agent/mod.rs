@@ -181,6 +181,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         last_state: None,
         auto_compact_pct: setup.auto_compact_pct,
         last_context: 0,
+        memory_chars: memory.len(),
         resume: setup.resume.map(|r| (r, setup.mode_from_flag, setup.fork)),
         memory_files: setup
             .memory

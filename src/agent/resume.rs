@@ -33,6 +33,15 @@ impl Core {
             self.total_cost += pricing::cost_usd(model, usage);
         }
         self.last_state = Some((self.gate.mode(), self.session.todos()));
+        if self.total_usage != Usage::default() {
+            self.events().send(Event::Usage {
+                last: Usage::default(),
+                total: self.total_usage,
+                total_cost_usd: self.total_cost,
+                context_window: pricing::context_window(&self.request_model()),
+                model: String::new(),
+            });
+        }
         self.events().send(Event::HistoryRestored {
             items: self.history_items(),
         });

@@ -215,6 +215,7 @@ mod tests {
             },
             total_cost_usd: 0.0312,
             context_window: 200_000,
+            model: "claude-sonnet-4-5".into(),
         }
     }
 
@@ -456,6 +457,30 @@ mod tests {
             ],
         });
         insta::assert_snapshot!("resumed_conversation", screen(&mut h, 80, 16, 0));
+    }
+
+    #[test]
+    fn cost_and_context_reports() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        h.event(usage());
+        h.type_text("/cost");
+        h.press(Key::Enter);
+        h.type_text("/context");
+        h.press(Key::Enter);
+        assert_eq!(h.sent(), [crate::protocol::Op::ContextReport]);
+        h.event(Event::ContextReport {
+            model: "claude-sonnet-4-5".into(),
+            window: 200_000,
+            parts: vec![
+                ("system".into(), 2_900),
+                ("memory".into(), 1_200),
+                ("tools".into(), 11_800),
+                ("messages".into(), 18_100),
+            ],
+            last_used: Some(32_000),
+        });
+        insta::assert_snapshot!(screen(&mut h, 100, 16, 0));
     }
 
     #[test]

@@ -20,6 +20,15 @@ use crate::protocol::{PermissionMode, SessionInfo, Usage};
 
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
+/// One model's share of a session (`/cost`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelUsage {
+    pub model: String,
+    pub requests: u64,
+    pub usage: Usage,
+    pub cost_usd: f64,
+}
+
 /// What the status line shows.
 #[derive(Debug, Clone, Default)]
 pub struct StatusState {
@@ -29,6 +38,8 @@ pub struct StatusState {
     pub last: Usage,
     pub cost_usd: f64,
     pub context_window: u64,
+    /// Per model: requests, usage and cost (for `/cost`).
+    pub by_model: Vec<ModelUsage>,
     /// When the running turn started (or the prompt was sent); `None` when idle.
     pub working_since: Option<Instant>,
     /// A transient hint replacing the right side ("Press Ctrl+C again to quit").
@@ -39,6 +50,68 @@ pub struct StatusState {
 }
 
 impl StatusState {
+    /// Fold one request's usage in; `total_cost_usd` is the session's new total.
+    pub fn add_usage(&mut self, model: &str, last: &Usage, total_cost_usd: f64) {
+        let cost = (total_cost_usd - self.cost_usd).max(0.0);
+        if model.is_empty() {
+            return;
+        }
+        match self.by_model.iter_mut().find(|m| m.model == model) {
+            Some(m) => {
+                m.requests += 1;
+                m.usage.add(last);
+                m.cost_usd += cost;
+            }
+            None => self.by_model.push(ModelUsage {
+                model: model.to_string(),
+                requests: 1,
+                usage: *last,
+                cost_usd: cost,
+            }),
+        }
+    }
+
+    /// `/cost`: the session's tokens, cache hits and cost, in all and per model.
+    pub fn cost_report(&self) -> String {
+        let t = &self.total;
+        let mut out = format!(
+            "Session cost: ${:.4}. Tokens: in {} · out {} · cache read {} · cache write {}{}",
+            self.cost_usd,
+            compact(t.input_tokens),
+            compact(t.output_tokens),
+            compact(t.cache_read_input_tokens),
+            compact(t.cache_creation_input_tokens),
+            cache_share(t)
+        );
+        for m in &self.by_model {
+            let u = &m.usage;
+            let requests = if m.requests == 1 {
+                "request"
+            } else {
+                "requests"
+            };
+            out.push_str(&format!(
+                "\n  {}: {} {requests} · in {} · out {} · cache read {} · cache write {}{} · ${:.4}",
+                m.model,
+                m.requests,
+                compact(u.input_tokens),
+                compact(u.output_tokens),
+                compact(u.cache_read_input_tokens),
+                compact(u.cache_creation_input_tokens),
+                cache_share(u),
+                m.cost_usd
+            ));
+        }
+        let listed: f64 = self.by_model.iter().map(|m| m.cost_usd).sum();
+        if self.cost_usd - listed > 0.000_05 {
+            out.push_str(&format!(
+                "\n  earlier in this session (before it was resumed): ${:.4}",
+                self.cost_usd - listed
+            ));
+        }
+        out
+    }
+
     /// Context used, in percent of the window, from the last request's input side.
     pub fn context_percent(&self) -> Option<u64> {
         if self.context_window == 0 {
@@ -358,4 +431,50 @@ mod render_tests {
         assert_eq!(row(&s, 40), " plan   DEMO      m1 (openai) · $1.5000");
         assert_eq!(row(&s, 20), " plan   DEMO");
     }
+}
+
+/// ` (N% of input from the cache)` when anything was read from the cache.
+fn cache_share(u: &Usage) -> String {
+    let input = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
+    if u.cache_read_input_tokens == 0 || input == 0 {
+        return String::new();
+    }
+    format!(
+        " ({}% of input from the cache)",
+        u.cache_read_input_tokens * 100 / input
+    )
+}
+
+/// `/context`: the window and what fills it, with a bar of `width` cells.
+pub fn context_report(
+    model: &str,
+    window: u64,
+    parts: &[(String, u64)],
+    last_used: Option<u64>,
+    width: usize,
+) -> String {
+    let estimated: u64 = parts.iter().map(|(_, t)| t).sum();
+    let used = last_used.unwrap_or(estimated);
+    let window = window.max(1);
+    let filled = ((used.min(window) * width as u64) / window) as usize;
+    let bar: String = "■".repeat(filled) + &"□".repeat(width.saturating_sub(filled));
+    let mut out = format!(
+        "Context of {model}: {} of {} tokens ({}%)\n{bar}\n",
+        compact(used),
+        compact(window),
+        used * 100 / window
+    );
+    let shown: Vec<String> = parts
+        .iter()
+        .map(|(name, tokens)| format!("{name} ~{}", compact(*tokens)))
+        .collect();
+    out.push_str(&shown.join(" · "));
+    out.push_str(&format!(
+        " · free ~{}",
+        compact(window.saturating_sub(used))
+    ));
+    if last_used.is_some() {
+        out.push_str("\n(the total is what the last request used; the parts are estimates)");
+    }
+    out
 }

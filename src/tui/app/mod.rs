@@ -331,13 +331,25 @@ impl App {
                 total,
                 total_cost_usd,
                 context_window,
+                model,
             } => {
+                self.status.add_usage(model, last, *total_cost_usd);
                 self.status.last = *last;
                 self.status.total = *total;
                 self.status.cost_usd = *total_cost_usd;
                 self.status.context_window = *context_window;
             }
             Event::ModeChanged { mode } => self.status.mode = *mode,
+            Event::ContextReport {
+                model,
+                window,
+                parts,
+                last_used,
+            } => {
+                let text =
+                    crate::tui::status::context_report(model, *window, parts, *last_used, 40);
+                self.push_notice(NoticeKind::Info, &text);
+            }
             Event::ModelChanged { model, label } => {
                 if let Some(info) = self.status.session.as_mut() {
                     info.model = model.clone();

@@ -136,6 +136,11 @@ impl App {
             C::Compact => self.send(Op::Compact {
                 instructions: Some(args.to_string()).filter(|a| !a.is_empty()),
             }),
+            C::Cost => {
+                let text = self.status.cost_report();
+                self.conversation.push_notice(NoticeKind::Info, &text);
+            }
+            C::Context => self.send(Op::ContextReport),
             C::Exit => return vec![AppAction::Quit],
         }
         Vec::new()

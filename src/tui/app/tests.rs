@@ -571,6 +571,7 @@ fn usage_feeds_the_status_line_and_exit_summary() {
         },
         total_cost_usd: 0.0421,
         context_window: 200_000,
+        model: "claude-sonnet-4-5".into(),
     });
     assert_eq!(h.app.status().context_percent(), Some(10));
     assert_eq!(

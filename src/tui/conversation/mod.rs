@@ -369,6 +369,7 @@ impl Conversation {
             }
             Event::ToolResults { .. }
             | Event::Usage { .. }
+            | Event::ContextReport { .. }
             | Event::ModeChanged { .. }
             | Event::ModelChanged { .. }
             | Event::TodosUpdated { .. } => {}

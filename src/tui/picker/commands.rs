@@ -15,6 +15,8 @@ pub enum Command {
     Memory,
     Resume,
     Compact,
+    Cost,
+    Context,
     Exit,
 }
 
@@ -68,6 +70,12 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         Command::Compact,
         "summarise the conversation to free context (/compact [what to keep])",
     ),
+    (
+        "cost",
+        Command::Cost,
+        "tokens, cache hits and cost of this session, per model",
+    ),
+    ("context", Command::Context, "what fills the context window"),
     ("exit", Command::Exit, "quit cairn"),
 ];
 
