@@ -81,7 +81,8 @@ impl RecordedRequest {
 struct Shared {
     script: Script,
     chaos: Option<ChaosState>,
-    attempts: Mutex<HashMap<usize, u32>>,
+    /// Attempts per (conversation, turn).
+    attempts: Mutex<HashMap<(usize, usize), u32>>,
     requests: Mutex<Vec<RecordedRequest>>,
 }
 
@@ -346,14 +347,24 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
         .iter()
         .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
         .count();
+    // Anthropic's `system`, or OpenAI's system messages.
+    let system = match request.body.get("system") {
+        Some(s) => s.to_string(),
+        None => messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+            .map(Value::to_string)
+            .collect(),
+    };
+    let (conversation, turns) = shared.script.turns_for(&system);
     let attempt = {
         let mut attempts = lock(&shared.attempts);
-        let n = attempts.entry(turn_index).or_insert(0);
+        let n = attempts.entry((conversation, turn_index)).or_insert(0);
         *n += 1;
         *n - 1
     };
     let fallback;
-    let turn = match shared.script.turns.get(turn_index) {
+    let turn = match turns.get(turn_index) {
         Some(t) => t,
         None => {
             fallback = Turn::text(NO_MORE_TURNS);

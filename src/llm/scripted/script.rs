@@ -32,11 +32,39 @@ pub struct Script {
     /// Random faults on every request (see [`Chaos`]); a turn's own faults go first.
     #[serde(default)]
     pub chaos: Option<Chaos>,
+    /// Other conversations on the same server (a sub-agent's): a request whose system prompt
+    /// contains `system_contains` is answered from these turns instead.
+    #[serde(default)]
+    pub by_system: Vec<SideScript>,
+}
+
+/// The turns of a conversation told apart by its system prompt.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SideScript {
+    pub system_contains: String,
+    pub turns: Vec<Turn>,
 }
 
 impl Script {
     pub fn new(turns: Vec<Turn>) -> Script {
-        Script { turns, chaos: None }
+        Script {
+            turns,
+            chaos: None,
+            by_system: Vec::new(),
+        }
+    }
+
+    /// The turns for a request with this system prompt, and which conversation they are
+    /// (0: the main one).
+    pub fn turns_for(&self, system: &str) -> (usize, &[Turn]) {
+        self.by_system
+            .iter()
+            .enumerate()
+            .find(|(_, side)| {
+                !side.system_contains.is_empty() && system.contains(&side.system_contains)
+            })
+            .map_or((0, &self.turns[..]), |(i, side)| (i + 1, &side.turns[..]))
     }
 
     /// This script with chaos mode on.
@@ -51,7 +79,11 @@ impl Script {
         if let Some(chaos) = &script.chaos {
             chaos.check().map_err(ScriptError::Invalid)?;
         }
-        for (i, turn) in script.turns.iter().enumerate() {
+        let all = script
+            .turns
+            .iter()
+            .chain(script.by_system.iter().flat_map(|s| &s.turns));
+        for (i, turn) in all.enumerate() {
             if turn.chunk_chars == 0 {
                 return Err(ScriptError::Invalid(format!(
                     "turns[{i}].chunk_chars must be at least 1"

@@ -121,7 +121,10 @@ mod tests {
     #[test]
     fn filters_by_prefix_first() {
         let names: Vec<&str> = filter("c").into_iter().map(|(n, _)| n).collect();
-        assert_eq!(names, ["clear", "copy", "compact", "cost", "context", "transcript"]);
+        assert_eq!(
+            names,
+            ["clear", "copy", "compact", "cost", "context", "transcript"]
+        );
         assert_eq!(parse("/plan"), Some((Command::Plan, "")));
         assert_eq!(parse("/diff"), Some((Command::Diff, "")));
         assert_eq!(filter("").len(), COMMANDS.len());
