@@ -65,6 +65,14 @@ pub struct Cli {
     #[arg(long)]
     pub demo: bool,
 
+    /// MCP servers from a JSON file or string (`{"mcpServers": {...}}`); repeatable.
+    #[arg(long = "mcp-config", num_args = 1..)]
+    pub mcp_config: Vec<String>,
+
+    /// Use only the --mcp-config servers (not .mcp.json or ~/.claude.json).
+    #[arg(long = "strict-mcp-config")]
+    pub strict_mcp_config: bool,
+
     /// Headless: include every event in stream-json, and log more.
     #[arg(long)]
     pub verbose: bool,
@@ -86,6 +94,19 @@ pub enum Command {
     },
     /// Print the merged settings and where each value came from.
     Config,
+    /// MCP servers: list them (connecting to each), or show one.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Every configured server, its scope and whether it connects.
+    List,
+    /// One server: its configuration, status and tools.
+    Get { name: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

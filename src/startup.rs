@@ -62,6 +62,8 @@ pub struct Started {
     /// Settings problems that keep the gate closed to every call that is not read-only
     /// ([`PermissionGate::settings_broken`]); the TUI shows them as errors.
     pub settings_broken: Vec<String>,
+    /// The session's MCP servers (connecting in the background); dropping it stops them.
+    pub mcp: Option<crate::mcp::McpManager>,
 }
 
 /// Keep large buffers in the heap between uses. glibc maps every allocation over its mmap
@@ -266,6 +268,18 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     );
     let skills = crate::commands::skills::discover(&project_dir, settings.home.as_deref());
     notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
+    let late_tools = crate::tools::LateTools::default();
+    // The demo's scratch project runs no MCP servers.
+    let mcp = demo_server.is_none().then(|| {
+        let (manager, lines) = crate::mcp::session::start(
+            &project_dir,
+            &settings,
+            &mcp_flags(cli),
+            late_tools.clone(),
+        );
+        notices.extend(lines);
+        manager
+    });
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: pick,
@@ -289,6 +303,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .unwrap_or(16_384),
         demo: demo_server.is_some(),
         extra_tools: Vec::new(),
+        late_tools,
         tool_env: settings
             .env
             .iter()
@@ -306,7 +321,41 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         data_root: data_root(),
         bypass_allowed,
         settings_broken,
+        mcp,
     })
+}
+
+/// `cairn mcp list|get`.
+pub async fn mcp_command(
+    cli: &Cli,
+    action: &crate::cli::McpAction,
+) -> anyhow::Result<std::process::ExitCode> {
+    let project_dir = std::env::current_dir().context("cannot read the current directory")?;
+    let settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
+    let flags = mcp_flags(cli);
+    match action {
+        crate::cli::McpAction::List => {
+            print!(
+                "{}",
+                crate::mcp::listing::list(&project_dir, &settings, &flags).await
+            );
+        }
+        crate::cli::McpAction::Get { name } => {
+            match crate::mcp::listing::get(&project_dir, &settings, &flags, name).await {
+                Some(text) => print!("{text}"),
+                None => anyhow::bail!("no MCP server named {name:?} (see `cairn mcp list`)"),
+            }
+        }
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `--mcp-config` and `--strict-mcp-config`.
+pub fn mcp_flags(cli: &Cli) -> crate::mcp::session::McpFlags {
+    crate::mcp::session::McpFlags {
+        configs: cli.mcp_config.clone(),
+        strict: cli.strict_mcp_config,
+    }
 }
 
 /// What to tell the person when settings are broken: every problem, and what to do.

@@ -357,6 +357,8 @@ impl Core {
                 .collect();
             self.push_user(blocks);
         }
+        // MCP tools that joined since the last request (servers connect in the background).
+        self.registry.refresh_late();
         let model = self.request_model();
         let request = ModelRequest {
             model: model.clone(),

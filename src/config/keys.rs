@@ -15,6 +15,9 @@ pub const READ: &[&str] = &[
     "apiKeyHelper",
     "statusLine",
     "outputStyle",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
 ];
 
 /// Keys of `permissions` cairn reads.
@@ -34,9 +37,6 @@ pub const NOT_USED: &[&str] = &[
     "cleanupPeriodDays",
     "companyAnnouncements",
     "disableAllHooks",
-    "enableAllProjectMcpServers",
-    "enabledMcpjsonServers",
-    "disabledMcpjsonServers",
     "allowedMcpServers",
     "deniedMcpServers",
     "enabledPlugins",
