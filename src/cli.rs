@@ -66,11 +66,11 @@ pub struct Cli {
     pub demo: bool,
 
     /// MCP servers from a JSON file or string (`{"mcpServers": {...}}`); repeatable.
-    #[arg(long = "mcp-config", num_args = 1..)]
+    #[arg(long = "mcp-config", num_args = 1.., global = true)]
     pub mcp_config: Vec<String>,
 
     /// Use only the --mcp-config servers (not .mcp.json or ~/.claude.json).
-    #[arg(long = "strict-mcp-config")]
+    #[arg(long = "strict-mcp-config", global = true)]
     pub strict_mcp_config: bool,
 
     /// Headless: include every event in stream-json, and log more.

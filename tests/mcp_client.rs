@@ -6,6 +6,8 @@
 //!
 //! One server process is shared across the asserts of a test where the scenario allows.
 
+#[path = "support/llm.rs"]
+mod llm;
 #[path = "support/workspace.rs"]
 mod workspace;
 
@@ -343,4 +345,88 @@ async fn a_missing_command_keeps_its_error_and_nothing_hangs() {
         "{why}"
     );
     assert!(late.snapshot().1.is_empty());
+}
+
+/// The `cairn` binary in a temp project with a temp HOME, PATH kept (for node).
+fn cairn_in(project: &std::path::Path, home: &std::path::Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("CAIRN_DATA_DIR", home.join("data"))
+        .kill_on_drop(true);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_session_offers_and_calls_a_server_tool_and_mcp_list_reports() {
+    let Some(dir) = servers_dir() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {
+        "ev": {"command": "node", "args": [everything(&dir)]},
+        "ghost": {"command": "/nonexistent/cairn-ghost"},
+    }})
+    .to_string();
+    // A project server nobody approved is reported, not started.
+    std::fs::write(
+        project.path().join(".mcp.json"),
+        r#"{"mcpServers": {"repo": {"command": "node", "args": ["-e", "1"]}}}"#,
+    )
+    .unwrap();
+    let server = llm::scripted(&json!({"turns": [
+        {"tool_calls": [{"id": "m1", "name": "mcp__ev__echo", "input": {"message": "from the model"}}]},
+        {"text": "done"}]}));
+    let out = cairn_in(project.path(), home.path())
+        .args([
+            "-p",
+            "echo it",
+            "--mcp-config",
+            &config,
+            "--allowedTools",
+            "mcp__ev__echo",
+        ])
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("\"repo\" (.mcp.json) needs approval"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    let first = requests[0].body.to_string();
+    assert!(first.contains("mcp__ev__echo"), "the tool was not offered");
+    let second = requests[1].body.to_string();
+    assert!(second.contains("Echo: from the model"), "{second}");
+
+    let out = cairn_in(project.path(), home.path())
+        .args(["mcp", "list", "--mcp-config", &config])
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("ev: node ") && stdout.contains("[cli] - ✓ connected ("),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ghost: /nonexistent/cairn-ghost [cli] - ✗ failed: cannot start"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("needs approval"), "{stdout}");
 }
