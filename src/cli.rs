@@ -107,6 +107,41 @@ pub enum McpAction {
     List,
     /// One server: its configuration, status and tools.
     Get { name: String },
+    /// Add a server: `cairn mcp add NAME -- COMMAND [ARGS...]` or
+    /// `cairn mcp add --transport http NAME URL`.
+    Add {
+        /// local (~/.claude.json, this project), project (.mcp.json) or user (~/.claude.json).
+        #[arg(short = 's', long, value_enum, default_value_t = McpScopeArg::Local)]
+        scope: McpScopeArg,
+        /// stdio, http or sse.
+        #[arg(short = 't', long, default_value = "stdio")]
+        transport: String,
+        /// KEY=value for the server's environment (stdio).
+        #[arg(short = 'e', long = "env")]
+        env: Vec<String>,
+        /// "Name: value" header (http, sse).
+        #[arg(short = 'H', long = "header")]
+        header: Vec<String>,
+        name: String,
+        /// The command (stdio) or URL.
+        command_or_url: String,
+        /// The command's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Remove a server (from the one scope that has it, or --scope).
+    Remove {
+        #[arg(short = 's', long, value_enum)]
+        scope: Option<McpScopeArg>,
+        name: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpScopeArg {
+    Local,
+    Project,
+    User,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

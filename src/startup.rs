@@ -346,6 +346,10 @@ pub async fn mcp_command(
                 None => anyhow::bail!("no MCP server named {name:?} (see `cairn mcp list`)"),
             }
         }
+        edit => println!(
+            "{}",
+            crate::mcp::listing::edit(&project_dir, &settings, edit)?
+        ),
     }
     Ok(std::process::ExitCode::SUCCESS)
 }

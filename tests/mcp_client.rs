@@ -198,6 +198,20 @@ async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart(
         err.message
     );
     assert!(started.elapsed() < Duration::from_secs(5));
+    // An interrupt (the call's cancel token) ends the call at once.
+    let ctx = ws.call_ctx();
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let err = run(long.as_ref(), json!({"duration": 30, "steps": 2}), &ctx)
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.message, "Interrupted by the user");
+    assert!(started.elapsed() < Duration::from_secs(1));
     // The server is still usable afterwards.
     run(
         echo.as_ref(),

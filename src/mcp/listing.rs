@@ -1,5 +1,6 @@
 //! `cairn mcp list` and `cairn mcp get NAME`: the configured servers, each connected once to
-//! show whether it works (as `claude mcp list` does), then stopped. Text for a terminal.
+//! show whether it works (as `claude mcp list` does), then stopped; `add` and `remove` hand
+//! over to [`super::edit`]. Text for a terminal.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -81,6 +82,12 @@ pub async fn get(
     name: &str,
 ) -> Option<String> {
     let (manager, _) = started(project_dir, settings, flags).await;
+    if manager.unapproved.iter().any(|n| n == name) {
+        return Some(format!(
+            "{name}:\n  Scope: project (.mcp.json)\n  Status: not started: needs approval (add it \
+             to enabledMcpjsonServers in .claude/settings.local.json)\n"
+        ));
+    }
     let server = manager.server(name)?;
     let c = server.config();
     let mut out = String::new();
@@ -120,4 +127,44 @@ pub async fn get(
     }
     manager.shutdown().await;
     Some(out)
+}
+
+/// `cairn mcp add|remove`: the line to print, or why nothing changed.
+pub fn edit(
+    project_dir: &Path,
+    settings: &LoadedSettings,
+    action: &crate::cli::McpAction,
+) -> anyhow::Result<String> {
+    use super::edit::{EditScope, Files, add, entry_from_args, remove};
+    use crate::cli::{McpAction, McpScopeArg};
+    let claude_json = settings
+        .home
+        .as_ref()
+        .map(|h| h.join(".claude.json"))
+        .or_else(super::config::default_claude_json)
+        .ok_or_else(|| anyhow::anyhow!("no home directory for ~/.claude.json"))?;
+    let files = Files {
+        project_dir: project_dir.to_path_buf(),
+        claude_json,
+    };
+    let scope = |s: McpScopeArg| match s {
+        McpScopeArg::Local => EditScope::Local,
+        McpScopeArg::Project => EditScope::Project,
+        McpScopeArg::User => EditScope::User,
+    };
+    let done = match action {
+        McpAction::Add {
+            scope: s,
+            transport,
+            env,
+            header,
+            name,
+            command_or_url,
+            args,
+        } => entry_from_args(transport, command_or_url, args, env, header)
+            .and_then(|entry| add(&files, scope(*s), name, entry)),
+        McpAction::Remove { scope: s, name } => remove(&files, s.map(scope), name),
+        McpAction::List | McpAction::Get { .. } => Err("not an edit".into()),
+    };
+    done.map_err(|e| anyhow::anyhow!(e))
 }

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod config;
+pub mod edit;
 pub mod listing;
 pub mod manager;
 pub mod server;
