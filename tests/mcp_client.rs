@@ -113,7 +113,7 @@ fn kill(pid: u32) {
 #[tokio::test]
 async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart() {
     let Some(dir) = servers_dir() else { return };
-    let ws = Workspace::new();
+    let mut ws = Workspace::new();
     let (manager, _late) = start(
         &ws,
         json!({"every thing": {"command": "node", "args": [everything(&dir), "stdio"]}}),
@@ -198,6 +198,22 @@ async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart(
         err.message
     );
     assert!(started.elapsed() < Duration::from_secs(5));
+    // Progress notifications become the call's tool progress.
+    let out = run(
+        long.as_ref(),
+        json!({"duration": 0.4, "steps": 2}),
+        &ws.call_ctx(),
+    )
+    .await
+    .unwrap();
+    assert!(!out.is_error, "{:?}", out.content);
+    let mut progress = Vec::new();
+    while let Ok(event) = ws.events.try_recv() {
+        if let cairn::protocol::Event::ToolCallProgress { output, .. } = event {
+            progress.push(output);
+        }
+    }
+    assert!(progress.iter().any(|p| p.contains("1/2")), "{progress:?}");
     // An interrupt (the call's cancel token) ends the call at once.
     let ctx = ws.call_ctx();
     let cancel = ctx.cancel.clone();

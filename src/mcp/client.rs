@@ -4,15 +4,23 @@
 //! a message saying so.
 //!
 //! This module owns the handshake (`initialize` + `tools/list`, bounded by the startup timeout)
-//! and one call (bounded by the call timeout, abandoned on cancel: rmcp sends
-//! `notifications/cancelled` when the request future is dropped). It knows nothing of tools,
+//! and one call (bounded by the call timeout; on a timeout or an interrupt the server is sent
+//! `notifications/cancelled`; its progress notifications go to the call's tool progress). It knows nothing of tools,
 //! permissions or restarts; a server's output is untrusted and only ever returned as data.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool as RemoteTool};
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, NumberOrString, ProgressNotificationParam,
+    ProgressToken, ServerResult, Tool as RemoteTool,
+};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ServiceExt, model::JsonObject};
@@ -20,6 +28,62 @@ use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+use crate::tools::ProgressSender;
+
+/// Where each running call's progress notifications go, by progress token.
+#[derive(Clone, Default)]
+struct ProgressRoutes(Arc<Mutex<HashMap<String, ProgressSender>>>);
+
+impl ProgressRoutes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ProgressSender>> {
+        // A poisoned map is still a map: a panic elsewhere loses no route.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Removes a call's route when the call ends, however it ends.
+struct Route<'a>(&'a ProgressRoutes, String);
+
+impl Drop for Route<'_> {
+    fn drop(&mut self) {
+        self.0.lock().remove(&self.1);
+    }
+}
+
+/// cairn's side of a session: it answers nothing and forwards progress to the call's tool
+/// progress (the server's text, cut short: it is untrusted).
+#[derive(Clone, Default)]
+struct Handler {
+    routes: ProgressRoutes,
+}
+
+impl rmcp::ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let key = token_key(&params.progress_token);
+        let Some(sender) = self.routes.lock().get(&key).cloned() else {
+            return;
+        };
+        let mut line = match params.total {
+            Some(total) => format!("{}/{}", params.progress, total),
+            None => format!("{}", params.progress),
+        };
+        if let Some(m) = params.message {
+            line = format!("{} ({line})", m.chars().take(200).collect::<String>());
+        }
+        sender.output(line);
+    }
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
+}
 
 /// How long a server may take to start, and a call to answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +136,8 @@ impl Drop for ProcessGroup {
 
 /// A connected server: its session, its tools, and (stdio) its process group.
 pub struct Connection {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Handler>,
+    routes: ProgressRoutes,
     pub tools: Vec<RemoteTool>,
     /// The server's name and version as it introduced itself.
     pub server_info: String,
@@ -98,21 +163,56 @@ impl Connection {
         arguments: JsonObject,
         timeout: Duration,
         cancel: &CancellationToken,
+        progress: Option<ProgressSender>,
     ) -> Result<CallToolResult, CallError> {
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
-        // Dropping the request future (timeout or interrupt) makes rmcp tell the server the
-        // request is cancelled.
-        let call = self.service.peer().call_tool(params);
-        tokio::select! {
-            r = call => r.map_err(|e| match e {
-                ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                    CallError::Disconnected(e.to_string())
-                }
-                other => CallError::Failed(other.to_string()),
-            }),
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = self.service.peer();
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(classify)?;
+        // rmcp gives every request its own progress token; route that one to this call.
+        let key = token_key(&handle.progress_token);
+        let _route = progress.map(|sender| {
+            self.routes.lock().insert(key.clone(), sender);
+            Route(&self.routes, key)
+        });
+        let id = handle.id.clone();
+        let outcome = tokio::select! {
+            r = handle.await_response() => Ok(r),
             _ = tokio::time::sleep(timeout) => Err(CallError::Timeout(timeout)),
             _ = cancel.cancelled() => Err(CallError::Cancelled),
+        };
+        match outcome {
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            Ok(Ok(_)) => Err(CallError::Failed(
+                "the server answered tools/call with something else than a tool result".into(),
+            )),
+            Ok(Err(e)) => Err(classify(e)),
+            Err(why) => {
+                // Tell the server to stop; it may be gone already, which is fine.
+                let reason = match &why {
+                    CallError::Timeout(_) => "timed out",
+                    _ => "interrupted by the user",
+                };
+                let note = CancelledNotification::new(CancelledNotificationParam::new(
+                    Some(id),
+                    Some(reason.into()),
+                ));
+                let _ = peer.send_notification(note.into()).await;
+                Err(why)
+            }
         }
+    }
+}
+
+fn classify(e: ServiceError) -> CallError {
+    match e {
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+            CallError::Disconnected(e.to_string())
+        }
+        other => CallError::Failed(other.to_string()),
     }
 }
 
@@ -148,6 +248,8 @@ async fn connect_inner(
     project_dir: &Path,
     tool_env: &[(String, String)],
 ) -> Result<Connection, String> {
+    let handler = Handler::default();
+    let routes = handler.routes.clone();
     let (service, pid, group) = match &server.transport {
         Transport::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -174,7 +276,10 @@ async fn connect_inner(
             }
             // A pid that does not fit a pgid cannot be ours; then only kill_on_drop acts.
             let group = ProcessGroup(pid.and_then(|p| i32::try_from(p).ok()));
-            let service = ().serve(transport).await.map_err(|e| format!("handshake failed: {e}"))?;
+            let service = handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("handshake failed: {e}"))?;
             (service, pid, group)
         }
         Transport::Http { url, headers } => {
@@ -189,10 +294,10 @@ async fn connect_inner(
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
             let transport = StreamableHttpClientTransport::from_config(config);
-            let service =
-                ().serve(transport)
-                    .await
-                    .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            let service = handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             (service, None, ProcessGroup(None))
         }
         Transport::Sse { url, .. } => {
@@ -217,6 +322,7 @@ async fn connect_inner(
         .map_err(|e| format!("tools/list failed: {e}"))?;
     Ok(Connection {
         service,
+        routes,
         tools,
         server_info,
         pid,

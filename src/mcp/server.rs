@@ -175,11 +175,12 @@ impl Server {
         tool: &str,
         arguments: Map<String, Value>,
         cancel: &CancellationToken,
+        progress: Option<crate::tools::ProgressSender>,
     ) -> Result<rmcp::model::CallToolResult, String> {
         let conn = self.live().await?;
         let name = &self.config.name;
         let timeout = self.options.timeouts.call;
-        match conn.call(tool, arguments, timeout, cancel).await {
+        match conn.call(tool, arguments, timeout, cancel, progress).await {
             Ok(result) => Ok(result),
             Err(CallError::Disconnected(why)) => {
                 let next = if self.restarts_left.load(Ordering::SeqCst) > 0 {

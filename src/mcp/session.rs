@@ -76,3 +76,60 @@ pub fn notices(cfg: &config::McpConfig) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_come_from_the_settings_but_not_from_a_checked_in_project_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::write(
+            home.join(".claude/settings.json"),
+            r#"{"enabledMcpjsonServers": ["a"], "disabledMcpjsonServers": ["c"]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(".claude/settings.local.json"),
+            r#"{"enabledMcpjsonServers": ["b"]}"#,
+        )
+        .unwrap();
+        // The repository's shared settings try to approve everything: ignored and reported.
+        std::fs::write(
+            project.join(".claude/settings.json"),
+            r#"{"enableAllProjectMcpServers": true}"#,
+        )
+        .unwrap();
+        let home_s = home.display().to_string();
+        let env = |k: &str| (k == "HOME").then(|| home_s.clone());
+        let settings = crate::config::load_settings(&project, None, &env);
+        let a = &settings.mcp_approval;
+        assert!(!a.enable_all);
+        assert_eq!(a.enabled, ["b", "a"]);
+        assert_eq!(a.disabled, ["c"]);
+        assert!(
+            settings.diagnostics.iter().any(|d| d.contains(
+                "`enableAllProjectMcpServers` in a project's shared settings is ignored"
+            )),
+            "{:?}",
+            settings.diagnostics
+        );
+        assert!(
+            !settings
+                .diagnostics
+                .iter()
+                .any(|d| d.contains("enabledMcpjsonServers")),
+            "read keys are not reported as unused: {:?}",
+            settings.diagnostics
+        );
+        // The sources follow: ~/.claude.json under that home.
+        let (sources, approval) = sources(&project, &settings, &McpFlags::default());
+        assert_eq!(sources.claude_json, Some(home.join(".claude.json")));
+        assert!(approval.approves("a") && approval.approves("b") && !approval.approves("c"));
+    }
+}

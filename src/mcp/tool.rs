@@ -193,7 +193,12 @@ impl DynTool for McpTool {
         };
         let result = self
             .server
-            .call(&self.remote_name, arguments, &ctx.cancel)
+            .call(
+                &self.remote_name,
+                arguments,
+                &ctx.cancel,
+                Some(ctx.progress.clone()),
+            )
             .await
             .map_err(ToolError::new)?;
         // The wire shape is the stable contract; reading it back keeps us independent of the
