@@ -128,7 +128,8 @@ mod tests {
                 "/p/.claude/settings.json:3: `cleanupPeriodDays` is a Claude Code setting cairn \
                  does not use; it has no effect",
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
-                 $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle)",
+                 $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
+                 enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \
