@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::config::McpConfig;
 use super::server::{McpOptions, Server};
-use super::tool::{McpTool, tool_prefix};
+use super::tool::McpTool;
 use crate::tools::{LateTools, ToolHandle};
 
 /// The session's servers.
@@ -47,7 +47,7 @@ pub fn start_servers(config: McpConfig, options: McpOptions, late: LateTools) ->
                         as ToolHandle
                 })
                 .collect();
-            late.replace_prefixed(&tool_prefix(server.name()), tools);
+            late.replace(server.name(), tools);
         }));
     }
     McpManager {

@@ -37,29 +37,38 @@ pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
 }
 
 /// Tools that join after the session started (MCP servers connect in the background): a
-/// shared list their owner replaces as servers come and go, with a generation number so a
+/// shared list their owners replace as they come and go, with a generation number so a
 /// registry sees a change with one atomic read. Cloning shares the list.
 #[derive(Clone, Default)]
-pub struct LateTools(Arc<RwLock<(u64, Vec<ToolHandle>)>>);
+pub struct LateTools(Arc<RwLock<LateList>>);
+
+#[derive(Default)]
+struct LateList {
+    generation: u64,
+    /// Each tool with its owner (an MCP server's name).
+    tools: Vec<(String, ToolHandle)>,
+}
 
 impl LateTools {
-    /// Replace the tools whose names start with `prefix` (one server's) with `tools`.
-    pub fn replace_prefixed(&self, prefix: &str, tools: Vec<ToolHandle>) {
+    /// Replace the tools `owner` offers with `tools`.
+    pub fn replace(&self, owner: &str, tools: Vec<ToolHandle>) {
         // A poisoned lock only means a panic elsewhere mid-update; the list is still whole.
-        let mut guard = self.0.write().unwrap_or_else(|e| e.into_inner());
-        guard.1.retain(|t| !t.name().starts_with(prefix));
-        guard.1.extend(tools);
-        guard.0 += 1;
+        let mut list = self.0.write().unwrap_or_else(|e| e.into_inner());
+        list.tools.retain(|(o, _)| o != owner);
+        list.tools
+            .extend(tools.into_iter().map(|t| (owner.to_string(), t)));
+        list.generation += 1;
     }
 
     /// The generation and the current tools.
     pub fn snapshot(&self) -> (u64, Vec<ToolHandle>) {
-        let guard = self.0.read().unwrap_or_else(|e| e.into_inner());
-        (guard.0, guard.1.clone())
+        let list = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let tools = list.tools.iter().map(|(_, t)| Arc::clone(t)).collect();
+        (list.generation, tools)
     }
 
     pub fn generation(&self) -> u64 {
-        self.0.read().unwrap_or_else(|e| e.into_inner()).0
+        self.0.read().unwrap_or_else(|e| e.into_inner()).generation
     }
 }
 
@@ -302,8 +311,8 @@ mod tests {
             .following(late.clone(), |t| t.name() != "mcp__x__denied");
         let before = registry.names();
         assert!(!registry.refresh_late(), "nothing new yet");
-        late.replace_prefixed(
-            "mcp__x__",
+        late.replace(
+            "x",
             vec![
                 Arc::new(Late("mcp__x__b")),
                 Arc::new(Late("mcp__x__a")),
@@ -317,7 +326,7 @@ mod tests {
         expected.extend(["mcp__x__a".to_string(), "mcp__x__b".to_string()]);
         // Sorted after the built-ins; the denied one is not offered; a clash keeps the built-in.
         assert_eq!(registry.names(), expected);
-        late.replace_prefixed("mcp__x__", Vec::new());
+        late.replace("x", Vec::new());
         assert!(registry.refresh_late());
         assert_eq!(registry.names(), before);
         assert!(!registry.refresh_late());
