@@ -49,20 +49,19 @@ fn everything(dir: &std::path::Path) -> String {
         .to_string()
 }
 
-fn options(ws: &Workspace, call: Duration) -> McpOptions {
-    let mut o = McpOptions::from_env(ws.root().to_path_buf(), &|_| None);
-    o.timeouts = Timeouts {
+/// Calls bounded by `call`; servers get 20 s to start.
+fn calls(call: Duration) -> Timeouts {
+    Timeouts {
         startup: Duration::from_secs(20),
         call,
-    };
-    o
+    }
 }
 
 /// Start the servers of an inline `--mcp-config`, strict, and wait for them.
 async fn start(
     ws: &Workspace,
     servers: serde_json::Value,
-    call: Duration,
+    timeouts: Timeouts,
 ) -> (McpManager, LateTools) {
     let sources = Sources {
         project_dir: ws.root().to_path_buf(),
@@ -73,7 +72,9 @@ async fn start(
     let cfg = config::load(&sources, &Approval::default(), &|k| std::env::var(k).ok());
     assert!(cfg.problems.is_empty(), "{:?}", cfg.problems);
     let late = LateTools::default();
-    let manager = start_servers(cfg, options(ws, call), late.clone());
+    let mut options = McpOptions::from_env(ws.root().to_path_buf(), &|_| None);
+    options.timeouts = timeouts;
+    let manager = start_servers(cfg, options, late.clone());
     assert!(
         manager.wait_settled(Duration::from_secs(30)).await,
         "servers did not settle"
@@ -117,7 +118,7 @@ async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart(
     let (manager, _late) = start(
         &ws,
         json!({"every thing": {"command": "node", "args": [everything(&dir), "stdio"]}}),
-        Duration::from_millis(1500),
+        calls(Duration::from_millis(1500)),
     )
     .await;
     let server = manager.server("every thing").unwrap();
@@ -290,7 +291,7 @@ async fn everything_over_streamable_http_on_loopback() {
     let (manager, _late) = start(
         &ws,
         json!({"web": {"type": "http", "url": url, "headers": {"X-Test": "1"}}}),
-        Duration::from_secs(10),
+        calls(Duration::from_secs(10)),
     )
     .await;
     let echo = tool(&manager, "mcp__web__echo");
@@ -323,7 +324,7 @@ async fn filesystem_over_stdio_reads_a_temp_file() {
     let (manager, _late) = start(
         &ws,
         json!({"fs": {"command": "node", "args": [fs, root]}}),
-        Duration::from_secs(10),
+        calls(Duration::from_secs(10)),
     )
     .await;
     let tools = manager.tools();
@@ -359,13 +360,33 @@ async fn filesystem_over_stdio_reads_a_temp_file() {
 async fn a_missing_command_keeps_its_error_and_nothing_hangs() {
     let ws = Workspace::new();
     let started = Instant::now();
+    // One server that does not exist, one that never answers the handshake.
     let (manager, late) = start(
         &ws,
-        json!({"ghost": {"command": "/nonexistent/cairn-no-such-server", "args": []}}),
-        Duration::from_secs(1),
+        json!({
+            "ghost": {"command": "/nonexistent/cairn-no-such-server", "args": []},
+            "mute": {"command": "sleep", "args": ["31.25"]},
+        }),
+        Timeouts {
+            startup: Duration::from_secs(1),
+            call: Duration::from_secs(1),
+        },
     )
     .await;
     assert!(started.elapsed() < Duration::from_secs(5));
+    let status = manager.server("mute").unwrap().status();
+    assert_eq!(
+        status,
+        Status::Failed("did not start within 1 s (MCP_TIMEOUT)".into())
+    );
+    // The mute server's process (group) is gone, not left behind.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let alive = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|c| c == b"sleep\x0031.25\x00");
+    assert!(!alive, "the server that timed out is still running");
     let status = manager.server("ghost").unwrap().status();
     let Status::Failed(why) = status else {
         panic!("expected a failure, got {status}")
