@@ -111,6 +111,11 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(mcp) = &mcp {
         let timeouts = cairn::mcp::Timeouts::from_env(&|k| std::env::var(k).ok());
         mcp.wait_settled(timeouts.startup).await;
+        for server in mcp.servers() {
+            if let status @ cairn::mcp::Status::Failed(_) = server.status() {
+                eprintln!("cairn: MCP server \"{}\" {status}", server.name());
+            }
+        }
     }
     for notice in &notices {
         eprintln!("cairn: {notice}");

@@ -452,6 +452,10 @@ async fn headless_session_offers_and_calls_a_server_tool_and_mcp_list_reports() 
         stderr.contains("\"repo\" (.mcp.json) needs approval"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("MCP server \"ghost\" failed: cannot start"),
+        "{stderr}"
+    );
     let requests = server.requests();
     let first = requests[0].body.to_string();
     assert!(first.contains("mcp__ev__echo"), "the tool was not offered");
