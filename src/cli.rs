@@ -77,6 +77,14 @@ pub struct Cli {
     #[arg(long)]
     pub demo: bool,
 
+    /// MCP servers from a JSON file or string (`{"mcpServers": {...}}`); repeatable.
+    #[arg(long = "mcp-config", num_args = 1.., global = true)]
+    pub mcp_config: Vec<String>,
+
+    /// Use only the --mcp-config servers (not .mcp.json or ~/.claude.json).
+    #[arg(long = "strict-mcp-config", global = true)]
+    pub strict_mcp_config: bool,
+
     /// Headless: include every event in stream-json, and log more.
     #[arg(long)]
     pub verbose: bool,
@@ -98,6 +106,54 @@ pub enum Command {
     },
     /// Print the merged settings and where each value came from.
     Config,
+    /// MCP servers: list them (connecting to each), or show one.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Every configured server, its scope and whether it connects.
+    List,
+    /// One server: its configuration, status and tools.
+    Get { name: String },
+    /// Add a server: `cairn mcp add NAME -- COMMAND [ARGS...]` or
+    /// `cairn mcp add --transport http NAME URL`.
+    Add {
+        /// local (~/.claude.json, this project), project (.mcp.json) or user (~/.claude.json).
+        #[arg(short = 's', long, value_enum, default_value_t = McpScopeArg::Local)]
+        scope: McpScopeArg,
+        /// stdio, http or sse.
+        #[arg(short = 't', long, default_value = "stdio")]
+        transport: String,
+        /// KEY=value for the server's environment (stdio).
+        #[arg(short = 'e', long = "env")]
+        env: Vec<String>,
+        /// "Name: value" header (http, sse).
+        #[arg(short = 'H', long = "header")]
+        header: Vec<String>,
+        name: String,
+        /// The command (stdio) or URL.
+        command_or_url: String,
+        /// The command's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Remove a server (from the one scope that has it, or --scope).
+    Remove {
+        #[arg(short = 's', long, value_enum)]
+        scope: Option<McpScopeArg>,
+        name: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum McpScopeArg {
+    Local,
+    Project,
+    User,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

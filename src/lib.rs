@@ -15,6 +15,7 @@ pub mod files;
 pub mod headless;
 pub mod hooks;
 pub mod llm;
+pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod permissions;

@@ -48,6 +48,7 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             println!("{}", startup::describe_config(&cli)?);
             return Ok(ExitCode::SUCCESS);
         }
+        Some(Command::Mcp { action }) => return startup::mcp_command(&cli, action).await,
         None => {}
     }
     if cli.print {
@@ -67,6 +68,7 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         output_style,
         transcript_path,
         tool_env,
+        mcp: _mcp,
     } = startup::start_session(&cli, true).await?;
     let errors = if settings_broken.is_empty() {
         Vec::new()
@@ -118,8 +120,20 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
         handle,
         notices,
         demo_server: _demo_server,
+        mcp,
         ..
     } = startup::start_session(&cli, false).await?;
+    // Headless has no one to wait for: give the servers their startup time before the first
+    // request, as Claude Code's -p does.
+    if let Some(mcp) = &mcp {
+        let timeouts = cairn::mcp::Timeouts::from_env(&|k| std::env::var(k).ok());
+        mcp.wait_settled(timeouts.startup).await;
+        for server in mcp.servers() {
+            if let status @ cairn::mcp::Status::Failed(_) = server.status() {
+                eprintln!("cairn: MCP server \"{}\" {status}", server.name());
+            }
+        }
+    }
     for notice in &notices {
         eprintln!("cairn: {notice}");
     }

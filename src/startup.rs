@@ -74,6 +74,8 @@ pub struct Started {
     pub transcript_path: PathBuf,
     /// The settings' `env`, for the commands cairn runs (the status line's).
     pub tool_env: Vec<(String, String)>,
+    /// The session's MCP servers (connecting in the background); dropping it stops them.
+    pub mcp: Option<crate::mcp::McpManager>,
 }
 
 /// Keep large buffers in the heap between uses. glibc maps every allocation over its mmap
@@ -329,6 +331,18 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    let late_tools = crate::tools::LateTools::default();
+    // The demo's scratch project runs no MCP servers.
+    let mcp = demo_server.is_none().then(|| {
+        let (manager, lines) = crate::mcp::session::start(
+            &project_dir,
+            &settings,
+            &mcp_flags(cli),
+            late_tools.clone(),
+        );
+        notices.extend(lines);
+        manager
+    });
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: pick,
@@ -352,6 +366,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             .unwrap_or(16_384),
         demo: demo_server.is_some(),
         extra_tools: Vec::new(),
+        late_tools,
         tool_env: tool_env.clone(),
         memory,
         resume,
@@ -379,6 +394,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         output_style: style.name().to_string(),
         transcript_path,
         tool_env,
+        mcp,
     })
 }
 
@@ -402,6 +418,43 @@ fn session_to_resume(
         (None, false) => return Ok((None, false)),
     };
     Ok((Some(resume::load(&path)?), false))
+}
+
+/// `cairn mcp list|get`.
+pub async fn mcp_command(
+    cli: &Cli,
+    action: &crate::cli::McpAction,
+) -> anyhow::Result<std::process::ExitCode> {
+    let project_dir = std::env::current_dir().context("cannot read the current directory")?;
+    let settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
+    let flags = mcp_flags(cli);
+    match action {
+        crate::cli::McpAction::List => {
+            print!(
+                "{}",
+                crate::mcp::listing::list(&project_dir, &settings, &flags).await
+            );
+        }
+        crate::cli::McpAction::Get { name } => {
+            match crate::mcp::listing::get(&project_dir, &settings, &flags, name).await {
+                Some(text) => print!("{text}"),
+                None => anyhow::bail!("no MCP server named {name:?} (see `cairn mcp list`)"),
+            }
+        }
+        edit => println!(
+            "{}",
+            crate::mcp::listing::edit(&project_dir, &settings, edit)?
+        ),
+    }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `--mcp-config` and `--strict-mcp-config`.
+pub fn mcp_flags(cli: &Cli) -> crate::mcp::session::McpFlags {
+    crate::mcp::session::McpFlags {
+        configs: cli.mcp_config.clone(),
+        strict: cli.strict_mcp_config,
+    }
 }
 
 /// What to tell the person when settings are broken: every problem, and what to do.

@@ -1239,12 +1239,16 @@ async fn a_resumed_session_takes_over_its_conversation_mode_todos_and_usage() {
             },
         ]
     }));
-    // The usage so far counts: the next Usage event's total includes the old request.
-    let total = events.iter().find_map(|e| match e {
-        Event::Usage { total, .. } => Some(*total),
-        _ => None,
-    });
-    assert!(total.is_some_and(|t| t.input_tokens > 1000), "{total:?}");
+    // The usage so far counts: restored first, then the next request adds to it.
+    let totals: Vec<u64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Usage { total, .. } => Some(total.input_tokens),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(totals.first(), Some(&1000), "{totals:?}");
+    assert!(totals.last().is_some_and(|t| *t > 1000), "{totals:?}");
     let sent = agent.server.requests()[0].body["messages"].to_string();
     assert!(
         sent.contains("fix the parser") && sent.contains("On it."),

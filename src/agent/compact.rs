@@ -146,6 +146,15 @@ impl Core {
         freed
     }
 
+    /// `/compact [instructions]`.
+    pub(crate) async fn compact_manual(
+        &mut self,
+        instructions: Option<String>,
+        cancel: &CancellationToken,
+    ) {
+        self.compact(instructions, Trigger::Manual, cancel).await;
+    }
+
     /// Summarise the conversation and go on from the summary (see the module docs). On
     /// failure the conversation stays as it was and the error is shown.
     pub(crate) async fn compact(

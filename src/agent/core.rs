@@ -15,7 +15,6 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::compact::Trigger;
 use crate::agent::executor::{CallEnv, Executor, PendingDecisions};
 use crate::agent::invoke::invoke;
 use crate::config::model::{Aliases, ModelPick};
@@ -420,7 +419,7 @@ impl Core {
         };
         let instructions = instructions.filter(|i| !i.trim().is_empty());
         tokio::select! {
-            () = self.compact(instructions, Trigger::Manual, &cancel) => {}
+            () = self.compact_manual(instructions, &cancel) => {}
             () = watch => cancel.cancel(),
         }
     }
@@ -447,6 +446,8 @@ impl Core {
                 .collect();
             self.push_user(blocks);
         }
+        // MCP tools that joined since the last request (servers connect in the background).
+        self.registry.refresh_late();
         let model = self.request_model();
         let request = ModelRequest {
             model: model.clone(),

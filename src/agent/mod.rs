@@ -66,6 +66,9 @@ pub struct AgentSetup {
     /// Tools beyond the built-ins (MCP tools; tests' own tools). Sorted after the built-ins; a
     /// built-in of the same name wins.
     pub extra_tools: Vec<ToolHandle>,
+    /// Tools that join while the session runs (MCP servers that connect in the background);
+    /// the core takes in what is new before each request. Empty by default.
+    pub late_tools: crate::tools::LateTools,
     /// The settings' `env`, for the commands tools run.
     pub tool_env: Vec<(String, String)>,
     /// The person's memory files (CLAUDE.md, AGENTS.md), for the system prompt.
@@ -133,6 +136,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     }
     let registry =
         ToolRegistry::new(builtin_tools(&session), extra_tools).filtered(|t| gate.offers_tool(t));
+    let late_gate = Arc::clone(&gate);
+    let registry = registry.following(setup.late_tools, move |t| late_gate.offers_tool(t));
     let activated = HashSet::new();
     let env = prompt::Environment::detect(&setup.project_dir, &setup.model.id);
     let memory = crate::memory::render(&setup.memory);

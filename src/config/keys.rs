@@ -16,6 +16,9 @@ pub const READ: &[&str] = &[
     "statusLine",
     "outputStyle",
     "autoCompactThreshold",
+    "enableAllProjectMcpServers",
+    "enabledMcpjsonServers",
+    "disabledMcpjsonServers",
 ];
 
 /// Keys of `permissions` cairn reads.
@@ -35,9 +38,6 @@ pub const NOT_USED: &[&str] = &[
     "cleanupPeriodDays",
     "companyAnnouncements",
     "disableAllHooks",
-    "enableAllProjectMcpServers",
-    "enabledMcpjsonServers",
-    "disabledMcpjsonServers",
     "allowedMcpServers",
     "deniedMcpServers",
     "enabledPlugins",
@@ -130,7 +130,8 @@ mod tests {
                  does not use; it has no effect",
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
                  $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
-                 autoCompactThreshold)",
+                 autoCompactThreshold, enableAllProjectMcpServers, enabledMcpjsonServers, \
+                 disabledMcpjsonServers)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \

@@ -73,6 +73,18 @@ pub struct LoadedSettings {
     /// The diagnostics that may have hidden a deny rule, an ask rule or a PreToolUse hook
     /// (each is also in `diagnostics`). Not empty: the gate fails closed.
     pub broken: Vec<String>,
+    /// MCP approval of the project's `.mcp.json` servers (not read from a checked-in project
+    /// settings file: a repository must not approve its own servers).
+    pub mcp_approval: McpApprovalSettings,
+}
+
+/// `enableAllProjectMcpServers`, `enabledMcpjsonServers`, `disabledMcpjsonServers`, merged
+/// over the layers (the flag is on when any layer turns it on; the lists are unions).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpApprovalSettings {
+    pub enable_all: bool,
+    pub enabled: Vec<String>,
+    pub disabled: Vec<String>,
 }
 
 impl LoadedSettings {
@@ -156,6 +168,46 @@ pub fn load_settings_from(
     loaded.diagnostics = diagnostics.notes;
     loaded.broken = diagnostics.broken;
     loaded
+}
+
+fn merge_mcp_approval(into: &mut McpApprovalSettings, src: &SettingsSource, diags: &mut Problems) {
+    let obj = &src.value;
+    let keys = [
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "disabledMcpjsonServers",
+    ];
+    if src.origin.layer == Layer::Project {
+        for key in keys.iter().filter(|k| obj.get(**k).is_some()) {
+            diags.push(src.diagnostic(
+                &format!("\"{key}\""),
+                &format!(
+                    "`{key}` in a project's shared settings is ignored (a repository must not \
+                     approve its own MCP servers); put it in .claude/settings.local.json"
+                ),
+            ));
+        }
+        return;
+    }
+    if let Some(v) = obj.get(keys[0]) {
+        match v.as_bool() {
+            Some(b) => into.enable_all |= b,
+            None => diags.push(src.diagnostic(
+                "\"enableAllProjectMcpServers\"",
+                "`enableAllProjectMcpServers` must be true or false; ignored",
+            )),
+        }
+    }
+    for (key, list) in [(keys[1], &mut into.enabled), (keys[2], &mut into.disabled)] {
+        let Some(v) = obj.get(key) else { continue };
+        match v.as_array() {
+            Some(items) => list.extend(items.iter().filter_map(|i| i.as_str().map(String::from))),
+            None => diags.push(src.diagnostic(
+                &format!("\"{key}\""),
+                &format!("`{key}` must be a list of server names; ignored"),
+            )),
+        }
+    }
 }
 
 fn merge_source(
@@ -244,6 +296,7 @@ fn merge_source(
         loaded.hooks.groups.extend(parse_hooks(src, hooks, diags));
     }
     loaded.appearance.merge(src, &mut loaded.origins, diags);
+    merge_mcp_approval(&mut loaded.mcp_approval, src, diags);
     let Some(perms) = obj.get("permissions") else {
         return;
     };

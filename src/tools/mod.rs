@@ -49,7 +49,7 @@ use crate::session::context::SessionContext;
 pub use crate::llm::{ToolResultBlock, ToolResultContent};
 
 pub use kind::ToolKind;
-pub use registry::ToolRegistry;
+pub use registry::{LateTools, ToolRegistry};
 
 /// What a call touches, for permission rules and path-safety checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -336,6 +336,21 @@ pub trait Tool: Send + Sync + 'static {
 
 /// A tool input parsed by its own tool; only that tool can look inside.
 pub struct ParsedInput(Box<dyn Any + Send + Sync>);
+
+impl ParsedInput {
+    /// For tools that implement [`DynTool`] themselves (MCP tools, whose schemas are data).
+    pub fn new<T: Any + Send + Sync>(input: T) -> ParsedInput {
+        ParsedInput(Box::new(input))
+    }
+
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+
+    pub fn downcast<T: Any>(self) -> Option<T> {
+        self.0.downcast().ok().map(|b| *b)
+    }
+}
 
 /// The object-safe face of a [`Tool`], implemented for every `Tool`.
 #[async_trait]

@@ -4,7 +4,7 @@
 //! name clash the built-in wins.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use crate::llm::ToolSpec;
 use crate::session::context::SessionContext;
@@ -36,11 +36,61 @@ pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
     tools
 }
 
+/// Tools that join after the session started (MCP servers connect in the background): a
+/// shared list their owners replace as they come and go, with a generation number so a
+/// registry sees a change with one atomic read. Cloning shares the list.
+#[derive(Clone, Default)]
+pub struct LateTools(Arc<RwLock<LateList>>);
+
+#[derive(Default)]
+struct LateList {
+    generation: u64,
+    /// Each tool with its owner (an MCP server's name).
+    tools: Vec<(String, ToolHandle)>,
+}
+
+impl LateTools {
+    /// Replace the tools `owner` offers with `tools`.
+    pub fn replace(&self, owner: &str, tools: Vec<ToolHandle>) {
+        // A poisoned lock only means a panic elsewhere mid-update; the list is still whole.
+        let mut list = self.0.write().unwrap_or_else(|e| e.into_inner());
+        list.tools.retain(|(o, _)| o != owner);
+        list.tools
+            .extend(tools.into_iter().map(|t| (owner.to_string(), t)));
+        list.generation += 1;
+    }
+
+    /// The generation and the current tools.
+    pub fn snapshot(&self) -> (u64, Vec<ToolHandle>) {
+        let list = self.0.read().unwrap_or_else(|e| e.into_inner());
+        let tools = list.tools.iter().map(|(_, t)| Arc::clone(t)).collect();
+        (list.generation, tools)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).generation
+    }
+}
+
+/// Which late tools a registry offers (the gate's deny rules).
+type Keep = Arc<dyn Fn(&dyn DynTool) -> bool + Send + Sync>;
+
+/// Late tools a registry follows, and what it had before they came.
+#[derive(Clone)]
+struct Following {
+    late: LateTools,
+    keep: Keep,
+    seen: u64,
+    builtins: Vec<ToolHandle>,
+    extra: Vec<ToolHandle>,
+}
+
 #[derive(Clone, Default)]
 pub struct ToolRegistry {
     /// Sorted: built-ins by name, then MCP tools by name.
     tools: Vec<ToolHandle>,
     builtin_count: usize,
+    following: Option<Box<Following>>,
 }
 
 impl ToolRegistry {
@@ -56,7 +106,49 @@ impl ToolRegistry {
         ToolRegistry {
             tools: builtins,
             builtin_count,
+            following: None,
         }
+    }
+
+    /// The same registry, also offering the `late` tools `keep` accepts once
+    /// [`refresh_late`](Self::refresh_late) has seen them.
+    pub fn following(
+        mut self,
+        late: LateTools,
+        keep: impl Fn(&dyn DynTool) -> bool + Send + Sync + 'static,
+    ) -> ToolRegistry {
+        let (builtins, extra) = self.tools.split_at(self.builtin_count);
+        self.following = Some(Box::new(Following {
+            late,
+            keep: Arc::new(keep),
+            seen: u64::MAX,
+            builtins: builtins.to_vec(),
+            extra: extra.to_vec(),
+        }));
+        self.refresh_late();
+        self
+    }
+
+    /// Take in late tools that joined (or left) since the last look. Returns whether the list
+    /// changed. Cheap when nothing did: one read of the generation.
+    pub fn refresh_late(&mut self) -> bool {
+        let Some(f) = self.following.take() else {
+            return false;
+        };
+        if f.late.generation() == f.seen {
+            self.following = Some(f);
+            return false;
+        }
+        let (generation, late) = f.late.snapshot();
+        let mut extra = f.extra.clone();
+        extra.extend(late.into_iter().filter(|t| (f.keep)(t.as_ref())));
+        let mut rebuilt = ToolRegistry::new(f.builtins.clone(), extra);
+        rebuilt.following = Some(Box::new(Following {
+            seen: generation,
+            ..*f
+        }));
+        *self = rebuilt;
+        true
     }
 
     /// The same registry without the tools `keep` rejects (deny rules, mode).
@@ -182,6 +274,62 @@ mod tests {
         let mut sorted = names.clone();
         sorted.sort();
         assert_eq!(names, sorted);
+    }
+
+    struct Late(&'static str);
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct NoInput {}
+
+    #[async_trait::async_trait]
+    impl crate::tools::Tool for Late {
+        type Input = NoInput;
+        fn info(&self) -> crate::tools::ToolInfo {
+            crate::tools::ToolInfo::new(self.0, crate::tools::ToolKind::Mcp)
+        }
+        fn description(&self) -> String {
+            String::new()
+        }
+        fn title(&self, _: &NoInput, _: &SessionContext) -> String {
+            self.0.into()
+        }
+        async fn call(
+            &self,
+            _: NoInput,
+            _: &crate::tools::ToolContext,
+        ) -> Result<crate::tools::ToolOutput, crate::tools::ToolError> {
+            Ok(crate::tools::ToolOutput::text(""))
+        }
+    }
+
+    #[test]
+    fn late_tools_join_after_the_built_ins_once_refreshed_and_keep_applies() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = SessionContext::for_dir(dir.path());
+        let late = LateTools::default();
+        let mut registry = ToolRegistry::new(builtin_tools(&session), Vec::new())
+            .following(late.clone(), |t| t.name() != "mcp__x__denied");
+        let before = registry.names();
+        assert!(!registry.refresh_late(), "nothing new yet");
+        late.replace(
+            "x",
+            vec![
+                Arc::new(Late("mcp__x__b")),
+                Arc::new(Late("mcp__x__a")),
+                Arc::new(Late("mcp__x__denied")),
+                Arc::new(Late("Read")),
+            ],
+        );
+        assert!(registry.get("mcp__x__a").is_none(), "not before a refresh");
+        assert!(registry.refresh_late());
+        let mut expected = before.clone();
+        expected.extend(["mcp__x__a".to_string(), "mcp__x__b".to_string()]);
+        // Sorted after the built-ins; the denied one is not offered; a clash keeps the built-in.
+        assert_eq!(registry.names(), expected);
+        late.replace("x", Vec::new());
+        assert!(registry.refresh_late());
+        assert_eq!(registry.names(), before);
+        assert!(!registry.refresh_late());
     }
 
     #[test]

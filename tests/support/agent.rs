@@ -137,6 +137,7 @@ impl Agent {
             max_tokens: 1024,
             demo: false,
             extra_tools: setup.tools,
+            late_tools: Default::default(),
             tool_env: Vec::new(),
             memory: Default::default(),
             commands: setup.commands,

@@ -1,0 +1,331 @@
+//! One live connection to one MCP server over rmcp: stdio (a child process in its own process
+//! group, stderr to the log, the whole group killed when the connection goes) or streamable
+//! HTTP. The legacy HTTP+SSE transport is not in rmcp 3.x, so an `sse` server is refused with
+//! a message saying so.
+//!
+//! This module owns the handshake (`initialize` + `tools/list`, bounded by the startup timeout)
+//! and one call (bounded by the call timeout; on a timeout or an interrupt the server is sent
+//! `notifications/cancelled`; its progress notifications go to the call's tool progress). It knows nothing of tools,
+//! permissions or restarts; a server's output is untrusted and only ever returned as data.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientRequest, NumberOrString, ProgressNotificationParam,
+    ProgressToken, ServerResult, Tool as RemoteTool,
+};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ServiceExt, model::JsonObject};
+use tokio::io::AsyncBufReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{ServerConfig, Transport};
+use crate::tools::ProgressSender;
+
+/// Where each running call's progress notifications go, by progress token.
+#[derive(Clone, Default)]
+struct ProgressRoutes(Arc<Mutex<HashMap<String, ProgressSender>>>);
+
+impl ProgressRoutes {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ProgressSender>> {
+        // A poisoned map is still a map: a panic elsewhere loses no route.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Removes a call's route when the call ends, however it ends.
+struct Route<'a>(&'a ProgressRoutes, String);
+
+impl Drop for Route<'_> {
+    fn drop(&mut self) {
+        self.0.lock().remove(&self.1);
+    }
+}
+
+/// cairn's side of a session: it answers nothing and forwards progress to the call's tool
+/// progress (the server's text, cut short: it is untrusted).
+#[derive(Clone, Default)]
+struct Handler {
+    routes: ProgressRoutes,
+}
+
+impl rmcp::ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let key = token_key(&params.progress_token);
+        let Some(sender) = self.routes.lock().get(&key).cloned() else {
+            return;
+        };
+        let mut line = match params.total {
+            Some(total) => format!("{}/{}", params.progress, total),
+            None => format!("{}", params.progress),
+        };
+        if let Some(m) = params.message {
+            line = format!("{} ({line})", m.chars().take(200).collect::<String>());
+        }
+        sender.output(line);
+    }
+}
+
+fn token_key(token: &ProgressToken) -> String {
+    match &token.0 {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.to_string(),
+    }
+}
+
+/// How long a server may take to start, and a call to answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub startup: Duration,
+    pub call: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            startup: Duration::from_secs(30),
+            call: Duration::from_secs(10 * 60),
+        }
+    }
+}
+
+impl Timeouts {
+    /// `MCP_TIMEOUT` and `MCP_TOOL_TIMEOUT` (milliseconds) over the defaults; a value that is
+    /// not a positive number is ignored.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Timeouts {
+        let ms = |key: &str| {
+            env(key)
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|ms| *ms > 0)
+                .map(Duration::from_millis)
+        };
+        let d = Timeouts::default();
+        Timeouts {
+            startup: ms("MCP_TIMEOUT").unwrap_or(d.startup),
+            call: ms("MCP_TOOL_TIMEOUT").unwrap_or(d.call),
+        }
+    }
+}
+
+/// Kills a stdio server's whole process group (npx and the node it starts) when dropped.
+struct ProcessGroup(Option<i32>);
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // SAFETY: killpg has no memory effects; the group was created for this server by
+            // `process_group(0)`, so it holds only the server and its children.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A connected server: its session, its tools, and (stdio) its process group.
+pub struct Connection {
+    service: RunningService<RoleClient, Handler>,
+    routes: ProgressRoutes,
+    pub tools: Vec<RemoteTool>,
+    /// The server's name and version as it introduced itself.
+    pub server_info: String,
+    pid: Option<u32>,
+    _group: ProcessGroup,
+}
+
+impl Connection {
+    /// Whether the transport is gone (the process died, the HTTP session ended).
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed() || self.service.is_transport_closed()
+    }
+
+    /// The stdio server's process id (its process group id too).
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Call one tool. Errors are messages for the model.
+    pub async fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        timeout: Duration,
+        cancel: &CancellationToken,
+        progress: Option<ProgressSender>,
+    ) -> Result<CallToolResult, CallError> {
+        let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let peer = self.service.peer();
+        let handle = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(classify)?;
+        // rmcp gives every request its own progress token; route that one to this call.
+        let key = token_key(&handle.progress_token);
+        let _route = progress.map(|sender| {
+            self.routes.lock().insert(key.clone(), sender);
+            Route(&self.routes, key)
+        });
+        let id = handle.id.clone();
+        let outcome = tokio::select! {
+            r = handle.await_response() => Ok(r),
+            _ = tokio::time::sleep(timeout) => Err(CallError::Timeout(timeout)),
+            _ = cancel.cancelled() => Err(CallError::Cancelled),
+        };
+        match outcome {
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            Ok(Ok(_)) => Err(CallError::Failed(
+                "the server answered tools/call with something else than a tool result".into(),
+            )),
+            Ok(Err(e)) => Err(classify(e)),
+            Err(why) => {
+                // Tell the server to stop; it may be gone already, which is fine.
+                let reason = match &why {
+                    CallError::Timeout(_) => "timed out",
+                    _ => "interrupted by the user",
+                };
+                let note = CancelledNotification::new(CancelledNotificationParam::new(
+                    Some(id),
+                    Some(reason.into()),
+                ));
+                let _ = peer.send_notification(note.into()).await;
+                Err(why)
+            }
+        }
+    }
+}
+
+fn classify(e: ServiceError) -> CallError {
+    match e {
+        ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+            CallError::Disconnected(e.to_string())
+        }
+        other => CallError::Failed(other.to_string()),
+    }
+}
+
+/// Why a call has no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// The server went away.
+    Disconnected(String),
+    /// The server answered with an error, or the exchange failed.
+    Failed(String),
+    Timeout(Duration),
+    Cancelled,
+}
+
+/// Connect to a server and list its tools, within `timeout`.
+pub async fn connect(
+    server: &ServerConfig,
+    project_dir: &Path,
+    tool_env: &[(String, String)],
+    timeout: Duration,
+) -> Result<Connection, String> {
+    match tokio::time::timeout(timeout, connect_inner(server, project_dir, tool_env)).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "did not start within {} s (MCP_TIMEOUT)",
+            timeout.as_secs_f64()
+        )),
+    }
+}
+
+async fn connect_inner(
+    server: &ServerConfig,
+    project_dir: &Path,
+    tool_env: &[(String, String)],
+) -> Result<Connection, String> {
+    let handler = Handler::default();
+    let routes = handler.routes.clone();
+    let (service, pid, group) = match &server.transport {
+        Transport::Stdio { command, args, env } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).current_dir(project_dir);
+            // Servers do not inherit cairn's own model credentials; the settings' env and the
+            // server's own env come on top.
+            crate::shell::env_policy::apply(&mut cmd, tool_env);
+            cmd.envs(env.iter().map(|(k, v)| (k, v)));
+            cmd.process_group(0).kill_on_drop(true);
+            let (transport, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+            let pid = transport.id();
+            if let Some(stderr) = stderr {
+                let name = server.name.clone();
+                tokio::spawn(async move {
+                    let mut lines = tokio::io::BufReader::new(stderr).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        let line: String = line.chars().take(2000).collect();
+                        tracing::debug!(target: "cairn::mcp", server = %name, "stderr: {line}");
+                    }
+                });
+            }
+            // A pid that does not fit a pgid cannot be ours; then only kill_on_drop acts.
+            let group = ProcessGroup(pid.and_then(|p| i32::try_from(p).ok()));
+            let service = handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("handshake failed: {e}"))?;
+            (service, pid, group)
+        }
+        Transport::Http { url, headers } => {
+            let mut map = std::collections::HashMap::new();
+            for (k, v) in headers {
+                let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+                    .map_err(|e| format!("header {k:?}: {e}"))?;
+                let value = reqwest::header::HeaderValue::from_str(v)
+                    .map_err(|e| format!("header {k:?}: {e}"))?;
+                map.insert(name, value);
+            }
+            let config =
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let service = handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            (service, None, ProcessGroup(None))
+        }
+        Transport::Sse { url, .. } => {
+            return Err(format!(
+                "the legacy SSE transport is not supported (rmcp 3 has no SSE client); if {url} \
+                 also serves streamable HTTP, configure it as \"type\": \"http\""
+            ));
+        }
+    };
+    let server_info = service
+        .peer_info()
+        .and_then(|i| {
+            i.server_info
+                .as_ref()
+                .map(|s| format!("{} {}", s.name, s.version))
+        })
+        .unwrap_or_default();
+    let tools = service
+        .peer()
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    Ok(Connection {
+        service,
+        routes,
+        tools,
+        server_info,
+        pid,
+        _group: group,
+    })
+}

@@ -1,0 +1,211 @@
+use super::*;
+
+fn env(name: &str) -> Option<String> {
+    match name {
+        "HOME_URL" => Some("http://127.0.0.1:9".into()),
+        "TOKEN" => Some("t0k".into()),
+        "EMPTY" => Some(String::new()),
+        _ => None,
+    }
+}
+
+#[test]
+fn expansion_takes_values_defaults_and_names_missing_variables() {
+    assert_eq!(
+        expand("${HOME_URL}/mcp", &env).unwrap(),
+        "http://127.0.0.1:9/mcp"
+    );
+    assert_eq!(expand("${NOPE:-x}-${TOKEN}", &env).unwrap(), "x-t0k");
+    assert_eq!(expand("${EMPTY:-d}", &env).unwrap(), "d");
+    assert_eq!(expand("${EMPTY}", &env).unwrap(), "");
+    assert_eq!(expand("cost $5 ${NOPE:-}", &env).unwrap(), "cost $5 ");
+    let err = expand("Bearer ${API_KEY}", &env).unwrap_err();
+    assert!(err.contains("API_KEY"), "{err}");
+    assert!(expand("${OPEN", &env).unwrap_err().contains("unclosed"));
+}
+
+#[test]
+fn servers_parse_with_stdio_as_the_default_type() {
+    let doc = serde_json::json!({"mcpServers": {
+        "fs": {"command": "npx", "args": ["-y", "${PKG:-server-fs}"], "env": {"K": "${TOKEN}"}},
+        "remote": {"type": "http", "url": "${HOME_URL}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+        "old": {"type": "sse", "url": "https://example.com/sse"},
+        "bad": {"type": "ftp", "url": "x"},
+        "nokey": {"type": "http", "url": "${MISSING}/x"},
+        "neither": {"args": []},
+        "badargs": {"command": "x", "args": [1]},
+    }});
+    let mut problems = Vec::new();
+    let servers = servers_of(&doc, Scope::Project, ".mcp.json", &env, &mut problems);
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["fs", "remote", "old"]);
+    assert_eq!(
+        servers[0].transport,
+        Transport::Stdio {
+            command: "npx".into(),
+            args: vec!["-y".into(), "server-fs".into()],
+            env: vec![("K".into(), "t0k".into())],
+        }
+    );
+    assert_eq!(
+        servers[1].transport,
+        Transport::Http {
+            url: "http://127.0.0.1:9/mcp".into(),
+            headers: vec![("Authorization".into(), "Bearer t0k".into())],
+        }
+    );
+    assert_eq!(servers[2].transport.kind(), "sse");
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+    for (name, words) in [
+        ("bad", "unknown \"type\""),
+        ("nokey", "MISSING"),
+        ("neither", "\"command\""),
+        ("badargs", "\"args\""),
+    ] {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with(".mcp.json: server \"")
+                    && p.contains(name)
+                    && p.contains(words)),
+            "{name}: {problems:#?}"
+        );
+    }
+}
+
+#[test]
+fn approval_rules_disabled_wins_then_all_then_listed() {
+    let a = Approval {
+        enable_all: false,
+        enabled: vec!["a".into()],
+        disabled: vec![],
+    };
+    assert!(a.approves("a"));
+    assert!(!a.approves("b"));
+    let all = Approval {
+        enable_all: true,
+        enabled: vec![],
+        disabled: vec!["b".into()],
+    };
+    assert!(all.approves("a"));
+    assert!(!all.approves("b"));
+    let both = Approval {
+        enable_all: false,
+        enabled: vec!["b".into()],
+        disabled: vec!["b".into()],
+    };
+    assert!(!both.approves("b"));
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn scopes_merge_local_over_project_over_user_and_project_needs_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("proj");
+    std::fs::create_dir(&project).unwrap();
+    let claude_json = dir.path().join(".claude.json");
+    let key = project.to_string_lossy().to_string();
+    write(
+        &claude_json,
+        &serde_json::json!({
+            "mcpServers": {"shared": {"command": "user-cmd"}, "mine": {"command": "mine"}},
+            "projects": {key: {"mcpServers": {"shared": {"command": "local-cmd"}}}},
+        })
+        .to_string(),
+    );
+    write(
+        &project.join(".mcp.json"),
+        r#"{"mcpServers": {"shared": {"command": "project-cmd"}, "proj": {"command": "p"},
+            "waiting": {"command": "w"}, "off": {"command": "o"}}}"#,
+    );
+    let sources = Sources {
+        project_dir: project.clone(),
+        claude_json: Some(claude_json.clone()),
+        cli: vec![],
+        strict: false,
+    };
+    let approval = Approval {
+        enable_all: false,
+        enabled: vec!["proj".into(), "shared".into(), "off".into()],
+        disabled: vec!["off".into()],
+    };
+    let cfg = load(&sources, &approval, &env);
+    assert!(cfg.problems.is_empty(), "{:?}", cfg.problems);
+    let got: Vec<(&str, Scope)> = cfg
+        .servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.scope))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("mine", Scope::User),
+            ("proj", Scope::Project),
+            ("shared", Scope::Local)
+        ]
+    );
+    let Transport::Stdio { command, .. } = &cfg.servers[2].transport else {
+        panic!("stdio expected");
+    };
+    assert_eq!(command, "local-cmd");
+    assert_eq!(cfg.unapproved, ["waiting"]);
+    assert_eq!(cfg.disabled, ["off"]);
+
+    // --mcp-config (file and inline JSON) wins; --strict-mcp-config keeps only those.
+    let file = dir.path().join("extra.json");
+    write(
+        &file,
+        r#"{"mcpServers": {"mine": {"command": "from-file"}}}"#,
+    );
+    let strict = Sources {
+        cli: vec![
+            file.to_string_lossy().into(),
+            r#"{"mcpServers": {"inline": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}"#
+                .into(),
+            "{not json".into(),
+            dir.path().join("missing.json").to_string_lossy().into(),
+        ],
+        strict: true,
+        ..sources
+    };
+    let cfg = load(&strict, &approval, &env);
+    let got: Vec<(&str, Scope)> = cfg
+        .servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.scope))
+        .collect();
+    assert_eq!(got, [("inline", Scope::Cli), ("mine", Scope::Cli)]);
+    assert_eq!(cfg.problems.len(), 2, "{:?}", cfg.problems);
+    assert!(cfg.problems[0].starts_with("--mcp-config (inline JSON): not valid JSON"));
+    assert!(cfg.problems[1].contains("missing.json: cannot read"));
+}
+
+#[test]
+fn a_broken_file_is_a_problem_line_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join(".mcp.json"), "{\"mcpServers\": [1, 2]}");
+    let sources = Sources {
+        project_dir: dir.path().to_path_buf(),
+        claude_json: None,
+        cli: vec![],
+        strict: false,
+    };
+    let cfg = load(&sources, &Approval::default(), &env);
+    assert!(cfg.servers.is_empty());
+    assert_eq!(cfg.problems.len(), 1);
+    assert!(
+        cfg.problems[0].ends_with("\"mcpServers\" must be an object"),
+        "{:?}",
+        cfg.problems
+    );
+    write(&dir.path().join(".mcp.json"), "{ nope");
+    let cfg = load(&sources, &Approval::default(), &env);
+    assert!(
+        cfg.problems[0].contains("not valid JSON"),
+        "{:?}",
+        cfg.problems
+    );
+}

@@ -1,0 +1,170 @@
+//! `cairn mcp list` and `cairn mcp get NAME`: the configured servers, each connected once to
+//! show whether it works (as `claude mcp list` does), then stopped; `add` and `remove` hand
+//! over to [`super::edit`]. Text for a terminal.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use super::config::{ServerConfig, Transport};
+use super::manager::McpManager;
+use super::server::Status;
+use super::session::{McpFlags, start};
+use crate::config::LoadedSettings;
+use crate::tools::LateTools;
+
+fn describe(server: &ServerConfig) -> String {
+    match &server.transport {
+        Transport::Stdio { command, args, .. } => {
+            let mut line = command.clone();
+            for a in args {
+                line.push(' ');
+                line.push_str(a);
+            }
+            line
+        }
+        Transport::Http { url, .. } => format!("{url} (HTTP)"),
+        Transport::Sse { url, .. } => format!("{url} (SSE)"),
+    }
+}
+
+fn mark(status: &Status) -> String {
+    match status {
+        Status::Connected { .. } => format!("✓ {status}"),
+        Status::Connecting => "… still connecting".into(),
+        Status::Failed(_) => format!("✗ {status}"),
+    }
+}
+
+async fn started(
+    project_dir: &Path,
+    settings: &LoadedSettings,
+    flags: &McpFlags,
+) -> (McpManager, Vec<String>) {
+    let (manager, notices) = start(project_dir, settings, flags, LateTools::default());
+    let bound = manager.servers().first().map_or(Duration::ZERO, |_| {
+        super::Timeouts::from_env(&|k| std::env::var(k).ok()).startup
+    });
+    manager.wait_settled(bound + Duration::from_secs(1)).await;
+    (manager, notices)
+}
+
+/// `cairn mcp list`.
+pub async fn list(project_dir: &Path, settings: &LoadedSettings, flags: &McpFlags) -> String {
+    let (manager, notices) = started(project_dir, settings, flags).await;
+    let mut out = String::new();
+    if manager.servers().is_empty() {
+        out.push_str("No MCP servers configured.\n");
+    }
+    for s in manager.servers() {
+        let c = s.config();
+        let _ = writeln!(
+            out,
+            "{}: {} [{}] - {}",
+            c.name,
+            describe(c),
+            c.scope.name(),
+            mark(&s.status())
+        );
+    }
+    for n in notices {
+        let _ = writeln!(out, "{n}");
+    }
+    manager.shutdown().await;
+    out
+}
+
+/// `cairn mcp get NAME`; `None` when there is no such server.
+pub async fn get(
+    project_dir: &Path,
+    settings: &LoadedSettings,
+    flags: &McpFlags,
+    name: &str,
+) -> Option<String> {
+    let (manager, _) = started(project_dir, settings, flags).await;
+    if manager.unapproved.iter().any(|n| n == name) {
+        return Some(format!(
+            "{name}:\n  Scope: project (.mcp.json)\n  Status: not started: needs approval (add it \
+             to enabledMcpjsonServers in .claude/settings.local.json)\n"
+        ));
+    }
+    let server = manager.server(name)?;
+    let c = server.config();
+    let mut out = String::new();
+    let _ = writeln!(out, "{}:", c.name);
+    let _ = writeln!(out, "  Scope: {} ({})", c.scope.name(), c.source);
+    let _ = writeln!(out, "  Type: {}", c.transport.kind());
+    match &c.transport {
+        Transport::Stdio { command, args, env } => {
+            let _ = writeln!(out, "  Command: {command}");
+            let _ = writeln!(out, "  Args: {}", args.join(" "));
+            let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+            if !names.is_empty() {
+                // Values may be secrets: names only.
+                let _ = writeln!(out, "  Environment: {}", names.join(", "));
+            }
+        }
+        Transport::Http { url, headers } | Transport::Sse { url, headers } => {
+            let _ = writeln!(out, "  URL: {url}");
+            let names: Vec<&str> = headers.iter().map(|(k, _)| k.as_str()).collect();
+            if !names.is_empty() {
+                let _ = writeln!(out, "  Headers: {}", names.join(", "));
+            }
+        }
+    }
+    let _ = writeln!(out, "  Status: {}", mark(&server.status()));
+    let prefix = super::tool::tool_prefix(&c.name);
+    let mut names: Vec<&str> = Vec::new();
+    let tools = manager.tools();
+    for t in &tools {
+        if t.name().starts_with(&prefix) {
+            names.push(t.name());
+        }
+    }
+    names.sort_unstable();
+    for n in names {
+        let _ = writeln!(out, "  Tool: {n}");
+    }
+    manager.shutdown().await;
+    Some(out)
+}
+
+/// `cairn mcp add|remove`: the line to print, or why nothing changed.
+pub fn edit(
+    project_dir: &Path,
+    settings: &LoadedSettings,
+    action: &crate::cli::McpAction,
+) -> anyhow::Result<String> {
+    use super::edit::{EditScope, Files, add, entry_from_args, remove};
+    use crate::cli::{McpAction, McpScopeArg};
+    let claude_json = settings
+        .home
+        .as_ref()
+        .map(|h| h.join(".claude.json"))
+        .or_else(super::config::default_claude_json)
+        .ok_or_else(|| anyhow::anyhow!("no home directory for ~/.claude.json"))?;
+    let files = Files {
+        project_dir: project_dir.to_path_buf(),
+        claude_json,
+    };
+    let scope = |s: McpScopeArg| match s {
+        McpScopeArg::Local => EditScope::Local,
+        McpScopeArg::Project => EditScope::Project,
+        McpScopeArg::User => EditScope::User,
+    };
+    let done = match action {
+        McpAction::Add {
+            scope: s,
+            transport,
+            env,
+            header,
+            name,
+            command_or_url,
+            args,
+        } => entry_from_args(transport, command_or_url, args, env, header)
+            .and_then(|entry| add(&files, scope(*s), name, entry)),
+        McpAction::Remove { scope: s, name } => remove(&files, s.map(scope), name),
+        McpAction::List | McpAction::Get { .. } => Err("not an edit".into()),
+    };
+    done.map_err(|e| anyhow::anyhow!(e))
+}

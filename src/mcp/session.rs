@@ -1,0 +1,135 @@
+//! MCP for one session, from the settings and the command line: read the configuration
+//! (approval from the settings), start the servers in the background, and say in a few lines
+//! what will not start and why. Used by startup and by `cairn mcp list|get`.
+
+use std::path::Path;
+
+use super::config::{self, Approval, Sources};
+use super::manager::{McpManager, start_servers};
+use super::server::McpOptions;
+use crate::config::LoadedSettings;
+use crate::tools::LateTools;
+
+/// What the command line says about MCP.
+#[derive(Debug, Clone, Default)]
+pub struct McpFlags {
+    /// `--mcp-config` values (files or inline JSON).
+    pub configs: Vec<String>,
+    /// `--strict-mcp-config`.
+    pub strict: bool,
+}
+
+/// The sources and approval for a session in `project_dir`.
+pub fn sources(
+    project_dir: &Path,
+    settings: &LoadedSettings,
+    flags: &McpFlags,
+) -> (Sources, Approval) {
+    let sources = Sources {
+        project_dir: project_dir.to_path_buf(),
+        claude_json: settings
+            .home
+            .as_ref()
+            .map(|h| h.join(".claude.json"))
+            .or_else(config::default_claude_json),
+        cli: flags.configs.clone(),
+        strict: flags.strict,
+    };
+    (sources, settings.mcp_approval.clone())
+}
+
+/// Read the configuration and start every server in the background; their tools join `late`.
+/// Returns the manager (dropping it stops the servers) and lines for the person.
+pub fn start(
+    project_dir: &Path,
+    settings: &LoadedSettings,
+    flags: &McpFlags,
+    late: LateTools,
+) -> (McpManager, Vec<String>) {
+    let (sources, approval) = sources(project_dir, settings, flags);
+    let env = |k: &str| {
+        settings
+            .env
+            .get(k)
+            .cloned()
+            .or_else(|| std::env::var(k).ok())
+    };
+    let cfg = config::load(&sources, &approval, &env);
+    let mut options = McpOptions::from_env(project_dir.to_path_buf(), &env);
+    options.tool_env = settings
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let notices = notices(&cfg);
+    (start_servers(cfg, options, late), notices)
+}
+
+/// Problems and unapproved servers, one line each.
+pub fn notices(cfg: &config::McpConfig) -> Vec<String> {
+    let mut out: Vec<String> = cfg.problems.iter().map(|p| format!("MCP: {p}")).collect();
+    for name in &cfg.unapproved {
+        out.push(format!(
+            "MCP server \"{name}\" (.mcp.json) needs approval: add it to enabledMcpjsonServers \
+             in .claude/settings.local.json (or set enableAllProjectMcpServers)"
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_come_from_the_settings_but_not_from_a_checked_in_project_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::write(
+            home.join(".claude/settings.json"),
+            r#"{"enabledMcpjsonServers": ["a"], "disabledMcpjsonServers": ["c"]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(".claude/settings.local.json"),
+            r#"{"enabledMcpjsonServers": ["b"]}"#,
+        )
+        .unwrap();
+        // The repository's shared settings try to approve everything: ignored and reported.
+        std::fs::write(
+            project.join(".claude/settings.json"),
+            r#"{"enableAllProjectMcpServers": true}"#,
+        )
+        .unwrap();
+        let home_s = home.display().to_string();
+        let env = |k: &str| (k == "HOME").then(|| home_s.clone());
+        let settings = crate::config::load_settings(&project, None, &env);
+        let a = &settings.mcp_approval;
+        assert!(!a.enable_all);
+        assert_eq!(a.enabled, ["b", "a"]);
+        assert_eq!(a.disabled, ["c"]);
+        assert!(
+            settings.diagnostics.iter().any(|d| d.contains(
+                "`enableAllProjectMcpServers` in a project's shared settings is ignored"
+            )),
+            "{:?}",
+            settings.diagnostics
+        );
+        assert!(
+            !settings
+                .diagnostics
+                .iter()
+                .any(|d| d.contains("enabledMcpjsonServers")),
+            "read keys are not reported as unused: {:?}",
+            settings.diagnostics
+        );
+        // The sources follow: ~/.claude.json under that home.
+        let (sources, approval) = sources(&project, &settings, &McpFlags::default());
+        assert_eq!(sources.claude_json, Some(home.join(".claude.json")));
+        assert!(approval.approves("a") && approval.approves("b") && !approval.approves("c"));
+    }
+}

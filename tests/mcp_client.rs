@@ -1,0 +1,487 @@
+//! The MCP client against the reference servers from npm (`@modelcontextprotocol/server-
+//! everything` and `server-filesystem`, pinned in tests/mcp-servers/package.json), as real
+//! child processes and a real HTTP server on 127.0.0.1. `.ci/run` installs them into
+//! `target/mcp-servers`; without them the tests say so loudly and pass, unless `CI` is set, in
+//! which case a missing server fails the test.
+//!
+//! One server process is shared across the asserts of a test where the scenario allows.
+
+#[path = "support/llm.rs"]
+mod llm;
+#[path = "support/workspace.rs"]
+mod workspace;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use cairn::mcp::{
+    Approval, McpManager, McpOptions, Sources, Status, Timeouts, config, start_servers,
+};
+use cairn::tools::{LateTools, ToolHandle, ToolKind, ToolResultBlock};
+use serde_json::json;
+use workspace::{Workspace, run};
+
+/// `target/mcp-servers/node_modules/.bin` (or `$CAIRN_MCP_SERVERS`), or None after saying why.
+fn servers_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("CAIRN_MCP_SERVERS").map(PathBuf::from),
+        std::env::var_os("CARGO_TARGET_DIR").map(|t| PathBuf::from(t).join("mcp-servers")),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers")),
+    ];
+    for dir in candidates.into_iter().flatten() {
+        let bin = dir.join("node_modules/@modelcontextprotocol");
+        if bin.join("server-everything/dist/index.js").is_file() {
+            return Some(bin);
+        }
+    }
+    let msg = "the reference MCP servers are not installed: run `npm ci --prefix target/mcp-servers` \
+               with tests/mcp-servers/package.json (as .ci/run does)";
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}");
+    }
+    eprintln!("\n!!!!!!!!!! SKIPPED: {msg} !!!!!!!!!!\n");
+    None
+}
+
+fn everything(dir: &std::path::Path) -> String {
+    dir.join("server-everything/dist/index.js")
+        .display()
+        .to_string()
+}
+
+/// Calls bounded by `call`; servers get 20 s to start.
+fn calls(call: Duration) -> Timeouts {
+    Timeouts {
+        startup: Duration::from_secs(20),
+        call,
+    }
+}
+
+/// Start the servers of an inline `--mcp-config`, strict, and wait for them.
+async fn start(
+    ws: &Workspace,
+    servers: serde_json::Value,
+    timeouts: Timeouts,
+) -> (McpManager, LateTools) {
+    let sources = Sources {
+        project_dir: ws.root().to_path_buf(),
+        claude_json: None,
+        cli: vec![json!({ "mcpServers": servers }).to_string()],
+        strict: true,
+    };
+    let cfg = config::load(&sources, &Approval::default(), &|k| std::env::var(k).ok());
+    assert!(cfg.problems.is_empty(), "{:?}", cfg.problems);
+    let late = LateTools::default();
+    let mut options = McpOptions::from_env(ws.root().to_path_buf(), &|_| None);
+    options.timeouts = timeouts;
+    let manager = start_servers(cfg, options, late.clone());
+    assert!(
+        manager.wait_settled(Duration::from_secs(30)).await,
+        "servers did not settle"
+    );
+    (manager, late)
+}
+
+fn tool(manager: &McpManager, name: &str) -> ToolHandle {
+    let tools = manager.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+    tools
+        .iter()
+        .find(|t| t.name() == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {name} in {names:?}"))
+}
+
+async fn wait_disconnected(manager: &McpManager, server: &str) {
+    let s = manager.server(server).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.is_connected().await {
+        assert!(
+            Instant::now() < deadline,
+            "the killed server still looks connected"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn kill(pid: u32) {
+    // SAFETY: plain signal to a child process this test started.
+    unsafe {
+        libc::kill(pid as i32, libc::SIGKILL);
+    }
+}
+
+#[tokio::test]
+async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart() {
+    let Some(dir) = servers_dir() else { return };
+    let mut ws = Workspace::new();
+    let (manager, _late) = start(
+        &ws,
+        json!({"every thing": {"command": "node", "args": [everything(&dir), "stdio"]}}),
+        calls(Duration::from_millis(1500)),
+    )
+    .await;
+    let server = manager.server("every thing").unwrap();
+    assert!(
+        matches!(server.status(), Status::Connected { .. }),
+        "{}",
+        server.status()
+    );
+
+    // Names normalised; annotations decide read-only; tools are MCP-kind.
+    let echo = tool(&manager, "mcp__every_thing__echo");
+    assert_eq!(echo.kind(), ToolKind::Mcp);
+    let parsed = echo.parse(&json!({"message": "hi"})).unwrap();
+    assert!(echo.is_read_only(&parsed) && echo.is_concurrency_safe(&parsed));
+    let out = run(
+        echo.as_ref(),
+        json!({"message": "hello there"}),
+        &ws.call_ctx(),
+    )
+    .await
+    .unwrap();
+    assert!(!out.is_error);
+    assert!(
+        out.content.text().contains("hello there"),
+        "{:?}",
+        out.content
+    );
+
+    let sum = tool(&manager, "mcp__every_thing__get-sum");
+    let out = run(sum.as_ref(), json!({"a": 2, "b": 40}), &ws.call_ctx())
+        .await
+        .unwrap();
+    assert!(out.content.text().contains("42"), "{:?}", out.content);
+
+    // Validation happens here, before the call, and names the field.
+    let err = sum.parse(&json!({"a": "two", "b": 1})).err().unwrap();
+    assert!(
+        err.message
+            .starts_with("InputValidationError: mcp__every_thing__get-sum"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("/a"), "{}", err.message);
+    let err = sum.parse(&json!({"a": 1})).err().unwrap();
+    assert!(
+        err.message.contains("\"b\" is a required property"),
+        "{}",
+        err.message
+    );
+
+    let image = tool(&manager, "mcp__every_thing__get-tiny-image");
+    let out = run(image.as_ref(), json!({}), &ws.call_ctx())
+        .await
+        .unwrap();
+    assert!(
+        out.content
+            .blocks()
+            .iter()
+            .any(|b| matches!(b, ToolResultBlock::Image { .. })),
+        "{:?}",
+        out.content.text()
+    );
+
+    // A call that outlives MCP_TOOL_TIMEOUT (1.5 s here) is cancelled with a clear message.
+    let long = tool(&manager, "mcp__every_thing__trigger-long-running-operation");
+    let started = Instant::now();
+    let err = run(
+        long.as_ref(),
+        json!({"duration": 30, "steps": 2}),
+        &ws.call_ctx(),
+    )
+    .await
+    .err()
+    .unwrap();
+    assert!(
+        err.message.contains("timed out after 1.5 s"),
+        "{}",
+        err.message
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Progress notifications become the call's tool progress.
+    let out = run(
+        long.as_ref(),
+        json!({"duration": 0.4, "steps": 2}),
+        &ws.call_ctx(),
+    )
+    .await
+    .unwrap();
+    assert!(!out.is_error, "{:?}", out.content);
+    let mut progress = Vec::new();
+    while let Ok(event) = ws.events.try_recv() {
+        if let cairn::protocol::Event::ToolCallProgress { output, .. } = event {
+            progress.push(output);
+        }
+    }
+    assert!(progress.iter().any(|p| p.contains("1/2")), "{progress:?}");
+    // An interrupt (the call's cancel token) ends the call at once.
+    let ctx = ws.call_ctx();
+    let cancel = ctx.cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let err = run(long.as_ref(), json!({"duration": 30, "steps": 2}), &ctx)
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.message, "Interrupted by the user");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    // The server is still usable afterwards.
+    run(
+        echo.as_ref(),
+        json!({"message": "still here"}),
+        &ws.call_ctx(),
+    )
+    .await
+    .unwrap();
+
+    // Killed mid-session: restarted on the next call, once.
+    let first_pid = server.pid().await.unwrap();
+    kill(first_pid);
+    wait_disconnected(&manager, "every thing").await;
+    let out = run(echo.as_ref(), json!({"message": "again"}), &ws.call_ctx())
+        .await
+        .unwrap();
+    assert!(out.content.text().contains("again"));
+    let second_pid = server.pid().await.unwrap();
+    assert_ne!(first_pid, second_pid);
+    kill(second_pid);
+    wait_disconnected(&manager, "every thing").await;
+    let err = run(echo.as_ref(), json!({"message": "no more"}), &ws.call_ctx())
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        err.message.contains("already restarted once"),
+        "{}",
+        err.message
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn everything_over_streamable_http_on_loopback() {
+    let Some(dir) = servers_dir() else { return };
+    let ws = Workspace::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new("node")
+        .args([everything(&dir), "streamableHttp".into()])
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(Instant::now() < deadline, "the HTTP server did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (manager, _late) = start(
+        &ws,
+        json!({"web": {"type": "http", "url": url, "headers": {"X-Test": "1"}}}),
+        calls(Duration::from_secs(10)),
+    )
+    .await;
+    let echo = tool(&manager, "mcp__web__echo");
+    let out = run(
+        echo.as_ref(),
+        json!({"message": "over http"}),
+        &ws.call_ctx(),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.content.text().contains("over http"),
+        "{:?}",
+        out.content
+    );
+    manager.shutdown().await;
+    let _ = child.kill().await;
+}
+
+#[tokio::test]
+async fn filesystem_over_stdio_reads_a_temp_file() {
+    let Some(dir) = servers_dir() else { return };
+    let ws = Workspace::new();
+    ws.write("notes.txt", "a line from the test\n");
+    let fs = dir
+        .join("server-filesystem/dist/index.js")
+        .display()
+        .to_string();
+    let root = ws.root().display().to_string();
+    let (manager, _late) = start(
+        &ws,
+        json!({"fs": {"command": "node", "args": [fs, root]}}),
+        calls(Duration::from_secs(10)),
+    )
+    .await;
+    let tools = manager.tools();
+    let read = tools
+        .iter()
+        .find(|t| t.name() == "mcp__fs__read_text_file" || t.name() == "mcp__fs__read_file")
+        .cloned()
+        .unwrap();
+    let path = ws.path("notes.txt").display().to_string();
+    let out = run(read.as_ref(), json!({"path": path}), &ws.call_ctx())
+        .await
+        .unwrap();
+    assert!(
+        out.content.text().contains("a line from the test"),
+        "{:?}",
+        out.content
+    );
+    // A path outside its roots is the server's error, carried as an error result or message.
+    match run(
+        read.as_ref(),
+        json!({"path": "/etc/hostname"}),
+        &ws.call_ctx(),
+    )
+    .await
+    {
+        Ok(out) => assert!(out.is_error, "{:?}", out.content),
+        Err(e) => assert!(!e.message.is_empty()),
+    }
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_command_keeps_its_error_and_nothing_hangs() {
+    let ws = Workspace::new();
+    let started = Instant::now();
+    // One server that does not exist, one that never answers the handshake.
+    let (manager, late) = start(
+        &ws,
+        json!({
+            "ghost": {"command": "/nonexistent/cairn-no-such-server", "args": []},
+            "mute": {"command": "sleep", "args": ["31.25"]},
+        }),
+        Timeouts {
+            startup: Duration::from_secs(1),
+            call: Duration::from_secs(1),
+        },
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let status = manager.server("mute").unwrap().status();
+    assert_eq!(
+        status,
+        Status::Failed("did not start within 1 s (MCP_TIMEOUT)".into())
+    );
+    // The mute server's process (group) is gone, not left behind.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let alive = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .any(|c| c == b"sleep\x0031.25\x00");
+    assert!(!alive, "the server that timed out is still running");
+    let status = manager.server("ghost").unwrap().status();
+    let Status::Failed(why) = status else {
+        panic!("expected a failure, got {status}")
+    };
+    assert!(
+        why.contains("cannot start") && why.contains("cairn-no-such-server"),
+        "{why}"
+    );
+    assert!(late.snapshot().1.is_empty());
+}
+
+/// The `cairn` binary in a temp project with a temp HOME, PATH kept (for node).
+fn cairn_in(project: &std::path::Path, home: &std::path::Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("CAIRN_DATA_DIR", home.join("data"))
+        .kill_on_drop(true);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_session_offers_and_calls_a_server_tool_and_mcp_list_reports() {
+    let Some(dir) = servers_dir() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let config = json!({"mcpServers": {
+        "ev": {"command": "node", "args": [everything(&dir)]},
+        "ghost": {"command": "/nonexistent/cairn-ghost"},
+    }})
+    .to_string();
+    // A project server nobody approved is reported, not started.
+    std::fs::write(
+        project.path().join(".mcp.json"),
+        r#"{"mcpServers": {"repo": {"command": "node", "args": ["-e", "1"]}}}"#,
+    )
+    .unwrap();
+    let server = llm::scripted(&json!({"turns": [
+        {"tool_calls": [{"id": "m1", "name": "mcp__ev__echo", "input": {"message": "from the model"}}]},
+        {"text": "done"}]}));
+    let out = cairn_in(project.path(), home.path())
+        .args([
+            "-p",
+            "echo it",
+            "--mcp-config",
+            &config,
+            "--allowedTools",
+            "mcp__ev__echo",
+        ])
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("\"repo\" (.mcp.json) needs approval"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("MCP server \"ghost\" failed: cannot start"),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    let first = requests[0].body.to_string();
+    assert!(first.contains("mcp__ev__echo"), "the tool was not offered");
+    let second = requests[1].body.to_string();
+    assert!(second.contains("Echo: from the model"), "{second}");
+
+    let out = cairn_in(project.path(), home.path())
+        .args(["mcp", "list", "--mcp-config", &config])
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out)
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("ev: node ") && stdout.contains("[cli] - ✓ connected ("),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ghost: /nonexistent/cairn-ghost [cli] - ✗ failed: cannot start"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("needs approval"), "{stdout}");
+}
