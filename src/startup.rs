@@ -320,6 +320,8 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     );
     let skills = crate::commands::skills::discover(&project_dir, settings.home.as_deref());
     notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
+    let agents = crate::commands::agents::discover(&project_dir, settings.home.as_deref());
+    notices.extend(agents.problems.iter().map(|p| format!("agent: {p}")));
     let style = crate::agent::output_style::select(
         settings.appearance.output_style.as_deref(),
         &project_dir,
@@ -379,6 +381,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         mode_from_flag: cli.permission_mode.is_some(),
         commands: commands.items,
         skills: skills.items,
+        agents: agents.items,
         output_style: style.style.clone(),
     };
     Ok(Started {

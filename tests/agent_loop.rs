@@ -1255,3 +1255,72 @@ async fn a_resumed_session_takes_over_its_conversation_mode_todos_and_usage() {
         "{sent}"
     );
 }
+
+#[tokio::test]
+async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_its_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("main.rs"), "fn main() { parse(); }\n").unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                "description": "find callers",
+                "prompt": "Find who calls parse().",
+                "subagent_type": "finder"}}]},
+            {"text": "The finder says main.rs calls it."}
+        ],
+        "by_system": [{"system_contains": "FINDER-ROLE", "turns": [
+            {"tool_calls": [{"id": "g1", "name": "Grep", "input": {"pattern": "parse\\("}}]},
+            {"text": "main.rs calls parse()."}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = vec![cairn::commands::agents::AgentDef {
+        name: "finder".into(),
+        description: "Finds the callers of a function".into(),
+        tools: Some(vec!["Grep".into(), "Read".into()]),
+        model: Some("haiku".into()),
+        prompt: "FINDER-ROLE: you find callers.".into(),
+        path: tmp.path().join("finder.md"),
+    }];
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("who calls parse?").await;
+    assert_eq!(finished(&events).1, "The finder says main.rs calls it.");
+    let requests = agent.server.requests();
+    assert_eq!(requests.len(), 4);
+    // The main model sees the agents in the tool's description.
+    let main_tools = requests[0].body["tools"].to_string();
+    assert!(
+        main_tools.contains("finder: Finds the callers of a function"),
+        "{main_tools}"
+    );
+    // The sub-agent: its role, its model, only its tools, the task alone.
+    let sub = &requests[1].body;
+    assert!(sub["system"].to_string().contains("FINDER-ROLE"));
+    assert_eq!(sub["model"], "haiku");
+    let names: Vec<&str> = sub["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Grep", "Read"]);
+    assert_eq!(sub["messages"].as_array().unwrap().len(), 1);
+    assert!(
+        sub["messages"]
+            .to_string()
+            .contains("Find who calls parse().")
+    );
+    assert!(requests[2].body["messages"].to_string().contains("main.rs"));
+    // Only the report goes back to the main model.
+    let results = tool_results(&requests[3].body);
+    assert_eq!(results[0].0, "main.rs calls parse().");
+    // The client saw the sub-agent's Grep, not its streamed text.
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::ToolCallStarted { call_id, .. } if call_id == "g1"))
+    );
+    let shown = streamed_text(&events);
+    assert!(!shown.contains("calls parse()"), "{shown}");
+    assert!(tmp.path().join(".data/subagents/1.jsonl").exists());
+}

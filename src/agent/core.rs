@@ -35,7 +35,7 @@ const PARTIAL_EVERY: Duration = Duration::from_secs(1);
 const MAX_FORCED_CONTINUATIONS: u32 = 5;
 
 /// How one model request ended.
-enum Step {
+pub(super) enum Step {
     /// Tools ran; their results are in the conversation: ask the model again.
     ToolsRan,
     /// The model ended its turn with this text.
@@ -425,7 +425,7 @@ impl Core {
     }
 
     /// One request to the model and the tool calls of its answer.
-    async fn one_request(&mut self, cancel: &CancellationToken) -> Step {
+    pub(super) async fn one_request(&mut self, cancel: &CancellationToken) -> Step {
         // Mid-turn (tool results just came back) the window is checked here; a new prompt is
         // checked before it is added, so it follows the summary instead of being folded in.
         let after_tools = self.messages.last().is_some_and(|m| {

@@ -13,6 +13,7 @@ mod invoke;
 pub mod output_style;
 pub mod prompt;
 mod resume;
+mod subagent;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -28,8 +29,9 @@ use crate::llm::retry::RetryPolicy;
 use crate::permissions::PermissionGate;
 use crate::protocol::{Event, Op, Usage};
 use crate::session::transcript::Transcript;
+use crate::tools::agent_tool::{self, AgentTool};
 use crate::tools::registry::builtin_tools;
-use crate::tools::{ToolHandle, ToolRegistry};
+use crate::tools::{ToolHandle, ToolKind, ToolRegistry};
 
 use self::executor::PendingDecisions;
 use crate::session::context::{EventSender, SessionContext};
@@ -85,6 +87,8 @@ pub struct AgentSetup {
     pub fork: bool,
     /// The mode was given on the command line: a resumed session's mode does not replace it.
     pub mode_from_flag: bool,
+    /// The person's own sub-agents (`.claude/agents/*.md`), beside the built-in one.
+    pub agents: Vec<crate::commands::agents::AgentDef>,
     /// The person's skills: the Skill tool is offered when there is one.
     pub skills: Vec<crate::commands::skills::Skill>,
     /// The settings' output style; `None` is the default style.
@@ -134,13 +138,44 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         let skills = setup.skills.clone();
         extra_tools.push(Arc::new(crate::tools::skill::SkillTool::new(skills)));
     }
+    let env = prompt::Environment::detect(&setup.project_dir, &setup.model.id);
+    let memory = crate::memory::render(&setup.memory);
+    let hooks = Arc::new(Hooks::new(
+        setup.hooks,
+        setup.project_dir.clone(),
+        setup.tool_env.clone(),
+        setup.transcript_path.clone().unwrap_or_default(),
+    ));
+    let decisions = PendingDecisions::default();
+    let subagents = Arc::new(subagent::Subagents {
+        client: Arc::clone(&setup.client),
+        model: setup.model.clone(),
+        aliases: setup.aliases.clone(),
+        session: Arc::clone(&session),
+        gate: Arc::clone(&gate),
+        hooks: Arc::clone(&hooks),
+        decisions: decisions.clone(),
+        retry: setup.retry.clone(),
+        max_tokens: setup.max_tokens,
+        auto_compact_pct: setup.auto_compact_pct,
+        env: env.clone(),
+        memory: memory.clone(),
+        defs: setup.agents,
+        registry: std::sync::OnceLock::new(),
+        runs: std::sync::atomic::AtomicU64::new(0),
+    });
+    extra_tools.push(Arc::new(AgentTool::new(subagents.clone())));
     let registry =
         ToolRegistry::new(builtin_tools(&session), extra_tools).filtered(|t| gate.offers_tool(t));
+    // Sub-agents get the same tools but Agent itself and plan mode (the mode is the session's).
+    let late_gate = Arc::clone(&gate);
+    let sub_tools = registry
+        .filtered(|t| t.name() != agent_tool::NAME && t.kind() != ToolKind::Plan)
+        .following(setup.late_tools.clone(), move |t| late_gate.offers_tool(t));
+    let _ = subagents.registry.set(sub_tools);
     let late_gate = Arc::clone(&gate);
     let registry = registry.following(setup.late_tools, move |t| late_gate.offers_tool(t));
     let activated = HashSet::new();
-    let env = prompt::Environment::detect(&setup.project_dir, &setup.model.id);
-    let memory = crate::memory::render(&setup.memory);
     let deferred = registry.deferred_names(&activated);
     let system = prompt::system_prompt(
         &env,
@@ -149,12 +184,6 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         &registry,
         &deferred,
     );
-    let hooks = Arc::new(Hooks::new(
-        setup.hooks,
-        setup.project_dir.clone(),
-        setup.tool_env.clone(),
-        setup.transcript_path.clone().unwrap_or_default(),
-    ));
     let transcript = match setup.transcript_path {
         // A new file starts with the header; a resumed session's file goes on as it is.
         Some(p) if !p.exists() => Transcript::at(p, &setup.session_id)
@@ -170,7 +199,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         gate,
         hooks,
         registry,
-        decisions: PendingDecisions::default(),
+        decisions,
         system,
         messages: Vec::new(),
         max_turns: setup.max_turns,

@@ -80,6 +80,43 @@ pub fn system_prompt(
         );
         out.push_str(memory.trim_end());
     }
+    environment_and_tools(&mut out, env, tools);
+    if !deferred.is_empty() {
+        out.push_str(
+            "\n# Deferred tools\nThese tools exist but their schemas are not loaded. Call \
+             ToolSearch with \"select:Name\" (or keywords) to load one before using it:\n",
+        );
+        out.push_str(&deferred.join(", "));
+        out.push('\n');
+    }
+    out
+}
+
+/// The system prompt of a sub-agent: its role (a custom agent's body, or the built-in one),
+/// the memory files, the environment and its tools' guidance.
+pub fn subagent_prompt(
+    role: &str,
+    env: &Environment,
+    memory: &str,
+    tools: &ToolRegistry,
+) -> String {
+    let mut out = String::with_capacity(4 * 1024 + memory.len());
+    out.push_str(role.trim());
+    out.push_str(
+        "\n\nYou work for another agent, which gave you the task below. It sees only your final \
+         answer, not your tool calls: end with a concise report of what you found or did, with \
+         the file paths and facts it needs.",
+    );
+    if !memory.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(memory.trim_end());
+    }
+    environment_and_tools(&mut out, env, tools);
+    out
+}
+
+/// The environment section and each tool's guidance.
+fn environment_and_tools(out: &mut String, env: &Environment, tools: &ToolRegistry) {
     out.push_str("\n\n# Environment\n");
     out.push_str(&format!(
         "<env>\nWorking directory: {}\nIs directory a git repo: {}\nPlatform: {}\n\
@@ -101,15 +138,6 @@ pub fn system_prompt(
             out.push_str(&format!("\n## {name}\n{}\n", prompt.trim()));
         }
     }
-    if !deferred.is_empty() {
-        out.push_str(
-            "\n# Deferred tools\nThese tools exist but their schemas are not loaded. Call \
-             ToolSearch with \"select:Name\" (or keywords) to load one before using it:\n",
-        );
-        out.push_str(&deferred.join(", "));
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! shadows a user command of the same name. A file whose frontmatter does not close is reported
 //! and skipped.
 
+pub mod agents;
 pub mod skills;
 
 use std::path::{Path, PathBuf};

@@ -239,6 +239,18 @@ impl Hooks {
         self.session_event(fire, session, mode, true).await
     }
 
+    /// When a sub-agent has answered. `blocked`: it must go on, with the reason as its next
+    /// input.
+    pub async fn subagent_stop(
+        &self,
+        session: &SessionContext,
+        mode: PermissionMode,
+    ) -> HookVerdict {
+        let extra = json!({ "stop_hook_active": false });
+        let fire = Fire::new(HookEvent::SubagentStop, None, extra);
+        self.session_event(fire, session, mode, false).await
+    }
+
     /// Before the conversation is compacted; `trigger` is `manual` or `auto` (matched by
     /// matchers), `custom_instructions` what `/compact` was given.
     pub async fn pre_compact(

@@ -48,6 +48,8 @@ pub struct Setup {
     /// `model:` lines resolve (none by default).
     pub model: String,
     pub aliases: Aliases,
+    /// The person's own sub-agents (none by default).
+    pub agents: Vec<cairn::commands::agents::AgentDef>,
     /// A session to continue (none by default).
     pub resume: Option<cairn::session::resume::Resumed>,
     /// Auto-compaction threshold, percent (85 by default).
@@ -76,6 +78,7 @@ impl Setup {
             model: "test-model".into(),
             aliases: Aliases::default(),
             resume: None,
+            agents: Vec::new(),
             auto_compact_pct: 85,
         }
     }
@@ -142,6 +145,7 @@ impl Agent {
             memory: Default::default(),
             commands: setup.commands,
             skills: setup.skills,
+            agents: setup.agents,
             resume: setup.resume,
             auto_compact_pct: setup.auto_compact_pct,
             fork: false,

@@ -1,0 +1,224 @@
+//! Sub-agents: the core's side of the Agent tool. Each run is a fresh [`Core`] with its own
+//! conversation, system prompt (the agent's role, the memory files, the environment) and tools
+//! (the session's, or the ones a custom agent names; never Agent itself, nor plan mode), sharing
+//! the session's permission gate, hooks, pending decisions and read-file state — so the
+//! person is asked about its calls as about any other, and an edit it makes is guarded the same
+//! way. Its tool calls, permission requests and notices reach the client; its streamed text
+//! does not (only its final report, as the tool's result). Its conversation is kept in the
+//! session's data directory (`subagents/<n>.jsonl`). SubagentStop hooks run when it finishes
+//! and may send it back to work.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+use tokio::sync::mpsc;
+
+use super::core::{Core, Step};
+use super::executor::PendingDecisions;
+use super::prompt::{Environment, subagent_prompt};
+use crate::commands::agents::AgentDef;
+use crate::config::model::{Aliases, ModelPick};
+use crate::hooks::Hooks;
+use crate::llm::retry::RetryPolicy;
+use crate::llm::{ContentBlock, ModelClient};
+use crate::permissions::PermissionGate;
+use crate::protocol::{Event, Usage};
+use crate::session::context::{EventSender, SessionContext};
+use crate::session::transcript::Transcript;
+use crate::tools::agent_tool::{GENERAL_PURPOSE, SubagentRunner};
+use crate::tools::{ToolContext, ToolRegistry};
+
+/// A sub-agent that has not answered after this many requests is stopped.
+const MAX_REQUESTS: u32 = 60;
+/// How many times in a row SubagentStop hooks may send a sub-agent back to work.
+const MAX_FORCED: u32 = 3;
+
+const GENERAL_ROLE: &str = "\
+You are a general-purpose agent working in the user's repository on a task another agent gave \
+you. Search and read before you conclude; use several tools at once when they are independent. \
+Do what the task asks and no more.";
+
+/// What every sub-agent of a session shares with it.
+pub(crate) struct Subagents {
+    pub client: Arc<dyn ModelClient>,
+    pub model: ModelPick,
+    pub aliases: Aliases,
+    pub session: Arc<SessionContext>,
+    pub gate: Arc<PermissionGate>,
+    pub hooks: Arc<Hooks>,
+    pub decisions: PendingDecisions,
+    pub retry: RetryPolicy,
+    pub max_tokens: u32,
+    pub auto_compact_pct: u8,
+    pub env: Environment,
+    pub memory: String,
+    pub defs: Vec<AgentDef>,
+    /// The tools sub-agents may use; set once the session's registry exists.
+    pub registry: OnceLock<ToolRegistry>,
+    pub runs: AtomicU64,
+}
+
+impl Subagents {
+    /// A session of its own whose events reach the client only for tool calls, permission
+    /// requests and notices; files read are shared with the parent.
+    fn sub_session(&self) -> Arc<SessionContext> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let parent = self.session.events.clone();
+        tokio::spawn(async move {
+            while let Some(event) = rx.recv().await {
+                if forwarded(&event) {
+                    parent.send(event);
+                }
+            }
+        });
+        let mut sub = SessionContext::new(
+            self.session.session_id.clone(),
+            self.session.project_dir.clone(),
+            self.session.additional_dirs.clone(),
+            self.session.data_dir.clone(),
+            EventSender::new(tx),
+        )
+        .with_tool_env(self.session.tool_env().to_vec());
+        sub.read_files = Arc::clone(&self.session.read_files);
+        Arc::new(sub)
+    }
+
+    fn core_for(&self, def: Option<&AgentDef>) -> Result<Core, String> {
+        let all = self.registry.get().ok_or("sub-agents are not ready yet")?;
+        let registry = match def.and_then(|d| d.tools.as_ref()) {
+            Some(names) => all.filtered(|t| {
+                names
+                    .iter()
+                    .any(|n| n == t.name() || t.aliases().contains(&n.as_str()))
+            }),
+            None => all.filtered(|_| true),
+        };
+        let role = def.map_or(GENERAL_ROLE, |d| d.prompt.as_str());
+        let system = subagent_prompt(role, &self.env, &self.memory, &registry);
+        let model = match def.and_then(|d| d.model.as_deref()) {
+            Some(name) => self.aliases.pick(name),
+            None => self.model.clone(),
+        };
+        let session = self.sub_session();
+        let n = self.runs.fetch_add(1, Ordering::Relaxed) + 1;
+        let transcript = Transcript::at(
+            session
+                .data_dir
+                .join("subagents")
+                .join(format!("{n}.jsonl")),
+            &session.session_id,
+        );
+        Ok(Core {
+            client: Arc::clone(&self.client),
+            model,
+            aliases: self.aliases.clone(),
+            session,
+            gate: Arc::clone(&self.gate),
+            hooks: Arc::clone(&self.hooks),
+            registry,
+            decisions: self.decisions.clone(),
+            system,
+            messages: Vec::new(),
+            max_turns: None,
+            retry: self.retry.clone(),
+            max_tokens: self.max_tokens,
+            total_usage: Usage::default(),
+            total_cost: 0.0,
+            turn_counter: 0,
+            activated: HashSet::new(),
+            transcript,
+            demo: false,
+            commands: Vec::new(),
+            memory_files: Vec::new(),
+            auto_compact_pct: self.auto_compact_pct,
+            last_context: 0,
+            memory_chars: self.memory.len(),
+            last_state: None,
+            resume: None,
+            skills: Vec::new(),
+        })
+    }
+}
+
+/// The events of a sub-agent the client sees.
+fn forwarded(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::ToolCallStarted { .. }
+            | Event::ToolCallProgress { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::PermissionRequest(_)
+            | Event::PermissionRequestUpdated { .. }
+            | Event::Notice { .. }
+            | Event::Error { .. }
+    )
+}
+
+#[async_trait]
+impl SubagentRunner for Subagents {
+    fn agents(&self) -> Vec<(String, String)> {
+        let mut out = vec![(
+            GENERAL_PURPOSE.to_string(),
+            "Searches, research and multi-step tasks across the repository (all tools)."
+                .to_string(),
+        )];
+        out.extend(
+            self.defs
+                .iter()
+                .filter(|d| d.name != GENERAL_PURPOSE)
+                .map(|d| (d.name.clone(), d.description.clone())),
+        );
+        // A person's agent of the same name replaces the built-in one.
+        if let Some(own) = self.defs.iter().find(|d| d.name == GENERAL_PURPOSE) {
+            out[0].1 = own.description.clone();
+        }
+        out
+    }
+
+    async fn run(&self, agent: &str, prompt: &str, ctx: &ToolContext) -> Result<String, String> {
+        let def = self.defs.iter().find(|d| d.name == agent);
+        if def.is_none() && agent != GENERAL_PURPOSE {
+            return Err(format!("there is no agent called {agent}"));
+        }
+        let mut core = self.core_for(def)?;
+        core.run_subagent(prompt, &ctx.cancel).await
+    }
+}
+
+impl Core {
+    /// Work on `prompt` until the model answers without tools; the answer.
+    async fn run_subagent(
+        &mut self,
+        prompt: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<String, String> {
+        self.push_user(vec![ContentBlock::Text {
+            text: prompt.to_string(),
+        }]);
+        let mut forced = 0;
+        for _ in 0..MAX_REQUESTS {
+            match self.one_request(cancel).await {
+                Step::ToolsRan => continue,
+                Step::Done(text) => {
+                    let stop = self
+                        .hooks
+                        .subagent_stop(&self.session, self.gate.mode())
+                        .await;
+                    if let Some(reason) = stop.blocked
+                        && forced < MAX_FORCED
+                    {
+                        forced += 1;
+                        self.push_user(vec![ContentBlock::Text { text: reason }]);
+                        continue;
+                    }
+                    return Ok(text);
+                }
+                Step::Interrupted => return Err("interrupted by the user".into()),
+                Step::Failed(why) => return Err(why),
+            }
+        }
+        Err(format!("it did not finish within {MAX_REQUESTS} requests"))
+    }
+}

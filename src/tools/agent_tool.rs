@@ -1,0 +1,122 @@
+//! The Agent tool (Claude Code's Task): the model hands a self-contained task to a sub-agent,
+//! which works in a fresh conversation with its own system prompt and tools and returns only its
+//! final report. `subagent_type` picks one of the person's agents (`.claude/agents/*.md`) or
+//! the built-in `general-purpose` one. The sub-agent's own tool calls go through the permission
+//! gate like any other; starting one needs no permission of its own (`Agent(name)` deny rules
+//! refuse it). Running sub-agents is the agent core's business: this tool reaches it through
+//! [`SubagentRunner`], so the tool layer stays below the core.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
+use crate::protocol::Display;
+use crate::session::context::SessionContext;
+
+/// The tool's name; Claude Code's older `Task` is an alias.
+pub const NAME: &str = "Agent";
+/// The agent used when `subagent_type` is not given.
+pub const GENERAL_PURPOSE: &str = "general-purpose";
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentInput {
+    /// A short (3-5 word) description of the task.
+    pub description: String,
+    /// The task for the agent: everything it needs to know, since it sees nothing else.
+    pub prompt: String,
+    /// Which agent to use (default `general-purpose`).
+    #[serde(default)]
+    pub subagent_type: Option<String>,
+}
+
+/// Runs a sub-agent to the end; implemented by the agent core.
+#[async_trait]
+pub trait SubagentRunner: Send + Sync {
+    /// The agents there are: (name, when to use it).
+    fn agents(&self) -> Vec<(String, String)>;
+    /// Run `agent` on `prompt` until it answers; its final text, or why it failed.
+    async fn run(&self, agent: &str, prompt: &str, ctx: &ToolContext) -> Result<String, String>;
+}
+
+pub struct AgentTool {
+    runner: Arc<dyn SubagentRunner>,
+}
+
+impl AgentTool {
+    pub fn new(runner: Arc<dyn SubagentRunner>) -> AgentTool {
+        AgentTool { runner }
+    }
+}
+
+fn agent_name(input: &AgentInput) -> &str {
+    input
+        .subagent_type
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(GENERAL_PURPOSE)
+}
+
+#[async_trait]
+impl Tool for AgentTool {
+    type Input = AgentInput;
+
+    fn info(&self) -> ToolInfo {
+        ToolInfo::new(NAME, ToolKind::Other)
+            .aliases(&["Task", "agent"])
+            .read_only()
+            .concurrency_safe()
+    }
+
+    fn description(&self) -> String {
+        let mut text = String::from(
+            "Hand a self-contained task to a sub-agent. It works in a fresh conversation with its \
+             own tools and returns only its final report, which keeps your context small: use it \
+             for searches across many files, research, or independent pieces of work. Several \
+             can run at once: call the tool several times in one message. Give it every fact \
+             it needs; it cannot see this conversation. Available agents:",
+        );
+        for (name, description) in self.runner.agents() {
+            text.push_str(&format!("\n- {name}: {description}"));
+        }
+        text
+    }
+
+    fn title(&self, input: &AgentInput, _ctx: &SessionContext) -> String {
+        format!("{} ({})", input.description.trim(), agent_name(input))
+    }
+
+    fn accesses(&self, input: &AgentInput, _ctx: &SessionContext) -> Vec<Access> {
+        vec![Access::Named(agent_name(input).to_string())]
+    }
+
+    async fn validate(&self, input: &AgentInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+        let name = agent_name(input);
+        let agents = self.runner.agents();
+        if agents.iter().any(|(n, _)| n == name) {
+            return Ok(());
+        }
+        let names: Vec<&str> = agents.iter().map(|(n, _)| n.as_str()).collect();
+        Err(ToolError::new(format!(
+            "Agent type '{name}' not found. Available agents: {}",
+            names.join(", ")
+        )))
+    }
+
+    async fn call(&self, input: AgentInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let name = agent_name(&input);
+        match self.runner.run(name, &input.prompt, ctx).await {
+            Ok(report) => {
+                let display = Display::Markdown {
+                    text: report.clone(),
+                };
+                Ok(ToolOutput::with_display(report, display))
+            }
+            Err(why) => Err(ToolError::new(format!("The {name} agent failed: {why}"))),
+        }
+    }
+}
