@@ -85,16 +85,7 @@ pub fn builtins() -> Vec<OutputStyle> {
 pub fn discover(project: &Path, home: Option<&Path>) -> Found<OutputStyle> {
     let mut out: Found<OutputStyle> = Found::default();
     for root in roots(project, home, "output-styles") {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        files.sort();
-        for file in files {
+        for file in crate::commands::markdown_files(&root) {
             let style = read_style(&file);
             if let Ok(s) = &style
                 && out

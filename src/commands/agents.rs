@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Found, front_and_body, roots};
+use super::{Found, front_and_body, markdown_files, roots};
 
 /// One custom agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,16 +26,7 @@ pub struct AgentDef {
 pub fn discover(project: &Path, home: Option<&Path>) -> Found<AgentDef> {
     let mut out = Found::default();
     for root in roots(project, home, "agents") {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
-            .collect();
-        files.sort();
-        for file in files {
+        for file in markdown_files(&root) {
             out.add(read_agent(&file), |a| a.name.as_str());
         }
     }

@@ -65,6 +65,20 @@ pub(crate) fn roots(project: &Path, home: Option<&Path>, kind: &str) -> Vec<Path
         .collect()
 }
 
+/// The Markdown files directly in `dir`, sorted (none when it cannot be read).
+pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    files
+}
+
 /// Commands of the project (`project/.claude/commands`, `.cairn/commands`), then of the user.
 pub fn discover(project: &Path, home: Option<&Path>) -> Found<CustomCommand> {
     let mut out = Found::default();
