@@ -211,6 +211,9 @@ pub struct SessionInfo {
     /// Auto-compaction starts at this share of the context window (percent; 0: never).
     #[serde(default)]
     pub auto_compact_pct: u8,
+    /// The sub-agents the Agent tool offers (name, description), for `/agents`.
+    #[serde(default)]
+    pub agents: Vec<(String, String)>,
 }
 
 /// A custom slash command as the client shows it.

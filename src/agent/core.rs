@@ -82,6 +82,8 @@ pub(crate) struct Core {
     /// was given on the command line (it then wins), and whether this is a fork (its history
     /// is written to the new transcript).
     pub resume: Option<(crate::session::resume::Resumed, bool, bool)>,
+    /// The sub-agents there are (name, description), for the client.
+    pub agents: Vec<(String, String)>,
     /// The person's skills (`/name args` loads one).
     pub skills: Vec<crate::commands::skills::Skill>,
 }
@@ -120,6 +122,7 @@ impl Core {
             memory_files: self.memory_files.clone(),
             model_choices: self.aliases.choices(),
             auto_compact_pct: self.auto_compact_pct,
+            agents: self.agents.clone(),
         }));
         let source = match self.resume.take() {
             Some((resumed, keep_mode, fork)) => {

@@ -29,7 +29,7 @@ use crate::llm::retry::RetryPolicy;
 use crate::permissions::PermissionGate;
 use crate::protocol::{Event, Op, Usage};
 use crate::session::transcript::Transcript;
-use crate::tools::agent_tool::{self, AgentTool};
+use crate::tools::agent_tool::{self, AgentTool, SubagentRunner};
 use crate::tools::registry::builtin_tools;
 use crate::tools::{ToolHandle, ToolKind, ToolRegistry};
 
@@ -213,6 +213,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         demo: setup.demo,
         commands: setup.commands,
         last_state: None,
+        agents: subagents.agents(),
         auto_compact_pct: setup.auto_compact_pct,
         last_context: 0,
         memory_chars: memory.len(),

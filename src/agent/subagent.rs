@@ -1,9 +1,9 @@
 //! Sub-agents: the core's side of the Agent tool. Each run is a fresh [`Core`] with its own
 //! conversation, system prompt (the agent's role, the memory files, the environment) and tools
-//! (the session's, or the ones a custom agent names; never Agent itself, nor plan mode), sharing
-//! the session's permission gate, hooks, pending decisions and read-file state — so the
-//! person is asked about its calls as about any other, and an edit it makes is guarded the same
-//! way. Its tool calls, permission requests and notices reach the client; its streamed text
+//! (the session's, the read-only ones for the built-in Explore and Plan agents, or the ones a
+//! custom agent names; never Agent itself, nor plan mode), and its own read-file state (it must
+//! read a file before editing it, like any agent), sharing the session's permission gate,
+//! hooks and pending decisions — so the person is asked about its calls as about any other. Its tool calls, permission requests and notices reach the client; its streamed text
 //! does not (only its final report, as the tool's result). Its conversation is kept in the
 //! session's data directory (`subagents/<n>.jsonl`). SubagentStop hooks run when it finishes
 //! and may send it back to work.
@@ -28,7 +28,7 @@ use crate::protocol::{Event, Usage};
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
 use crate::tools::agent_tool::{GENERAL_PURPOSE, SubagentRunner};
-use crate::tools::{ToolContext, ToolRegistry};
+use crate::tools::{ToolContext, ToolKind, ToolRegistry};
 
 /// A sub-agent that has not answered after this many requests is stopped.
 const MAX_REQUESTS: u32 = 60;
@@ -39,6 +39,28 @@ const GENERAL_ROLE: &str = "\
 You are a general-purpose agent working in the user's repository on a task another agent gave \
 you. Search and read before you conclude; use several tools at once when they are independent. \
 Do what the task asks and no more.";
+
+const EXPLORE_ROLE: &str = "\
+You are a fast, read-only explorer of the user's repository. Find the files, functions and facts \
+the task asks about with Glob, Grep and Read (several at once when independent); change nothing. \
+Report file paths with line numbers, and say how sure you are.";
+
+const PLAN_ROLE: &str = "\
+You are a software architect. Read the parts of the repository the task concerns (change \
+nothing) and answer with an implementation plan: the files to change and how, in order, the \
+risks, and how to test it.";
+
+/// The built-in agents besides `general-purpose`.
+const EXPLORE: &str = "Explore";
+const PLAN: &str = "Plan";
+
+/// Which agent runs.
+enum Kind<'a> {
+    General,
+    Explore,
+    Plan,
+    Custom(&'a AgentDef),
+}
 
 /// What every sub-agent of a session shares with it.
 pub(crate) struct Subagents {
@@ -73,7 +95,7 @@ impl Subagents {
                 }
             }
         });
-        let mut sub = SessionContext::new(
+        let sub = SessionContext::new(
             self.session.session_id.clone(),
             self.session.project_dir.clone(),
             self.session.additional_dirs.clone(),
@@ -81,23 +103,33 @@ impl Subagents {
             EventSender::new(tx),
         )
         .with_tool_env(self.session.tool_env().to_vec());
-        sub.read_files = Arc::clone(&self.session.read_files);
         Arc::new(sub)
     }
 
-    fn core_for(&self, def: Option<&AgentDef>) -> Result<Core, String> {
+    fn core_for(&self, agent: &Kind<'_>, model: Option<&str>) -> Result<Core, String> {
         let all = self.registry.get().ok_or("sub-agents are not ready yet")?;
-        let registry = match def.and_then(|d| d.tools.as_ref()) {
-            Some(names) => all.filtered(|t| {
+        let registry = match agent {
+            Kind::Custom(AgentDef {
+                tools: Some(names), ..
+            }) => all.filtered(|t| {
                 names
                     .iter()
                     .any(|n| n == t.name() || t.aliases().contains(&n.as_str()))
             }),
-            None => all.filtered(|_| true),
+            Kind::Custom(_) | Kind::General => all.filtered(|_| true),
+            // Read-only: reading, searching and fetching; no shell, no edits.
+            Kind::Explore | Kind::Plan => {
+                all.filtered(|t| matches!(t.kind(), ToolKind::Read | ToolKind::Fetch))
+            }
         };
-        let role = def.map_or(GENERAL_ROLE, |d| d.prompt.as_str());
+        let (role, own_model) = match agent {
+            Kind::Custom(d) => (d.prompt.as_str(), d.model.as_deref()),
+            Kind::General => (GENERAL_ROLE, None),
+            Kind::Explore => (EXPLORE_ROLE, None),
+            Kind::Plan => (PLAN_ROLE, None),
+        };
         let system = subagent_prompt(role, &self.env, &self.memory, &registry);
-        let model = match def.and_then(|d| d.model.as_deref()) {
+        let model = match model.or(own_model) {
             Some(name) => self.aliases.pick(name),
             None => self.model.clone(),
         };
@@ -137,6 +169,7 @@ impl Subagents {
             memory_chars: self.memory.len(),
             last_state: None,
             resume: None,
+            agents: Vec::new(),
             skills: Vec::new(),
         })
     }
@@ -159,30 +192,50 @@ fn forwarded(event: &Event) -> bool {
 #[async_trait]
 impl SubagentRunner for Subagents {
     fn agents(&self) -> Vec<(String, String)> {
-        let mut out = vec![(
-            GENERAL_PURPOSE.to_string(),
-            "Searches, research and multi-step tasks across the repository (all tools)."
-                .to_string(),
-        )];
+        let builtins = [
+            (
+                GENERAL_PURPOSE,
+                "Searches, research and multi-step tasks across the repository (all tools).",
+            ),
+            (
+                EXPLORE,
+                "Fast, read-only search of the repository: finds files, code and facts (Read, \
+                 Glob, Grep, WebFetch).",
+            ),
+            (
+                PLAN,
+                "Read-only: studies the code and answers with an implementation plan.",
+            ),
+        ];
+        // A person's agent of the same name replaces a built-in one.
+        let mut out: Vec<(String, String)> = builtins
+            .iter()
+            .filter(|(name, _)| !self.defs.iter().any(|d| d.name == *name))
+            .map(|(n, d)| (n.to_string(), d.to_string()))
+            .collect();
         out.extend(
             self.defs
                 .iter()
-                .filter(|d| d.name != GENERAL_PURPOSE)
                 .map(|d| (d.name.clone(), d.description.clone())),
         );
-        // A person's agent of the same name replaces the built-in one.
-        if let Some(own) = self.defs.iter().find(|d| d.name == GENERAL_PURPOSE) {
-            out[0].1 = own.description.clone();
-        }
         out
     }
 
-    async fn run(&self, agent: &str, prompt: &str, ctx: &ToolContext) -> Result<String, String> {
-        let def = self.defs.iter().find(|d| d.name == agent);
-        if def.is_none() && agent != GENERAL_PURPOSE {
-            return Err(format!("there is no agent called {agent}"));
-        }
-        let mut core = self.core_for(def)?;
+    async fn run(
+        &self,
+        agent: &str,
+        prompt: &str,
+        model: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Result<String, String> {
+        let kind = match self.defs.iter().find(|d| d.name == agent) {
+            Some(def) => Kind::Custom(def),
+            None if agent == GENERAL_PURPOSE => Kind::General,
+            None if agent == EXPLORE => Kind::Explore,
+            None if agent == PLAN => Kind::Plan,
+            None => return Err(format!("there is no agent called {agent}")),
+        };
+        let mut core = self.core_for(&kind, model)?;
         core.run_subagent(prompt, &ctx.cancel).await
     }
 }

@@ -31,6 +31,10 @@ pub struct AgentInput {
     /// Which agent to use (default `general-purpose`).
     #[serde(default)]
     pub subagent_type: Option<String>,
+    /// The model for this agent (an alias such as `haiku`, or an id); default: the agent's own,
+    /// else the session's.
+    #[serde(default)]
+    pub model: Option<String>,
 }
 
 /// Runs a sub-agent to the end; implemented by the agent core.
@@ -38,8 +42,15 @@ pub struct AgentInput {
 pub trait SubagentRunner: Send + Sync {
     /// The agents there are: (name, when to use it).
     fn agents(&self) -> Vec<(String, String)>;
-    /// Run `agent` on `prompt` until it answers; its final text, or why it failed.
-    async fn run(&self, agent: &str, prompt: &str, ctx: &ToolContext) -> Result<String, String>;
+    /// Run `agent` on `prompt` (with `model`, when given) until it answers; its final text, or
+    /// why it failed.
+    async fn run(
+        &self,
+        agent: &str,
+        prompt: &str,
+        model: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Result<String, String>;
 }
 
 pub struct AgentTool {
@@ -109,7 +120,12 @@ impl Tool for AgentTool {
 
     async fn call(&self, input: AgentInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let name = agent_name(&input);
-        match self.runner.run(name, &input.prompt, ctx).await {
+        let model = input
+            .model
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty());
+        match self.runner.run(name, &input.prompt, model, ctx).await {
             Ok(report) => {
                 let display = Display::Markdown {
                     text: report.clone(),

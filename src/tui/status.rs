@@ -419,6 +419,7 @@ mod render_tests {
                 memory_files: Vec::new(),
                 model_choices: Vec::new(),
                 auto_compact_pct: 85,
+                agents: Vec::new(),
             }),
             mode: PermissionMode::Plan,
             cost_usd: 1.5,

@@ -141,6 +141,22 @@ impl App {
                 self.conversation.push_notice(NoticeKind::Info, &text);
             }
             C::Context => self.send(Op::ContextReport),
+            C::Agents => {
+                let agents = self
+                    .status
+                    .session
+                    .as_ref()
+                    .map(|s| s.agents.clone())
+                    .unwrap_or_default();
+                let mut text = String::from(
+                    "Sub-agents (the model hands them tasks with the Agent tool; yours are \
+                     .claude/agents/*.md):",
+                );
+                for (name, description) in agents {
+                    text.push_str(&format!("\n  {name}: {description}"));
+                }
+                self.conversation.push_notice(NoticeKind::Info, &text);
+            }
             C::Exit => return vec![AppAction::Quit],
         }
         Vec::new()

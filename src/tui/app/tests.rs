@@ -75,6 +75,7 @@ pub(crate) fn session(mode: PermissionMode) -> Event {
         memory_files: Vec::new(),
         model_choices: Vec::new(),
         auto_compact_pct: 85,
+        agents: Vec::new(),
     })
 }
 

@@ -626,6 +626,7 @@ fn paths_under_the_session_directory_show_relative() {
         memory_files: Vec::new(),
         model_choices: Vec::new(),
         auto_compact_pct: 85,
+        agents: Vec::new(),
     }));
     started(&mut c, "g", "Grep", "Grep \"TODO\"");
     finished(

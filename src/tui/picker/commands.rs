@@ -17,6 +17,7 @@ pub enum Command {
     Compact,
     Cost,
     Context,
+    Agents,
     Exit,
 }
 
@@ -76,6 +77,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "tokens, cache hits and cost of this session, per model",
     ),
     ("context", Command::Context, "what fills the context window"),
+    (
+        "agents",
+        Command::Agents,
+        "the sub-agents the model can hand tasks to",
+    ),
     ("exit", Command::Exit, "quit cairn"),
 ];
 

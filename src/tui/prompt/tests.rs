@@ -323,6 +323,7 @@ fn session_in(dir: &std::path::Path) -> Event {
         memory_files: Vec::new(),
         model_choices: Vec::new(),
         auto_compact_pct: 85,
+        agents: Vec::new(),
     })
 }
 

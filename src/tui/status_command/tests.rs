@@ -33,6 +33,7 @@ fn configured() -> StatusState {
             memory_files: Vec::new(),
             model_choices: Vec::new(),
             auto_compact_pct: 85,
+            agents: Vec::new(),
         }),
         cost_usd: 0.25,
         ..StatusState::default()
