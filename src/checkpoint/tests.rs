@@ -1,0 +1,1 @@
+//! Unit tests of the checkpoint module's pure parts: the index, its deltas and the codec.
