@@ -175,10 +175,7 @@ impl Index {
             while let Some(u) = upserts.next_if(|u| u.key() < e.key()) {
                 entries.push(u.clone());
             }
-            while removals
-                .next_if(|r| (r.0, &*r.1) < e.key())
-                .is_some()
-            {}
+            while removals.next_if(|r| (r.0, &*r.1) < e.key()).is_some() {}
             if let Some(u) = upserts.next_if(|u| u.key() == e.key()) {
                 entries.push(u.clone());
             } else if removals.next_if(|r| (r.0, &*r.1) == e.key()).is_none() {

@@ -73,7 +73,10 @@ impl ObjectStore {
         if bytes.len() != size || hash_bytes(&bytes) != *hash {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("stored copy {} is damaged (digest mismatch)", path.display()),
+                format!(
+                    "stored copy {} is damaged (digest mismatch)",
+                    path.display()
+                ),
             ));
         }
         Ok(bytes)

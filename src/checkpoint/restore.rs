@@ -282,11 +282,8 @@ fn write_entry(path: &Path, entry: &Entry, objects: &ObjectStore) -> io::Result<
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let tmp = TempFile::new(dir.join(temp_name(
-                &name,
-                std::process::id(),
-                fastrand::u32(..),
-            )));
+            let tmp =
+                TempFile::new(dir.join(temp_name(&name, std::process::id(), fastrand::u32(..))));
             std::os::unix::fs::symlink(OsStr::from_bytes(target), tmp.path())?;
             fs::rename(tmp.path(), path)?;
             tmp.persisted();
@@ -321,7 +318,9 @@ fn locate(roots: &[PathBuf], root: u16, rel: &[u8], create: bool) -> io::Result<
     let rel_path = Path::new(OsStr::from_bytes(rel));
     let plain = !rel.is_empty()
         && !rel.contains(&0)
-        && rel_path.components().all(|c| matches!(c, Component::Normal(_)));
+        && rel_path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
     if !plain {
         return Err(refuse(format!(
             "stored path {:?} is not a plain relative path; refused",
@@ -343,17 +342,15 @@ fn locate(roots: &[PathBuf], root: u16, rel: &[u8], create: bool) -> io::Result<
                     dir.display()
                 )));
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
-                match fs::create_dir(&dir) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                        if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
-                            return Err(refuse(format!("{} appeared meanwhile", dir.display())));
-                        }
+            Err(e) if e.kind() == io::ErrorKind::NotFound && create => match fs::create_dir(&dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    if !fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                        return Err(refuse(format!("{} appeared meanwhile", dir.display())));
                     }
-                    Err(e) => return Err(e),
                 }
-            }
+                Err(e) => return Err(e),
+            },
             Err(e) => return Err(e),
         }
     }

@@ -156,7 +156,9 @@ fn read_one(
         .open(path)?;
     let mut bytes = Vec::new();
     // One byte past the cap tells a file that grew past it.
-    (&mut file).take(max_file_size + 1).read_to_end(&mut bytes)?;
+    (&mut file)
+        .take(max_file_size + 1)
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max_file_size {
         return Err(io::Error::other("grew past the size cap while being read"));
     }

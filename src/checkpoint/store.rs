@@ -126,7 +126,9 @@ impl CheckpointStore {
 
     /// Heap bytes of the latest checkpoint's index held in memory (0 before it is needed).
     pub fn index_heap_bytes(&self) -> usize {
-        self.latest.as_ref().map_or(0, |(_, index)| index.heap_bytes())
+        self.latest
+            .as_ref()
+            .map_or(0, |(_, index)| index.heap_bytes())
     }
 
     /// Checkpoint files found damaged (cut short by a crash, or whose base is damaged).
@@ -135,7 +137,10 @@ impl CheckpointStore {
     }
 
     /// The files checkpoint `id` lists as not covered (too large, unreadable, special).
-    pub fn not_covered(&mut self, id: CheckpointId) -> Result<Vec<NotCoveredFile>, CheckpointError> {
+    pub fn not_covered(
+        &mut self,
+        id: CheckpointId,
+    ) -> Result<Vec<NotCoveredFile>, CheckpointError> {
         let (roots, index) = self.read(id)?;
         Ok(not_covered_files(&roots, &index))
     }
@@ -187,7 +192,13 @@ impl CheckpointStore {
         };
         let latest = latest_before.as_ref().map(|(r, i)| (r.as_slice(), i));
         let plan = restore::plan(id, &target_roots, &target, current, latest, problems);
-        Ok(restore::apply(plan, &target_roots, &target, &self.objects, undo.id.0))
+        Ok(restore::apply(
+            plan,
+            &target_roots,
+            &target,
+            &self.objects,
+            undo.id.0,
+        ))
     }
 
     fn setup<'a>(&'a self, roots: &'a [PathBuf]) -> ScanSetup<'a> {
@@ -241,7 +252,8 @@ impl CheckpointStore {
         let depth = latest_id
             .and_then(|id| self.known.get(&id.0))
             .map_or(0, |k| k.depth);
-        let delta_parent = latest_id.filter(|_| same_roots && depth + 1 < self.options.full_every.max(1));
+        let delta_parent =
+            latest_id.filter(|_| same_roots && depth + 1 < self.options.full_every.max(1));
         let not_covered = index.not_covered().to_vec();
         let body = match delta_parent {
             Some(_) => BodyRef::Delta(&delta, &not_covered),
