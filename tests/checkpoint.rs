@@ -541,6 +541,32 @@ fn a_delta_on_a_damaged_base_is_ignored_too() {
 }
 
 #[test]
+fn a_latest_checkpoint_gone_bad_after_open_starts_a_new_chain() {
+    let w = ws();
+    w.write("a.txt", "1\n");
+    w.write("b.txt", "b\n");
+    let mut store = w.open();
+    store.record("one").unwrap();
+    w.write("a.txt", "2\n");
+    store.record("two").unwrap();
+    drop(store);
+    let mut store = w.open();
+    // Checkpoint 2 is a delta on 1; 1 disappears while the store is open.
+    fs::remove_file(w.data.join("checkpoints/0000000001.cp")).unwrap();
+    w.write("a.txt", "3\n");
+    let three = store.record("three").unwrap();
+    // A full index: every entry counts as new (a delta on 2 would count 1).
+    assert_eq!(three.changed, 2);
+    w.write("a.txt", "4\n");
+    store.restore(three.id, "rewind").unwrap();
+    assert_eq!(w.read("a.txt"), "3\n");
+    assert!(matches!(
+        store.restore(CheckpointId(2), "rewind"),
+        Err(cairn::checkpoint::CheckpointError::Damaged { .. })
+    ));
+}
+
+#[test]
 fn every_checkpoint_reads_back_across_full_and_delta_files() {
     let w = ws();
     let options = CheckpointOptions {

@@ -19,6 +19,7 @@
 //! the caller decides when to record and what to call each checkpoint.
 
 mod codec;
+mod durable;
 mod index;
 mod objects;
 mod restore;

@@ -6,7 +6,8 @@
 //! checked with `lstat` and must be a real directory, so a symlink planted in the tree never
 //! leads a write or a removal outside the roots; the file itself is replaced by rename or
 //! unlinked, never written through. Removing happens children-first, creating parents-first,
-//! and directory modes are set last (a read-only directory still gets its files). A file the
+//! and directory modes are set last (a read-only directory still gets its files). Files are
+//! written atomically in one batch (`durable.rs`): staged, fsynced together, then renamed. A file the
 //! checkpoint does not hold (over the size cap, unreadable) is never removed or overwritten.
 //! Every failure is collected per file; the rest of the restore goes on.
 
@@ -17,8 +18,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Component, Path, PathBuf};
 
+use super::durable::{in_parallel, stage, sync_dirs};
 use super::index::{Content, Entry, Index, merge_walk};
-use super::objects::{ObjectStore, write_new};
+use super::objects::ObjectStore;
 use super::{CheckpointId, FileProblem, NotCoveredFile, join_rel};
 use crate::files::temp_files::{TempFile, temp_name};
 
@@ -227,8 +229,10 @@ pub fn apply(
             problems.push(FileProblem::new(f.path.clone(), &e));
         }
     }
-    // 2. Parents first: directories, files and links as the checkpoint had them.
+    // 2. Parents first: directories and links as the checkpoint had them, and files staged
+    //    beside their targets.
     let mut dir_modes = Vec::new();
+    let mut staged = Vec::new();
     for (n, f) in plan.files.iter().enumerate() {
         if f.action == RestoreAction::Remove || failed[n] {
             continue;
@@ -238,9 +242,20 @@ pub fn apply(
             continue;
         };
         let result = locate(roots, f.root, &f.rel, true).and_then(|path| {
-            write_entry(&path, entry, objects)?;
-            if entry.content == Content::Dir {
-                dir_modes.push((path, entry.stat.permissions()));
+            match &entry.content {
+                Content::File(hash) => {
+                    let bytes = objects.get(hash, entry.stat.size)?;
+                    let dir = path.parent().unwrap_or(&path);
+                    staged.push((
+                        n,
+                        stage(dir, &path, &bytes, Some(entry.stat.permissions()))?,
+                    ));
+                }
+                Content::Dir => {
+                    make_dir(&path)?;
+                    dir_modes.push((path, entry.stat.permissions()));
+                }
+                Content::Symlink(link) => make_symlink(&path, link)?,
             }
             Ok(())
         });
@@ -249,6 +264,23 @@ pub fn apply(
             problems.push(FileProblem::new(f.path.clone(), &e));
         }
     }
+    // The staged files' contents reach the disk together, then each is renamed into place.
+    let synced = in_parallel(&staged, |(_, s)| s.sync());
+    let mut touched_dirs = Vec::new();
+    for ((n, s), synced) in staged.into_iter().zip(synced) {
+        let path = plan.files[n].path.clone();
+        match synced.and_then(|()| s.commit()) {
+            Ok(()) => touched_dirs.extend(path.parent().map(Path::to_path_buf)),
+            Err(e) => {
+                failed[n] = true;
+                problems.push(FileProblem::new(path, &e));
+            }
+        }
+    }
+    touched_dirs.sort();
+    touched_dirs.dedup();
+    // Durability of the renames; each file is already whole either way.
+    let _ = sync_dirs(&touched_dirs);
     // 3. Directory modes last, deepest first, so a read-only directory still got its files.
     for (path, mode) in dir_modes.into_iter().rev() {
         if let Err(e) = fs::set_permissions(&path, fs::Permissions::from_mode(mode)) {
@@ -269,36 +301,31 @@ pub fn apply(
     }
 }
 
-/// Puts `entry` at `path`, whose parents are known to be real directories.
-fn write_entry(path: &Path, entry: &Entry, objects: &ObjectStore) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(path);
-    match &entry.content {
-        Content::File(hash) => {
-            let bytes = objects.get(hash, entry.stat.size)?;
-            write_new(dir, path, &bytes, Some(entry.stat.permissions()), true)
-        }
-        Content::Symlink(target) => {
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let tmp =
-                TempFile::new(dir.join(temp_name(&name, std::process::id(), fastrand::u32(..))));
-            std::os::unix::fs::symlink(OsStr::from_bytes(target), tmp.path())?;
-            fs::rename(tmp.path(), path)?;
-            tmp.persisted();
-            Ok(())
-        }
-        Content::Dir => match fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => Ok(()),
-            Ok(_) => Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "something else is in the directory's place",
-            )),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(path),
-            Err(e) => Err(e),
-        },
+/// A directory at `path` (whose parents are real directories), unless one is there.
+fn make_dir(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "something else is in the directory's place",
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => fs::create_dir(path),
+        Err(e) => Err(e),
     }
+}
+
+/// A symlink to `link` at `path`, created under a temp name and renamed into place.
+fn make_symlink(path: &Path, link: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = TempFile::new(dir.join(temp_name(&name, std::process::id(), fastrand::u32(..))));
+    std::os::unix::fs::symlink(OsStr::from_bytes(link), tmp.path())?;
+    fs::rename(tmp.path(), path)?;
+    tmp.persisted();
+    Ok(())
 }
 
 /// The absolute path of `rel` under root `root`, after checking that `rel` is a plain

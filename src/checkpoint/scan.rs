@@ -31,6 +31,14 @@ struct Found {
 /// A placeholder hash for files not read yet; replaced before the index leaves this module.
 const UNREAD: Hash = [0; 32];
 
+/// The roots as they are now.
+pub struct Scanned {
+    pub index: Index,
+    pub problems: Vec<FileProblem>,
+    /// Contents written to the store now (not durable yet).
+    pub stored: Vec<Hash>,
+}
+
 pub struct ScanSetup<'a> {
     pub roots: &'a [PathBuf],
     /// Directories never walked into (the store itself, when it lies under a root).
@@ -41,11 +49,7 @@ pub struct ScanSetup<'a> {
 
 /// The current state of the roots. Files whose stat matches `previous` keep its hash; the
 /// others are read and hashed, and stored in `objects` when given.
-pub fn scan(
-    setup: &ScanSetup<'_>,
-    previous: &Index,
-    objects: Option<&ObjectStore>,
-) -> (Index, Vec<FileProblem>) {
+pub fn scan(setup: &ScanSetup<'_>, previous: &Index, objects: Option<&ObjectStore>) -> Scanned {
     let mut found = walk(setup);
     found.entries.sort_by(|a, b| a.key().cmp(&b.key()));
     // Which files need reading: a merge walk against the previous index.
@@ -73,10 +77,14 @@ pub fn scan(
     }
     let results = read_all(setup, &found.entries, &to_read, objects);
     let mut dropped = vec![false; found.entries.len()];
+    let mut stored = Vec::new();
     for (n, result) in to_read.into_iter().zip(results) {
         let e = &mut found.entries[n];
         match result {
-            Ok((hash, stat)) => {
+            Ok((hash, stat, written)) => {
+                if written {
+                    stored.push(hash);
+                }
                 e.content = Content::File(hash);
                 e.stat = stat;
             }
@@ -100,7 +108,11 @@ pub fn scan(
         n += 1;
         !dropped[n - 1]
     });
-    (Index::new(found.entries, found.not_covered), found.problems)
+    Scanned {
+        index: Index::new(found.entries, found.not_covered),
+        problems: found.problems,
+        stored,
+    }
 }
 
 /// Reads, hashes (and stores) the files at `which`, on up to `threads` threads.
@@ -109,7 +121,7 @@ fn read_all(
     entries: &[Entry],
     which: &[usize],
     objects: Option<&ObjectStore>,
-) -> Vec<io::Result<(Hash, Stat)>> {
+) -> Vec<io::Result<(Hash, Stat, bool)>> {
     let one = |n: &usize| {
         let e = &entries[*n];
         read_one(
@@ -147,7 +159,7 @@ fn read_one(
     path: &Path,
     max_file_size: u64,
     objects: Option<&ObjectStore>,
-) -> io::Result<(Hash, Stat)> {
+) -> io::Result<(Hash, Stat, bool)> {
     // O_NOFOLLOW: a file replaced by a symlink since the walk is not read through.
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = File::options()
@@ -167,12 +179,13 @@ fn read_one(
         return Err(io::Error::other("not a regular file any more"));
     }
     let hash = hash_bytes(&bytes);
-    if let Some(objects) = objects {
-        objects.put(&hash, &bytes)?;
-    }
+    let written = match objects {
+        Some(objects) => objects.put(&hash, &bytes)?,
+        None => false,
+    };
     let mut stat = stat_of(&meta);
     stat.size = bytes.len() as u64;
-    Ok((hash, stat))
+    Ok((hash, stat, written))
 }
 
 pub fn stat_of(meta: &Metadata) -> Stat {

@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::codec::{self, Body, BodyRef, Header};
-use super::index::Index;
-use super::objects::{ObjectStore, sync_dir, write_new};
+use super::durable::{stage, sync_paths};
+use super::index::{Hash, Index};
+use super::objects::ObjectStore;
 use super::restore::{self, RestorePlan, Restored};
-use super::scan::{ScanSetup, scan};
+use super::scan::{ScanSetup, Scanned, scan};
 use super::{
     CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, FileProblem, NotCoveredFile,
     join_rel,
@@ -155,21 +156,21 @@ impl CheckpointStore {
             Some((roots, index)) if roots == target_roots.as_slice() => index,
             _ => &empty,
         };
-        let (current, problems) = scan(&self.setup(&target_roots), previous, None);
+        let now = scan(&self.setup(&target_roots), previous, None);
         Ok(restore::plan(
             id,
             &target_roots,
             &target,
-            &current,
+            &now.index,
             latest,
-            problems,
+            now.problems,
         ))
     }
 
     /// Restores checkpoint `id`: records the current state first (its id is
     /// [`Restored::undo`]: restoring that one undoes this restore), then writes back every
     /// file that differs, removes files created since and recreates files deleted since.
-    /// Problems with single files are collected in the result; the other files are restored.
+    /// If that first checkpoint cannot be recorded, nothing is restored. Problems with single files are collected in the result; the other files are restored.
     pub fn restore(&mut self, id: CheckpointId, label: &str) -> Result<Restored, CheckpointError> {
         let (target_roots, target) = self.read(id)?;
         self.load_latest()?;
@@ -184,9 +185,9 @@ impl CheckpointStore {
             Some((_, index)) if target_roots == self.roots => index,
             _ => {
                 // The checkpoint covered other roots: look at those as they are now.
-                let (index, more) = scan(&self.setup(&target_roots), &Index::default(), None);
-                problems.extend(more);
-                rescanned = index;
+                let now = scan(&self.setup(&target_roots), &Index::default(), None);
+                problems.extend(now.problems);
+                rescanned = now.index;
                 &rescanned
             }
         };
@@ -229,8 +230,12 @@ impl CheckpointStore {
     }
 
     /// Records the current state of the roots as a new checkpoint.
+    /// If the latest checkpoint cannot be read back, this one holds a full index.
     pub fn record(&mut self, label: &str) -> Result<Recorded, CheckpointError> {
-        self.load_latest()?;
+        if self.load_latest().is_err() {
+            // Its file went bad after `open`: start a new chain rather than refuse to record.
+            self.latest = None;
+        }
         let latest_id = self.latest_id();
         let same_roots = self
             .latest_view()
@@ -240,15 +245,14 @@ impl CheckpointStore {
             _ => Index::default(),
         };
         let roots = self.roots.clone();
-        let (index, problems) = scan(&self.setup(&roots), &previous, Some(&self.objects));
+        let Scanned {
+            index,
+            problems,
+            stored,
+        } = scan(&self.setup(&roots), &previous, Some(&self.objects));
         let delta = previous.delta_to(&index);
         drop(previous);
         let changed = delta.upserts.len() + delta.removals.len();
-        let files_stored = delta
-            .upserts
-            .iter()
-            .filter(|e| matches!(e.content, super::index::Content::File(_)))
-            .count();
         let depth = latest_id
             .and_then(|id| self.known.get(&id.0))
             .map_or(0, |k| k.depth);
@@ -270,14 +274,14 @@ impl CheckpointStore {
             roots: roots.clone(),
         };
         // On failure `self.latest` stays empty: it is re-read from disk when next needed.
-        self.commit(&header, body)?;
+        self.commit(&header, body, &stored)?;
         self.next_id = id + 1;
         let depth = if delta_parent.is_some() { depth + 1 } else { 0 };
         self.known.insert(id, Known { header, depth });
         let recorded = Recorded {
             id: CheckpointId(id),
             changed,
-            files_stored,
+            files_stored: stored.len(),
             not_covered: not_covered_files(&roots, &index),
             problems,
         };
@@ -286,7 +290,12 @@ impl CheckpointStore {
     }
 
     /// Writes a checkpoint file durably, after the objects it names.
-    fn commit(&self, header: &Header, body: BodyRef<'_>) -> Result<(), CheckpointError> {
+    fn commit(
+        &self,
+        header: &Header,
+        body: BodyRef<'_>,
+        stored: &[Hash],
+    ) -> Result<(), CheckpointError> {
         let cp_dir = self.dir.join(CHECKPOINTS);
         let path = cp_dir.join(file_name(header.id));
         let err = |source| CheckpointError::Store {
@@ -294,8 +303,11 @@ impl CheckpointStore {
             source,
         };
         let bytes = codec::encode(header, body).map_err(err)?;
-        sync_dir(&self.dir.join(OBJECTS)).map_err(err)?;
-        write_new(&cp_dir, &path, &bytes, None, true).map_err(err)?;
+        let objects: Vec<PathBuf> = stored.iter().map(|h| self.objects.path(h)).collect();
+        sync_paths(&objects, &self.dir).map_err(err)?;
+        let staged = stage(&cp_dir, &path, &bytes, None).map_err(err)?;
+        staged.sync().map_err(err)?;
+        staged.commit().map_err(err)?;
         if let Ok(d) = fs::File::open(&cp_dir) {
             // Durability of the rename; the checkpoint is complete either way.
             let _ = d.sync_all();
