@@ -1,13 +1,10 @@
 //! Writing files atomically in batches: a file is staged (written to a temp file beside its
-//! target), many staged files are fsynced at once on several threads (the disk groups their
-//! journal commits), and only then renamed into place. So each file is atomic — a crash
-//! leaves the old one or the new one — at a fraction of the cost of one fsync after another.
-//!
-//! A whole-filesystem `syncfs` is no cheaper on a busy machine: it also waits for every other
-//! process's dirty data (measured: 1.4 s with builds running, against 1.3 ms per fsync), so it
-//! is used only for batches of thousands of files (a first checkpoint).
+//! target), many staged files are fsynced at once on several threads (they wait on the disk
+//! together rather than one after another), and only then renamed into place. So each file is
+//! atomic — a crash leaves the old one or the new one. (A whole-filesystem `syncfs` is no
+//! cheaper on a busy machine: it also waits for every other process's dirty data — 1.4 s
+//! measured with builds running, against 1.3 ms per fsync.)
 
-use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -16,8 +13,6 @@ use crate::files::temp_files::{TempFile, temp_name};
 
 /// Threads waiting on fsync at once: they sleep on the disk, not on a core.
 const SYNC_THREADS: usize = 8;
-/// Above this many files one `syncfs` is cheaper than fsyncing each.
-const SYNCFS_ABOVE: usize = 4096;
 
 /// A file written under a temp name, not yet renamed over its target.
 pub struct Staged {
@@ -97,48 +92,4 @@ pub fn in_parallel<T: Sync>(
         }
         out
     })
-}
-
-/// Makes these files, and their directories' entries, durable. `fs_root` is any directory on
-/// the same filesystem, for the `syncfs` of large batches.
-pub fn sync_paths(paths: &[PathBuf], fs_root: &Path) -> io::Result<()> {
-    if paths.len() > SYNCFS_ABOVE {
-        return syncfs(fs_root);
-    }
-    let dirs: Vec<PathBuf> = paths
-        .iter()
-        .filter_map(|p| p.parent().map(Path::to_path_buf))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    in_parallel(paths, |p| File::open(p)?.sync_all())
-        .into_iter()
-        .chain(sync_dirs(&dirs))
-        .collect()
-}
-
-/// fsync of directories, so renames into them last; failures are the caller's to judge.
-pub fn sync_dirs(dirs: &[PathBuf]) -> Vec<io::Result<()>> {
-    in_parallel(dirs, |d| File::open(d)?.sync_all())
-}
-
-/// `syncfs` on Linux: every dirty page of the filesystem holding `dir`; elsewhere `sync`.
-fn syncfs(dir: &Path) -> io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let handle = File::open(dir)?;
-        // SAFETY: `handle` is an open descriptor for the whole call.
-        if unsafe { libc::syncfs(handle.as_raw_fd()) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = dir;
-        // SAFETY: sync(2) takes no arguments and cannot fail.
-        unsafe { libc::sync() };
-        Ok(())
-    }
 }

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::codec::{self, Body, BodyRef, Header};
-use super::durable::{stage, sync_paths};
-use super::index::{Hash, Index};
+use super::durable::stage;
+use super::index::Index;
 use super::objects::ObjectStore;
 use super::restore::{self, RestorePlan, Restored};
 use super::scan::{ScanSetup, Scanned, scan};
@@ -24,7 +24,7 @@ use super::{
 };
 
 const CHECKPOINTS: &str = "checkpoints";
-const OBJECTS: &str = "objects";
+const PACKS: &str = "packs";
 const SUFFIX: &str = ".cp";
 
 /// A checkpoint file that was ignored, and why.
@@ -80,11 +80,12 @@ impl CheckpointStore {
         };
         let cp_dir = dir.join(CHECKPOINTS);
         fs::create_dir_all(&cp_dir).map_err(store_err(&cp_dir))?;
-        fs::create_dir_all(dir.join(OBJECTS)).map_err(store_err(dir))?;
         let dir = fs::canonicalize(dir).map_err(store_err(dir))?;
         let roots = canonical_roots(roots)?;
+        let packs = dir.join(PACKS);
+        let objects = ObjectStore::open(packs.clone()).map_err(store_err(&packs))?;
         let mut store = CheckpointStore {
-            objects: ObjectStore::new(dir.join(OBJECTS)),
+            objects,
             dir,
             roots,
             options,
@@ -94,6 +95,15 @@ impl CheckpointStore {
             latest: None,
         };
         store.load()?;
+        let packs = store
+            .objects
+            .damaged()
+            .iter()
+            .map(|(path, why)| DamagedCheckpoint {
+                path: path.clone(),
+                why: format!("content pack ignored: {why}"),
+            });
+        store.damaged.extend(packs.collect::<Vec<_>>());
         Ok(store)
     }
 
@@ -132,7 +142,8 @@ impl CheckpointStore {
             .map_or(0, |(_, index)| index.heap_bytes())
     }
 
-    /// Checkpoint files found damaged (cut short by a crash, or whose base is damaged).
+    /// Checkpoint files found damaged (cut short by a crash, or whose base is damaged), and
+    /// content packs whose index does not check out.
     pub fn damaged(&self) -> &[DamagedCheckpoint] {
         &self.damaged
     }
@@ -274,7 +285,10 @@ impl CheckpointStore {
             roots: roots.clone(),
         };
         // On failure `self.latest` stays empty: it is re-read from disk when next needed.
-        self.commit(&header, body, &stored)?;
+        if let Err(e) = self.commit(&header, body) {
+            self.objects.discard();
+            return Err(e);
+        }
         self.next_id = id + 1;
         let depth = if delta_parent.is_some() { depth + 1 } else { 0 };
         self.known.insert(id, Known { header, depth });
@@ -290,12 +304,7 @@ impl CheckpointStore {
     }
 
     /// Writes a checkpoint file durably, after the objects it names.
-    fn commit(
-        &self,
-        header: &Header,
-        body: BodyRef<'_>,
-        stored: &[Hash],
-    ) -> Result<(), CheckpointError> {
+    fn commit(&mut self, header: &Header, body: BodyRef<'_>) -> Result<(), CheckpointError> {
         let cp_dir = self.dir.join(CHECKPOINTS);
         let path = cp_dir.join(file_name(header.id));
         let err = |source| CheckpointError::Store {
@@ -303,8 +312,7 @@ impl CheckpointStore {
             source,
         };
         let bytes = codec::encode(header, body).map_err(err)?;
-        let objects: Vec<PathBuf> = stored.iter().map(|h| self.objects.path(h)).collect();
-        sync_paths(&objects, &self.dir).map_err(err)?;
+        self.objects.flush().map_err(err)?;
         let staged = stage(&cp_dir, &path, &bytes, None).map_err(err)?;
         staged.sync().map_err(err)?;
         staged.commit().map_err(err)?;

@@ -121,10 +121,11 @@ fn stored_paths_that_leave_the_root_are_refused() {
     let base = std::fs::canonicalize(tmp.path()).unwrap();
     let root = base.join("root");
     std::fs::create_dir_all(&root).unwrap();
-    let objects = ObjectStore::new(base.join("objects"));
+    let mut objects = ObjectStore::open(base.join("packs")).unwrap();
     let bytes = b"planted\n";
     let hash = hash_bytes(bytes);
     objects.put(&hash, bytes).unwrap();
+    objects.flush().unwrap();
     let planted = |path: &str| Entry {
         root: 0,
         path: path.as_bytes().into(),
@@ -176,16 +177,37 @@ fn stored_paths_that_leave_the_root_are_refused() {
 }
 
 #[test]
-fn a_damaged_object_is_reported_not_restored() {
+fn packs_store_each_content_once_and_refuse_damage() {
     let tmp = tempfile::tempdir().unwrap();
-    let objects = ObjectStore::new(tmp.path().join("objects"));
-    let bytes = b"the real content\n";
-    let hash = hash_bytes(bytes);
-    assert!(objects.put(&hash, bytes).unwrap());
-    assert!(!objects.put(&hash, bytes).unwrap(), "stored once");
-    assert_eq!(objects.get(&hash, bytes.len() as u64).unwrap(), bytes);
-    let other = zstd::bulk::compress(b"something else!!", 1).unwrap();
-    std::fs::write(objects.path(&hash), other).unwrap();
-    let err = objects.get(&hash, bytes.len() as u64).unwrap_err();
+    let dir = tmp.path().join("packs");
+    let mut objects = ObjectStore::open(dir.clone()).unwrap();
+    let (one, two) = (
+        b"the real content\n".as_slice(),
+        b"another one\n".as_slice(),
+    );
+    let (h1, h2) = (hash_bytes(one), hash_bytes(two));
+    assert!(objects.put(&h1, one).unwrap());
+    assert!(!objects.put(&h1, one).unwrap(), "stored once");
+    assert!(objects.put(&h2, two).unwrap());
+    assert_eq!(objects.flush().unwrap(), 2);
+    assert_eq!(objects.flush().unwrap(), 0, "nothing pending");
+    assert!(!objects.put(&h1, one).unwrap(), "known after the flush");
+    assert_eq!(objects.get(&h2, two.len() as u64).unwrap(), two);
+    drop(objects);
+    let pack = dir.join("0000000001.pack");
+    let reopened = ObjectStore::open(dir.clone()).unwrap();
+    assert_eq!(reopened.get(&h1, one.len() as u64).unwrap(), one);
+    assert!(reopened.get(&h1, 3).is_err(), "a wrong size is refused");
+    // A flipped byte inside the first content: caught by its digest.
+    let mut bytes = std::fs::read(&pack).unwrap();
+    bytes[5] ^= 0x20;
+    std::fs::write(&pack, &bytes).unwrap();
+    let err = reopened.get(&h1, one.len() as u64).unwrap_err();
     assert!(err.to_string().contains("damaged"), "{err}");
+    // A pack cut short: ignored as a whole, and its contents are missing, not misread.
+    std::fs::write(&pack, &bytes[..bytes.len() - 10]).unwrap();
+    let reopened = ObjectStore::open(dir).unwrap();
+    assert_eq!(reopened.damaged().len(), 1);
+    let err = reopened.get(&h2, two.len() as u64).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
 }
