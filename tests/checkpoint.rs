@@ -593,6 +593,27 @@ fn every_checkpoint_reads_back_across_full_and_delta_files() {
 }
 
 #[test]
+fn many_files_are_stored_on_several_threads_and_come_back() {
+    let w = ws();
+    for n in 0..300 {
+        w.write(&format!("m{}/f{n}.txt", n % 7), &format!("file {n}\n"));
+    }
+    // Two files with one content: stored once.
+    w.write("dup1.txt", "same\n");
+    w.write("dup2.txt", "same\n");
+    let before = w.tree();
+    let mut store = w.open();
+    let first = store.record("many").unwrap();
+    assert_eq!(first.files_stored, 301);
+    for n in 0..7 {
+        fs::remove_dir_all(w.p(&format!("m{n}"))).unwrap();
+    }
+    let done = store.restore(first.id, "rewind").unwrap();
+    assert!(done.problems.is_empty(), "{:?}", done.problems);
+    assert_eq!(w.tree(), before);
+}
+
+#[test]
 fn the_store_inside_a_root_is_not_checkpointed() {
     let w = ws();
     w.write("a.txt", "a\n");
