@@ -1,6 +1,7 @@
 //! Checkpoint store benchmarks on a generated 30,000-file tree (300 directories of 100 source
 //! files of 1-4 KiB): recording a checkpoint when nothing changed, planning a restore (the
-//! scan alone), and restoring 100 changed files (which first records the undo checkpoint).
+//! scan alone), and restoring 100 changed files (which first records the undo checkpoint), in
+//! that tree and in a 1,000-file one.
 //! Also prints, once, the first checkpoint's time and store size, and the heap held by the
 //! latest index and the peak during an unchanged checkpoint (counting allocator).
 //! Figures go in BENCHMARKS.md.
@@ -46,9 +47,9 @@ fn file_text(d: usize, f: usize, round: usize) -> String {
         .collect()
 }
 
-fn make_tree(root: &Path) {
+fn make_tree(root: &Path, dirs: usize) {
     std::fs::write(root.join(".gitignore"), "target/\n*.log\n").expect("write .gitignore");
-    for d in 0..DIRS {
+    for d in 0..dirs {
         let dir = root.join(format!("src/module_{d:03}"));
         std::fs::create_dir_all(&dir).expect("mkdir");
         for f in 0..FILES_PER_DIR {
@@ -74,10 +75,10 @@ fn dir_size(dir: &Path) -> (u64, usize) {
     total
 }
 
-/// Rewrites 100 files spread over the tree with content of `round`.
-fn change_100(root: &Path, round: usize) {
+/// Rewrites 100 files spread over a tree of `dirs` directories with content of `round`.
+fn change_100(root: &Path, dirs: usize, round: usize) {
     for i in 0..100 {
-        let (d, f) = ((i * 3) % DIRS, (i * 7) % FILES_PER_DIR);
+        let (d, f) = ((i * 3) % dirs, (i * 7) % FILES_PER_DIR);
         let path = root.join(format!("src/module_{d:03}/file_{f:03}.rs"));
         std::fs::write(path, file_text(d, f, round)).expect("write");
     }
@@ -89,7 +90,7 @@ fn main() {
     let root = tmp.path().join("project");
     let data = tmp.path().join("data");
     std::fs::create_dir_all(&root).expect("mkdir");
-    make_tree(&root);
+    make_tree(&root, DIRS);
     let (tree_bytes, tree_files) = dir_size(&root);
 
     let before = LIVE.load(Ordering::Relaxed);
@@ -152,7 +153,7 @@ fn main() {
             b.iter_batched(
                 || {
                     round += 1;
-                    change_100(&root, round);
+                    change_100(&root, DIRS, round);
                 },
                 |()| {
                     let done = store.restore(target, "bench rewind").expect("restore");
@@ -163,5 +164,32 @@ fn main() {
             )
         },
     );
+    drop(store);
+
+    // The same restore in a 1,000-file tree: the restore without the cost of a large scan.
+    let small = tmp.path().join("small");
+    std::fs::create_dir_all(&small).expect("mkdir");
+    make_tree(&small, 10);
+    let mut store = CheckpointStore::open(
+        &tmp.path().join("small-data"),
+        std::slice::from_ref(&small),
+        CheckpointOptions::default(),
+    )
+    .expect("open");
+    let target = store.record("first").expect("record").id;
+    c.bench_function("checkpoint: restore 100 changed files in a 1,000-file tree", |b| {
+        b.iter_batched(
+            || {
+                round += 1;
+                change_100(&small, 10, round);
+            },
+            |()| {
+                let done = store.restore(target, "bench rewind").expect("restore");
+                assert_eq!(done.done.len(), 100);
+                assert!(done.problems.is_empty());
+            },
+            BatchSize::PerIteration,
+        )
+    });
     c.final_summary();
 }
