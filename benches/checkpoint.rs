@@ -177,19 +177,22 @@ fn main() {
     )
     .expect("open");
     let target = store.record("first").expect("record").id;
-    c.bench_function("checkpoint: restore 100 changed files in a 1,000-file tree", |b| {
-        b.iter_batched(
-            || {
-                round += 1;
-                change_100(&small, 10, round);
-            },
-            |()| {
-                let done = store.restore(target, "bench rewind").expect("restore");
-                assert_eq!(done.done.len(), 100);
-                assert!(done.problems.is_empty());
-            },
-            BatchSize::PerIteration,
-        )
-    });
+    c.bench_function(
+        "checkpoint: restore 100 changed files in a 1,000-file tree",
+        |b| {
+            b.iter_batched(
+                || {
+                    round += 1;
+                    change_100(&small, 10, round);
+                },
+                |()| {
+                    let done = store.restore(target, "bench rewind").expect("restore");
+                    assert_eq!(done.done.len(), 100);
+                    assert!(done.problems.is_empty());
+                },
+                BatchSize::PerIteration,
+            )
+        },
+    );
     c.final_summary();
 }

@@ -70,10 +70,21 @@ pub fn in_parallel<T: Sync>(
     items: &[T],
     f: impl Fn(&T) -> io::Result<()> + Sync,
 ) -> Vec<io::Result<()>> {
-    if items.len() < 4 {
+    map_parallel(items, SYNC_THREADS, 4, f)
+}
+
+/// `f` on every item, on up to `threads` threads when there are at least `min_items`; the
+/// results in item order. A thread that panicked (a bug) fails its items, nothing is lost.
+pub fn map_parallel<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    min_items: usize,
+    f: impl Fn(&T) -> io::Result<R> + Sync,
+) -> Vec<io::Result<R>> {
+    if threads <= 1 || items.len() < min_items.max(2) {
         return items.iter().map(&f).collect();
     }
-    let chunk = items.len().div_ceil(SYNC_THREADS);
+    let chunk = items.len().div_ceil(threads);
     let f = &f;
     std::thread::scope(|s| {
         let handles: Vec<_> = items
@@ -84,10 +95,7 @@ pub fn in_parallel<T: Sync>(
         for (h, part) in handles.into_iter().zip(items.chunks(chunk)) {
             match h.join() {
                 Ok(results) => out.extend(results),
-                Err(_) => out.extend(
-                    part.iter()
-                        .map(|_| Err(io::Error::other("sync thread failed"))),
-                ),
+                Err(_) => out.extend(part.iter().map(|_| Err(io::Error::other("internal error")))),
             }
         }
         out

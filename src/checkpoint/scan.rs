@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
 use super::codec::path_bytes;
+use super::durable::map_parallel;
 use super::index::{Content, Entry, Hash, Index, NotCovered, Stat, Uncovered};
 use super::objects::{ObjectStore, hash_bytes};
 use super::{FileProblem, join_rel};
@@ -130,29 +131,7 @@ fn read_all(
             objects,
         )
     };
-    let threads = setup.threads.clamp(1, 8);
-    if threads == 1 || which.len() < 64 {
-        return which.iter().map(one).collect();
-    }
-    let chunk = which.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = which
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
-            .collect();
-        let mut out = Vec::with_capacity(which.len());
-        for (h, part) in handles.into_iter().zip(which.chunks(chunk)) {
-            match h.join() {
-                Ok(results) => out.extend(results),
-                // A panic in a reader thread is a bug; report its files rather than lose them.
-                Err(_) => out.extend(
-                    part.iter()
-                        .map(|_| Err(io::Error::other("internal error while reading"))),
-                ),
-            }
-        }
-        out
-    })
+    map_parallel(which, setup.threads.clamp(1, 8), 64, one)
 }
 
 fn read_one(
