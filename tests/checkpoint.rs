@@ -6,97 +6,14 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
-use std::path::{Path, PathBuf};
+
+#[path = "support/checkpoint.rs"]
+mod support;
+use support::{Ws, actions, ws};
 
 use cairn::checkpoint::{
     CheckpointId, CheckpointOptions, CheckpointStore, RestoreAction, Uncovered,
 };
-
-struct Ws {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    data: PathBuf,
-    outside: PathBuf,
-}
-
-fn ws() -> Ws {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = fs::canonicalize(tmp.path()).unwrap();
-    let root = base.join("project");
-    let data = base.join("data");
-    let outside = base.join("outside");
-    fs::create_dir_all(&root).unwrap();
-    fs::create_dir_all(&outside).unwrap();
-    Ws {
-        _tmp: tmp,
-        root,
-        data,
-        outside,
-    }
-}
-
-impl Ws {
-    fn open(&self) -> CheckpointStore {
-        self.open_with(CheckpointOptions::default())
-    }
-    fn open_with(&self, options: CheckpointOptions) -> CheckpointStore {
-        CheckpointStore::open(&self.data, std::slice::from_ref(&self.root), options).unwrap()
-    }
-    fn p(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-    fn write(&self, rel: &str, text: &str) {
-        let p = self.p(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(p, text).unwrap();
-    }
-    fn read(&self, rel: &str) -> String {
-        fs::read_to_string(self.p(rel)).unwrap()
-    }
-    fn tree(&self) -> BTreeMap<String, String> {
-        tree(&self.root)
-    }
-}
-
-/// Every path under `root` (but `.git`) with what it is: kind, mode and content or target.
-fn tree(root: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().display().to_string();
-            if rel == ".git" {
-                continue;
-            }
-            let meta = fs::symlink_metadata(&path).unwrap();
-            let mode = meta.mode() & 0o7777;
-            let what = if meta.file_type().is_symlink() {
-                format!("link -> {}", fs::read_link(&path).unwrap().display())
-            } else if meta.is_dir() {
-                stack.push(path.clone());
-                format!("dir {mode:o}")
-            } else {
-                let bytes = fs::read(&path).unwrap();
-                format!("file {mode:o} {}", String::from_utf8_lossy(&bytes))
-            };
-            out.insert(rel, what);
-        }
-    }
-    out
-}
-
-fn actions(plan: &cairn::checkpoint::RestorePlan) -> Vec<(String, RestoreAction)> {
-    plan.files
-        .iter()
-        .map(|f| {
-            (
-                f.path.file_name().unwrap().to_string_lossy().into(),
-                f.action,
-            )
-        })
-        .collect()
-}
 
 #[test]
 fn first_checkpoint_stores_everything_and_nothing_changed_stores_nothing() {
@@ -634,4 +551,98 @@ fn an_unknown_checkpoint_is_a_clear_error() {
     let mut store = w.open();
     let err = store.plan_restore(CheckpointId(7)).unwrap_err();
     assert_eq!(err.to_string(), "no checkpoint 7 in this session");
+}
+
+/// One step of a random history of the tree.
+#[derive(Debug, Clone)]
+enum Op {
+    Write(usize, u8),
+    Remove(usize),
+    RemoveDir(usize),
+    Link(usize, usize),
+    Chmod(usize, bool),
+    Record,
+}
+
+const PATHS: &[&str] = &["a", "b.txt", "d/c", "d/e/f.rs", "d/e/g", "h/i"];
+const DIRS: &[&str] = &["d", "d/e", "h"];
+
+fn apply_op(w: &Ws, op: &Op) {
+    // A step that does not fit the tree as it is (a file where a directory is) is skipped.
+    let _ = match op {
+        Op::Write(p, v) => {
+            let path = w.p(PATHS[*p]);
+            fs::create_dir_all(path.parent().unwrap())
+                .and_then(|()| fs::write(&path, format!("v{v}\n").repeat(usize::from(*v) + 1)))
+        }
+        Op::Remove(p) => fs::remove_file(w.p(PATHS[*p])),
+        Op::RemoveDir(d) => fs::remove_dir_all(w.p(DIRS[*d])),
+        Op::Link(p, q) => {
+            let path = w.p(PATHS[*p]);
+            let _ = fs::remove_file(&path);
+            fs::create_dir_all(path.parent().unwrap()).and_then(|()| symlink(PATHS[*q], &path))
+        }
+        Op::Chmod(p, exec) => {
+            let mode = if *exec { 0o755 } else { 0o600 };
+            let path = w.p(PATHS[*p]);
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.is_file() => {
+                    fs::set_permissions(&path, fs::Permissions::from_mode(mode))
+                }
+                _ => Ok(()),
+            }
+        }
+        Op::Record => Ok(()),
+    };
+}
+
+#[test]
+fn any_history_restores_to_every_checkpoint_and_back() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let op = prop_oneof![
+        4 => (0..PATHS.len(), 0u8..4).prop_map(|(p, v)| Op::Write(p, v)),
+        2 => (0..PATHS.len()).prop_map(Op::Remove),
+        1 => (0..DIRS.len()).prop_map(Op::RemoveDir),
+        1 => (0..PATHS.len(), 0..PATHS.len()).prop_map(|(p, q)| Op::Link(p, q)),
+        1 => (0..PATHS.len(), any::<bool>()).prop_map(|(p, x)| Op::Chmod(p, x)),
+        3 => Just(Op::Record),
+    ];
+    // Few cases: every one records and restores with fsyncs on a real disk.
+    let config = Config {
+        cases: 24,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let result = runner.run(&proptest::collection::vec(op, 1..24), |ops| {
+        let w = ws();
+        let mut store = w.open_with(CheckpointOptions {
+            full_every: 3,
+            ..CheckpointOptions::default()
+        });
+        let mut saved = vec![(store.record("start").unwrap().id, w.tree())];
+        for op in &ops {
+            apply_op(&w, op);
+            if matches!(op, Op::Record) {
+                saved.push((store.record("step").unwrap().id, w.tree()));
+            }
+        }
+        let end = w.tree();
+        let mut last_undo = None;
+        for (id, tree) in saved.iter().rev() {
+            let done = store.restore(*id, "rewind").unwrap();
+            prop_assert!(done.problems.is_empty(), "{:?}", done.problems);
+            prop_assert_eq!(&w.tree(), tree, "checkpoint {}", id);
+            last_undo.get_or_insert(done.undo);
+        }
+        // The first rewind's undo checkpoint holds the state at the end of the history.
+        let undo = last_undo.unwrap();
+        store.restore(undo, "undo").unwrap();
+        prop_assert_eq!(w.tree(), end);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
 }
