@@ -7,6 +7,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod agent;
+pub mod checkpoint;
 pub mod cli;
 pub mod commands;
 pub mod config;

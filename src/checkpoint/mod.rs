@@ -1,0 +1,128 @@
+//! Checkpoints of the working directories, and rewinding to one: the storage and restore engine
+//! behind `/rewind`. It covers every change to the files, whoever made it (an edit tool, a
+//! shell command, the person), and needs no git.
+//!
+//! A [`CheckpointStore`] lives in a directory the caller gives (the session's data dir). It
+//! records the state of a set of roots (gitignored files, `.git` and files over a size cap
+//! left out, symlinks kept as links) as an index of `(path, size, mtime, inode, mode)` and a
+//! content hash per file; the bytes of new or changed files go into a content-addressed,
+//! zstd-compressed object store, so a checkpoint costs only what changed. Each checkpoint is
+//! one file (`checkpoints/NNNNNNNNNN.cp`): a full index, or the changes from its parent, with a
+//! digest over the whole file, written to a temp file and renamed, so a checkpoint torn by a
+//! crash is recognised and ignored (reported by [`CheckpointStore::damaged`]), never misread.
+//!
+//! [`CheckpointStore::plan_restore`] says what rewinding to a checkpoint would do, file by
+//! file, and whether each file is still what the latest checkpoint recorded (if not, someone
+//! changed it since and the UI should ask). [`CheckpointStore::restore`] first records the
+//! current state (so a rewind can itself be rewound) and then puts every file back, one atomic
+//! write at a time, never touching anything outside the roots. It knows nothing of the agent:
+//! the caller decides when to record and what to call each checkpoint.
+
+mod codec;
+mod durable;
+mod index;
+mod objects;
+mod restore;
+mod scan;
+mod store;
+#[cfg(test)]
+mod tests;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use index::Uncovered;
+pub use restore::{EntryKind, PlannedFile, RestoreAction, RestorePlan, Restored};
+pub use store::{CheckpointStore, DamagedCheckpoint, Recorded};
+
+/// The id of a checkpoint: increasing within a store, never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CheckpointId(pub u64);
+
+impl std::fmt::Display for CheckpointId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// How a store records.
+#[derive(Debug, Clone)]
+pub struct CheckpointOptions {
+    /// Files larger than this are not covered (listed in the checkpoint instead).
+    pub max_file_size: u64,
+    /// Every this many checkpoints one holds the full index rather than a delta, so reading
+    /// any checkpoint replays at most this many files.
+    pub full_every: u32,
+    /// Threads for walking and hashing.
+    pub threads: usize,
+}
+
+impl Default for CheckpointOptions {
+    fn default() -> Self {
+        CheckpointOptions {
+            max_file_size: 5 * 1024 * 1024,
+            full_every: 32,
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get().min(4))
+                .unwrap_or(2),
+        }
+    }
+}
+
+/// What the list of checkpoints shows of one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    pub id: CheckpointId,
+    /// Milliseconds since the Unix epoch.
+    pub created_ms: u64,
+    /// What the caller called it ("before prompt 3", "before rewind to 2").
+    pub label: String,
+    pub roots: Vec<PathBuf>,
+}
+
+/// A file a checkpoint does not hold, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotCoveredFile {
+    pub path: PathBuf,
+    pub size: u64,
+    pub why: Uncovered,
+}
+
+/// Something that went wrong with one file; the rest of the work went on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileProblem {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl FileProblem {
+    pub fn new(path: PathBuf, err: &io::Error) -> FileProblem {
+        FileProblem {
+            path,
+            message: err.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("checkpoint store {path}: {source}")]
+    Store { path: PathBuf, source: io::Error },
+    #[error("working directory {path} cannot be checkpointed: {source}")]
+    Root { path: PathBuf, source: io::Error },
+    #[error("no checkpoint {0} in this session")]
+    NoSuchCheckpoint(CheckpointId),
+    #[error("checkpoint {id} cannot be read: {why}")]
+    Damaged { id: CheckpointId, why: String },
+}
+
+/// `root` joined with a relative path the scan produced (never absolute, never `..`).
+fn join_rel(root: &Path, rel: &[u8]) -> PathBuf {
+    root.join(codec::bytes_path(rel))
+}

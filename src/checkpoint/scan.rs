@@ -1,0 +1,328 @@
+//! Scanning the roots into an [`Index`]: a parallel walk with the `ignore` crate (honouring
+//! `.gitignore`, `.ignore` and git's excludes even outside a git repository, never entering a
+//! `.git` or the store's own directory, never following a symlink), one `lstat` per entry, and
+//! file contents read and hashed only where the stat tuple differs from the previous index.
+//!
+//! Files over the size cap, unreadable files and special files are listed as not covered.
+//! A file is read once: its hash comes from the bytes read, its stat from `fstat` on the same
+//! handle after the read, so a file changing under the scan is seen as changed next time.
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+
+use super::codec::path_bytes;
+use super::durable::map_parallel;
+use super::index::{Content, Entry, Hash, Index, NotCovered, Stat, Uncovered};
+use super::objects::{ObjectStore, hash_bytes};
+use super::{FileProblem, join_rel};
+
+/// What a scan found before any content was read.
+#[derive(Default)]
+struct Found {
+    entries: Vec<Entry>,
+    not_covered: Vec<NotCovered>,
+    problems: Vec<FileProblem>,
+}
+
+/// A placeholder hash for files not read yet; replaced before the index leaves this module.
+const UNREAD: Hash = [0; 32];
+
+/// The roots as they are now.
+pub struct Scanned {
+    pub index: Index,
+    pub problems: Vec<FileProblem>,
+    /// Contents written to the store now (not durable yet).
+    pub stored: Vec<Hash>,
+}
+
+pub struct ScanSetup<'a> {
+    pub roots: &'a [PathBuf],
+    /// Directories never walked into (the store itself, when it lies under a root).
+    pub skip: &'a [PathBuf],
+    pub max_file_size: u64,
+    pub threads: usize,
+}
+
+/// The current state of the roots. Files whose stat matches `previous` keep its hash; the
+/// others are read and hashed, and stored in `objects` when given.
+pub fn scan(setup: &ScanSetup<'_>, previous: &Index, objects: Option<&ObjectStore>) -> Scanned {
+    let mut found = walk(setup);
+    found.entries.sort_by(|a, b| a.key().cmp(&b.key()));
+    // Which files need reading: a merge walk against the previous index.
+    let mut to_read = Vec::new();
+    {
+        let (mut i, prev) = (0, previous.entries());
+        for (n, e) in found.entries.iter_mut().enumerate() {
+            if !matches!(e.content, Content::File(_)) {
+                continue;
+            }
+            while i < prev.len() && prev[i].key() < e.key() {
+                i += 1;
+            }
+            match prev.get(i) {
+                Some(p) if p.key() == e.key() && p.stat == e.stat => {
+                    if let Content::File(h) = p.content {
+                        e.content = Content::File(h);
+                        continue;
+                    }
+                    to_read.push(n);
+                }
+                _ => to_read.push(n),
+            }
+        }
+    }
+    let results = read_all(setup, &found.entries, &to_read, objects);
+    let mut dropped = vec![false; found.entries.len()];
+    let mut stored = Vec::new();
+    for (n, result) in to_read.into_iter().zip(results) {
+        let e = &mut found.entries[n];
+        match result {
+            Ok((hash, stat, written)) => {
+                if written {
+                    stored.push(hash);
+                }
+                e.content = Content::File(hash);
+                e.stat = stat;
+            }
+            // Gone since the walk: it is simply not there any more.
+            Err(err) if err.kind() == io::ErrorKind::NotFound => dropped[n] = true,
+            Err(err) => {
+                dropped[n] = true;
+                let path = join_rel(&setup.roots[usize::from(e.root)], &e.path);
+                found.problems.push(FileProblem::new(path, &err));
+                found.not_covered.push(NotCovered {
+                    root: e.root,
+                    path: e.path.clone(),
+                    size: e.stat.size,
+                    why: Uncovered::Unreadable,
+                });
+            }
+        }
+    }
+    let mut n = 0;
+    found.entries.retain(|_| {
+        n += 1;
+        !dropped[n - 1]
+    });
+    Scanned {
+        index: Index::new(found.entries, found.not_covered),
+        problems: found.problems,
+        stored,
+    }
+}
+
+/// Reads, hashes (and stores) the files at `which`, on up to `threads` threads.
+fn read_all(
+    setup: &ScanSetup<'_>,
+    entries: &[Entry],
+    which: &[usize],
+    objects: Option<&ObjectStore>,
+) -> Vec<io::Result<(Hash, Stat, bool)>> {
+    let one = |n: &usize| {
+        let e = &entries[*n];
+        read_one(
+            &join_rel(&setup.roots[usize::from(e.root)], &e.path),
+            setup.max_file_size,
+            objects,
+        )
+    };
+    map_parallel(which, setup.threads.clamp(1, 8), 64, one)
+}
+
+fn read_one(
+    path: &Path,
+    max_file_size: u64,
+    objects: Option<&ObjectStore>,
+) -> io::Result<(Hash, Stat, bool)> {
+    // O_NOFOLLOW: a file replaced by a symlink since the walk is not read through.
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    let mut bytes = Vec::new();
+    // One byte past the cap tells a file that grew past it.
+    (&mut file)
+        .take(max_file_size + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_file_size {
+        return Err(io::Error::other("grew past the size cap while being read"));
+    }
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other("not a regular file any more"));
+    }
+    let hash = hash_bytes(&bytes);
+    let written = match objects {
+        Some(objects) => objects.put(&hash, &bytes)?,
+        None => false,
+    };
+    let mut stat = stat_of(&meta);
+    stat.size = bytes.len() as u64;
+    Ok((hash, stat, written))
+}
+
+pub fn stat_of(meta: &Metadata) -> Stat {
+    Stat {
+        size: meta.len(),
+        mtime_sec: meta.mtime(),
+        mtime_nsec: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        ino: meta.ino(),
+        mode: meta.mode(),
+    }
+}
+
+fn walk(setup: &ScanSetup<'_>) -> Found {
+    let collected = Mutex::new(Vec::new());
+    for (root_index, root) in setup.roots.iter().enumerate() {
+        let Ok(root_index) = u16::try_from(root_index) else {
+            break;
+        };
+        let skip: Vec<PathBuf> = setup.skip.to_vec();
+        let walker = WalkBuilder::new(root)
+            .hidden(false)
+            .require_git(false)
+            .follow_links(false)
+            .threads(setup.threads.clamp(1, 8))
+            .filter_entry(move |e| e.file_name() != ".git" && !skip.iter().any(|s| e.path() == s))
+            .build_parallel();
+        let mut builder = Collectors {
+            root,
+            root_index,
+            max_file_size: setup.max_file_size,
+            out: &collected,
+        };
+        walker.visit(&mut builder);
+    }
+    let mut found = Found::default();
+    for part in collected.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        found.entries.extend(part.entries);
+        found.not_covered.extend(part.not_covered);
+        found.problems.extend(part.problems);
+    }
+    found
+}
+
+struct Collectors<'a> {
+    root: &'a Path,
+    root_index: u16,
+    max_file_size: u64,
+    out: &'a Mutex<Vec<Found>>,
+}
+
+impl<'s> ParallelVisitorBuilder<'s> for Collectors<'s> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Collector {
+            root: self.root,
+            root_index: self.root_index,
+            max_file_size: self.max_file_size,
+            found: Found::default(),
+            out: self.out,
+        })
+    }
+}
+
+/// One walker thread's findings, handed over when the thread is done with it.
+struct Collector<'a> {
+    root: &'a Path,
+    root_index: u16,
+    max_file_size: u64,
+    found: Found,
+    out: &'a Mutex<Vec<Found>>,
+}
+
+impl Drop for Collector<'_> {
+    fn drop(&mut self) {
+        let found = std::mem::take(&mut self.found);
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        out.push(found);
+    }
+}
+
+impl ParallelVisitor for Collector<'_> {
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                let path = error_path(&err).unwrap_or_else(|| self.root.to_path_buf());
+                self.found.problems.push(FileProblem {
+                    path,
+                    message: err.to_string(),
+                });
+                return WalkState::Continue;
+            }
+        };
+        if entry.depth() == 0 {
+            return WalkState::Continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(self.root) else {
+            return WalkState::Continue;
+        };
+        let rel: Box<[u8]> = path_bytes(rel).into();
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(err) => {
+                self.found.problems.push(FileProblem {
+                    path: entry.path().to_path_buf(),
+                    message: err.to_string(),
+                });
+                return WalkState::Continue;
+            }
+        };
+        let ft = meta.file_type();
+        let (stat, content) = if ft.is_dir() {
+            let stat = Stat {
+                mode: meta.mode(),
+                ..Stat::default()
+            };
+            (stat, Content::Dir)
+        } else if ft.is_symlink() {
+            match std::fs::read_link(entry.path()) {
+                Ok(target) => (stat_of(&meta), Content::Symlink(path_bytes(&target).into())),
+                Err(err) => {
+                    self.found
+                        .problems
+                        .push(FileProblem::new(entry.path().to_path_buf(), &err));
+                    return WalkState::Continue;
+                }
+            }
+        } else if ft.is_file() && meta.len() <= self.max_file_size {
+            (stat_of(&meta), Content::File(UNREAD))
+        } else {
+            let why = if ft.is_file() {
+                Uncovered::TooLarge
+            } else {
+                Uncovered::Special
+            };
+            self.found.not_covered.push(NotCovered {
+                root: self.root_index,
+                path: rel,
+                size: meta.len(),
+                why,
+            });
+            return WalkState::Continue;
+        };
+        self.found.entries.push(Entry {
+            root: self.root_index,
+            path: rel,
+            stat,
+            content,
+        });
+        WalkState::Continue
+    }
+}
+
+fn error_path(err: &ignore::Error) -> Option<PathBuf> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path.clone()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,454 @@
+//! [`CheckpointStore`]: the checkpoints of one session on disk — opening them after a restart,
+//! recording a new one, reading any one back as a full index — and the public entry points
+//! for planning and running a restore (the work itself is in `restore.rs`).
+//!
+//! Invariants: ids only grow (a damaged file's id is never reused, so it is never overwritten);
+//! a checkpoint file is committed only after every object it names is durable; a delta's
+//! parent is an earlier, valid checkpoint, or the delta is reported damaged too.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::codec::{self, Body, BodyRef, Header};
+use super::durable::stage;
+use super::index::Index;
+use super::objects::ObjectStore;
+use super::restore::{self, RestorePlan, Restored};
+use super::scan::{ScanSetup, Scanned, scan};
+use super::{
+    CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, FileProblem, NotCoveredFile,
+    join_rel,
+};
+
+const CHECKPOINTS: &str = "checkpoints";
+const PACKS: &str = "packs";
+const SUFFIX: &str = ".cp";
+
+/// A checkpoint file that was ignored, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DamagedCheckpoint {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// What recording a checkpoint did.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub id: CheckpointId,
+    /// Entries new, changed or gone since the previous checkpoint.
+    pub changed: usize,
+    /// Contents stored now (not already in the store).
+    pub files_stored: usize,
+    pub not_covered: Vec<NotCoveredFile>,
+    /// Files or directories that could not be scanned; the checkpoint holds the rest.
+    pub problems: Vec<FileProblem>,
+}
+
+struct Known {
+    header: Header,
+    /// Checkpoints replayed to read this one (0 for a full index).
+    depth: u32,
+}
+
+pub struct CheckpointStore {
+    dir: PathBuf,
+    roots: Vec<PathBuf>,
+    options: CheckpointOptions,
+    objects: ObjectStore,
+    known: BTreeMap<u64, Known>,
+    damaged: Vec<DamagedCheckpoint>,
+    next_id: u64,
+    /// The full index of the latest checkpoint, once read or recorded.
+    latest: Option<(u64, Index)>,
+}
+
+impl CheckpointStore {
+    /// Opens (creating if needed) the store in `dir` for these roots, reading the checkpoints
+    /// already there. Roots are canonicalised; a root inside another is dropped (the outer one
+    /// covers it). Damaged checkpoint files are listed by [`Self::damaged`], not an error.
+    pub fn open(
+        dir: &Path,
+        roots: &[PathBuf],
+        options: CheckpointOptions,
+    ) -> Result<CheckpointStore, CheckpointError> {
+        let store_err = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| CheckpointError::Store { path, source }
+        };
+        let cp_dir = dir.join(CHECKPOINTS);
+        fs::create_dir_all(&cp_dir).map_err(store_err(&cp_dir))?;
+        let dir = fs::canonicalize(dir).map_err(store_err(dir))?;
+        let roots = canonical_roots(roots)?;
+        let packs = dir.join(PACKS);
+        let objects = ObjectStore::open(packs.clone()).map_err(store_err(&packs))?;
+        let mut store = CheckpointStore {
+            objects,
+            dir,
+            roots,
+            options,
+            known: BTreeMap::new(),
+            damaged: Vec::new(),
+            next_id: 1,
+            latest: None,
+        };
+        store.load()?;
+        let packs = store
+            .objects
+            .damaged()
+            .iter()
+            .map(|(path, why)| DamagedCheckpoint {
+                path: path.clone(),
+                why: format!("content pack ignored: {why}"),
+            });
+        store.damaged.extend(packs.collect::<Vec<_>>());
+        Ok(store)
+    }
+
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Changes the roots the next checkpoints cover (e.g. after `/add-dir`). The next
+    /// checkpoint then holds a full index.
+    pub fn set_roots(&mut self, roots: &[PathBuf]) -> Result<(), CheckpointError> {
+        self.roots = canonical_roots(roots)?;
+        Ok(())
+    }
+
+    /// The readable checkpoints, oldest first.
+    pub fn list(&self) -> Vec<CheckpointInfo> {
+        self.known
+            .values()
+            .map(|k| CheckpointInfo {
+                id: CheckpointId(k.header.id),
+                created_ms: k.header.created_ms,
+                label: k.header.label.clone(),
+                roots: k.header.roots.clone(),
+            })
+            .collect()
+    }
+
+    pub fn latest_id(&self) -> Option<CheckpointId> {
+        self.known.keys().next_back().map(|&id| CheckpointId(id))
+    }
+
+    /// Heap bytes of the latest checkpoint's index held in memory (0 before it is needed).
+    pub fn index_heap_bytes(&self) -> usize {
+        self.latest
+            .as_ref()
+            .map_or(0, |(_, index)| index.heap_bytes())
+    }
+
+    /// Checkpoint files found damaged (cut short by a crash, or whose base is damaged), and
+    /// content packs whose index does not check out.
+    pub fn damaged(&self) -> &[DamagedCheckpoint] {
+        &self.damaged
+    }
+
+    /// The files checkpoint `id` lists as not covered (too large, unreadable, special).
+    pub fn not_covered(
+        &mut self,
+        id: CheckpointId,
+    ) -> Result<Vec<NotCoveredFile>, CheckpointError> {
+        let (roots, index) = self.read(id)?;
+        Ok(not_covered_files(&roots, &index))
+    }
+
+    /// What restoring checkpoint `id` would do now, without changing anything.
+    pub fn plan_restore(&mut self, id: CheckpointId) -> Result<RestorePlan, CheckpointError> {
+        let (target_roots, target) = self.read(id)?;
+        self.load_latest()?;
+        let latest = self.latest_view();
+        let empty = Index::default();
+        let previous = match latest {
+            Some((roots, index)) if roots == target_roots.as_slice() => index,
+            _ => &empty,
+        };
+        let now = scan(&self.setup(&target_roots), previous, None);
+        Ok(restore::plan(
+            id,
+            &target_roots,
+            &target,
+            &now.index,
+            latest,
+            now.problems,
+        ))
+    }
+
+    /// Restores checkpoint `id`: records the current state first (its id is
+    /// [`Restored::undo`]: restoring that one undoes this restore), then writes back every
+    /// file that differs, removes files created since and recreates files deleted since.
+    /// If that first checkpoint cannot be recorded, nothing is restored. Problems with single files are collected in the result; the other files are restored.
+    pub fn restore(&mut self, id: CheckpointId, label: &str) -> Result<Restored, CheckpointError> {
+        let (target_roots, target) = self.read(id)?;
+        self.load_latest()?;
+        // What the latest checkpoint said before this restore records a new one.
+        let latest_before = self
+            .latest_view()
+            .map(|(roots, index)| (roots.to_vec(), index.clone()));
+        let undo = self.record(label)?;
+        let mut problems = undo.problems.clone();
+        let rescanned;
+        let current = match self.latest.as_ref() {
+            Some((_, index)) if target_roots == self.roots => index,
+            _ => {
+                // The checkpoint covered other roots: look at those as they are now.
+                let now = scan(&self.setup(&target_roots), &Index::default(), None);
+                problems.extend(now.problems);
+                rescanned = now.index;
+                &rescanned
+            }
+        };
+        let latest = latest_before.as_ref().map(|(r, i)| (r.as_slice(), i));
+        let plan = restore::plan(id, &target_roots, &target, current, latest, problems);
+        Ok(restore::apply(
+            plan,
+            &target_roots,
+            &target,
+            &self.objects,
+            undo.id.0,
+        ))
+    }
+
+    fn setup<'a>(&'a self, roots: &'a [PathBuf]) -> ScanSetup<'a> {
+        ScanSetup {
+            roots,
+            skip: std::slice::from_ref(&self.dir),
+            max_file_size: self.options.max_file_size,
+            threads: self.options.threads,
+        }
+    }
+
+    /// Makes sure `self.latest` holds the latest checkpoint's index, if there is one.
+    fn load_latest(&mut self) -> Result<(), CheckpointError> {
+        if let Some(id) = self.latest_id()
+            && self.latest.as_ref().is_none_or(|(l, _)| *l != id.0)
+        {
+            let (_, index) = self.read(id)?;
+            self.latest = Some((id.0, index));
+        }
+        Ok(())
+    }
+
+    /// The latest checkpoint's roots and index, once [`Self::load_latest`] has run.
+    fn latest_view(&self) -> Option<(&[PathBuf], &Index)> {
+        let (id, index) = self.latest.as_ref()?;
+        let known = self.known.get(id)?;
+        Some((known.header.roots.as_slice(), index))
+    }
+
+    /// Records the current state of the roots as a new checkpoint.
+    /// If the latest checkpoint cannot be read back, this one holds a full index.
+    pub fn record(&mut self, label: &str) -> Result<Recorded, CheckpointError> {
+        if self.load_latest().is_err() {
+            // Its file went bad after `open`: start a new chain rather than refuse to record.
+            self.latest = None;
+        }
+        let latest_id = self.latest_id();
+        let same_roots = self
+            .latest_view()
+            .is_some_and(|(roots, _)| roots == self.roots.as_slice());
+        let previous = match self.latest.take() {
+            Some((_, index)) if same_roots => index,
+            _ => Index::default(),
+        };
+        let roots = self.roots.clone();
+        let Scanned {
+            index,
+            problems,
+            stored,
+        } = scan(&self.setup(&roots), &previous, Some(&self.objects));
+        let delta = previous.delta_to(&index);
+        drop(previous);
+        let changed = delta.upserts.len() + delta.removals.len();
+        let depth = latest_id
+            .and_then(|id| self.known.get(&id.0))
+            .map_or(0, |k| k.depth);
+        let delta_parent =
+            latest_id.filter(|_| same_roots && depth + 1 < self.options.full_every.max(1));
+        let not_covered = index.not_covered().to_vec();
+        let body = match delta_parent {
+            Some(_) => BodyRef::Delta(&delta, &not_covered),
+            None => BodyRef::Full(&index),
+        };
+        let id = self.next_id;
+        let header = Header {
+            id,
+            parent: delta_parent.map(|p| p.0),
+            created_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            label: label.to_string(),
+            roots: roots.clone(),
+        };
+        // On failure `self.latest` stays empty: it is re-read from disk when next needed.
+        if let Err(e) = self.commit(&header, body) {
+            self.objects.discard();
+            return Err(e);
+        }
+        self.next_id = id + 1;
+        let depth = if delta_parent.is_some() { depth + 1 } else { 0 };
+        self.known.insert(id, Known { header, depth });
+        let recorded = Recorded {
+            id: CheckpointId(id),
+            changed,
+            files_stored: stored.len(),
+            not_covered: not_covered_files(&roots, &index),
+            problems,
+        };
+        self.latest = Some((id, index));
+        Ok(recorded)
+    }
+
+    /// Writes a checkpoint file durably, after the objects it names.
+    fn commit(&mut self, header: &Header, body: BodyRef<'_>) -> Result<(), CheckpointError> {
+        let cp_dir = self.dir.join(CHECKPOINTS);
+        let path = cp_dir.join(file_name(header.id));
+        let err = |source| CheckpointError::Store {
+            path: path.clone(),
+            source,
+        };
+        let bytes = codec::encode(header, body).map_err(err)?;
+        self.objects.flush().map_err(err)?;
+        let staged = stage(&cp_dir, &path, &bytes, None).map_err(err)?;
+        staged.sync().map_err(err)?;
+        staged.commit().map_err(err)?;
+        if let Ok(d) = fs::File::open(&cp_dir) {
+            // Durability of the rename; the checkpoint is complete either way.
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Reads the headers of every checkpoint file and checks their chains.
+    fn load(&mut self) -> Result<(), CheckpointError> {
+        let cp_dir = self.dir.join(CHECKPOINTS);
+        let entries = fs::read_dir(&cp_dir).map_err(|source| CheckpointError::Store {
+            path: cp_dir.clone(),
+            source,
+        })?;
+        let mut files = BTreeMap::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(id) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(SUFFIX))
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            files.insert(id, entry.path());
+        }
+        for (id, path) in files {
+            self.next_id = self.next_id.max(id.saturating_add(1));
+            let header = fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| codec::decode_header(&bytes).map_err(|e| e.to_string()));
+            let checked = header.and_then(|h| {
+                if h.id != id {
+                    return Err(format!("it says it is checkpoint {}", h.id));
+                }
+                match h.parent {
+                    None => Ok((h, 0)),
+                    Some(p) => match self.known.get(&p) {
+                        Some(k) if p < id => Ok((h, k.depth + 1)),
+                        _ => Err(format!("its base checkpoint {p} is missing or damaged")),
+                    },
+                }
+            });
+            match checked {
+                Ok((header, depth)) => {
+                    self.known.insert(id, Known { header, depth });
+                }
+                Err(why) => self.damaged.push(DamagedCheckpoint { path, why }),
+            }
+        }
+        Ok(())
+    }
+
+    /// The roots and full index of checkpoint `id`, replaying deltas from the last full one.
+    fn read(&mut self, id: CheckpointId) -> Result<(Vec<PathBuf>, Index), CheckpointError> {
+        let Some(known) = self.known.get(&id.0) else {
+            return Err(CheckpointError::NoSuchCheckpoint(id));
+        };
+        let roots = known.header.roots.clone();
+        if let Some((latest, index)) = &self.latest
+            && *latest == id.0
+        {
+            return Ok((roots, index.clone()));
+        }
+        let mut chain = vec![id.0];
+        while let Some(parent) = chain
+            .last()
+            .and_then(|c| self.known.get(c))
+            .and_then(|k| k.header.parent)
+        {
+            chain.push(parent);
+        }
+        let damaged = |why: String| CheckpointError::Damaged { id, why };
+        let mut index = Index::default();
+        for cp in chain.into_iter().rev() {
+            let path = self.dir.join(CHECKPOINTS).join(file_name(cp));
+            let bytes = fs::read(&path).map_err(|e| damaged(format!("{}: {e}", path.display())))?;
+            let (_, body) =
+                codec::decode(&bytes).map_err(|e| damaged(format!("{}: {e}", path.display())))?;
+            index = match body {
+                Body::Full(full) => full,
+                Body::Delta(delta, not_covered) => index.apply(&delta, not_covered),
+            };
+        }
+        if self.latest_id() == Some(id) {
+            self.latest = Some((id.0, index.clone()));
+        }
+        Ok((roots, index))
+    }
+}
+
+fn file_name(id: u64) -> String {
+    format!("{id:010}{SUFFIX}")
+}
+
+fn canonical_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CheckpointError> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        let canonical = fs::canonicalize(root).map_err(|source| CheckpointError::Root {
+            path: root.clone(),
+            source,
+        })?;
+        if !canonical.is_dir() {
+            return Err(CheckpointError::Root {
+                path: root.clone(),
+                source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+            });
+        }
+        out.push(canonical);
+    }
+    // Keep the first of duplicates, and outer roots over the roots inside them.
+    let all = out.clone();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for root in out {
+        let inside_other = all.iter().any(|o| *o != root && root.starts_with(o));
+        if !inside_other && !kept.contains(&root) {
+            kept.push(root);
+        }
+    }
+    Ok(kept)
+}
+
+fn not_covered_files(roots: &[PathBuf], index: &Index) -> Vec<NotCoveredFile> {
+    index
+        .not_covered()
+        .iter()
+        .filter_map(|n| {
+            let root = roots.get(usize::from(n.root))?;
+            Some(NotCoveredFile {
+                path: join_rel(root, &n.path),
+                size: n.size,
+                why: n.why,
+            })
+        })
+        .collect()
+}
