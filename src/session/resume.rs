@@ -309,13 +309,32 @@ pub fn find(dir: &Path, id: &str) -> Result<PathBuf, ResumeError> {
     }
 }
 
-/// The most recent session in `dir`.
+/// The most recent session in `dir` that holds a prompt. Only the newest files are looked
+/// into, and only for a user message: `--continue` reads the chosen one whole just after.
 pub fn latest(dir: &Path) -> Result<PathBuf, ResumeError> {
-    list(dir)
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Err(ResumeError::NoneYet);
+    };
+    let mut files: Vec<(SystemTime, PathBuf)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter_map(|p| Some((std::fs::metadata(&p).and_then(|m| m.modified()).ok()?, p)))
+        .collect();
+    files.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    files
         .into_iter()
-        .next()
-        .map(|s| s.path)
+        .map(|(_, p)| p)
+        .find(|p| std::fs::read(p).is_ok_and(|bytes| has_user_line(&bytes)))
         .ok_or(ResumeError::NoneYet)
+}
+
+/// Whether transcript bytes hold a user message line.
+fn has_user_line(bytes: &[u8]) -> bool {
+    const NEEDLE: &[u8] = br#"{"type":"user""#;
+    bytes
+        .split(|&b| b == b'\n')
+        .any(|line| line.starts_with(NEEDLE))
 }
 
 #[cfg(test)]
