@@ -1323,4 +1323,10 @@ async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_i
     let shown = streamed_text(&events);
     assert!(!shown.contains("calls parse()"), "{shown}");
     assert!(tmp.path().join(".data/subagents/1.jsonl").exists());
+    // The sub-agent's two requests count in the session's usage, under its model.
+    let sub_usage = events
+        .iter()
+        .filter(|e| matches!(e, Event::Usage { model, .. } if model == "haiku"))
+        .count();
+    assert_eq!(sub_usage, 2, "{events:?}");
 }

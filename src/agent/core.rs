@@ -82,6 +82,10 @@ pub(crate) struct Core {
     /// was given on the command line (it then wins), and whether this is a fork (its history
     /// is written to the new transcript).
     pub resume: Option<(crate::session::resume::Resumed, bool, bool)>,
+    /// A sub-agent's: where its requests' usage goes, for the session to count.
+    pub usage_sink: Option<crate::agent::subagent::UsageSink>,
+    /// The session's: the usage its sub-agents reported, not counted yet.
+    pub subagent_usage: crate::agent::subagent::UsageSink,
     /// The sub-agents there are (name, description), for the client.
     pub agents: Vec<(String, String)>,
     /// The person's skills (`/name args` loads one).
@@ -394,6 +398,7 @@ impl Core {
         if end != TurnEnd::Completed {
             text = self.last_assistant_text();
         }
+        self.count_subagent_usage();
         // What a command or skill allowed, and its model, end with the turn.
         self.gate.end_turn();
         self.session.set_turn_model(None);
@@ -451,6 +456,7 @@ impl Core {
         }
         // MCP tools that joined since the last request (servers connect in the background).
         self.registry.refresh_late();
+        self.count_subagent_usage();
         let model = self.request_model();
         let request = ModelRequest {
             model: model.clone(),
@@ -637,6 +643,10 @@ impl Core {
     pub(super) fn record_usage(&mut self, model: &str, usage: &Usage) {
         if *usage == Usage::default() {
             return;
+        }
+        if let Some(sink) = &self.usage_sink {
+            // A sub-agent's requests are counted by the session it works for.
+            crate::agent::subagent::lock(sink).push((model.to_string(), *usage));
         }
         self.transcript.record(&Record::Usage {
             model: model.to_string(),

@@ -163,6 +163,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         defs: setup.agents,
         registry: std::sync::OnceLock::new(),
         runs: std::sync::atomic::AtomicU64::new(0),
+        usage: subagent::UsageSink::default(),
     });
     extra_tools.push(Arc::new(AgentTool::new(subagents.clone())));
     let registry =
@@ -214,6 +215,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         commands: setup.commands,
         last_state: None,
         agents: subagents.agents(),
+        usage_sink: None,
+        subagent_usage: Arc::clone(&subagents.usage),
         auto_compact_pct: setup.auto_compact_pct,
         last_context: 0,
         memory_chars: memory.len(),

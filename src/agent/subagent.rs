@@ -30,6 +30,16 @@ use crate::session::transcript::Transcript;
 use crate::tools::agent_tool::{GENERAL_PURPOSE, SubagentRunner};
 use crate::tools::{ToolContext, ToolKind, ToolRegistry};
 
+/// Each request of a sub-agent: the model and its usage, for the session to count.
+pub(crate) type UsageSink = Arc<std::sync::Mutex<Vec<(String, Usage)>>>;
+
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
 /// A sub-agent that has not answered after this many requests is stopped.
 const MAX_REQUESTS: u32 = 60;
 /// How many times in a row SubagentStop hooks may send a sub-agent back to work.
@@ -80,6 +90,8 @@ pub(crate) struct Subagents {
     /// The tools sub-agents may use; set once the session's registry exists.
     pub registry: OnceLock<ToolRegistry>,
     pub runs: AtomicU64,
+    /// Shared with the session's core, which counts what its sub-agents used.
+    pub usage: UsageSink,
 }
 
 impl Subagents {
@@ -169,6 +181,8 @@ impl Subagents {
             memory_chars: self.memory.len(),
             last_state: None,
             resume: None,
+            usage_sink: Some(Arc::clone(&self.usage)),
+            subagent_usage: UsageSink::default(),
             agents: Vec::new(),
             skills: Vec::new(),
         })
@@ -241,6 +255,28 @@ impl SubagentRunner for Subagents {
 }
 
 impl Core {
+    /// Count the requests of sub-agents since the last time: in the totals, the transcript
+    /// (so a resume counts them too) and a Usage event each (per model in `/cost`).
+    pub(super) fn count_subagent_usage(&mut self) {
+        let spent = std::mem::take(&mut *lock(&self.subagent_usage));
+        for (model, usage) in spent {
+            self.transcript
+                .record(&crate::session::transcript::Record::Usage {
+                    model: model.clone(),
+                    usage,
+                });
+            self.total_usage.add(&usage);
+            self.total_cost += crate::llm::pricing::cost_usd(&model, &usage);
+            self.events().send(Event::Usage {
+                last: usage,
+                total: self.total_usage,
+                total_cost_usd: self.total_cost,
+                context_window: crate::llm::pricing::context_window(&self.request_model()),
+                model,
+            });
+        }
+    }
+
     /// Work on `prompt` until the model answers without tools; the answer.
     async fn run_subagent(
         &mut self,
