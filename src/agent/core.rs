@@ -34,6 +34,16 @@ const PARTIAL_EVERY: Duration = Duration::from_secs(1);
 /// How many times in a row a Stop hook may send the model back to work in one turn.
 const MAX_FORCED_CONTINUATIONS: u32 = 5;
 
+/// Each request of a sub-agent: the model and its usage, for the session to count.
+pub(crate) type UsageSink = Arc<std::sync::Mutex<Vec<(String, Usage)>>>;
+
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
 /// How one model request ended.
 pub(super) enum Step {
     /// Tools ran; their results are in the conversation: ask the model again.
@@ -83,9 +93,9 @@ pub(crate) struct Core {
     /// is written to the new transcript).
     pub resume: Option<(crate::session::resume::Resumed, bool, bool)>,
     /// A sub-agent's: where its requests' usage goes, for the session to count.
-    pub usage_sink: Option<crate::agent::subagent::UsageSink>,
+    pub usage_sink: Option<UsageSink>,
     /// The session's: the usage its sub-agents reported, not counted yet.
-    pub subagent_usage: crate::agent::subagent::UsageSink,
+    pub subagent_usage: UsageSink,
     /// The sub-agents there are (name, description), for the client.
     pub agents: Vec<(String, String)>,
     /// The person's skills (`/name args` loads one).
@@ -646,7 +656,7 @@ impl Core {
         }
         if let Some(sink) = &self.usage_sink {
             // A sub-agent's requests are counted by the session it works for.
-            crate::agent::subagent::lock(sink).push((model.to_string(), *usage));
+            lock(sink).push((model.to_string(), *usage));
         }
         self.transcript.record(&Record::Usage {
             model: model.to_string(),

@@ -163,7 +163,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         defs: setup.agents,
         registry: std::sync::OnceLock::new(),
         runs: std::sync::atomic::AtomicU64::new(0),
-        usage: subagent::UsageSink::default(),
+        usage: core::UsageSink::default(),
     });
     extra_tools.push(Arc::new(AgentTool::new(subagents.clone())));
     let registry =

@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
-use super::core::{Core, Step};
+use super::core::{Core, Step, UsageSink, lock};
 use super::executor::PendingDecisions;
 use super::prompt::{Environment, subagent_prompt};
 use crate::commands::agents::AgentDef;
@@ -29,16 +29,6 @@ use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
 use crate::tools::agent_tool::{GENERAL_PURPOSE, SubagentRunner};
 use crate::tools::{ToolContext, ToolKind, ToolRegistry};
-
-/// Each request of a sub-agent: the model and its usage, for the session to count.
-pub(crate) type UsageSink = Arc<std::sync::Mutex<Vec<(String, Usage)>>>;
-
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
 
 /// A sub-agent that has not answered after this many requests is stopped.
 const MAX_REQUESTS: u32 = 60;
