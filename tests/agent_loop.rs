@@ -1314,11 +1314,15 @@ async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_i
     // Only the report goes back to the main model.
     let results = tool_results(&requests[3].body);
     assert_eq!(results[0].0, "main.rs calls parse().");
-    // The client saw the sub-agent's Grep, not its streamed text.
+    // The client saw the sub-agent's Grep, labelled with the agent, not its streamed text.
+    let grep = events.iter().find_map(|e| match e {
+        Event::ToolCallStarted { call_id, title, .. } if call_id == "g1" => Some(title.clone()),
+        _ => None,
+    });
     assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, Event::ToolCallStarted { call_id, .. } if call_id == "g1"))
+        grep.as_deref()
+            .is_some_and(|t| t.starts_with("finder › Grep")),
+        "{grep:?}"
     );
     let shown = streamed_text(&events);
     assert!(!shown.contains("calls parse()"), "{shown}");

@@ -3,7 +3,8 @@
 //! (the session's, the read-only ones for the built-in Explore and Plan agents, or the ones a
 //! custom agent names; never Agent itself, nor plan mode), and its own read-file state (it must
 //! read a file before editing it, like any agent), sharing the session's permission gate,
-//! hooks and pending decisions — so the person is asked about its calls as about any other. Its tool calls, permission requests and notices reach the client; its streamed text
+//! hooks and pending decisions — so the person is asked about its calls as about any other, each
+//! labelled with the agent (`Explore › Grep parse`). Its tool calls, permission requests and notices reach the client; its streamed text
 //! does not (only its final report, as the tool's result). Its conversation is kept in the
 //! session's data directory (`subagents/<n>.jsonl`). SubagentStop hooks run when it finishes
 //! and may send it back to work.
@@ -87,12 +88,13 @@ pub(crate) struct Subagents {
 impl Subagents {
     /// A session of its own whose events reach the client only for tool calls, permission
     /// requests and notices; files read are shared with the parent.
-    fn sub_session(&self) -> Arc<SessionContext> {
+    fn sub_session(&self, agent: &str) -> Arc<SessionContext> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let parent = self.session.events.clone();
+        let agent = agent.to_string();
         tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
-                if forwarded(&event) {
+                if let Some(event) = forwarded(event, &agent) {
                     parent.send(event);
                 }
             }
@@ -108,7 +110,7 @@ impl Subagents {
         Arc::new(sub)
     }
 
-    fn core_for(&self, agent: &Kind<'_>, model: Option<&str>) -> Result<Core, String> {
+    fn core_for(&self, name: &str, agent: &Kind<'_>, model: Option<&str>) -> Result<Core, String> {
         let all = self.registry.get().ok_or("sub-agents are not ready yet")?;
         let registry = match agent {
             Kind::Custom(AgentDef {
@@ -135,7 +137,7 @@ impl Subagents {
             Some(name) => self.aliases.pick(name),
             None => self.model.clone(),
         };
-        let session = self.sub_session();
+        let session = self.sub_session(name);
         let n = self.runs.fetch_add(1, Ordering::Relaxed) + 1;
         let transcript = Transcript::at(
             session
@@ -179,18 +181,38 @@ impl Subagents {
     }
 }
 
-/// The events of a sub-agent the client sees.
-fn forwarded(event: &Event) -> bool {
-    matches!(
-        event,
-        Event::ToolCallStarted { .. }
-            | Event::ToolCallProgress { .. }
-            | Event::ToolCallFinished { .. }
-            | Event::PermissionRequest(_)
-            | Event::PermissionRequestUpdated { .. }
-            | Event::Notice { .. }
-            | Event::Error { .. }
-    )
+/// The events of a sub-agent the client sees, its calls and requests labelled with the agent.
+fn forwarded(event: Event, agent: &str) -> Option<Event> {
+    let label = |title: &mut String| *title = format!("{agent} › {title}");
+    match event {
+        Event::ToolCallStarted {
+            call_id,
+            tool,
+            mut title,
+            input,
+        } => {
+            label(&mut title);
+            Some(Event::ToolCallStarted {
+                call_id,
+                tool,
+                title,
+                input,
+            })
+        }
+        Event::PermissionRequest(mut req) => {
+            label(&mut req.title);
+            Some(Event::PermissionRequest(req))
+        }
+        Event::PermissionRequestUpdated { mut request, note } => {
+            label(&mut request.title);
+            Some(Event::PermissionRequestUpdated { request, note })
+        }
+        Event::ToolCallProgress { .. }
+        | Event::ToolCallFinished { .. }
+        | Event::Notice { .. }
+        | Event::Error { .. } => Some(event),
+        _ => None,
+    }
 }
 
 #[async_trait]
@@ -239,7 +261,7 @@ impl SubagentRunner for Subagents {
             None if agent == PLAN => Kind::Plan,
             None => return Err(format!("there is no agent called {agent}")),
         };
-        let mut core = self.core_for(&kind, model)?;
+        let mut core = self.core_for(agent, &kind, model)?;
         core.run_subagent(prompt, &ctx.cancel).await
     }
 }
