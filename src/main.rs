@@ -68,7 +68,7 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         output_style,
         transcript_path,
         tool_env,
-        mcp: _mcp,
+        mcp,
     } = startup::start_session(&cli, true).await?;
     let errors = if settings_broken.is_empty() {
         Vec::new()
@@ -89,6 +89,9 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         notices,
         errors,
         sessions_dir: Some(startup::project_data_dir(&data_root, &project_dir)),
+        mcp_status: mcp
+            .as_ref()
+            .map(|m| cairn::tui::McpStatus(std::sync::Arc::new(m.status_lines()))),
         pick_session,
         data_dir: Some(data_root),
         cwd: Some(project_dir),

@@ -64,6 +64,36 @@ impl McpManager {
         &self.servers
     }
 
+    /// A function that tells, each time it is called, every server's name, scope, transport
+    /// and status (for `/mcp`), one line each.
+    pub fn status_lines(&self) -> impl Fn() -> Vec<String> + Send + Sync + 'static {
+        let servers = self.servers.clone();
+        let unapproved = self.unapproved.clone();
+        move || {
+            let waiting = unapproved.iter().map(|name| {
+                format!("{name} (project): needs approval (add it to enabledMcpjsonServers)")
+            });
+            servers
+                .iter()
+                .map(|s| {
+                    let config = s.config();
+                    let transport = match &config.transport {
+                        crate::mcp::config::Transport::Stdio { .. } => "stdio",
+                        crate::mcp::config::Transport::Http { .. } => "http",
+                        crate::mcp::config::Transport::Sse { .. } => "sse",
+                    };
+                    format!(
+                        "{} ({}, {transport}): {}",
+                        s.name(),
+                        config.scope.name(),
+                        s.status()
+                    )
+                })
+                .chain(waiting)
+                .collect()
+        }
+    }
+
     pub fn server(&self, name: &str) -> Option<&Arc<Server>> {
         self.servers.iter().find(|s| s.name() == name)
     }

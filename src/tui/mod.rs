@@ -73,6 +73,24 @@ pub struct TuiOptions {
     pub sessions_dir: Option<PathBuf>,
     /// Open the session picker first (`--resume` without an id).
     pub pick_session: bool,
+    /// The MCP servers' state, one line each, for `/mcp`.
+    pub mcp_status: Option<McpStatus>,
+}
+
+/// Tells the MCP servers' state, one line each, when asked (`/mcp`).
+#[derive(Clone)]
+pub struct McpStatus(pub std::sync::Arc<dyn Fn() -> Vec<String> + Send + Sync>);
+
+impl McpStatus {
+    pub fn lines(&self) -> Vec<String> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for McpStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpStatus")
+    }
 }
 
 /// Run the TUI until the person quits. Returns the one-line summary printed after exit.
@@ -97,6 +115,7 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
     };
     let mut app = App::new(config, history, ops.clone());
     app.sessions_dir = opts.sessions_dir.clone();
+    app.mcp_status = opts.mcp_status.clone();
     if opts.pick_session {
         app.open_session_picker(std::time::SystemTime::now());
     }

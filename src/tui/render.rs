@@ -484,6 +484,25 @@ mod tests {
     }
 
     #[test]
+    fn slash_mcp_shows_each_server_and_says_when_there_are_none() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        h.type_text("/mcp");
+        h.press(Key::Enter);
+        assert!(screen(&mut h, 100, 12, 0).contains("No MCP servers are configured"));
+        h.app.mcp_status = Some(crate::tui::McpStatus(std::sync::Arc::new(|| {
+            vec![
+                "everything (project, stdio): connected (11 tools)".into(),
+                "docs (user, http): failed: connection refused".into(),
+                "local-db (project): needs approval (add it to enabledMcpjsonServers)".into(),
+            ]
+        })));
+        h.type_text("/mcp");
+        h.press(Key::Enter);
+        insta::assert_snapshot!(screen(&mut h, 100, 12, 0));
+    }
+
+    #[test]
     fn a_hash_note_is_saved_to_the_memory_file_the_person_picks() {
         let dir = tempfile::tempdir().unwrap();
         let mut h = Harness::new();

@@ -143,6 +143,8 @@ pub struct App {
     pub(crate) memory_note: Option<String>,
     /// Where this project's session transcripts are (`/resume` lists them).
     pub(crate) sessions_dir: Option<PathBuf>,
+    /// The MCP servers' state, for `/mcp`.
+    pub(crate) mcp_status: Option<crate::tui::McpStatus>,
     ops: UnboundedSender<Op>,
     turn_running: bool,
     quit_armed: bool,
@@ -171,6 +173,7 @@ impl App {
             todos_shown: true,
             memory_note: None,
             sessions_dir: None,
+            mcp_status: None,
             ops,
             turn_running: false,
             quit_armed: false,

@@ -18,6 +18,7 @@ pub enum Command {
     Cost,
     Context,
     Agents,
+    Mcp,
     Exit,
 }
 
@@ -82,6 +83,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         Command::Agents,
         "the sub-agents the model can hand tasks to",
     ),
+    (
+        "mcp",
+        Command::Mcp,
+        "the MCP servers: transport, status, tool count",
+    ),
     ("exit", Command::Exit, "quit cairn"),
 ];
 
@@ -129,7 +135,15 @@ mod tests {
         let names: Vec<&str> = filter("c").into_iter().map(|(n, _)| n).collect();
         assert_eq!(
             names,
-            ["clear", "copy", "compact", "cost", "context", "transcript"]
+            [
+                "clear",
+                "copy",
+                "compact",
+                "cost",
+                "context",
+                "transcript",
+                "mcp"
+            ]
         );
         assert_eq!(parse("/plan"), Some((Command::Plan, "")));
         assert_eq!(parse("/diff"), Some((Command::Diff, "")));
