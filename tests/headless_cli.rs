@@ -275,15 +275,23 @@ async fn no_credentials_fail_unless_the_demo_is_asked_for() {
         run.stderr()
     );
     assert!(run.stderr().contains("pass --demo"), "{}", run.stderr());
-    let run = cairn(
+    // The demo works in a scratch copy, and still names what the person's settings hold that
+    // cairn does not read.
+    let run = cairn_with(
         None,
         false,
         &["-p", "show me", "--max-turns", "1", "--demo"],
         "",
+        &[(".claude/settings.json", r#"{"modle": "opus"}"#)],
     )
     .await;
     assert!(run.stderr().contains("DEMO"), "{}", run.stderr());
     assert!(run.stderr().contains("127.0.0.1"), "{}", run.stderr());
+    assert!(
+        run.stderr().contains("unknown setting `modle`"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

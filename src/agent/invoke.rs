@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::executor::{CallEnv, Executor};
 use crate::commands::skills::Skill;
-use crate::commands::{CustomCommand, Piece, fill, find, pieces};
+use crate::commands::{CustomCommand, Piece, fill, find, invocation, pieces};
 use crate::llm::ContentBlock;
 use crate::tools::bash::BashTool;
 
@@ -46,8 +46,7 @@ pub(crate) async fn invoke(
             model: cmd.model.clone(),
         });
     }
-    let rest = prompt.trim_start().strip_prefix('/')?;
-    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let (name, args) = invocation(prompt)?;
     let skill = skills.iter().find(|s| s.name == name)?;
     grant(&env, &skill.allowed_tools);
     Some(Invoked {

@@ -208,22 +208,22 @@ pub fn frontmatter(text: &str) -> Result<(Fields, &str), usize> {
     Err(1)
 }
 
+/// `/name args` split into the name and the (trimmed) arguments; `None` without the slash.
+pub fn invocation(prompt: &str) -> Option<(&str, &str)> {
+    let rest = prompt.trim_start().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    Some((name, args.trim()))
+}
+
 /// The command `/name args` invokes, and its arguments; `None` when `name` is not one of
 /// `commands`.
 pub fn find<'c, 'p>(
     commands: &'c [CustomCommand],
     prompt: &'p str,
 ) -> Option<(&'c CustomCommand, &'p str)> {
-    let rest = prompt.trim_start().strip_prefix('/')?;
-    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    let (name, args) = invocation(prompt)?;
     let cmd = commands.iter().find(|c| c.name == name)?;
-    Some((cmd, args.trim()))
-}
-
-/// The prompt for `/name args` when `name` is one of `commands`, its `` !`cmd` `` parts left
-/// as written; `None` otherwise.
-pub fn expand(commands: &[CustomCommand], prompt: &str) -> Option<String> {
-    find(commands, prompt).map(|(cmd, args)| fill(&cmd.body, args))
+    Some((cmd, args))
 }
 
 /// A part of a command's body: text, or a `` !`cmd` `` whose output takes its place.

@@ -58,14 +58,7 @@ fn read_skill(dir: &Path, file: &Path) -> Result<Skill, String> {
     Ok(Skill {
         name,
         description,
-        allowed_tools: field("allowed-tools")
-            .map(|v| {
-                v.split(',')
-                    .map(|t| t.trim().to_string())
-                    .filter(|t| !t.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default(),
+        allowed_tools: front.list("allowed-tools"),
         model: field("model"),
         body: body.trim().to_string(),
         dir: dir.to_path_buf(),

@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// The prompt `/name args` becomes, `` !`cmd` `` parts left as written.
+fn expand(commands: &[CustomCommand], prompt: &str) -> Option<String> {
+    find(commands, prompt).map(|(cmd, args)| fill(&cmd.body, args))
+}
+
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
