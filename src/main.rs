@@ -69,6 +69,7 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         transcript_path,
         tool_env,
         mcp,
+        settings_root,
     } = startup::start_session(&cli, true).await?;
     let errors = if settings_broken.is_empty() {
         Vec::new()
@@ -89,9 +90,12 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         notices,
         errors,
         sessions_dir: Some(startup::project_data_dir(&data_root, &project_dir)),
-        mcp_status: mcp
-            .as_ref()
-            .map(|m| cairn::tui::McpStatus(std::sync::Arc::new(m.status_lines()))),
+        mcp: mcp.map(|manager| {
+            std::sync::Arc::new(cairn::tui::mcp_panel::ManagerControl {
+                manager,
+                project_root: settings_root,
+            }) as std::sync::Arc<dyn cairn::tui::mcp_panel::McpControl>
+        }),
         pick_session,
         data_dir: Some(data_root),
         cwd: Some(project_dir),

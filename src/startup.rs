@@ -75,7 +75,9 @@ pub struct Started {
     /// The settings' `env`, for the commands cairn runs (the status line's).
     pub tool_env: Vec<(String, String)>,
     /// The session's MCP servers (connecting in the background); dropping it stops them.
-    pub mcp: Option<crate::mcp::McpManager>,
+    pub mcp: Option<Arc<crate::mcp::McpManager>>,
+    /// The project root whose local settings keep the person's answers (approved servers).
+    pub settings_root: PathBuf,
 }
 
 /// Keep large buffers in the heap between uses. glibc maps every allocation over its mmap
@@ -343,7 +345,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             late_tools.clone(),
         );
         notices.extend(lines);
-        manager
+        Arc::new(manager)
     });
     let setup = AgentSetup {
         client: Arc::clone(&client),
@@ -398,6 +400,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         transcript_path,
         tool_env,
         mcp,
+        settings_root: settings.project_root.clone(),
     })
 }
 

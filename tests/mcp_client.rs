@@ -14,6 +14,7 @@ mod workspace;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use cairn::mcp::manager::ApprovalChoice;
 use cairn::mcp::{
     Approval, McpManager, McpOptions, Sources, Status, Timeouts, config, start_servers,
 };
@@ -262,17 +263,16 @@ async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart(
     manager.shutdown().await;
 }
 
-#[tokio::test]
-async fn everything_over_streamable_http_on_loopback() {
-    let Some(dir) = servers_dir() else { return };
-    let ws = Workspace::new();
+/// server-everything serving `mode` (`streamableHttp` or `sse`) on a free loopback port, once
+/// it accepts connections.
+async fn serve_everything(dir: &std::path::Path, mode: &str) -> (tokio::process::Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let mut child = tokio::process::Command::new("node")
-        .args([everything(&dir), "streamableHttp".into()])
+    let child = tokio::process::Command::new("node")
+        .args([everything(dir), mode.into()])
         .env("PORT", port.to_string())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -284,31 +284,47 @@ async fn everything_over_streamable_http_on_loopback() {
         .await
         .is_err()
     {
-        assert!(Instant::now() < deadline, "the HTTP server did not start");
+        assert!(Instant::now() < deadline, "the {mode} server did not start");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    (child, port)
+}
+
+/// Connects to `server` (one entry of an `--mcp-config`) and echoes through it.
+async fn echo_through(ws: &Workspace, server: serde_json::Value, message: &str) {
+    let (manager, _late) =
+        start(ws, json!({ "web": server }), calls(Duration::from_secs(10))).await;
+    let echo = tool(&manager, "mcp__web__echo");
+    let out = run(echo.as_ref(), json!({ "message": message }), &ws.call_ctx())
+        .await
+        .unwrap();
+    assert!(out.content.text().contains(message), "{:?}", out.content);
+    manager.shutdown().await;
+}
+
+#[tokio::test]
+async fn everything_over_streamable_http_and_legacy_sse_on_loopback() {
+    let Some(dir) = servers_dir() else { return };
+    let ws = Workspace::new();
+    let (mut http, port) = serve_everything(&dir, "streamableHttp").await;
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let (manager, _late) = start(
+    echo_through(
         &ws,
-        json!({"web": {"type": "http", "url": url, "headers": {"X-Test": "1"}}}),
-        calls(Duration::from_secs(10)),
+        json!({"type": "http", "url": url, "headers": {"X-Test": "1"}}),
+        "over http",
     )
     .await;
-    let echo = tool(&manager, "mcp__web__echo");
-    let out = run(
-        echo.as_ref(),
-        json!({"message": "over http"}),
-        &ws.call_ctx(),
+    let _ = http.kill().await;
+
+    let (mut sse, port) = serve_everything(&dir, "sse").await;
+    let url = format!("http://127.0.0.1:{port}/sse");
+    echo_through(
+        &ws,
+        json!({"type": "sse", "url": url, "headers": {"X-Test": "1"}}),
+        "over sse",
     )
-    .await
-    .unwrap();
-    assert!(
-        out.content.text().contains("over http"),
-        "{:?}",
-        out.content
-    );
-    manager.shutdown().await;
-    let _ = child.kill().await;
+    .await;
+    let _ = sse.kill().await;
 }
 
 #[tokio::test]
@@ -356,16 +372,42 @@ async fn filesystem_over_stdio_reads_a_temp_file() {
     manager.shutdown().await;
 }
 
+/// A loopback HTTP server that answers every request with 401 and a bearer challenge.
+async fn unauthorised_server() -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let _ = socket
+                    .write_all(
+                        b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer\r\n\
+                          Content-Length: 0\r\nConnection: close\r\n\r\n",
+                    )
+                    .await;
+            });
+        }
+    });
+    port
+}
+
 #[tokio::test]
 async fn a_missing_command_keeps_its_error_and_nothing_hangs() {
     let ws = Workspace::new();
     let started = Instant::now();
-    // One server that does not exist, one that never answers the handshake.
+    let port = unauthorised_server().await;
+    // One server that does not exist, one that never answers the handshake, and two remote
+    // ones that want a login.
     let (manager, late) = start(
         &ws,
         json!({
             "ghost": {"command": "/nonexistent/cairn-no-such-server", "args": []},
             "mute": {"command": "sleep", "args": ["31.25"]},
+            "login-http": {"type": "http", "url": format!("http://127.0.0.1:{port}/mcp")},
+            "login-sse": {"type": "sse", "url": format!("http://127.0.0.1:{port}/sse")},
         }),
         Timeouts {
             startup: Duration::from_secs(1),
@@ -395,6 +437,16 @@ async fn a_missing_command_keeps_its_error_and_nothing_hangs() {
         why.contains("cannot start") && why.contains("cairn-no-such-server"),
         "{why}"
     );
+    for name in ["login-http", "login-sse"] {
+        let status = manager.server(name).unwrap().status();
+        let Status::Failed(why) = status else {
+            panic!("{name}: expected a failure, got {status}")
+        };
+        assert!(
+            why.contains("401") && why.contains("OAuth for MCP servers is not supported yet"),
+            "{name}: {why}"
+        );
+    }
     assert!(late.snapshot().1.is_empty());
 }
 
@@ -484,4 +536,78 @@ async fn headless_session_offers_and_calls_a_server_tool_and_mcp_list_reports() 
         "{stdout}"
     );
     assert!(stdout.contains("needs approval"), "{stdout}");
+}
+
+#[tokio::test]
+async fn a_project_server_approved_in_the_session_starts_is_remembered_and_reconnects() {
+    let Some(dir) = servers_dir() else { return };
+    let ws = Workspace::new();
+    let root = ws.root().to_path_buf();
+    std::fs::write(
+        root.join(".mcp.json"),
+        json!({"mcpServers": {"ev": {"command": "node", "args": [everything(&dir)]}}}).to_string(),
+    )
+    .unwrap();
+    let sources = Sources {
+        project_dir: root.clone(),
+        claude_json: None,
+        cli: Vec::new(),
+        strict: false,
+    };
+    let home = tempfile::tempdir().unwrap();
+    let home_s = home.path().display().to_string();
+    let env = |k: &str| (k == "HOME").then(|| home_s.clone());
+    let load = || {
+        let settings = cairn::config::load_settings(&root, None, &env);
+        config::load(&sources, &settings.mcp_approval, &|_| None)
+    };
+    let late = LateTools::default();
+    let mut options = McpOptions::from_env(root.clone(), &|_| None);
+    options.timeouts = calls(Duration::from_secs(10));
+    let manager = start_servers(load(), options, late.clone());
+    let mut changes = manager.changes();
+    assert!(manager.servers().is_empty());
+    assert_eq!(manager.unapproved()[0].name, "ev");
+    let err = manager
+        .approve(&root, "nobody", ApprovalChoice::UseThis)
+        .unwrap_err();
+    assert!(err.contains("no MCP server \"nobody\" is waiting"), "{err}");
+
+    let line = manager
+        .approve(&root, "ev", ApprovalChoice::UseThis)
+        .unwrap();
+    assert!(
+        line.starts_with("Starting MCP server ev (remembered in "),
+        "{line}"
+    );
+    assert!(manager.unapproved().is_empty());
+    assert!(manager.wait_settled(Duration::from_secs(30)).await);
+    assert!(
+        changes.has_changed().unwrap(),
+        "the change was not announced"
+    );
+    changes.mark_unchanged();
+    tool(&manager, "mcp__ev__echo");
+    // Remembered: the next session starts it without asking.
+    let again = load();
+    assert!(again.unapproved.is_empty());
+    assert_eq!(again.servers[0].name, "ev");
+
+    // Killed, then reconnected on request: a new process, its tools back, the change announced.
+    let first = manager.server("ev").unwrap().pid().await.unwrap();
+    kill(first);
+    wait_disconnected(&manager, "ev").await;
+    manager.reconnect("ev").unwrap();
+    assert!(manager.wait_settled(Duration::from_secs(30)).await);
+    let s = manager.server("ev").unwrap();
+    assert!(s.is_connected().await, "{}", s.status());
+    assert_ne!(s.pid().await, Some(first));
+    assert!(changes.has_changed().unwrap());
+    let echo = tool(&manager, "mcp__ev__echo");
+    let out = run(echo.as_ref(), json!({"message": "back"}), &ws.call_ctx())
+        .await
+        .unwrap();
+    assert!(out.content.text().contains("back"), "{:?}", out.content);
+    assert!(manager.reconnect("nobody").is_err());
+    manager.shutdown().await;
 }

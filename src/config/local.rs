@@ -1,6 +1,7 @@
-//! Writing "always allow" rules to the project's `.cairn/settings.local.json`.
+//! Writing to the project's `.cairn/settings.local.json`: "always allow" rules, and the
+//! answers about project MCP servers.
 //!
-//! The file is read, the rule merged into `permissions.allow` (once), and the result written
+//! The file is read, the entry merged in (once), and the result written
 //! atomically (temp file in the same directory, then rename), keeping every other key. A file
 //! that is not valid JSON is never overwritten: the person's text is worth more than a rule.
 //! A byte order mark at its start is accepted (and not written back).
@@ -14,7 +15,7 @@ use serde_json::{Map, Value};
 pub enum SaveRuleError {
     #[error("{path}: {message}")]
     Io { path: PathBuf, message: String },
-    #[error("{path} is not a JSON object ({message}); fix it by hand, the rule was not saved")]
+    #[error("{path} is not a JSON object ({message}); fix it by hand, nothing was saved")]
     Invalid { path: PathBuf, message: String },
 }
 
@@ -25,6 +26,74 @@ pub fn local_settings_path(project_root: &Path) -> PathBuf {
 
 /// Add `rule` to `permissions.allow` of the project's local settings. Returns the file.
 pub fn save_allow_rule(project_root: &Path, rule: &str) -> Result<PathBuf, SaveRuleError> {
+    update(project_root, |root| {
+        in_object(root, "permissions", |perms| {
+            push_unique(perms, "allow", rule)
+        });
+    })
+}
+
+/// An answer about a project MCP server (`.mcp.json`), as local settings remember it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpChoice {
+    /// Added to `enabledMcpjsonServers`.
+    Enable,
+    /// `enableAllProjectMcpServers: true`.
+    EnableAll,
+    /// Added to `disabledMcpjsonServers`.
+    Disable,
+}
+
+/// Remember `choice` for the project server `name` in the project's local settings (the
+/// checked-in settings are never read for these keys). Returns the file.
+pub fn save_mcp_choice(
+    project_root: &Path,
+    name: &str,
+    choice: McpChoice,
+) -> Result<PathBuf, SaveRuleError> {
+    update(project_root, |root| match choice {
+        McpChoice::Enable => push_unique(root, "enabledMcpjsonServers", name),
+        McpChoice::EnableAll => {
+            root.insert("enableAllProjectMcpServers".into(), Value::Bool(true));
+        }
+        McpChoice::Disable => push_unique(root, "disabledMcpjsonServers", name),
+    })
+}
+
+/// Run `change` on the object `root[key]` (made one, replacing whatever else was there).
+fn in_object(
+    root: &mut Map<String, Value>,
+    key: &str,
+    change: impl FnOnce(&mut Map<String, Value>),
+) {
+    let value = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    if !value.is_object() {
+        *value = Value::Object(Map::new());
+    }
+    if let Value::Object(m) = value {
+        change(m);
+    }
+}
+
+/// Append `item` to the array `root[key]` unless it is there (a non-array is replaced).
+fn push_unique(root: &mut Map<String, Value>, key: &str, item: &str) {
+    let list = root.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+    if !list.is_array() {
+        *list = Value::Array(Vec::new());
+    }
+    if let Value::Array(list) = list
+        && !list.iter().any(|v| v.as_str() == Some(item))
+    {
+        list.push(Value::String(item.to_string()));
+    }
+}
+
+/// Read the project's local settings (a missing or blank file is `{}`), let `change` edit
+/// them, and write them back atomically. A file that is not a JSON object is left alone.
+fn update(
+    project_root: &Path,
+    change: impl FnOnce(&mut Map<String, Value>),
+) -> Result<PathBuf, SaveRuleError> {
     let path = local_settings_path(project_root);
     let io = |e: std::io::Error| SaveRuleError::Io {
         path: path.clone(),
@@ -50,25 +119,7 @@ pub fn save_allow_rule(project_root: &Path, rule: &str) -> Result<PathBuf, SaveR
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Map::new(),
         Err(e) => return Err(io(e)),
     };
-    let perms = root
-        .entry("permissions")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !perms.is_object() {
-        *perms = Value::Object(Map::new());
-    }
-    if let Value::Object(perms) = perms {
-        let allow = perms
-            .entry("allow")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if !allow.is_array() {
-            *allow = Value::Array(Vec::new());
-        }
-        if let Value::Array(list) = allow
-            && !list.iter().any(|v| v.as_str() == Some(rule))
-        {
-            list.push(Value::String(rule.to_string()));
-        }
-    }
+    change(&mut root);
     let dir = path.parent().unwrap_or(project_root);
     std::fs::create_dir_all(dir).map_err(io)?;
     let mut text =
@@ -89,4 +140,59 @@ pub fn save_allow_rule(project_root: &Path, rule: &str) -> Result<PathBuf, SaveR
         return Err(io(e));
     }
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mcp_choices_are_merged_into_the_local_settings_and_read_back_as_approval() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".cairn")).unwrap();
+        std::fs::write(
+            local_settings_path(root),
+            r#"{"permissions": {"allow": ["Bash(ls)"]}, "model": "opus"}"#,
+        )
+        .unwrap();
+        save_mcp_choice(root, "web", McpChoice::Enable).unwrap();
+        save_mcp_choice(root, "web", McpChoice::Enable).unwrap();
+        save_mcp_choice(root, "evil", McpChoice::Disable).unwrap();
+        save_allow_rule(root, "Read").unwrap();
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(local_settings_path(root)).unwrap())
+                .unwrap();
+        assert_eq!(doc["enabledMcpjsonServers"], serde_json::json!(["web"]));
+        assert_eq!(doc["disabledMcpjsonServers"], serde_json::json!(["evil"]));
+        assert_eq!(
+            doc["permissions"]["allow"],
+            serde_json::json!(["Bash(ls)", "Read"])
+        );
+        assert_eq!(doc["model"], "opus");
+        let home = tempfile::tempdir().unwrap();
+        let home_s = home.path().display().to_string();
+        let env = |k: &str| (k == "HOME").then(|| home_s.clone());
+        let settings = crate::config::load_settings(root, None, &env);
+        assert_eq!(settings.mcp_approval.enabled, ["web"]);
+        assert_eq!(settings.mcp_approval.disabled, ["evil"]);
+        assert!(!settings.mcp_approval.enable_all);
+        save_mcp_choice(root, "x", McpChoice::EnableAll).unwrap();
+        let settings = crate::config::load_settings(root, None, &env);
+        assert!(settings.mcp_approval.enable_all);
+    }
+
+    #[test]
+    fn a_file_that_is_not_json_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".cairn")).unwrap();
+        std::fs::write(local_settings_path(root), "{ my notes").unwrap();
+        let err = save_mcp_choice(root, "web", McpChoice::Enable).unwrap_err();
+        assert!(err.to_string().contains("nothing was saved"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(local_settings_path(root)).unwrap(),
+            "{ my notes"
+        );
+    }
 }

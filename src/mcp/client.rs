@@ -1,7 +1,6 @@
 //! One live connection to one MCP server over rmcp: stdio (a child process in its own process
-//! group, stderr to the log, the whole group killed when the connection goes) or streamable
-//! HTTP. The legacy HTTP+SSE transport is not in rmcp 3.x, so an `sse` server is refused with
-//! a message saying so.
+//! group, stderr to the log, the whole group killed when the connection goes), streamable
+//! HTTP, or the legacy HTTP+SSE transport (our own [`super::sse`], as rmcp 3 has none).
 //!
 //! This module owns the handshake (`initialize` + `tools/list`, bounded by the startup timeout)
 //! and one call (bounded by the call timeout; on a timeout or an interrupt the server is sent
@@ -227,6 +226,20 @@ pub enum CallError {
     Cancelled,
 }
 
+/// The configured headers as a header map; a name or value HTTP cannot carry is an error
+/// naming the header (never its value).
+fn header_map(headers: &[(String, String)]) -> Result<reqwest::header::HeaderMap, String> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| format!("header {k:?} is not a valid header name"))?;
+        let value = reqwest::header::HeaderValue::from_str(v)
+            .map_err(|_| format!("header {k:?} has a value HTTP cannot carry"))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
 /// Connect to a server and list its tools, within `timeout`.
 pub async fn connect(
     server: &ServerConfig,
@@ -283,28 +296,35 @@ async fn connect_inner(
             (service, pid, group)
         }
         Transport::Http { url, headers } => {
-            let mut map = std::collections::HashMap::new();
-            for (k, v) in headers {
-                let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
-                    .map_err(|e| format!("header {k:?}: {e}"))?;
-                let value = reqwest::header::HeaderValue::from_str(v)
-                    .map_err(|e| format!("header {k:?}: {e}"))?;
-                map.insert(name, value);
-            }
-            let config =
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(map);
+            let headers = header_map(headers)?;
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(
+                    headers
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                );
             let transport = StreamableHttpClientTransport::from_config(config);
+            let service = handler.serve(transport).await.map_err(|e| {
+                let e = e.to_string();
+                if e.contains("Auth required") {
+                    format!(
+                        "cannot connect to {url}: HTTP 401: {}",
+                        super::sse::NEEDS_OAUTH
+                    )
+                } else {
+                    format!("cannot connect to {url}: {e}")
+                }
+            })?;
+            (service, None, ProcessGroup(None))
+        }
+        Transport::Sse { url, headers } => {
+            let transport = super::sse::connect(url, header_map(headers)?).await?;
             let service = handler
                 .serve(transport)
                 .await
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             (service, None, ProcessGroup(None))
-        }
-        Transport::Sse { url, .. } => {
-            return Err(format!(
-                "the legacy SSE transport is not supported (rmcp 3 has no SSE client); if {url} \
-                 also serves streamable HTTP, configure it as \"type\": \"http\""
-            ));
         }
     };
     let server_info = service

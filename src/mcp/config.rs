@@ -106,8 +106,8 @@ pub struct Sources {
 pub struct McpConfig {
     /// Servers to start, sorted by name.
     pub servers: Vec<ServerConfig>,
-    /// Project servers not approved, by name (not started).
-    pub unapproved: Vec<String>,
+    /// Project servers not approved (not started), sorted by name.
+    pub unapproved: Vec<ServerConfig>,
     /// Project servers `disabledMcpjsonServers` turned off, by name.
     pub disabled: Vec<String>,
     /// `source: what is wrong` lines.
@@ -150,7 +150,7 @@ pub fn load(
         add(servers, &mut chosen);
     }
     // A project server shadowed by another scope is not waiting for approval.
-    out.unapproved.retain(|n| !chosen.contains_key(n));
+    out.unapproved.retain(|s| !chosen.contains_key(&s.name));
     out.servers = chosen.into_values().collect();
     out
 }
@@ -194,7 +194,7 @@ fn read_project(
             } else if approval.approves(&s.name) {
                 true
             } else {
-                out.unapproved.push(s.name.clone());
+                out.unapproved.push(s.clone());
                 false
             }
         })

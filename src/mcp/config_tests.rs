@@ -151,7 +151,8 @@ fn scopes_merge_local_over_project_over_user_and_project_needs_approval() {
         panic!("stdio expected");
     };
     assert_eq!(command, "local-cmd");
-    assert_eq!(cfg.unapproved, ["waiting"]);
+    let waiting: Vec<&str> = cfg.unapproved.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(waiting, ["waiting"]);
     assert_eq!(cfg.disabled, ["off"]);
 
     // --mcp-config (file and inline JSON) wins; --strict-mcp-config keeps only those.

@@ -13,7 +13,8 @@ use super::session::{McpFlags, start};
 use crate::config::LoadedSettings;
 use crate::tools::LateTools;
 
-fn describe(server: &ServerConfig) -> String {
+/// What a server runs (its command line) or reaches (its URL and transport), in one line.
+pub fn describe(server: &ServerConfig) -> String {
     match &server.transport {
         Transport::Stdio { command, args, .. } => {
             let mut line = command.clone();
@@ -82,7 +83,7 @@ pub async fn get(
     name: &str,
 ) -> Option<String> {
     let (manager, _) = started(project_dir, settings, flags).await;
-    if manager.unapproved.iter().any(|n| n == name) {
+    if manager.unapproved().iter().any(|s| s.name == name) {
         return Some(format!(
             "{name}:\n  Scope: project (.mcp.json)\n  Status: not started: needs approval (add it \
              to enabledMcpjsonServers in .claude/settings.local.json)\n"

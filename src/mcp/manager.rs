@@ -3,39 +3,93 @@
 //! shared [`LateTools`] list as it becomes ready; a server that fails keeps its error for
 //! display. Each [`Server`] owns its live connection and its one restart.
 //!
+//! A running session can also start a project server the person approves ([`McpManager::
+//! approve`], the answer remembered in local settings) and reconnect a server on request
+//! ([`McpManager::reconnect`]); every change of status is announced on [`McpManager::changes`].
+//!
 //! Dropping the [`McpManager`] stops every server (stdio process groups are killed).
 
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::config::McpConfig;
-use super::server::{McpOptions, Server};
+use super::config::{McpConfig, ServerConfig};
+use super::server::{McpOptions, Server, Status};
 use super::tool::McpTool;
 use crate::tools::{LateTools, ToolHandle};
 
+/// The person's answer about a project server waiting for approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalChoice {
+    /// Start it, and add it to `enabledMcpjsonServers`.
+    UseThis,
+    /// Start every waiting server, and set `enableAllProjectMcpServers`.
+    UseAll,
+    /// Leave it off, and add it to `disabledMcpjsonServers`.
+    Refuse,
+}
+
 /// The session's servers.
 pub struct McpManager {
-    servers: Vec<Arc<Server>>,
+    servers: Mutex<Vec<Arc<Server>>>,
     late: LateTools,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    /// Project servers waiting for approval, by name.
-    pub unapproved: Vec<String>,
+    options: McpOptions,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Project servers waiting for approval.
+    unapproved: Mutex<Vec<ServerConfig>>,
+    changed: Arc<tokio::sync::watch::Sender<u64>>,
     /// Configuration problems (`source: what is wrong`).
     pub problems: Vec<String>,
+}
+
+/// A poisoned list is still a list: a panic elsewhere loses no server.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Start connecting every server of `config` in the background; tools appear in `late` as
 /// their servers become ready. Must run inside a tokio runtime.
 pub fn start_servers(config: McpConfig, options: McpOptions, late: LateTools) -> McpManager {
-    let mut servers = Vec::new();
-    let mut tasks = Vec::new();
+    let manager = McpManager {
+        servers: Mutex::new(Vec::new()),
+        late,
+        options,
+        tasks: Mutex::new(Vec::new()),
+        unapproved: Mutex::new(config.unapproved),
+        changed: Arc::new(tokio::sync::watch::channel(0).0),
+        problems: config.problems,
+    };
     for sc in config.servers {
-        let server = Arc::new(Server::new(sc, options.clone()));
-        servers.push(Arc::clone(&server));
-        let late = late.clone();
-        let (deferred, max_chars) = (options.deferred, options.max_output_chars);
-        tasks.push(tokio::spawn(async move {
-            let Some(conn) = server.start().await else {
+        manager.launch(sc);
+    }
+    manager
+}
+
+impl McpManager {
+    /// Add `config` to the servers and connect it in the background.
+    fn launch(&self, config: ServerConfig) {
+        let server = Arc::new(Server::new(
+            config,
+            self.options.clone(),
+            Arc::clone(&self.changed),
+        ));
+        lock(&self.servers).push(Arc::clone(&server));
+        let task = self.connect_task(server, false);
+        lock(&self.tasks).push(task);
+    }
+
+    /// Connect (or, with `again`, reconnect) `server` and hand its tools to the late list.
+    fn connect_task(&self, server: Arc<Server>, again: bool) -> tokio::task::JoinHandle<()> {
+        let late = self.late.clone();
+        let (deferred, max_chars) = (self.options.deferred, self.options.max_output_chars);
+        tokio::spawn(async move {
+            let conn = if again {
+                server.reconnect().await
+            } else {
+                server.start().await
+            };
+            let Some(conn) = conn else {
+                late.replace(server.name(), Vec::new());
                 tracing::warn!(target: "cairn::mcp", server = %server.name(), "{}", server.status());
                 return;
             };
@@ -48,54 +102,122 @@ pub fn start_servers(config: McpConfig, options: McpOptions, late: LateTools) ->
                 })
                 .collect();
             late.replace(server.name(), tools);
-        }));
-    }
-    McpManager {
-        servers,
-        late,
-        tasks,
-        unapproved: config.unapproved,
-        problems: config.problems,
-    }
-}
-
-impl McpManager {
-    pub fn servers(&self) -> &[Arc<Server>] {
-        &self.servers
+        })
     }
 
-    /// A function that tells, each time it is called, every server's name, scope, transport
-    /// and status (for `/mcp`), one line each.
-    pub fn status_lines(&self) -> impl Fn() -> Vec<String> + Send + Sync + 'static {
-        let servers = self.servers.clone();
-        let unapproved = self.unapproved.clone();
-        move || {
-            let waiting = unapproved.iter().map(|name| {
-                format!("{name} (project): needs approval (add it to enabledMcpjsonServers)")
-            });
-            servers
-                .iter()
-                .map(|s| {
-                    let config = s.config();
-                    let transport = match &config.transport {
-                        crate::mcp::config::Transport::Stdio { .. } => "stdio",
-                        crate::mcp::config::Transport::Http { .. } => "http",
-                        crate::mcp::config::Transport::Sse { .. } => "sse",
-                    };
-                    format!(
-                        "{} ({}, {transport}): {}",
-                        s.name(),
-                        config.scope.name(),
-                        s.status()
-                    )
-                })
-                .chain(waiting)
-                .collect()
+    /// Every server started so far (approved ones join as they are approved).
+    pub fn servers(&self) -> Vec<Arc<Server>> {
+        lock(&self.servers).clone()
+    }
+
+    /// Project servers waiting for approval.
+    pub fn unapproved(&self) -> Vec<ServerConfig> {
+        lock(&self.unapproved).clone()
+    }
+
+    /// A receiver that sees a new value at every change of a server's status (or of the
+    /// waiting list), for a client that redraws on change.
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Every server's name, scope, transport and status (for `/mcp`), one line each, then
+    /// the servers waiting for approval.
+    pub fn status_lines(&self) -> Vec<String> {
+        let waiting = self.unapproved().into_iter().map(|s| {
+            format!(
+                "{} (project): needs approval (add it to enabledMcpjsonServers)",
+                s.name
+            )
+        });
+        self.servers()
+            .iter()
+            .map(|s| {
+                let config = s.config();
+                format!(
+                    "{} ({}, {}): {}",
+                    s.name(),
+                    config.scope.name(),
+                    config.transport.kind(),
+                    s.status()
+                )
+            })
+            .chain(waiting)
+            .collect()
+    }
+
+    /// The servers that failed, by name.
+    pub fn failing(&self) -> Vec<String> {
+        self.servers()
+            .iter()
+            .filter(|s| matches!(s.status(), Status::Failed(_)))
+            .map(|s| s.name().to_string())
+            .collect()
+    }
+
+    /// Answer for the project server `name` waiting for approval: the answer is written to
+    /// `.cairn/settings.local.json` of `project_root` (so it is asked once), and the server
+    /// (or, for [`ApprovalChoice::UseAll`], every waiting one) starts now. Returns a line for
+    /// the person; an error when no such server waits or the settings cannot be written
+    /// (then nothing starts: the answer would be lost).
+    pub fn approve(
+        &self,
+        project_root: &Path,
+        name: &str,
+        choice: ApprovalChoice,
+    ) -> Result<String, String> {
+        if !self.unapproved().iter().any(|s| s.name == name) {
+            return Err(format!("no MCP server \"{name}\" is waiting for approval"));
         }
+        let saved = crate::config::local::save_mcp_choice(project_root, name, choice.into())
+            .map_err(|e| e.to_string())?;
+        let starting: Vec<ServerConfig> = {
+            let mut waiting = lock(&self.unapproved);
+            let chosen: Vec<ServerConfig> = match choice {
+                ApprovalChoice::UseAll => std::mem::take(&mut *waiting),
+                ApprovalChoice::UseThis | ApprovalChoice::Refuse => {
+                    let (chosen, rest) = waiting.drain(..).partition(|s| s.name == name);
+                    *waiting = rest;
+                    chosen
+                }
+            };
+            if choice == ApprovalChoice::Refuse {
+                Vec::new()
+            } else {
+                chosen
+            }
+        };
+        let names: Vec<String> = starting.iter().map(|s| s.name.clone()).collect();
+        for config in starting {
+            self.launch(config);
+        }
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        let file = saved.display();
+        Ok(match choice {
+            ApprovalChoice::Refuse => {
+                format!("MCP server \"{name}\" stays off (remembered in {file}).")
+            }
+            _ => format!(
+                "Starting MCP server{} {} (remembered in {file}).",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            ),
+        })
     }
 
-    pub fn server(&self, name: &str) -> Option<&Arc<Server>> {
-        self.servers.iter().find(|s| s.name() == name)
+    /// Drop `name`'s connection and open a new one in the background (its tools are
+    /// replaced when it is ready). An error when there is no such server.
+    pub fn reconnect(&self, name: &str) -> Result<(), String> {
+        let server = self
+            .server(name)
+            .ok_or_else(|| format!("no MCP server named \"{name}\""))?;
+        let task = self.connect_task(server, true);
+        lock(&self.tasks).push(task);
+        Ok(())
+    }
+
+    pub fn server(&self, name: &str) -> Option<Arc<Server>> {
+        self.servers().into_iter().find(|s| s.name() == name)
     }
 
     /// The tools of every server connected so far.
@@ -107,7 +229,7 @@ impl McpManager {
     pub async fn wait_settled(&self, bound: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + bound;
         loop {
-            let pending = self.tasks.iter().any(|t| !t.is_finished());
+            let pending = lock(&self.tasks).iter().any(|t| !t.is_finished());
             if !pending {
                 return true;
             }
@@ -120,23 +242,33 @@ impl McpManager {
 
     /// Stop every server now.
     pub async fn shutdown(&self) {
-        for t in &self.tasks {
+        for t in lock(&self.tasks).iter() {
             t.abort();
         }
-        for s in &self.servers {
+        for s in self.servers() {
             s.stop().await;
+        }
+    }
+}
+
+impl From<ApprovalChoice> for crate::config::local::McpChoice {
+    fn from(choice: ApprovalChoice) -> Self {
+        match choice {
+            ApprovalChoice::UseThis => Self::Enable,
+            ApprovalChoice::UseAll => Self::EnableAll,
+            ApprovalChoice::Refuse => Self::Disable,
         }
     }
 }
 
 impl Drop for McpManager {
     fn drop(&mut self) {
-        for t in &self.tasks {
+        for t in lock(&self.tasks).iter() {
             t.abort();
         }
         // Each connection kills its process group when dropped; take them out of the servers
         // (tools in a registry may still hold the servers themselves).
-        for s in &self.servers {
+        for s in lock(&self.servers).iter() {
             s.stop_now();
         }
     }

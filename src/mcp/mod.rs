@@ -1,5 +1,5 @@
 //! The MCP client (Model Context Protocol, on the official Rust SDK `rmcp`): which servers a
-//! session has and whether they may start ([`config`]), one live connection each ([`client`]),
+//! session has and whether they may start ([`config`]), one live connection each ([`client`], with the legacy SSE transport in [`sse`]),
 //! the session's servers started in the background with restarts ([`manager`]), and the bridge
 //! that turns a server's tools into cairn tools ([`tool`]). Nothing here blocks startup, and a
 //! server — its config, its output, its death — is untrusted: every failure is a message.
@@ -11,6 +11,7 @@ pub mod listing;
 pub mod manager;
 pub mod server;
 pub mod session;
+pub mod sse;
 pub mod tool;
 
 pub use client::Timeouts;

@@ -71,16 +71,23 @@ pub struct Server {
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     status: Mutex<Status>,
     restarts_left: AtomicU32,
+    /// Bumped at every change of status, so a client can follow them without polling.
+    changed: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Server {
-    pub(super) fn new(config: ServerConfig, options: McpOptions) -> Server {
+    pub(super) fn new(
+        config: ServerConfig,
+        options: McpOptions,
+        changed: Arc<tokio::sync::watch::Sender<u64>>,
+    ) -> Server {
         Server {
             config,
             options,
             connection: tokio::sync::Mutex::new(None),
             status: Mutex::new(Status::Connecting),
             restarts_left: AtomicU32::new(1),
+            changed,
         }
     }
 
@@ -101,6 +108,7 @@ impl Server {
 
     fn set_status(&self, status: Status) {
         *self.status.lock().unwrap_or_else(|e| e.into_inner()) = status;
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// The stdio server's process id, while connected.
@@ -205,6 +213,17 @@ impl Server {
     /// First connection, from the background task.
     pub(super) async fn start(self: &Arc<Self>) -> Option<Arc<Connection>> {
         let mut slot = self.connection.lock().await;
+        let conn = self.open().await.ok()?;
+        *slot = Some(Arc::clone(&conn));
+        Some(conn)
+    }
+
+    /// The person asked for a fresh connection (`/mcp`): drop the old one, open a new one.
+    /// This is not the automatic restart, so it does not use that up.
+    pub(super) async fn reconnect(self: &Arc<Self>) -> Option<Arc<Connection>> {
+        let mut slot = self.connection.lock().await;
+        slot.take();
+        self.set_status(Status::Connecting);
         let conn = self.open().await.ok()?;
         *slot = Some(Arc::clone(&conn));
         Some(conn)

@@ -68,7 +68,7 @@ pub fn start(
 /// Problems and unapproved servers, one line each.
 pub fn notices(cfg: &config::McpConfig) -> Vec<String> {
     let mut out: Vec<String> = cfg.problems.iter().map(|p| format!("MCP: {p}")).collect();
-    for name in &cfg.unapproved {
+    for name in cfg.unapproved.iter().map(|s| &s.name) {
         out.push(format!(
             "MCP server \"{name}\" (.mcp.json) needs approval: add it to enabledMcpjsonServers \
              in .claude/settings.local.json (or set enableAllProjectMcpServers)"

@@ -75,6 +75,16 @@ where
             last_draw.duration_since(start).as_secs_f64() * 1000.0
         );
     }
+    if let Some(mut changes) = app.mcp.as_ref().and_then(|m| m.changes()) {
+        let bg = bg_tx.clone();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if bg.send(AppEvent::McpChanged).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     let mut core_open = true;
     let mut status_command = opts.status_command.clone().map(|o| {
         // Configured: the built-in text gives way at once, not when the first run ends.

@@ -20,6 +20,7 @@ pub mod highlight;
 pub mod input;
 pub mod keymap;
 pub mod markdown;
+pub mod mcp_panel;
 pub mod overlay;
 pub mod picker;
 pub mod prompt;
@@ -73,24 +74,8 @@ pub struct TuiOptions {
     pub sessions_dir: Option<PathBuf>,
     /// Open the session picker first (`--resume` without an id).
     pub pick_session: bool,
-    /// The MCP servers' state, one line each, for `/mcp`.
-    pub mcp_status: Option<McpStatus>,
-}
-
-/// Tells the MCP servers' state, one line each, when asked (`/mcp`).
-#[derive(Clone)]
-pub struct McpStatus(pub std::sync::Arc<dyn Fn() -> Vec<String> + Send + Sync>);
-
-impl McpStatus {
-    pub fn lines(&self) -> Vec<String> {
-        (self.0)()
-    }
-}
-
-impl std::fmt::Debug for McpStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("McpStatus")
-    }
+    /// The session's MCP servers, for `/mcp`, approvals and the status row.
+    pub mcp: Option<std::sync::Arc<dyn mcp_panel::McpControl>>,
 }
 
 /// Run the TUI until the person quits. Returns the one-line summary printed after exit.
@@ -115,7 +100,8 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
     };
     let mut app = App::new(config, history, ops.clone());
     app.sessions_dir = opts.sessions_dir.clone();
-    app.mcp_status = opts.mcp_status.clone();
+    app.mcp = opts.mcp.clone();
+    app.handle_app_event(app::AppEvent::McpChanged);
     if opts.pick_session {
         app.open_session_picker(std::time::SystemTime::now());
     }
@@ -125,6 +111,7 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
     for notice in &opts.notices {
         app.push_notice(conversation::NoticeKind::Info, notice);
     }
+    app.ask_mcp_approvals();
     if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
         app.send_initial_prompt(prompt);
     }

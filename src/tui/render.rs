@@ -483,23 +483,132 @@ mod tests {
         insta::assert_snapshot!(screen(&mut h, 100, 16, 0));
     }
 
+    /// MCP servers for the app without real ones: fixed lines, and the answers it was given.
+    #[derive(Default)]
+    struct FakeMcp {
+        waiting: std::sync::Mutex<Vec<crate::tui::mcp_panel::WaitingServer>>,
+        asked: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl crate::tui::mcp_panel::McpControl for FakeMcp {
+        fn lines(&self) -> Vec<String> {
+            let mut lines = vec![
+                "everything (project, stdio): connected (11 tools)".to_string(),
+                "docs (user, http): failed: connection refused".to_string(),
+            ];
+            for w in self.waiting.lock().unwrap().iter() {
+                lines.push(format!(
+                    "{} (project): needs approval (add it to enabledMcpjsonServers)",
+                    w.name
+                ));
+            }
+            lines
+        }
+        fn failing(&self) -> Vec<String> {
+            vec!["docs".into()]
+        }
+        fn waiting(&self) -> Vec<crate::tui::mcp_panel::WaitingServer> {
+            self.waiting.lock().unwrap().clone()
+        }
+        fn approve(
+            &self,
+            name: &str,
+            choice: crate::tui::mcp_panel::ApprovalChoice,
+        ) -> Result<String, String> {
+            self.asked
+                .lock()
+                .unwrap()
+                .push(format!("{name}: {choice:?}"));
+            self.waiting.lock().unwrap().retain(|w| w.name != name);
+            Ok(format!("Starting MCP server {name} (remembered in x)."))
+        }
+        fn reconnect(&self, name: &str) -> Result<(), String> {
+            self.asked
+                .lock()
+                .unwrap()
+                .push(format!("{name}: reconnect"));
+            Ok(())
+        }
+        fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+            None
+        }
+    }
+
     #[test]
-    fn slash_mcp_shows_each_server_and_says_when_there_are_none() {
+    fn slash_mcp_lists_the_servers_to_reconnect_and_the_status_row_shows_a_failure() {
         let mut h = Harness::new();
         h.event(session(PermissionMode::Default));
         h.type_text("/mcp");
         h.press(Key::Enter);
         assert!(screen(&mut h, 100, 12, 0).contains("No MCP servers are configured"));
-        h.app.mcp_status = Some(crate::tui::McpStatus(std::sync::Arc::new(|| {
-            vec![
-                "everything (project, stdio): connected (11 tools)".into(),
-                "docs (user, http): failed: connection refused".into(),
-                "local-db (project): needs approval (add it to enabledMcpjsonServers)".into(),
-            ]
-        })));
+        let fake = std::sync::Arc::new(FakeMcp::default());
+        fake.waiting
+            .lock()
+            .unwrap()
+            .push(crate::tui::mcp_panel::WaitingServer {
+                name: "local-db".into(),
+                runs: "node db.js".into(),
+            });
+        h.app.mcp = Some(fake.clone());
+        h.app
+            .handle_app_event(crate::tui::app::AppEvent::McpChanged);
         h.type_text("/mcp");
         h.press(Key::Enter);
-        insta::assert_snapshot!(screen(&mut h, 100, 12, 0));
+        insta::assert_snapshot!(screen(&mut h, 100, 14, 0));
+        // Enter on a server reconnects it.
+        h.press(Key::Down);
+        h.press(Key::Enter);
+        assert_eq!(*fake.asked.lock().unwrap(), ["docs: reconnect"]);
+        assert!(screen(&mut h, 100, 14, 0).contains("Reconnecting to MCP server \"docs\""));
+    }
+
+    #[test]
+    fn a_waiting_project_server_is_asked_about_at_start_and_the_answer_given_to_the_servers() {
+        let mut h = Harness::new();
+        h.event(session(PermissionMode::Default));
+        let fake = std::sync::Arc::new(FakeMcp::default());
+        for (name, runs) in [
+            ("local-db", "node db.js --port 5"),
+            ("search", "npx search-mcp"),
+        ] {
+            fake.waiting
+                .lock()
+                .unwrap()
+                .push(crate::tui::mcp_panel::WaitingServer {
+                    name: name.into(),
+                    runs: runs.into(),
+                });
+        }
+        h.app.mcp = Some(fake.clone());
+        h.app.ask_mcp_approvals();
+        insta::assert_snapshot!(screen(&mut h, 100, 16, 0));
+        // 1: use this one; then the next is asked about; Esc postpones it (nothing saved).
+        h.press(Key::Enter);
+        assert!(
+            screen(&mut h, 100, 16, 0).contains("New MCP server found in .mcp.json: \"search\"")
+        );
+        h.press(Key::Esc);
+        assert_eq!(*fake.asked.lock().unwrap(), ["local-db: UseThis"]);
+        let text = screen(&mut h, 100, 16, 0);
+        assert!(
+            text.contains("\"search\" was not started; you will be asked again"),
+            "{text}"
+        );
+        // /mcp, Enter on the waiting one asks again; 3 refuses it.
+        h.type_text("/mcp");
+        h.press(Key::Enter);
+        for _ in 0..2 {
+            h.press(Key::Down);
+        }
+        h.press(Key::Enter);
+        for _ in 0..2 {
+            h.press(Key::Down);
+        }
+        h.press(Key::Enter);
+        assert_eq!(
+            *fake.asked.lock().unwrap(),
+            ["local-db: UseThis", "search: Refuse"]
+        );
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub struct StatusState {
     /// The `statusLine` command's line, in place of the built-in text after the mode and
     /// working indicator; `Some` (maybe empty) whenever a command is configured.
     pub command_line: Option<Line<'static>>,
+    /// MCP servers that failed, by name (shown until they recover).
+    pub mcp_failing: Vec<String>,
 }
 
 impl StatusState {
@@ -159,6 +161,17 @@ impl StatusState {
                 Style::default().fg(Color::Cyan),
             ));
             left.push(Span::styled("· esc to interrupt", dim));
+        }
+        if !self.mcp_failing.is_empty() {
+            let n = self.mcp_failing.len();
+            left.push(Span::raw(" "));
+            left.push(Span::styled(
+                format!(
+                    " {n} MCP server{} failed · /mcp ",
+                    if n == 1 { "" } else { "s" }
+                ),
+                Style::default().fg(Color::Red),
+            ));
         }
         if let (None, Some(custom)) = (&self.hint, &self.command_line) {
             left.push(Span::raw("  "));

@@ -86,6 +86,8 @@ pub enum AppEvent {
     },
     /// A `statusLine` command ran: its line, or why there is none (shown as nothing).
     StatusLine(Result<ratatui::text::Line<'static>, String>),
+    /// An MCP server changed status, or the list of waiting servers changed.
+    McpChanged,
 }
 
 /// Overlays, drawn bottom-up over the main view; keys go to the top one first. Each is an
@@ -143,8 +145,10 @@ pub struct App {
     pub(crate) memory_note: Option<String>,
     /// Where this project's session transcripts are (`/resume` lists them).
     pub(crate) sessions_dir: Option<PathBuf>,
-    /// The MCP servers' state, for `/mcp`.
-    pub(crate) mcp_status: Option<crate::tui::McpStatus>,
+    /// The session's MCP servers, for `/mcp`, approvals and the status row.
+    pub(crate) mcp: Option<Arc<dyn crate::tui::mcp_panel::McpControl>>,
+    /// The waiting MCP server the open approval picker is about.
+    pub(crate) mcp_asking: Option<String>,
     ops: UnboundedSender<Op>,
     turn_running: bool,
     quit_armed: bool,
@@ -173,7 +177,8 @@ impl App {
             todos_shown: true,
             memory_note: None,
             sessions_dir: None,
-            mcp_status: None,
+            mcp: None,
+            mcp_asking: None,
             ops,
             turn_running: false,
             quit_armed: false,
@@ -423,6 +428,10 @@ impl App {
                 self.status.command_line = Some(line.unwrap_or_default());
                 Vec::new()
             }
+            AppEvent::McpChanged => {
+                self.refresh_mcp();
+                Vec::new()
+            }
         }
     }
 
@@ -665,6 +674,7 @@ impl App {
     }
 }
 
+mod mcp;
 mod permission;
 mod pickers;
 mod submit;

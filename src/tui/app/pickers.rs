@@ -14,9 +14,12 @@ impl App {
             Outcome::Ignored => None,
             Outcome::Consumed => Some(Vec::new()),
             Outcome::Close => {
-                self.picker = None;
+                let kind = self.picker.take().map(|p| p.kind);
                 // A `#` note whose file was not picked is dropped.
                 self.memory_note = None;
+                if kind == Some(PickerKind::McpApproval) {
+                    self.mcp_approval_postponed();
+                }
                 Some(Vec::new())
             }
             Outcome::Message(Message::Picked { item, enter }) => self.picked(item, enter),
@@ -50,6 +53,8 @@ impl App {
                 return Some(vec![AppAction::EditMemoryFile { path }]);
             }
             PickerKind::Model => self.send(Op::SetModel { model: item.label }),
+            PickerKind::McpApproval => self.mcp_approval_picked(&item.label),
+            PickerKind::McpServers => self.mcp_server_picked(&item.label),
             PickerKind::Session => {
                 // The detail ends with the session's id.
                 let id = item.detail.rsplit(' ').next().unwrap_or_default();

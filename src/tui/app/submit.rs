@@ -141,21 +141,7 @@ impl App {
                 self.conversation.push_notice(NoticeKind::Info, &text);
             }
             C::Context => self.send(Op::ContextReport),
-            C::Mcp => {
-                let lines = self
-                    .mcp_status
-                    .as_ref()
-                    .map(|m| m.lines())
-                    .unwrap_or_default();
-                let text = if lines.is_empty() {
-                    "No MCP servers are configured (.mcp.json, ~/.claude.json, --mcp-config; \
-                     `cairn mcp add`)."
-                        .to_string()
-                } else {
-                    format!("MCP servers:\n  {}", lines.join("\n  "))
-                };
-                self.conversation.push_notice(NoticeKind::Info, &text);
-            }
+            C::Mcp => self.open_mcp_picker(),
             C::Agents => {
                 let agents = self
                     .status

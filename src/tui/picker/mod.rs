@@ -32,6 +32,10 @@ pub enum PickerKind {
     Model,
     /// `/resume`: which earlier session to continue.
     Session,
+    /// A project MCP server waits for approval: use it, use all, or not.
+    McpApproval,
+    /// `/mcp`: the servers; Enter reconnects one (or asks about a waiting one).
+    McpServers,
 }
 
 /// An open picker.
@@ -214,6 +218,10 @@ impl Overlay for Picker {
             PickerKind::EditMemory => " memory files · Enter edit in $EDITOR · Esc close ",
             PickerKind::Model => " model · Enter switch · Esc close ",
             PickerKind::Session => " sessions, newest first · Enter resume · Esc close ",
+            PickerKind::McpApproval => {
+                " new MCP server in .mcp.json · Enter choose · Esc ask later "
+            }
+            PickerKind::McpServers => " MCP servers · Enter reconnect (or approve) · Esc close ",
         }
     }
 
