@@ -157,6 +157,14 @@ pub(crate) async fn post_json(
     body: &serde_json::Value,
     idle: Duration,
 ) -> Result<reqwest::Response, LlmError> {
+    static FIRST: std::sync::Once = std::sync::Once::new();
+    FIRST.call_once(|| {
+        // For measuring startup (scripts/bench-mcp-start.sh), beside the first frame's line.
+        let unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        tracing::info!("first model request sent (unix_ms={unix_ms})");
+    });
     let send = request
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body.to_string())
