@@ -50,6 +50,9 @@ impl App {
                 return Some(vec![AppAction::EditMemoryFile { path }]);
             }
             PickerKind::Model => self.send(Op::SetModel { model: item.label }),
+            PickerKind::Rewind | PickerKind::RewindChoice | PickerKind::RewindConfirm => {
+                self.rewind_picked(kind, &item)
+            }
             PickerKind::Session => {
                 // The detail ends with the session's id.
                 let id = item.detail.rsplit(' ').next().unwrap_or_default();

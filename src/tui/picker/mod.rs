@@ -32,6 +32,12 @@ pub enum PickerKind {
     Model,
     /// `/resume`: which earlier session to continue.
     Session,
+    /// `/rewind`: which prompt to go back to (or undo the last rewind).
+    Rewind,
+    /// `/rewind`, a prompt picked: what to restore (numbered choices).
+    RewindChoice,
+    /// `/rewind`: restore files changed outside cairn too?
+    RewindConfirm,
 }
 
 /// An open picker.
@@ -128,6 +134,14 @@ impl Picker {
         }
     }
 
+    /// Whether a digit picks the row of that number.
+    fn numbered(&self) -> bool {
+        matches!(
+            self.kind,
+            PickerKind::RewindChoice | PickerKind::RewindConfirm
+        )
+    }
+
     pub fn selected(&self) -> Option<&PickerItem> {
         self.items.get(self.selected)
     }
@@ -191,6 +205,17 @@ impl Overlay for Picker {
             Key::Up => self.select_prev(),
             Key::Down => self.select_next(),
             Key::Esc => return Outcome::Close,
+            // Numbered choices: the digit picks.
+            Key::Char(c @ '1'..='9') if self.numbered() => {
+                let n = usize::from(c as u8 - b'1');
+                return match self.items.get(n) {
+                    Some(item) => Outcome::Message(Message::Picked {
+                        item: Some(item.clone()),
+                        enter: true,
+                    }),
+                    None => Outcome::Consumed,
+                };
+            }
             Key::Tab | Key::Enter => {
                 return Outcome::Message(Message::Picked {
                     item: self.selected().cloned(),
@@ -214,6 +239,9 @@ impl Overlay for Picker {
             PickerKind::EditMemory => " memory files · Enter edit in $EDITOR · Esc close ",
             PickerKind::Model => " model · Enter switch · Esc close ",
             PickerKind::Session => " sessions, newest first · Enter resume · Esc close ",
+            PickerKind::Rewind => " rewind to before which prompt? newest first · Enter pick · Esc close ",
+            PickerKind::RewindChoice => " restore what? · 1-4 or Enter · Esc cancel ",
+            PickerKind::RewindConfirm => " files changed outside cairn since its last turn · 1-2 or Enter ",
         }
     }
 
