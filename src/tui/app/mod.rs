@@ -698,3 +698,5 @@ mod submit;
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod rewind_tests;
