@@ -60,7 +60,13 @@ async fn list_points(agent: &mut Agent) -> (Vec<RewindPoint>, Option<String>) {
 }
 
 /// Send a rewind and return the event that answers it (Rewound, a confirmation or an error).
-async fn rewind(agent: &mut Agent, target: RewindTarget, code: bool, conv: bool, ok: bool) -> Event {
+async fn rewind(
+    agent: &mut Agent,
+    target: RewindTarget,
+    code: bool,
+    conv: bool,
+    ok: bool,
+) -> Event {
     agent
         .handle
         .ops
@@ -132,7 +138,10 @@ async fn code_rewind_undoes_edit_write_rm_sed_append_and_new_files_without_git()
     let tmp = project();
     let before = tree(tmp.path());
     assert!(!tmp.path().join(".git").exists());
-    let mut agent = Agent::start(&changing_script(), Setup::in_dir(tmp.path(), Provider::Anthropic));
+    let mut agent = Agent::start(
+        &changing_script(),
+        Setup::in_dir(tmp.path(), Provider::Anthropic),
+    );
     agent.prompt("change everything").await;
     assert_eq!(tree(tmp.path()), changed_tree());
 
@@ -201,7 +210,11 @@ async fn conversation_only_rewind_keeps_the_files_and_a_resume_sees_it() {
     let Some(Event::Rewound { prompt, .. }) = events.last() else {
         unreachable!()
     };
-    assert_eq!(prompt.as_deref(), Some("two"), "the prompt goes back to the composer");
+    assert_eq!(
+        prompt.as_deref(),
+        Some("two"),
+        "the prompt goes back to the composer"
+    );
     assert_eq!(
         std::fs::read_to_string(tmp.path().join("new.txt")).unwrap(),
         "x\n",
@@ -220,8 +233,14 @@ async fn conversation_only_rewind_keeps_the_files_and_a_resume_sees_it() {
     let all = texts.join("\n");
     assert!(all.contains("one") && all.contains("first answer"), "{all}");
     assert!(all.contains("three"), "{all}");
-    assert!(!all.contains("\"two\""), "the rewound prompt is gone: {all}");
-    assert!(all.contains("files\\nwere not") || all.contains("were not"), "{all}");
+    assert!(
+        !all.contains("\"two\""),
+        "the rewound prompt is gone: {all}"
+    );
+    assert!(
+        all.contains("files\\nwere not") || all.contains("were not"),
+        "{all}"
+    );
 
     // A resume reads the rewound conversation from the transcript.
     let resumed = cairn::session::resume::load(&tmp.path().join(".data/t.jsonl")).unwrap();
@@ -242,7 +261,10 @@ async fn conversation_only_rewind_keeps_the_files_and_a_resume_sees_it() {
 #[tokio::test]
 async fn a_file_changed_outside_cairn_is_listed_and_restored_only_when_confirmed() {
     let tmp = project();
-    let mut agent = Agent::start(&changing_script(), Setup::in_dir(tmp.path(), Provider::Anthropic));
+    let mut agent = Agent::start(
+        &changing_script(),
+        Setup::in_dir(tmp.path(), Provider::Anthropic),
+    );
     let before = tree(tmp.path());
     agent.prompt("change everything").await;
     // The person edits a file after the turn.
@@ -282,7 +304,10 @@ async fn a_file_changed_outside_cairn_is_listed_and_restored_only_when_confirmed
 #[tokio::test]
 async fn a_rewind_is_undone_files_and_conversation() {
     let tmp = project();
-    let mut agent = Agent::start(&changing_script(), Setup::in_dir(tmp.path(), Provider::Anthropic));
+    let mut agent = Agent::start(
+        &changing_script(),
+        Setup::in_dir(tmp.path(), Provider::Anthropic),
+    );
     let before = tree(tmp.path());
     agent.prompt("change everything").await;
     let (points, _) = list_points(&mut agent).await;
@@ -294,9 +319,13 @@ async fn a_rewind_is_undone_files_and_conversation() {
     assert_eq!(tree(tmp.path()), before);
 
     let (points, undo) = list_points(&mut agent).await;
-    assert!(points.is_empty(), "the conversation is before its only prompt");
     assert!(
-        undo.as_deref().is_some_and(|u| u.contains("change everything")),
+        points.is_empty(),
+        "the conversation is before its only prompt"
+    );
+    assert!(
+        undo.as_deref()
+            .is_some_and(|u| u.contains("change everything")),
         "{undo:?}"
     );
     let done = rewind(&mut agent, RewindTarget::UndoLast, true, true, false).await;
@@ -318,7 +347,10 @@ async fn a_rewind_is_undone_files_and_conversation() {
 async fn a_session_resumed_later_rewinds_what_it_did_before() {
     let tmp = project();
     let before = tree(tmp.path());
-    let mut first = Agent::start(&changing_script(), Setup::in_dir(tmp.path(), Provider::Anthropic));
+    let mut first = Agent::start(
+        &changing_script(),
+        Setup::in_dir(tmp.path(), Provider::Anthropic),
+    );
     first.prompt("change everything").await;
     first.handle.ops.send(Op::Shutdown).unwrap();
     // The core finishes (its checkpoints written) and closes its events.
@@ -331,7 +363,10 @@ async fn a_session_resumed_later_rewinds_what_it_did_before() {
     let mut second = Agent::start(&json!({"turns": [{"text": "hi"}]}), setup);
     let (points, _) = list_points(&mut second).await;
     assert_eq!(points.len(), 1);
-    assert!(points[0].code, "the checkpoint of the first process is found");
+    assert!(
+        points[0].code,
+        "the checkpoint of the first process is found"
+    );
     let target = RewindTarget::Prompt {
         id: points[0].id.clone(),
     };
@@ -349,7 +384,9 @@ async fn rewinding_is_refused_while_the_model_works() {
     agent.handle.ops.send(Op::RewindList).unwrap();
     let events = agent.run_turn().await;
     assert!(
-        events.iter().any(|e| matches!(e, Event::Notice { message } if message.contains("Cannot rewind"))),
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("Cannot rewind"))),
         "{events:?}"
     );
 }

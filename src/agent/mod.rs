@@ -120,7 +120,9 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     // The checkpoints live in the session's data dir; the session's data (and the folder of
     // transcripts, unless it holds a working directory) is never checkpointed.
-    let checkpoint_dir = setup.data_dir.join(crate::session::checkpoints::CHECKPOINT_DIR);
+    let checkpoint_dir = setup
+        .data_dir
+        .join(crate::session::checkpoints::CHECKPOINT_DIR);
     let mut checkpoint_skip = vec![setup.data_dir.clone()];
     if let Some(folder) = setup.transcript_path.as_deref().and_then(|p| p.parent()) {
         let holds_root = std::iter::once(&setup.project_dir)

@@ -128,13 +128,19 @@ impl Core {
             let label = prompt_label(id);
             let list = self.session.checkpoints.list().await?;
             let found = list.into_iter().rev().find(|c| c.label == label);
-            Some(found.ok_or("no checkpoint of the files was recorded before that prompt")?.id)
+            Some(
+                found
+                    .ok_or("no checkpoint of the files was recorded before that prompt")?
+                    .id,
+            )
         } else {
             None
         };
         if let Some(cp) = checkpoint
             && !confirmed
-            && self.ask_about_outside_changes(cp, target, code, conversation).await?
+            && self
+                .ask_about_outside_changes(cp, target, code, conversation)
+                .await?
         {
             return Ok(None);
         }
@@ -176,7 +182,10 @@ impl Core {
         confirmed: bool,
         target: &RewindTarget,
     ) -> Result<Option<(String, Option<String>)>, String> {
-        let undo = self.rewind_undo.clone().ok_or("there is no rewind to undo")?;
+        let undo = self
+            .rewind_undo
+            .clone()
+            .ok_or("there is no rewind to undo")?;
         if let Some(cp) = undo.code
             && !confirmed
             && self
@@ -207,7 +216,10 @@ impl Core {
             summary.push("The conversation is back as it was.".to_string());
         }
         self.rewind_undo = Some(redo);
-        Ok(Some((format!("Undid the {}. {}", undo.what, summary.join(" ")), None)))
+        Ok(Some((
+            format!("Undid the {}. {}", undo.what, summary.join(" ")),
+            None,
+        )))
     }
 
     /// When restoring `cp` would undo changes made since cairn's last turn, ask the person
@@ -278,13 +290,23 @@ impl Core {
                 .done
                 .iter()
                 .take(NAMED_FILES)
-                .map(|f| f.path.strip_prefix(root).unwrap_or(&f.path).display().to_string())
+                .map(|f| {
+                    f.path
+                        .strip_prefix(root)
+                        .unwrap_or(&f.path)
+                        .display()
+                        .to_string()
+                })
                 .collect();
             self.session.remind(format!(
                 "The user rewound the files ({what}); these changed back: {}{}. Read files \
                  again before relying on what you remember of them.",
                 named.join(", "),
-                if restored.done.len() > NAMED_FILES { ", …" } else { "" }
+                if restored.done.len() > NAMED_FILES {
+                    ", …"
+                } else {
+                    ""
+                }
             ));
         }
         Ok((restored.undo, line))

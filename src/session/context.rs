@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::files::state::ReadFileState;
-use crate::session::checkpoints::SessionCheckpoints;
 use crate::protocol::{Event, Todo};
+use crate::session::checkpoints::SessionCheckpoints;
 
 /// Sends [`Event`]s to the client. Sending never fails: a client that went away is ignored.
 #[derive(Clone, Debug)]

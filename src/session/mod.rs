@@ -8,7 +8,7 @@
 
 pub mod checkpoints;
 pub mod context;
-pub mod rewind;
 pub mod resume;
+pub mod rewind;
 pub mod transcript;
 pub mod watcher;

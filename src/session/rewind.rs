@@ -115,8 +115,10 @@ mod tests {
     #[test]
     fn the_segment_starts_after_the_last_rewind_and_lists_its_prompts() {
         let user = |t: &str| {
-            line(serde_json::json!({"type": "user", "sessionId": "s", "timestamp": "t",
-                "message": {"role": "user", "content": [{"type": "text", "text": t}]}}))
+            line(
+                serde_json::json!({"type": "user", "sessionId": "s", "timestamp": "t",
+                "message": {"role": "user", "content": [{"type": "text", "text": t}]}}),
+            )
         };
         let prompt = |id: &str| line(serde_json::json!({"type": "prompt", "id": id, "text": id}));
         let usage = line(serde_json::json!({"type": "usage", "model": "m", "usage": {

@@ -697,6 +697,6 @@ mod rewind;
 mod submit;
 
 #[cfg(test)]
-pub(crate) mod tests;
-#[cfg(test)]
 mod rewind_tests;
+#[cfg(test)]
+pub(crate) mod tests;

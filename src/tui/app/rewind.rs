@@ -185,7 +185,10 @@ impl App {
              restoring the files undoes that too:",
         );
         for f in files.iter().take(20) {
-            text.push_str(&format!("\n  {}", crate::tui::prompt::relative(f, &self.cwd).display()));
+            text.push_str(&format!(
+                "\n  {}",
+                crate::tui::prompt::relative(f, &self.cwd).display()
+            ));
         }
         if files.len() > 20 {
             text.push_str(&format!("\n  … and {} more", files.len() - 20));

@@ -239,9 +239,13 @@ impl Overlay for Picker {
             PickerKind::EditMemory => " memory files · Enter edit in $EDITOR · Esc close ",
             PickerKind::Model => " model · Enter switch · Esc close ",
             PickerKind::Session => " sessions, newest first · Enter resume · Esc close ",
-            PickerKind::Rewind => " rewind to before which prompt? newest first · Enter pick · Esc close ",
+            PickerKind::Rewind => {
+                " rewind to before which prompt? newest first · Enter pick · Esc close "
+            }
             PickerKind::RewindChoice => " restore what? · 1-4 or Enter · Esc cancel ",
-            PickerKind::RewindConfirm => " files changed outside cairn since its last turn · 1-2 or Enter ",
+            PickerKind::RewindConfirm => {
+                " files changed outside cairn since its last turn · 1-2 or Enter "
+            }
         }
     }
 
