@@ -49,8 +49,43 @@ pub enum Op {
     /// Continue the session whose transcript is at `path` (`/resume`): its conversation, mode
     /// and todo list replace the current ones, and new messages go to its transcript.
     Resume { path: PathBuf },
+    /// List the prompts `/rewind` can go back to (answered by [`Event::RewindPoints`]).
+    RewindList,
+    /// Rewind (between turns): put the files (`code`) and/or the conversation back to how
+    /// they were before a prompt, or undo the last rewind. When restoring the files would undo
+    /// changes made outside cairn since its last turn, the core asks first
+    /// ([`Event::RewindNeedsConfirmation`]); the same op with `confirmed` goes on.
+    Rewind {
+        target: RewindTarget,
+        code: bool,
+        conversation: bool,
+        #[serde(default)]
+        confirmed: bool,
+    },
     /// Stop the core: kill background processes, flush the transcript.
     Shutdown,
+}
+
+/// What a rewind goes back to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "to", rename_all = "snake_case")]
+pub enum RewindTarget {
+    /// Before the prompt of this id ([`RewindPoint::id`]).
+    Prompt { id: String },
+    /// Undo the last rewind (what it did to the files and the conversation).
+    UndoLast,
+}
+
+/// A prompt of the conversation that `/rewind` can go back to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindPoint {
+    pub id: String,
+    /// The prompt as the person typed it.
+    pub text: String,
+    /// The files can be put back (a checkpoint was recorded before it).
+    pub code: bool,
+    /// The conversation can be put back (the transcript holds it).
+    pub conversation: bool,
 }
 
 /// Core -> client.
@@ -172,6 +207,27 @@ pub enum Event {
     /// The session's todo list, whole, after the model changed it (TodoWrite).
     TodosUpdated {
         todos: Vec<Todo>,
+    },
+    /// The points `/rewind` offers, newest first; `undo` describes the last rewind when it
+    /// can be undone.
+    RewindPoints {
+        points: Vec<RewindPoint>,
+        undo: Option<String>,
+    },
+    /// Restoring the files would undo changes made outside cairn since its last turn (`files`):
+    /// the person confirms (the same [`Op::Rewind`] with `confirmed`) or cancels.
+    RewindNeedsConfirmation {
+        target: RewindTarget,
+        code: bool,
+        conversation: bool,
+        files: Vec<PathBuf>,
+    },
+    /// A rewind was done: `summary` says what it did; `prompt` is the prompt's text when the
+    /// conversation went back to before it (the client puts it back into the composer). A
+    /// rewound conversation is also sent as [`Event::HistoryRestored`] just before.
+    Rewound {
+        summary: String,
+        prompt: Option<String>,
     },
     /// Something the person should know that is not an error (queued prompt started, etc.).
     Notice {

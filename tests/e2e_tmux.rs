@@ -99,3 +99,49 @@ async fn the_status_line_command_and_output_style_from_the_settings() {
     t.send_keys(&["C-d"]);
     t.wait_for("cairn-exited=0");
 }
+
+/// Rewind in a real terminal: the model runs `sed -i` and writes a new file; Esc Esc, the
+/// prompt, 3 (code only) puts both files back as they were.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn esc_esc_rewinds_the_code_changed_by_bash_and_write() {
+    require_tmux!();
+    let s = server(json!({"turns": [
+        {"tool_calls": [
+            {"id": "b", "name": "Bash", "input": {"command": "sed -i 's/alpha/ALPHA/' a.txt"}},
+            {"id": "w", "name": "Write", "input": {"file_path": "new.txt", "content": "fresh\n"}}
+        ]},
+        {"text": "Changed both."}
+    ]}));
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    std::fs::write(dir.join("a.txt"), "alpha\n").unwrap();
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    std::fs::write(
+        dir.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash", "Write"]}}"#,
+    )
+    .unwrap();
+    let t = Tmux::start_with_env(&s, dir, (100, 30), "", &[]);
+    t.submit("change the files");
+    t.wait_for("Changed both.");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "ALPHA\n"
+    );
+    assert!(dir.join("new.txt").exists());
+    t.send_keys(&["Escape"]);
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    t.send_keys(&["Escape"]);
+    t.wait_for("rewind to before which prompt");
+    t.send_keys(&["Enter"]);
+    t.wait_for("3. Restore code only");
+    t.send_keys(&["3"]);
+    t.wait_for("1 removed");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("a.txt")).unwrap(),
+        "alpha\n"
+    );
+    assert!(!dir.join("new.txt").exists());
+    t.send_keys(&["C-d"]);
+    t.wait_for("cairn-exited=0");
+}

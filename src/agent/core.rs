@@ -23,6 +23,7 @@ use crate::llm::retry::{RetryPolicy, stream_with_retry};
 use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent, pricing};
 use crate::permissions::PermissionGate;
 use crate::protocol::{CommandInfo, Event, Op, PermissionMode, SessionInfo, TurnEnd, Usage};
+use crate::session::checkpoints::prompt_label;
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::{Record, Transcript};
 use crate::tools::ToolRegistry;
@@ -100,6 +101,8 @@ pub(crate) struct Core {
     pub agents: Vec<(String, String)>,
     /// The person's skills (`/name args` loads one).
     pub skills: Vec<crate::commands::skills::Skill>,
+    /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
+    pub rewind_undo: Option<super::rewind::RewindUndo>,
 }
 
 impl Core {
@@ -187,7 +190,20 @@ impl Core {
                         continue;
                     }
                     Some(Op::Resume { path }) => {
-                        self.resume_from(&path);
+                        self.resume_from(&path).await;
+                        continue;
+                    }
+                    Some(Op::RewindList) => {
+                        self.rewind_points().await;
+                        continue;
+                    }
+                    Some(Op::Rewind {
+                        target,
+                        code,
+                        conversation,
+                        confirmed,
+                    }) => {
+                        self.rewind(target, code, conversation, confirmed).await;
                         continue;
                     }
                     Some(Op::ContextReport) => {
@@ -240,6 +256,13 @@ impl Core {
                                           working; interrupt first."
                                     .into(),
                             }),
+                            Some(Op::RewindList | Op::Rewind { .. }) => {
+                                events.send(Event::Notice {
+                                    message: "Cannot rewind while the model is working; wait \
+                                              or interrupt first."
+                                        .into(),
+                                })
+                            }
                             Some(Op::Shutdown) => {
                                 cancel.cancel();
                                 shutdown = true;
@@ -257,6 +280,8 @@ impl Core {
                 break;
             }
         }
+        // A checkpoint still being written completes before the session ends.
+        self.session.checkpoints.settle().await;
         self.hooks
             .session_end(&self.session, self.gate.mode(), "exit")
             .await;
@@ -313,6 +338,9 @@ impl Core {
     /// Drop the conversation (the model starts afresh); SessionStart hooks run with `clear`.
     async fn clear(&mut self) {
         self.messages.clear();
+        // A resume (and `/rewind`) starts after this point, as the model does.
+        self.transcript.record(&Record::Rewind { to: None });
+        self.rewind_undo = None;
         self.activated.clear();
         self.session.take_reminders();
         let start = self
@@ -331,6 +359,14 @@ impl Core {
         self.turn_counter += 1;
         let turn_id = self.turn_counter;
         self.events().send(Event::TurnStarted { turn_id });
+        // The files as they are before the prompt, recorded while the request goes out (a
+        // writing tool waits for it); `/rewind` goes back to it.
+        let prompt_id = uuid::Uuid::new_v4().simple().to_string();
+        self.session
+            .checkpoints
+            .record_in_background(prompt_label(&prompt_id));
+        self.rewind_undo = None;
+        let typed = prompt.clone();
         let verdict = self
             .hooks
             .user_prompt_submit(&self.session, self.gate.mode(), &prompt)
@@ -371,6 +407,10 @@ impl Core {
                 }),
         );
         self.keep_within_window(&cancel).await;
+        self.transcript.record(&Record::Prompt {
+            id: prompt_id,
+            text: typed,
+        });
         self.push_user(content);
         let mut num_turns = 0;
         let mut forced_continuations = 0;
@@ -412,6 +452,17 @@ impl Core {
         // What a command or skill allowed, and its model, end with the turn.
         self.gate.end_turn();
         self.session.set_turn_model(None);
+        // The files as the turn left them: a file that differs from this later was changed
+        // outside cairn, and a rewind asks before undoing that.
+        if self.session.checkpoints.is_enabled()
+            && let Err(e) = self
+                .session
+                .checkpoints
+                .record(format!("after turn {turn_id}"))
+                .await
+        {
+            tracing::warn!("checkpoint after turn {turn_id} not recorded: {e}");
+        }
         self.events().send(Event::TurnFinished {
             turn_id,
             end,

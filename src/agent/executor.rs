@@ -460,6 +460,20 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         ..
     } = call;
     ctx.preview = preview;
+    // The files as they are before a tool that may write (Bash included): recorded, and
+    // waited for, before it runs.
+    if !tool.is_read_only(&input) && env.session.checkpoints.is_enabled() {
+        let label = format!("before {} {call_id}", tool.name());
+        tokio::select! {
+            biased;
+            _ = env.cancel.cancelled() => return fail(INTERRUPTED_MESSAGE.into(), outcome),
+            r = env.session.checkpoints.record(label) => {
+                if let Err(e) = r {
+                    tracing::warn!("checkpoint before {call_id} not recorded: {e}");
+                }
+            }
+        }
+    }
 
     let max_chars = tool.max_result_chars();
     let result = tokio::select! {

@@ -13,6 +13,7 @@ mod invoke;
 pub mod output_style;
 pub mod prompt;
 mod resume;
+mod rewind;
 mod subagent;
 
 use std::collections::HashSet;
@@ -117,6 +118,20 @@ fn git_branch(dir: &std::path::Path) -> Option<String> {
 pub fn start(setup: AgentSetup) -> AgentHandle {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
+    // The checkpoints live in the session's data dir; the session's data (and the folder of
+    // transcripts, unless it holds a working directory) is never checkpointed.
+    let checkpoint_dir = setup
+        .data_dir
+        .join(crate::session::checkpoints::CHECKPOINT_DIR);
+    let mut checkpoint_skip = vec![setup.data_dir.clone()];
+    if let Some(folder) = setup.transcript_path.as_deref().and_then(|p| p.parent()) {
+        let holds_root = std::iter::once(&setup.project_dir)
+            .chain(&setup.additional_dirs)
+            .any(|r| r.starts_with(folder));
+        if !holds_root {
+            checkpoint_skip.push(folder.to_path_buf());
+        }
+    }
     let session = Arc::new(
         SessionContext::new(
             setup.session_id.clone(),
@@ -125,7 +140,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
             setup.data_dir,
             EventSender::new(events_tx),
         )
-        .with_tool_env(setup.tool_env.clone()),
+        .with_tool_env(setup.tool_env.clone())
+        .with_checkpoints(checkpoint_dir, checkpoint_skip),
     );
     // The watcher is a convenience on top of the write-time checks, which guard every edit
     // anyway; a session whose watcher cannot start goes on without it.
@@ -228,6 +244,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
             .map(|f| (f.scope.name().to_string(), f.path.clone()))
             .collect(),
         skills: setup.skills,
+        rewind_undo: None,
     };
     tokio::spawn(core.run(ops_rx));
     AgentHandle {

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::core::Core;
 use crate::llm::{ContentBlock, Message, Role, pricing};
 use crate::protocol::{Event, HistoryItem, PermissionMode, Usage};
+use crate::session::checkpoints::CHECKPOINT_DIR;
 use crate::session::resume::{Resumed, load, prompt_text};
 use crate::session::transcript::{Record, Transcript};
 
@@ -56,11 +57,17 @@ impl Core {
         }
     }
 
-    /// `/resume`: continue the session at `path` in place of this one.
-    pub(crate) fn resume_from(&mut self, path: &Path) {
+    /// `/resume`: continue the session at `path` in place of this one (and its checkpoints:
+    /// the data dir beside its transcript).
+    pub(crate) async fn resume_from(&mut self, path: &Path) {
         match load(path) {
             Ok(resumed) => {
                 self.transcript = Transcript::at(path.to_path_buf(), &resumed.session_id);
+                self.rewind_undo = None;
+                if self.session.checkpoints.is_enabled() {
+                    let store = path.with_extension("").join(CHECKPOINT_DIR);
+                    self.session.checkpoints.switch_to(&store).await;
+                }
                 let id = resumed.session_id.clone();
                 self.restore(resumed, false);
                 self.events().send(Event::Notice {
@@ -82,7 +89,7 @@ impl Core {
     }
 
     /// The conversation as the client shows it.
-    fn history_items(&self) -> Vec<HistoryItem> {
+    pub(crate) fn history_items(&self) -> Vec<HistoryItem> {
         let failed: Vec<(&str, bool)> = self
             .messages
             .iter()

@@ -99,7 +99,7 @@ impl Subagents {
                 }
             }
         });
-        let sub = SessionContext::new(
+        let mut sub = SessionContext::new(
             self.session.session_id.clone(),
             self.session.project_dir.clone(),
             self.session.additional_dirs.clone(),
@@ -107,6 +107,8 @@ impl Subagents {
             EventSender::new(tx),
         )
         .with_tool_env(self.session.tool_env().to_vec());
+        // The session's checkpoints: a sub-agent's writing tools record one first too.
+        sub.checkpoints = self.session.checkpoints.clone();
         Arc::new(sub)
     }
 
@@ -177,6 +179,7 @@ impl Subagents {
             subagent_usage: UsageSink::default(),
             agents: Vec::new(),
             skills: Vec::new(),
+            rewind_undo: None,
         })
     }
 }

@@ -55,6 +55,9 @@ pub struct CheckpointOptions {
     pub full_every: u32,
     /// Threads for walking and hashing.
     pub threads: usize,
+    /// Directories never walked into besides the store's own (the session's data, when it
+    /// lies under a root: a rewind must never put back an old transcript).
+    pub skip: Vec<PathBuf>,
 }
 
 impl Default for CheckpointOptions {
@@ -65,6 +68,7 @@ impl Default for CheckpointOptions {
             threads: std::thread::available_parallelism()
                 .map(|n| n.get().min(4))
                 .unwrap_or(2),
+            skip: Vec::new(),
         }
     }
 }

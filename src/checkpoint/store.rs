@@ -56,6 +56,8 @@ struct Known {
 pub struct CheckpointStore {
     dir: PathBuf,
     roots: Vec<PathBuf>,
+    /// The store's own directory and the options' `skip`, canonical where they exist.
+    skip: Vec<PathBuf>,
     options: CheckpointOptions,
     objects: ObjectStore,
     known: BTreeMap<u64, Known>,
@@ -84,8 +86,16 @@ impl CheckpointStore {
         let roots = canonical_roots(roots)?;
         let packs = dir.join(PACKS);
         let objects = ObjectStore::open(packs.clone()).map_err(store_err(&packs))?;
+        let mut skip = vec![dir.clone()];
+        skip.extend(
+            options
+                .skip
+                .iter()
+                .map(|s| fs::canonicalize(s).unwrap_or_else(|_| s.clone())),
+        );
         let mut store = CheckpointStore {
             objects,
+            skip,
             dir,
             roots,
             options,
@@ -216,7 +226,7 @@ impl CheckpointStore {
     fn setup<'a>(&'a self, roots: &'a [PathBuf]) -> ScanSetup<'a> {
         ScanSetup {
             roots,
-            skip: std::slice::from_ref(&self.dir),
+            skip: &self.skip,
             max_file_size: self.options.max_file_size,
             threads: self.options.threads,
         }

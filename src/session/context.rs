@@ -1,7 +1,8 @@
 //! The state one session shares between the agent loop, the tools and the permission gate:
 //! working directories, the read-file state, the session's data directory, the event sender,
 //! reminders queued for the model's next request, news of tracked files changed on disk (for
-//! whoever waits on a proposal about one), and the model's todo list.
+//! whoever waits on a proposal about one), the model's todo list, and the handle on the
+//! checkpoints of the working directories.
 //!
 //! Tools that need state of their own (background shells, the web cache) own it themselves;
 //! only what several parts share lives here.
@@ -13,6 +14,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use crate::files::state::ReadFileState;
 use crate::protocol::{Event, Todo};
+use crate::session::checkpoints::SessionCheckpoints;
 
 /// Sends [`Event`]s to the client. Sending never fails: a client that went away is ignored.
 #[derive(Clone, Debug)]
@@ -59,6 +61,8 @@ pub struct SessionContext {
     memory_dirs: Mutex<Vec<PathBuf>>,
     /// The model a skill asked for, for the rest of the turn.
     turn_model: Mutex<Option<String>>,
+    /// The checkpoints of the working directories (`/rewind`).
+    pub checkpoints: SessionCheckpoints,
 }
 
 impl SessionContext {
@@ -83,7 +87,14 @@ impl SessionContext {
             todos: Mutex::new(Vec::new()),
             memory_dirs: Mutex::new(Vec::new()),
             turn_model: Mutex::new(None),
+            checkpoints: SessionCheckpoints::disabled(),
         }
+    }
+
+    /// Keep checkpoints of the working directories in `store_dir`, never walking into `skip`.
+    pub fn with_checkpoints(mut self, store_dir: PathBuf, skip: Vec<PathBuf>) -> SessionContext {
+        self.checkpoints = SessionCheckpoints::new(Some(store_dir), self.working_dirs(), skip);
+        self
     }
 
     /// Set the variables the settings' `env` adds for the commands tools run.

@@ -98,8 +98,9 @@ pub fn rebuild(contents: &TranscriptContents) -> Resumed {
         }
         Record::Usage { model, usage } => out.usage.push((model.clone(), *usage)),
         Record::Partial { blocks } => *partial = Some(blocks.clone()),
-        // The summary after it replaces everything before.
-        Record::CompactBoundary { .. } => {
+        Record::Prompt { .. } => {}
+        // The summary after it (the copy of the kept conversation) replaces everything before.
+        Record::CompactBoundary { .. } | Record::Rewind { .. } => {
             out.messages.clear();
             *partial = None;
         }

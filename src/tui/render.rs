@@ -177,7 +177,7 @@ impl App {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::time::{Duration, Instant};
 
     use crate::protocol::{Event, PermissionMode, Usage};
@@ -186,7 +186,7 @@ mod tests {
     use crate::tui::terminal::TestScreen;
 
     /// The screen as text after drawing at a fixed instant (`working` seconds into the turn).
-    fn screen(h: &mut Harness, width: u16, height: u16, working: u64) -> String {
+    pub(crate) fn screen(h: &mut Harness, width: u16, height: u16, working: u64) -> String {
         let mut s = TestScreen::new(width, height);
         let now = h
             .app

@@ -52,6 +52,16 @@ pub enum Record {
     Partial { blocks: Vec<ContentBlock> },
     /// The conversation was compacted here: what follows starts from its summary.
     CompactBoundary { trigger: String, pre_tokens: u64 },
+    /// The next user line is a prompt the person sent (`text`, as typed), identified by `id`
+    /// (the checkpoint taken before it is labelled with it): a point `/rewind` can go back to.
+    Prompt { id: String, text: String },
+    /// The conversation was rewound here: what follows (a copy of the lines of the
+    /// conversation kept) replaces everything before. `to`: the prompt rewound to (none for
+    /// the undo of a rewind).
+    Rewind {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<String>,
+    },
 }
 
 pub struct Transcript {
@@ -124,18 +134,30 @@ impl Transcript {
         self.write(&line);
     }
 
+    /// Append whole lines as they are (the copy of a conversation a rewind keeps); `lines`
+    /// ends with a newline. One write, so a crash cuts at most the last line.
+    pub fn append_lines(&mut self, lines: &[u8]) {
+        if !lines.is_empty() {
+            self.write_bytes(lines);
+        }
+    }
+
     fn write(&mut self, line: &serde_json::Value) {
+        // One write per line, so a crash cuts at most the last line.
+        let mut bytes = line.to_string().into_bytes();
+        bytes.push(b'\n');
+        self.write_bytes(&bytes);
+    }
+
+    fn write_bytes(&mut self, bytes: &[u8]) {
         if self.failed || self.path.is_none() {
             return;
         }
         if self.file.is_none() && !self.open() {
             return;
         }
-        // One write per line, so a crash cuts at most the last line.
-        let mut bytes = line.to_string().into_bytes();
-        bytes.push(b'\n');
         if let Some(f) = &mut self.file
-            && let Err(e) = f.write_all(&bytes)
+            && let Err(e) = f.write_all(bytes)
         {
             let shown = self.path.as_deref().unwrap_or(Path::new("")).display();
             tracing::warn!("cannot append to transcript {shown}: {e}");

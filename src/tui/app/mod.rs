@@ -159,6 +159,10 @@ pub struct App {
     pub(crate) highlighter: Highlighter,
     /// What `/diff` shows.
     pub(crate) changes: SessionChanges,
+    /// Where `/rewind` is.
+    rewind: rewind::RewindUi,
+    /// When Esc was last pressed on an idle, empty composer (a second one opens `/rewind`).
+    esc_at: Option<Instant>,
 }
 
 impl App {
@@ -187,6 +191,8 @@ impl App {
             cwd: config.cwd,
             highlighter: config.highlighter,
             changes: SessionChanges::default(),
+            rewind: rewind::RewindUi::default(),
+            esc_at: None,
         }
     }
 
@@ -367,6 +373,19 @@ impl App {
                 self.push_notice(NoticeKind::Info, &format!("Model: {shown}"));
             }
             Event::TodosUpdated { todos } => self.todos = todos.clone(),
+            Event::RewindPoints { points, undo } => self.rewind_points(points, undo),
+            Event::RewindNeedsConfirmation {
+                target,
+                code,
+                conversation,
+                files,
+            } => self.rewind_confirm(target, *code, *conversation, files),
+            Event::Rewound { prompt, .. } => {
+                if let Some(text) = prompt {
+                    self.composer.set_text(text);
+                }
+                self.scroll.to_bottom();
+            }
             Event::TurnFinished { .. } => {
                 self.turn_running = false;
                 self.status.working_since = None;
@@ -478,6 +497,9 @@ impl App {
     fn handle_key(&mut self, key: KeyInput) -> Vec<AppAction> {
         let keys = keymap::resolve(key);
         let global = keys.app(Context::Global);
+        if global != Some(Action::Cancel) {
+            self.esc_at = None;
+        }
         if global != Some(Action::CtrlC) {
             self.quit_armed = false;
             self.status.hint = None;
@@ -577,8 +599,12 @@ impl App {
             }
             Action::HistorySearch => self.composer.search_step(),
             Action::Cancel => {
-                if self.picker.take().is_none() && self.turn_running {
+                if self.picker.take().is_some() {
+                    self.esc_at = None;
+                } else if self.turn_running {
                     self.interrupt();
+                } else if self.composer.is_empty() && self.layers.is_empty() {
+                    self.esc_on_empty(Instant::now());
                 }
             }
             Action::CtrlC => return self.ctrl_c(),
@@ -677,7 +703,10 @@ impl App {
 mod mcp;
 mod permission;
 mod pickers;
+mod rewind;
 mod submit;
 
+#[cfg(test)]
+mod rewind_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -55,6 +55,9 @@ impl App {
             PickerKind::Model => self.send(Op::SetModel { model: item.label }),
             PickerKind::McpApproval => self.mcp_approval_picked(&item.label),
             PickerKind::McpServers => self.mcp_server_picked(&item.label),
+            PickerKind::Rewind | PickerKind::RewindChoice | PickerKind::RewindConfirm => {
+                self.rewind_picked(kind, &item)
+            }
             PickerKind::Session => {
                 // The detail ends with the session's id.
                 let id = item.detail.rsplit(' ').next().unwrap_or_default();

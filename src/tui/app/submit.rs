@@ -129,6 +129,7 @@ impl App {
             C::Init if self.turn_running => self.queued.push_back("/init".into()),
             C::Init => self.send_prompt("/init".into()),
             C::Resume => self.open_session_picker(std::time::SystemTime::now()),
+            C::Rewind => self.open_rewind(),
             C::Compact if self.turn_running => self.conversation.push_notice(
                 NoticeKind::Warning,
                 "Cannot compact while the model is working; wait or interrupt first.",

@@ -351,6 +351,7 @@ impl Conversation {
             Event::Error { message } => self.push_notice(NoticeKind::Error, message),
             Event::SessionConfigured(info) => self.cwd = Some(info.cwd.clone()),
             Event::HistoryRestored { items } => self.restore(items),
+            Event::Rewound { summary, .. } => self.push_notice(NoticeKind::Info, summary),
             Event::Compacted {
                 trigger,
                 pre_tokens,
@@ -372,6 +373,8 @@ impl Conversation {
             | Event::ContextReport { .. }
             | Event::ModeChanged { .. }
             | Event::ModelChanged { .. }
+            | Event::RewindPoints { .. }
+            | Event::RewindNeedsConfirmation { .. }
             | Event::TodosUpdated { .. } => {}
         }
     }

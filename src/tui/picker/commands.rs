@@ -14,6 +14,7 @@ pub enum Command {
     Init,
     Memory,
     Resume,
+    Rewind,
     Compact,
     Cost,
     Context,
@@ -66,6 +67,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "resume",
         Command::Resume,
         "continue an earlier session of this project",
+    ),
+    (
+        "rewind",
+        Command::Rewind,
+        "go back to before a prompt: the files, the conversation or both (Esc Esc)",
     ),
     (
         "compact",

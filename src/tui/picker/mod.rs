@@ -36,6 +36,12 @@ pub enum PickerKind {
     McpApproval,
     /// `/mcp`: the servers; Enter reconnects one (or asks about a waiting one).
     McpServers,
+    /// `/rewind`: which prompt to go back to (or undo the last rewind).
+    Rewind,
+    /// `/rewind`, a prompt picked: what to restore (numbered choices).
+    RewindChoice,
+    /// `/rewind`: restore files changed outside cairn too?
+    RewindConfirm,
 }
 
 /// An open picker.
@@ -132,6 +138,14 @@ impl Picker {
         }
     }
 
+    /// Whether a digit picks the row of that number.
+    fn numbered(&self) -> bool {
+        matches!(
+            self.kind,
+            PickerKind::RewindChoice | PickerKind::RewindConfirm
+        )
+    }
+
     pub fn selected(&self) -> Option<&PickerItem> {
         self.items.get(self.selected)
     }
@@ -195,6 +209,17 @@ impl Overlay for Picker {
             Key::Up => self.select_prev(),
             Key::Down => self.select_next(),
             Key::Esc => return Outcome::Close,
+            // Numbered choices: the digit picks.
+            Key::Char(c @ '1'..='9') if self.numbered() => {
+                let n = usize::from(c as u8 - b'1');
+                return match self.items.get(n) {
+                    Some(item) => Outcome::Message(Message::Picked {
+                        item: Some(item.clone()),
+                        enter: true,
+                    }),
+                    None => Outcome::Consumed,
+                };
+            }
             Key::Tab | Key::Enter => {
                 return Outcome::Message(Message::Picked {
                     item: self.selected().cloned(),
@@ -222,6 +247,13 @@ impl Overlay for Picker {
                 " new MCP server in .mcp.json · Enter choose · Esc ask later "
             }
             PickerKind::McpServers => " MCP servers · Enter reconnect (or approve) · Esc close ",
+            PickerKind::Rewind => {
+                " rewind to before which prompt? newest first · Enter pick · Esc close "
+            }
+            PickerKind::RewindChoice => " restore what? · 1-4 or Enter · Esc cancel ",
+            PickerKind::RewindConfirm => {
+                " files changed outside cairn since its last turn · 1-2 or Enter "
+            }
         }
     }
 

@@ -1,0 +1,159 @@
+//! `/rewind` in the TUI: Esc Esc and `/rewind` ask the core for the points, the list (newest
+//! first, undo on top) and the numbered choices are drawn, a digit picks, the confirmation for
+//! files changed outside cairn, and the prompt back in the composer after a rewind.
+
+use std::path::PathBuf;
+
+use super::tests::{Harness, session};
+use super::*;
+use crate::protocol::{RewindPoint, RewindTarget};
+use crate::tui::input::Key;
+use crate::tui::render::tests::screen;
+
+fn points() -> Event {
+    let point = |id: &str, text: &str, code| RewindPoint {
+        id: id.into(),
+        text: text.into(),
+        code,
+        conversation: true,
+    };
+    Event::RewindPoints {
+        points: vec![
+            point("p3", "now add tests for the parser", true),
+            point("p2", "fix the off-by-one in peek\nand explain it", true),
+            point("p1", "read the parser", false),
+        ],
+        undo: Some("rewind to \"make it faster\"".into()),
+    }
+}
+
+#[test]
+fn esc_esc_on_an_idle_empty_composer_asks_for_the_points() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.press(Key::Esc);
+    assert!(h.sent().is_empty(), "one Esc only arms");
+    assert_eq!(h.app.status.hint.as_deref(), Some("Esc again to rewind"));
+    h.press(Key::Esc);
+    assert_eq!(h.sent(), [Op::RewindList]);
+    // Not with text in the composer, and not while a turn runs (Esc interrupts then).
+    h.type_text("draft");
+    h.press(Key::Esc);
+    h.press(Key::Esc);
+    assert!(h.sent().is_empty());
+    h.app.composer.clear();
+    h.event(Event::TurnStarted { turn_id: 1 });
+    h.press(Key::Esc);
+    h.press(Key::Esc);
+    assert!(h.sent().iter().all(|op| *op == Op::Interrupt));
+}
+
+#[test]
+fn the_prompt_list_then_numbered_choices_then_the_rewind() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.type_text("/rewind");
+    h.press(Key::Enter);
+    assert_eq!(h.sent(), [Op::RewindList]);
+    h.event(points());
+    insta::assert_snapshot!("rewind_prompt_list", screen(&mut h, 90, 12, 0));
+    // The second prompt (below the undo row and the newest).
+    h.press(Key::Down);
+    h.press(Key::Down);
+    h.press(Key::Enter);
+    insta::assert_snapshot!("rewind_choices", screen(&mut h, 90, 12, 0));
+    h.press(Key::Char('3'));
+    assert_eq!(
+        h.sent(),
+        [Op::Rewind {
+            target: RewindTarget::Prompt { id: "p2".into() },
+            code: true,
+            conversation: false,
+            confirmed: false,
+        }]
+    );
+    assert!(h.app.picker().is_none());
+}
+
+#[test]
+fn undo_is_offered_on_top_and_a_prompt_without_checkpoint_rewinds_the_conversation_only() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.event(points());
+    h.press(Key::Enter);
+    assert_eq!(
+        h.sent(),
+        [Op::Rewind {
+            target: RewindTarget::UndoLast,
+            code: true,
+            conversation: true,
+            confirmed: false,
+        }]
+    );
+    h.event(points());
+    for _ in 0..3 {
+        h.press(Key::Down);
+    }
+    h.press(Key::Enter);
+    // 1 (code and conversation) is refused: no checkpoint before that prompt.
+    h.press(Key::Char('1'));
+    assert!(h.sent().is_empty());
+    h.event(points());
+    for _ in 0..3 {
+        h.press(Key::Down);
+    }
+    h.press(Key::Enter);
+    h.press(Key::Char('2'));
+    assert_eq!(
+        h.sent(),
+        [Op::Rewind {
+            target: RewindTarget::Prompt { id: "p1".into() },
+            code: false,
+            conversation: true,
+            confirmed: false,
+        }]
+    );
+    // 4 cancels.
+    h.event(points());
+    h.press(Key::Down);
+    h.press(Key::Enter);
+    h.press(Key::Char('4'));
+    assert!(h.sent().is_empty());
+    assert!(h.app.picker().is_none());
+}
+
+#[test]
+fn outside_changes_are_confirmed_and_the_prompt_comes_back_into_the_composer() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    let target = RewindTarget::Prompt { id: "p2".into() };
+    h.event(Event::RewindNeedsConfirmation {
+        target: target.clone(),
+        code: true,
+        conversation: true,
+        files: vec![PathBuf::from("/work/project/src/parser.rs")],
+    });
+    insta::assert_snapshot!("rewind_confirm", screen(&mut h, 90, 12, 0));
+    h.press(Key::Char('1'));
+    assert_eq!(
+        h.sent(),
+        [Op::Rewind {
+            target,
+            code: true,
+            conversation: true,
+            confirmed: true,
+        }]
+    );
+    h.event(Event::HistoryRestored { items: Vec::new() });
+    h.event(Event::Rewound {
+        summary: "Files: 2 restored, 1 removed, 0 recreated.".into(),
+        prompt: Some("fix the off-by-one in peek".into()),
+    });
+    assert_eq!(h.app.composer_text(), "fix the off-by-one in peek");
+    // Nothing to rewind: a notice, no picker.
+    h.event(Event::RewindPoints {
+        points: Vec::new(),
+        undo: None,
+    });
+    assert!(h.app.picker().is_none());
+}

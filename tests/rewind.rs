@@ -1,0 +1,392 @@
+//! `/rewind` with the real core against the scripted model, in a directory that is not a git
+//! repository: the files changed by Edit, Write, `rm`, `sed -i`, `echo >>` and a new file all
+//! go back; conversation only and code only; a file changed outside cairn since its last turn
+//! needs a confirmation; a rewind is undone; a session resumed later (as `-p` sessions are)
+//! can still rewind what it did.
+//!
+//! The scripted model answers turn N to a request holding N assistant messages.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use cairn::llm::{Provider, Role};
+use cairn::protocol::{Event, Op, RewindPoint, RewindTarget};
+use serde_json::{Value, json};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/llm.rs"]
+mod llm;
+
+use agent::{Agent, Setup};
+
+/// Collect events until one matches `stop`.
+async fn until(agent: &mut Agent, stop: impl Fn(&Event) -> bool) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), agent.handle.events.recv())
+            .await
+            .expect("no event in time")
+            .expect("the core stopped");
+        let done = stop(&ev);
+        seen.push(ev);
+        if done {
+            return seen;
+        }
+    }
+}
+
+/// Every file under `dir` but the session's data, with its content.
+fn tree(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == ".data" {
+            continue;
+        }
+        out.insert(name, std::fs::read_to_string(entry.path()).unwrap());
+    }
+    out
+}
+
+async fn list_points(agent: &mut Agent) -> (Vec<RewindPoint>, Option<String>) {
+    agent.handle.ops.send(Op::RewindList).unwrap();
+    let events = until(agent, |e| matches!(e, Event::RewindPoints { .. })).await;
+    match events.last() {
+        Some(Event::RewindPoints { points, undo }) => (points.clone(), undo.clone()),
+        _ => unreachable!(),
+    }
+}
+
+/// Send a rewind and return the event that answers it (Rewound, a confirmation or an error).
+async fn rewind(
+    agent: &mut Agent,
+    target: RewindTarget,
+    code: bool,
+    conv: bool,
+    ok: bool,
+) -> Event {
+    agent
+        .handle
+        .ops
+        .send(Op::Rewind {
+            target,
+            code,
+            conversation: conv,
+            confirmed: ok,
+        })
+        .unwrap();
+    let events = until(agent, |e| {
+        matches!(
+            e,
+            Event::Rewound { .. } | Event::RewindNeedsConfirmation { .. } | Event::Error { .. }
+        )
+    })
+    .await;
+    events.last().cloned().unwrap()
+}
+
+fn project() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("a.txt", "one\n"),
+        ("b.txt", "bee\n"),
+        ("c.txt", "sea\n"),
+        ("d.txt", "dee\n"),
+        ("e.txt", "e\n"),
+    ] {
+        std::fs::write(tmp.path().join(name), text).unwrap();
+    }
+    tmp
+}
+
+/// One prompt whose turn changes every file in a different way.
+fn changing_script() -> Value {
+    json!({"turns": [
+        {"tool_calls": [
+            {"id": "r1", "name": "Read", "input": {"file_path": "a.txt"}},
+            {"id": "r2", "name": "Read", "input": {"file_path": "e.txt"}}
+        ]},
+        {"tool_calls": [
+            {"id": "e1", "name": "Edit",
+             "input": {"file_path": "a.txt", "old_string": "one", "new_string": "ONE"}},
+            {"id": "w1", "name": "Write", "input": {"file_path": "e.txt", "content": "E!\n"}},
+            {"id": "w2", "name": "Write", "input": {"file_path": "new.txt", "content": "new\n"}},
+            {"id": "b1", "name": "Bash", "input": {"command":
+                "rm b.txt && sed -i 's/sea/SEA/' c.txt && echo more >> d.txt"}}
+        ]},
+        {"text": "All done."}
+    ]})
+}
+
+fn changed_tree() -> BTreeMap<String, String> {
+    [
+        ("a.txt", "ONE\n"),
+        ("c.txt", "SEA\n"),
+        ("d.txt", "dee\nmore\n"),
+        ("e.txt", "E!\n"),
+        ("new.txt", "new\n"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect()
+}
+
+#[tokio::test]
+async fn code_rewind_undoes_edit_write_rm_sed_append_and_new_files_without_git() {
+    let tmp = project();
+    let before = tree(tmp.path());
+    assert!(!tmp.path().join(".git").exists());
+    let mut agent = Agent::start(
+        &changing_script(),
+        Setup::in_dir(tmp.path(), Provider::Anthropic),
+    );
+    agent.prompt("change everything").await;
+    assert_eq!(tree(tmp.path()), changed_tree());
+
+    let (points, undo) = list_points(&mut agent).await;
+    assert_eq!(undo, None);
+    assert_eq!(points.len(), 1);
+    assert_eq!(points[0].text, "change everything");
+    assert!(points[0].code && points[0].conversation);
+
+    let target = RewindTarget::Prompt {
+        id: points[0].id.clone(),
+    };
+    let done = rewind(&mut agent, target, true, false, false).await;
+    let Event::Rewound { summary, prompt } = done else {
+        panic!("{done:?}")
+    };
+    assert_eq!(tree(tmp.path()), before, "{summary}");
+    assert_eq!(prompt, None, "code only: the composer keeps what it has");
+    assert!(summary.contains("removed"), "{summary}");
+    // The transcript under the project (its data dir) was not rewound with the files.
+    let transcript = std::fs::read_to_string(tmp.path().join(".data/t.jsonl")).unwrap();
+    assert!(transcript.contains("All done."));
+
+    // The model hears which files went back.
+    agent.prompt("and now?").await;
+    let body = agent.request_body(3).to_string();
+    assert!(body.contains("rewound the files"), "{body}");
+    assert!(body.contains("new.txt"), "{body}");
+}
+
+#[tokio::test]
+async fn conversation_only_rewind_keeps_the_files_and_a_resume_sees_it() {
+    let tmp = project();
+    let script = json!({"turns": [
+        {"text": "first answer"},
+        {"tool_calls": [{"id": "w", "name": "Write",
+                         "input": {"file_path": "new.txt", "content": "x\n"}}]},
+        {"text": "second answer"}
+    ]});
+    let mut agent = Agent::start(&script, Setup::in_dir(tmp.path(), Provider::Anthropic));
+    agent.prompt("one").await;
+    agent.prompt("two").await;
+    let (points, _) = list_points(&mut agent).await;
+    let texts: Vec<&str> = points.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(texts, ["two", "one"], "newest first");
+
+    let target = RewindTarget::Prompt {
+        id: points[0].id.clone(),
+    };
+    agent
+        .handle
+        .ops
+        .send(Op::Rewind {
+            target,
+            code: false,
+            conversation: true,
+            confirmed: false,
+        })
+        .unwrap();
+    let events = until(&mut agent, |e| matches!(e, Event::Rewound { .. })).await;
+    let history = events.iter().find_map(|e| match e {
+        Event::HistoryRestored { items } => Some(items.len()),
+        _ => None,
+    });
+    assert_eq!(history, Some(2), "{events:?}");
+    let Some(Event::Rewound { prompt, .. }) = events.last() else {
+        unreachable!()
+    };
+    assert_eq!(
+        prompt.as_deref(),
+        Some("two"),
+        "the prompt goes back to the composer"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("new.txt")).unwrap(),
+        "x\n",
+        "conversation only: the files stay"
+    );
+
+    agent.prompt("three").await;
+    let requests = agent.server.requests();
+    let last = &requests.last().unwrap().body;
+    let texts: Vec<String> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    let all = texts.join("\n");
+    assert!(all.contains("one") && all.contains("first answer"), "{all}");
+    assert!(all.contains("three"), "{all}");
+    assert!(
+        !all.contains("\"two\""),
+        "the rewound prompt is gone: {all}"
+    );
+    assert!(
+        all.contains("files\\nwere not") || all.contains("were not"),
+        "{all}"
+    );
+
+    // A resume reads the rewound conversation from the transcript.
+    let resumed = cairn::session::resume::load(&tmp.path().join(".data/t.jsonl")).unwrap();
+    let prompts: Vec<String> = resumed
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .filter_map(cairn::session::resume::prompt_text)
+        .collect();
+    assert_eq!(prompts, ["one", "three"]);
+    // And the rewind points of the resumed transcript are those of the conversation now.
+    let bytes = std::fs::read(tmp.path().join(".data/t.jsonl")).unwrap();
+    let seg = cairn::session::rewind::segment(&bytes);
+    let ids: Vec<&str> = seg.prompts.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(ids, ["one", "three"]);
+}
+
+#[tokio::test]
+async fn a_file_changed_outside_cairn_is_listed_and_restored_only_when_confirmed() {
+    let tmp = project();
+    let mut agent = Agent::start(
+        &changing_script(),
+        Setup::in_dir(tmp.path(), Provider::Anthropic),
+    );
+    let before = tree(tmp.path());
+    agent.prompt("change everything").await;
+    // The person edits a file after the turn.
+    std::fs::write(tmp.path().join("c.txt"), "mine\n").unwrap();
+    let (points, _) = list_points(&mut agent).await;
+    let target = RewindTarget::Prompt {
+        id: points[0].id.clone(),
+    };
+    let asked = rewind(&mut agent, target.clone(), true, true, false).await;
+    let Event::RewindNeedsConfirmation {
+        files,
+        code,
+        conversation,
+        ..
+    } = asked
+    else {
+        panic!("{asked:?}")
+    };
+    assert!(code && conversation);
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["c.txt"], "only the file changed outside the turn");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("c.txt")).unwrap(),
+        "mine\n",
+        "nothing is touched before the confirmation"
+    );
+    assert!(tmp.path().join("new.txt").exists());
+
+    let done = rewind(&mut agent, target, true, true, true).await;
+    assert!(matches!(done, Event::Rewound { .. }), "{done:?}");
+    assert_eq!(tree(tmp.path()), before);
+}
+
+#[tokio::test]
+async fn a_rewind_is_undone_files_and_conversation() {
+    let tmp = project();
+    let mut agent = Agent::start(
+        &changing_script(),
+        Setup::in_dir(tmp.path(), Provider::Anthropic),
+    );
+    let before = tree(tmp.path());
+    agent.prompt("change everything").await;
+    let (points, _) = list_points(&mut agent).await;
+    let target = RewindTarget::Prompt {
+        id: points[0].id.clone(),
+    };
+    let done = rewind(&mut agent, target, true, true, false).await;
+    assert!(matches!(done, Event::Rewound { .. }), "{done:?}");
+    assert_eq!(tree(tmp.path()), before);
+
+    let (points, undo) = list_points(&mut agent).await;
+    assert!(
+        points.is_empty(),
+        "the conversation is before its only prompt"
+    );
+    assert!(
+        undo.as_deref()
+            .is_some_and(|u| u.contains("change everything")),
+        "{undo:?}"
+    );
+    let done = rewind(&mut agent, RewindTarget::UndoLast, true, true, false).await;
+    let Event::Rewound { summary, .. } = &done else {
+        panic!("{done:?}")
+    };
+    assert!(summary.starts_with("Undid"), "{summary}");
+    assert_eq!(tree(tmp.path()), changed_tree());
+    let (points, undo) = list_points(&mut agent).await;
+    assert_eq!(points.len(), 1, "the conversation is back");
+    assert!(undo.is_some(), "the undo can itself be undone");
+    // The undo of the undo is a rewind again.
+    let done = rewind(&mut agent, RewindTarget::UndoLast, true, true, false).await;
+    assert!(matches!(done, Event::Rewound { .. }), "{done:?}");
+    assert_eq!(tree(tmp.path()), before);
+}
+
+#[tokio::test]
+async fn a_session_resumed_later_rewinds_what_it_did_before() {
+    let tmp = project();
+    let before = tree(tmp.path());
+    let mut first = Agent::start(
+        &changing_script(),
+        Setup::in_dir(tmp.path(), Provider::Anthropic),
+    );
+    first.prompt("change everything").await;
+    first.handle.ops.send(Op::Shutdown).unwrap();
+    // The core finishes (its checkpoints written) and closes its events.
+    while first.handle.events.recv().await.is_some() {}
+    drop(first);
+
+    let transcript = tmp.path().join(".data/t.jsonl");
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.resume = Some(cairn::session::resume::load(&transcript).unwrap());
+    let mut second = Agent::start(&json!({"turns": [{"text": "hi"}]}), setup);
+    let (points, _) = list_points(&mut second).await;
+    assert_eq!(points.len(), 1);
+    assert!(
+        points[0].code,
+        "the checkpoint of the first process is found"
+    );
+    let target = RewindTarget::Prompt {
+        id: points[0].id.clone(),
+    };
+    let done = rewind(&mut second, target, true, false, false).await;
+    assert!(matches!(done, Event::Rewound { .. }), "{done:?}");
+    assert_eq!(tree(tmp.path()), before);
+}
+
+#[tokio::test]
+async fn rewinding_is_refused_while_the_model_works() {
+    let tmp = project();
+    let script = json!({"turns": [{"text": "slow answer", "delay_ms": 200}]});
+    let mut agent = Agent::start(&script, Setup::in_dir(tmp.path(), Provider::Anthropic));
+    agent.submit("go");
+    agent.handle.ops.send(Op::RewindList).unwrap();
+    let events = agent.run_turn().await;
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Notice { message } if message.contains("Cannot rewind"))),
+        "{events:?}"
+    );
+}
