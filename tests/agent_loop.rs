@@ -1216,6 +1216,7 @@ async fn a_resumed_session_takes_over_its_conversation_mode_todos_and_usage() {
     t.record(&Record::State {
         mode: PermissionMode::AcceptEdits,
         todos: todos.clone(),
+        loaded_tools: Vec::new(),
     });
     let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
     setup.resume = Some(cairn::session::resume::load(&path).unwrap());

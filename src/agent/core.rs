@@ -7,7 +7,7 @@
 //! has a `tool_result` in the next user message, whatever happened (denial, error, interrupt,
 //! broken stream).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -48,6 +48,9 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub(super) enum Step {
     /// Tools ran; their results are in the conversation: ask the model again.
     ToolsRan,
+    /// Nothing happened: make the same request again (the endpoint refused deferred tools and
+    /// the session switched to sending them whole).
+    Again,
     /// The model ended its turn with this text.
     Done(String),
     Interrupted,
@@ -73,7 +76,10 @@ pub(crate) struct Core {
     pub total_usage: Usage,
     pub total_cost: f64,
     pub turn_counter: u64,
-    pub activated: HashSet<String>,
+    /// Deferred tools: which, which are loaded, how requests carry them.
+    pub deferral: super::deferral::Deferral,
+    /// Counts the changes of the registry's late tools (MCP servers coming and going).
+    pub registry_version: u64,
     pub transcript: Transcript,
     pub demo: bool,
     /// The person's own slash commands.
@@ -86,8 +92,8 @@ pub(crate) struct Core {
     pub last_context: u64,
     /// How much of the system prompt is the memory files (for `/context`).
     pub memory_chars: usize,
-    /// The mode and todo list last written to the transcript.
-    pub last_state: Option<(PermissionMode, Vec<crate::protocol::Todo>)>,
+    /// The mode, todo list and loaded deferred tools last written to the transcript.
+    pub last_state: Option<super::resume::State>,
     /// A session to take over when the core starts: what `--resume` read, whether the mode
     /// was given on the command line (it then wins), and whether this is a fork (its history
     /// is written to the new transcript).
@@ -306,6 +312,7 @@ impl Core {
             hooks: Arc::clone(&self.hooks),
             registry: self.registry.clone(),
             decisions: self.decisions.clone(),
+            deferred: self.deferral.tools.clone(),
             cancel,
         })
     }
@@ -313,7 +320,8 @@ impl Core {
     /// Drop the conversation (the model starts afresh); SessionStart hooks run with `clear`.
     async fn clear(&mut self) {
         self.messages.clear();
-        self.activated.clear();
+        self.deferral.tools.restore(Vec::new());
+        self.deferral.forget_announcements();
         self.session.take_reminders();
         let start = self
             .hooks
@@ -382,6 +390,10 @@ impl Core {
             num_turns += 1;
             match self.one_request(&cancel).await {
                 Step::ToolsRan => continue,
+                Step::Again => {
+                    num_turns -= 1;
+                    continue;
+                }
                 Step::Done(t) => {
                     // A Stop hook may make the model go on, with its reason as the next input.
                     let stop = self
@@ -454,6 +466,18 @@ impl Core {
         if after_tools {
             self.keep_within_window(cancel).await;
         }
+        // MCP tools that joined since the last request (servers connect in the background),
+        // which of them are deferred, and a word to the model about deferred tools that came
+        // or went.
+        if self.registry.refresh_late() {
+            self.registry_version += 1;
+        }
+        let model = self.request_model();
+        self.deferral
+            .publish(&self.registry, &model, self.registry_version);
+        if let Some(note) = self.deferral.announcement() {
+            self.session.remind(note);
+        }
         let reminders = self.session.take_reminders();
         if !reminders.is_empty() {
             let blocks = reminders
@@ -464,15 +488,12 @@ impl Core {
                 .collect();
             self.push_user(blocks);
         }
-        // MCP tools that joined since the last request (servers connect in the background).
-        self.registry.refresh_late();
         self.count_subagent_usage();
-        let model = self.request_model();
         let request = ModelRequest {
             model: model.clone(),
             system: self.system.clone(),
-            messages: self.messages.clone(),
-            tools: self.registry.specs(&self.activated),
+            messages: self.deferral.shape_messages(&self.messages),
+            tools: self.deferral.specs(&self.registry, &self.messages),
             max_tokens: self.max_tokens,
             thinking_budget: None,
         };
@@ -631,6 +652,16 @@ impl Core {
             return Step::ToolsRan;
         }
         if let Some(e) = stream_error {
+            if !answered && self.deferral.references && super::deferral::is_reference_error(&e) {
+                self.deferral.references = false;
+                self.events().send(Event::Notice {
+                    message: format!(
+                        "The model server refused deferred tools ({e}); from now on loaded \
+                         tools are sent whole."
+                    ),
+                });
+                return Step::Again;
+            }
             if !answered {
                 // Nothing of an answer arrived (a refused key, retries exhausted before any
                 // text): the error is the whole story.
