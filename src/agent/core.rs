@@ -44,6 +44,9 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     }
 }
 
+/// What a state record holds: the mode, the todo list and the loaded deferred tools.
+pub(crate) type State = (PermissionMode, Vec<crate::protocol::Todo>, Vec<String>);
+
 /// How one model request ended.
 pub(super) enum Step {
     /// Tools ran; their results are in the conversation: ask the model again.
@@ -93,7 +96,7 @@ pub(crate) struct Core {
     /// How much of the system prompt is the memory files (for `/context`).
     pub memory_chars: usize,
     /// The mode, todo list and loaded deferred tools last written to the transcript.
-    pub last_state: Option<super::resume::State>,
+    pub last_state: Option<State>,
     /// A session to take over when the core starts: what `--resume` read, whether the mode
     /// was given on the command line (it then wins), and whether this is a fork (its history
     /// is written to the new transcript).

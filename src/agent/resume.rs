@@ -4,10 +4,7 @@
 
 use std::path::Path;
 
-use super::core::Core;
-
-/// What a state record holds: the mode, the todo list and the loaded deferred tools.
-pub(crate) type State = (PermissionMode, Vec<crate::protocol::Todo>, Vec<String>);
+use super::core::{Core, State};
 use crate::llm::{ContentBlock, Message, Role, pricing};
 use crate::protocol::{Event, HistoryItem, PermissionMode, Usage};
 use crate::session::resume::{Resumed, load, prompt_text};

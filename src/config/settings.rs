@@ -270,7 +270,7 @@ fn merge_source(
     if let Some(value) = obj.get("toolSearch") {
         let valid = value
             .as_str()
-            .filter(|v| crate::agent::deferral::ToolSearchMode::parse(v).is_some());
+            .filter(|v| super::tool_search::ToolSearchMode::parse(v).is_some());
         match valid {
             Some(v) if loaded.tool_search.is_none() => {
                 loaded.tool_search = Some(v.to_string());
