@@ -21,6 +21,7 @@ fn ctx(session: &Arc<SessionContext>) -> ToolContext {
         preview: None,
         content_override: None,
         answers: None,
+        deferred: Default::default(),
     }
 }
 

@@ -37,6 +37,7 @@ fn context(dir: &Path) -> ToolContext {
         preview: None,
         content_override: None,
         answers: None,
+        deferred: Default::default(),
     }
 }
 

@@ -105,6 +105,25 @@ const ENDPOINT_KEYS: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"];
 /// The environment as the session sees it: the settings' `env` over the process's, except that
 /// an endpoint set in a project's settings is ignored (a cloned repository must not be able to
 /// send your API key to a server of its choosing).
+/// `toolSearch` (settings) over `ENABLE_TOOL_SEARCH`, `auto` by default; whether the endpoint
+/// takes deferred tools from `CAIRN_TOOL_REFERENCES` (`1`/`0`), else from its URL.
+fn tool_search_config(settings: &LoadedSettings) -> crate::agent::deferral::ToolSearchConfig {
+    use crate::agent::deferral::ToolSearchMode;
+    let env = settings_env(settings);
+    let mode = settings
+        .tool_search
+        .as_deref()
+        .and_then(ToolSearchMode::parse)
+        .or_else(|| env("ENABLE_TOOL_SEARCH").and_then(|v| ToolSearchMode::parse(&v)))
+        .unwrap_or_default();
+    let references = env("CAIRN_TOOL_REFERENCES").and_then(|v| match v.trim() {
+        "1" | "true" => Some(true),
+        "0" | "false" => Some(false),
+        _ => None,
+    });
+    crate::agent::deferral::ToolSearchConfig { mode, references }
+}
+
 fn settings_env(settings: &LoadedSettings) -> impl Fn(&str) -> Option<String> + '_ {
     |key| {
         let from_project = ENDPOINT_KEYS.contains(&key) && project_env(settings, key);
@@ -385,6 +404,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         skills: skills.items,
         agents: agents.items,
         output_style: style.style.clone(),
+        tool_search: tool_search_config(&settings),
     };
     Ok(Started {
         handle: start(setup),

@@ -903,7 +903,9 @@ async fn tools_own_their_effects_and_previews() {
         Provider::Anthropic,
         json!({"turns": [
             {"tool_calls": [{"id": "b", "name": "Bash", "input":
-                {"command": "touch made.txt", "description": "Make a file"}}]},
+                {"command": "touch made.txt", "description": "Make a file"}},
+                // EnterPlanMode is deferred: loaded first.
+                {"id": "s", "name": "ToolSearch", "input": {"query": "select:EnterPlanMode"}}]},
             {"tool_calls": [{"id": "p", "name": "EnterPlanMode", "input": {}}]},
             {"tool_calls": [{"id": "w", "name": "Write", "input":
                 {"file_path": "new.txt", "content": "x"}}]},
@@ -940,7 +942,7 @@ async fn tools_own_their_effects_and_previews() {
     )));
     let results = tool_results(&h.request_body(3));
     assert!(
-        results[2]
+        results[3]
             .0
             .starts_with("Write is not available in plan mode"),
         "{results:?}"
@@ -1216,6 +1218,7 @@ async fn a_resumed_session_takes_over_its_conversation_mode_todos_and_usage() {
     t.record(&Record::State {
         mode: PermissionMode::AcceptEdits,
         todos: todos.clone(),
+        loaded_tools: Vec::new(),
     });
     let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
     setup.resume = Some(cairn::session::resume::load(&path).unwrap());

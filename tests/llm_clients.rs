@@ -557,11 +557,13 @@ async fn anthropic_cache_control_placement() {
                 name: "Glob".into(),
                 description: "find files".into(),
                 input_schema: schema.clone(),
+                defer_loading: false,
             },
             ToolSpec {
                 name: "Read".into(),
                 description: "read a file".into(),
                 input_schema: schema.clone(),
+                defer_loading: false,
             },
         ],
         messages: vec![

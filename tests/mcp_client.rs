@@ -8,10 +8,13 @@
 
 #[path = "support/llm.rs"]
 mod llm;
+#[path = "support/mcp_servers.rs"]
+mod mcp_servers;
 #[path = "support/workspace.rs"]
 mod workspace;
 
-use std::path::PathBuf;
+use mcp_servers::servers_dir;
+
 use std::time::{Duration, Instant};
 
 use cairn::mcp::manager::ApprovalChoice;
@@ -21,28 +24,6 @@ use cairn::mcp::{
 use cairn::tools::{LateTools, ToolHandle, ToolKind, ToolResultBlock};
 use serde_json::json;
 use workspace::{Workspace, run};
-
-/// `target/mcp-servers/node_modules/.bin` (or `$CAIRN_MCP_SERVERS`), or None after saying why.
-fn servers_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("CAIRN_MCP_SERVERS").map(PathBuf::from),
-        std::env::var_os("CARGO_TARGET_DIR").map(|t| PathBuf::from(t).join("mcp-servers")),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/mcp-servers")),
-    ];
-    for dir in candidates.into_iter().flatten() {
-        let bin = dir.join("node_modules/@modelcontextprotocol");
-        if bin.join("server-everything/dist/index.js").is_file() {
-            return Some(bin);
-        }
-    }
-    let msg = "the reference MCP servers are not installed: run `npm ci --prefix target/mcp-servers` \
-               with tests/mcp-servers/package.json (as .ci/run does)";
-    if std::env::var_os("CI").is_some() {
-        panic!("{msg}");
-    }
-    eprintln!("\n!!!!!!!!!! SKIPPED: {msg} !!!!!!!!!!\n");
-    None
-}
 
 fn everything(dir: &std::path::Path) -> String {
     dir.join("server-everything/dist/index.js")

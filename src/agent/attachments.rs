@@ -119,7 +119,7 @@ fn as_prompt_blocks(token: &str, read: Vec<ToolResultBlock>) -> Vec<ContentBlock
                 });
                 out.push(ContentBlock::image(media_type, data));
             }
-            ToolResultBlock::Document { .. } => {}
+            ToolResultBlock::Document { .. } | ToolResultBlock::ToolReference { .. } => {}
         }
     }
     if !text.is_empty() {

@@ -95,9 +95,10 @@ impl Core {
         let tokens = |chars: usize| chars as u64 / 4;
         let memory = self.memory_chars;
         let tools: usize = self
-            .registry
-            .specs(&self.activated)
+            .deferral
+            .specs(&self.registry, &self.messages)
             .iter()
+            .filter(|t| !t.defer_loading)
             .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
             .sum();
         let messages: usize = self
@@ -202,6 +203,7 @@ impl Core {
             pre_tokens,
         });
         self.messages.clear();
+        self.deferral.forget_announcements();
         self.session.read_files.forget_read_results();
         self.last_context = 0;
         self.push_user(message.content);
@@ -217,7 +219,7 @@ impl Core {
         instructions: &str,
         cancel: &CancellationToken,
     ) -> Result<String, String> {
-        let mut messages = self.messages.clone();
+        let mut messages = self.deferral.shape_messages(&self.messages);
         let mut ask = SUMMARY_PROMPT.to_string();
         if !instructions.is_empty() {
             ask.push_str("\n\nAlso follow these instructions for the summary:\n");
@@ -236,7 +238,7 @@ impl Core {
             model: model.clone(),
             system: self.system.clone(),
             messages,
-            tools: self.registry.specs(&self.activated),
+            tools: self.deferral.specs(&self.registry, &self.messages),
             max_tokens: self.max_tokens,
             thinking_budget: None,
         };

@@ -7,7 +7,7 @@
 //! has a `tool_result` in the next user message, whatever happened (denial, error, interrupt,
 //! broken stream).
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -45,10 +45,16 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     }
 }
 
+/// What a state record holds: the mode, the todo list and the loaded deferred tools.
+pub(crate) type State = (PermissionMode, Vec<crate::protocol::Todo>, Vec<String>);
+
 /// How one model request ended.
 pub(super) enum Step {
     /// Tools ran; their results are in the conversation: ask the model again.
     ToolsRan,
+    /// Nothing happened: make the same request again (the endpoint refused deferred tools and
+    /// the session switched to sending them whole).
+    Again,
     /// The model ended its turn with this text.
     Done(String),
     Interrupted,
@@ -74,7 +80,10 @@ pub(crate) struct Core {
     pub total_usage: Usage,
     pub total_cost: f64,
     pub turn_counter: u64,
-    pub activated: HashSet<String>,
+    /// Deferred tools: which, which are loaded, how requests carry them.
+    pub deferral: super::deferral::Deferral,
+    /// Counts the changes of the registry's late tools (MCP servers coming and going).
+    pub registry_version: u64,
     pub transcript: Transcript,
     pub demo: bool,
     /// The person's own slash commands.
@@ -87,8 +96,8 @@ pub(crate) struct Core {
     pub last_context: u64,
     /// How much of the system prompt is the memory files (for `/context`).
     pub memory_chars: usize,
-    /// The mode and todo list last written to the transcript.
-    pub last_state: Option<(PermissionMode, Vec<crate::protocol::Todo>)>,
+    /// The mode, todo list and loaded deferred tools last written to the transcript.
+    pub last_state: Option<State>,
     /// A session to take over when the core starts: what `--resume` read, whether the mode
     /// was given on the command line (it then wins), and whether this is a fork (its history
     /// is written to the new transcript).
@@ -331,6 +340,7 @@ impl Core {
             hooks: Arc::clone(&self.hooks),
             registry: self.registry.clone(),
             decisions: self.decisions.clone(),
+            deferred: self.deferral.tools.clone(),
             cancel,
         })
     }
@@ -342,6 +352,8 @@ impl Core {
         self.transcript.record(&Record::Rewind { to: None });
         self.rewind_undo = None;
         self.activated.clear();
+        self.deferral.tools.restore(Vec::new());
+        self.deferral.forget_announcements();
         self.session.take_reminders();
         let start = self
             .hooks
@@ -422,6 +434,10 @@ impl Core {
             num_turns += 1;
             match self.one_request(&cancel).await {
                 Step::ToolsRan => continue,
+                Step::Again => {
+                    num_turns -= 1;
+                    continue;
+                }
                 Step::Done(t) => {
                     // A Stop hook may make the model go on, with its reason as the next input.
                     let stop = self
@@ -505,6 +521,18 @@ impl Core {
         if after_tools {
             self.keep_within_window(cancel).await;
         }
+        // MCP tools that joined since the last request (servers connect in the background),
+        // which of them are deferred, and a word to the model about deferred tools that came
+        // or went.
+        if self.registry.refresh_late() {
+            self.registry_version += 1;
+        }
+        let model = self.request_model();
+        self.deferral
+            .publish(&self.registry, &model, self.registry_version);
+        if let Some(note) = self.deferral.announcement() {
+            self.session.remind(note);
+        }
         let reminders = self.session.take_reminders();
         if !reminders.is_empty() {
             let blocks = reminders
@@ -515,15 +543,12 @@ impl Core {
                 .collect();
             self.push_user(blocks);
         }
-        // MCP tools that joined since the last request (servers connect in the background).
-        self.registry.refresh_late();
         self.count_subagent_usage();
-        let model = self.request_model();
         let request = ModelRequest {
             model: model.clone(),
             system: self.system.clone(),
-            messages: self.messages.clone(),
-            tools: self.registry.specs(&self.activated),
+            messages: self.deferral.shape_messages(&self.messages),
+            tools: self.deferral.specs(&self.registry, &self.messages),
             max_tokens: self.max_tokens,
             thinking_budget: None,
         };
@@ -682,6 +707,16 @@ impl Core {
             return Step::ToolsRan;
         }
         if let Some(e) = stream_error {
+            if !answered && self.deferral.references && super::deferral::is_reference_error(&e) {
+                self.deferral.references = false;
+                self.events().send(Event::Notice {
+                    message: format!(
+                        "The model server refused deferred tools ({e}); from now on loaded \
+                         tools are sent whole."
+                    ),
+                });
+                return Step::Again;
+            }
             if !answered {
                 // Nothing of an answer arrived (a refused key, retries exhausted before any
                 // text): the error is the whole story.

@@ -90,6 +90,8 @@ pub struct CallEnv {
     pub hooks: Arc<Hooks>,
     pub registry: ToolRegistry,
     pub decisions: PendingDecisions,
+    /// The conversation's deferred tools (a call of one not loaded is refused).
+    pub deferred: crate::tools::tool_search::DeferredTools,
     /// Cancelled on interrupt.
     pub cancel: CancellationToken,
 }
@@ -145,6 +147,17 @@ impl Executor {
             self.finish_early(call_id, name.clone(), name, input, message);
             return;
         };
+        if self.env.deferred.is_pending(tool.name()) {
+            let tool = tool.name();
+            let message = format!(
+                "Error: {tool} is a deferred tool and its schema is not loaded yet, so it cannot \
+                 be called. Load it first with {search} (query \"select:{tool}\"), then call \
+                 it again.",
+                search = crate::tools::tool_search::NAME
+            );
+            self.finish_early(call_id, tool.to_string(), name, input, message);
+            return;
+        }
         let parsed = match tool.parse(&input) {
             Ok(p) => p,
             Err(e) => {
@@ -370,6 +383,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         preview: None,
         content_override: None,
         answers: None,
+        deferred: env.deferred.clone(),
     };
 
     let mut call = Checked::new(&env, &tool, input, raw);
@@ -588,6 +602,7 @@ fn apply_effects(env: &CallEnv, effects: &[Effect]) {
                     env.session.set_turn_model(model.clone());
                 }
             }
+            Effect::LoadTools(names) => env.deferred.load(names),
         }
     }
 }

@@ -7,6 +7,7 @@
 mod attachments;
 pub mod compact;
 mod core;
+pub mod deferral;
 pub mod executor;
 mod init;
 mod invoke;
@@ -16,7 +17,6 @@ mod resume;
 mod rewind;
 mod subagent;
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -94,6 +94,8 @@ pub struct AgentSetup {
     pub skills: Vec<crate::commands::skills::Skill>,
     /// The settings' output style; `None` is the default style.
     pub output_style: Option<output_style::OutputStyle>,
+    /// Which tools are deferred and how requests carry them (`toolSearch`).
+    pub tool_search: deferral::ToolSearchConfig,
 }
 
 impl AgentSetup {
@@ -180,10 +182,13 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         registry: std::sync::OnceLock::new(),
         runs: std::sync::atomic::AtomicU64::new(0),
         usage: core::UsageSink::default(),
+        tool_search: setup.tool_search,
     });
     extra_tools.push(Arc::new(AgentTool::new(subagents.clone())));
-    let registry =
-        ToolRegistry::new(builtin_tools(&session), extra_tools).filtered(|t| gate.offers_tool(t));
+    let searching = setup.tool_search.mode != deferral::ToolSearchMode::Never;
+    let registry = ToolRegistry::new(builtin_tools(&session), extra_tools).filtered(|t| {
+        gate.offers_tool(t) && (searching || t.name() != crate::tools::tool_search::NAME)
+    });
     // Sub-agents get the same tools but Agent itself and plan mode (the mode is the session's).
     let late_gate = Arc::clone(&gate);
     let sub_tools = registry
@@ -192,14 +197,20 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     let _ = subagents.registry.set(sub_tools);
     let late_gate = Arc::clone(&gate);
     let registry = registry.following(setup.late_tools, move |t| late_gate.offers_tool(t));
-    let activated = HashSet::new();
-    let deferred = registry.deferred_names(&activated);
+    let mut deferral = deferral::Deferral::new(
+        setup.tool_search.mode,
+        setup
+            .tool_search
+            .references
+            .unwrap_or_else(|| setup.client.supports_tool_references()),
+    );
+    deferral.publish(&registry, &setup.model.id, 0);
     let system = prompt::system_prompt(
         &env,
         &memory,
         setup.output_style.as_ref(),
         &registry,
-        &deferred,
+        &deferral.prompt_section(),
     );
     let transcript = match setup.transcript_path {
         // A new file starts with the header; a resumed session's file goes on as it is.
@@ -225,7 +236,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         total_usage: Usage::default(),
         total_cost: 0.0,
         turn_counter: 0,
-        activated,
+        deferral,
+        registry_version: 0,
         transcript,
         demo: setup.demo,
         commands: setup.commands,

@@ -1,5 +1,5 @@
 //! System-prompt assembly: identity and rules (or the output style in their place), the person's
-//! memory files, the environment, each tool's own guidance, and the names of deferred tools. Built once per session (it must stay byte-identical between
+//! memory files, the environment, each tool's own guidance, and the section naming deferred tools. Built once per session (it must stay byte-identical between
 //! requests so prompt caching works); nothing here does I/O except the cheap `.git` probe.
 
 use std::path::Path;
@@ -57,7 +57,7 @@ pub fn system_prompt(
     memory: &str,
     style: Option<&OutputStyle>,
     tools: &ToolRegistry,
-    deferred: &[&str],
+    deferred_section: &str,
 ) -> String {
     let mut out = String::with_capacity(8 * 1024 + memory.len());
     out.push_str(IDENTITY);
@@ -81,14 +81,7 @@ pub fn system_prompt(
         out.push_str(memory.trim_end());
     }
     environment_and_tools(&mut out, env, tools);
-    if !deferred.is_empty() {
-        out.push_str(
-            "\n# Deferred tools\nThese tools exist but their schemas are not loaded. Call \
-             ToolSearch with \"select:Name\" (or keywords) to load one before using it:\n",
-        );
-        out.push_str(&deferred.join(", "));
-        out.push('\n');
-    }
+    out.push_str(deferred_section);
     out
 }
 
@@ -158,16 +151,15 @@ mod tests {
             "# Memory\nuse tabs",
             None,
             &ToolRegistry::default(),
-            &["NotebookEdit"],
+            "\n# Deferred tools\n- NotebookEdit: edit a notebook\n",
         );
         assert!(p.contains("\n\n# Memory\nuse tabs\n\n# Environment"));
         assert!(p.starts_with("You are cairn"));
         assert!(p.contains("Working directory: /work/project"));
         assert!(p.contains("Is directory a git repo: Yes"));
         assert!(p.contains("Today's date: 2026-11-21"));
-        assert!(p.contains("ToolSearch"));
-        assert!(p.contains("NotebookEdit"));
-        let without = system_prompt(&env, "", None, &ToolRegistry::default(), &[]);
+        assert!(p.ends_with("</env>\n\n# Deferred tools\n- NotebookEdit: edit a notebook\n"));
+        let without = system_prompt(&env, "", None, &ToolRegistry::default(), "");
         assert!(!without.contains("Deferred tools") && !without.contains("# Memory"));
     }
 
@@ -193,7 +185,7 @@ mod tests {
 
     #[test]
     fn the_default_style_keeps_the_coding_instructions_and_adds_nothing() {
-        let p = system_prompt(&env(), "", None, &ToolRegistry::default(), &[]);
+        let p = system_prompt(&env(), "", None, &ToolRegistry::default(), "");
         assert!(p.starts_with(&format!("{IDENTITY}\n\n{HOW_TO_WORK}\n\n# Environment")));
         assert!(!p.contains("# Output style"));
     }
@@ -201,20 +193,20 @@ mod tests {
     #[test]
     fn a_style_replaces_how_to_work_unless_it_keeps_the_coding_instructions() {
         let tools = ToolRegistry::default();
-        let replacing = system_prompt(&env(), "# Memory\nm", Some(&style(false)), &tools, &[]);
+        let replacing = system_prompt(&env(), "# Memory\nm", Some(&style(false)), &tools, "");
         assert!(replacing.starts_with(&format!(
             "{IDENTITY}\n\n# Output style: Pirate\nTalk like a pirate.\n\n# Memory\nm"
         )));
         assert!(!replacing.contains("# How to work"));
-        let keeping = system_prompt(&env(), "", Some(&style(true)), &tools, &[]);
+        let keeping = system_prompt(&env(), "", Some(&style(true)), &tools, "");
         assert!(keeping.contains(&format!(
             "{HOW_TO_WORK}\n\n# Output style: Pirate\nTalk like a pirate.\n\n# Environment"
         )));
         // Built once per session, the same bytes every time (prompt caching).
-        let again = system_prompt(&env(), "", Some(&style(true)), &tools, &[]);
+        let again = system_prompt(&env(), "", Some(&style(true)), &tools, "");
         assert_eq!(keeping, again);
         let learning = super::super::output_style::builtins().remove(1);
-        let with_builtin = system_prompt(&env(), "", Some(&learning), &tools, &[]);
+        let with_builtin = system_prompt(&env(), "", Some(&learning), &tools, "");
         assert!(with_builtin.contains("# How to work") && with_builtin.contains("TODO(human)"));
     }
 }

@@ -1,10 +1,10 @@
 //! The core's side of sessions that last: taking over a resumed session (its messages, mode,
-//! todo list and usage), telling the client what the conversation was, and writing the state
+//! todo list, loaded deferred tools and usage), telling the client what the conversation was, and writing the state
 //! records a later resume reads back (`session::transcript::Record`).
 
 use std::path::Path;
 
-use super::core::Core;
+use super::core::{Core, State};
 use crate::llm::{ContentBlock, Message, Role, pricing};
 use crate::protocol::{Event, HistoryItem, PermissionMode, Usage};
 use crate::session::checkpoints::CHECKPOINT_DIR;
@@ -16,7 +16,8 @@ impl Core {
     /// The client is told what the conversation was and what had to be repaired.
     pub(crate) fn restore(&mut self, resumed: Resumed, keep_mode: bool) {
         self.messages = resumed.messages;
-        self.activated.clear();
+        self.deferral.tools.restore(resumed.loaded_tools);
+        self.deferral.forget_announcements();
         self.session.set_todos(resumed.todos.clone());
         self.events().send(Event::TodosUpdated {
             todos: resumed.todos,
@@ -33,7 +34,7 @@ impl Core {
             self.total_usage.add(usage);
             self.total_cost += pricing::cost_usd(model, usage);
         }
-        self.last_state = Some((self.gate.mode(), self.session.todos()));
+        self.last_state = Some(self.state_now());
         if self.total_usage != Usage::default() {
             self.events().send(Event::Usage {
                 last: Usage::default(),
@@ -139,15 +140,25 @@ impl Core {
         items
     }
 
-    /// Write a state record when the mode or the todo list changed since the last one.
+    fn state_now(&self) -> State {
+        (
+            self.gate.mode(),
+            self.session.todos(),
+            self.deferral.tools.loaded(),
+        )
+    }
+
+    /// Write a state record when the mode, the todo list or the loaded deferred tools changed
+    /// since the last one.
     pub(crate) fn record_state(&mut self) {
-        let now = (self.gate.mode(), self.session.todos());
+        let now = self.state_now();
         if self.last_state.as_ref() == Some(&now) {
             return;
         }
         self.transcript.record(&Record::State {
             mode: now.0,
             todos: now.1.clone(),
+            loaded_tools: now.2.clone(),
         });
         self.last_state = Some(now);
     }

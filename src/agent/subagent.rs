@@ -9,7 +9,6 @@
 //! session's data directory (`subagents/<n>.jsonl`). SubagentStop hooks run when it finishes
 //! and may send it back to work.
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -83,6 +82,8 @@ pub(crate) struct Subagents {
     pub runs: AtomicU64,
     /// Shared with the session's core, which counts what its sub-agents used.
     pub usage: UsageSink,
+    /// The session's choice about deferred tools; each sub-agent loads its own.
+    pub tool_search: super::deferral::ToolSearchConfig,
 }
 
 impl Subagents {
@@ -165,7 +166,13 @@ impl Subagents {
             total_usage: Usage::default(),
             total_cost: 0.0,
             turn_counter: 0,
-            activated: HashSet::new(),
+            deferral: super::deferral::Deferral::new(
+                self.tool_search.mode,
+                self.tool_search
+                    .references
+                    .unwrap_or_else(|| self.client.supports_tool_references()),
+            ),
+            registry_version: 0,
             transcript,
             demo: false,
             commands: Vec::new(),
@@ -304,7 +311,7 @@ impl Core {
         let mut forced = 0;
         for _ in 0..MAX_REQUESTS {
             match self.one_request(cancel).await {
-                Step::ToolsRan => continue,
+                Step::ToolsRan | Step::Again => continue,
                 Step::Done(text) => {
                     let stop = self
                         .hooks

@@ -10,5 +10,6 @@ pub mod layers;
 pub mod local;
 pub mod model;
 pub mod settings;
+pub mod tool_search;
 
 pub use settings::{LoadedSettings, load_settings, render_config};

@@ -55,6 +55,8 @@ pub struct LoadedSettings {
     pub api_key_helper: Option<String>,
     /// `autoCompactThreshold`, as a percent of the context window (0: never).
     pub auto_compact_pct: Option<u8>,
+    /// `toolSearch`: `auto`, `auto:N`, `always` or `never`, checked.
+    pub tool_search: Option<String>,
     pub default_mode: Option<PermissionMode>,
     pub permissions: PermissionRules,
     /// Absolute, `~` expanded.
@@ -261,6 +263,25 @@ fn merge_source(
             None => diags.push(src.diagnostic(
                 "\"autoCompactThreshold\"",
                 "`autoCompactThreshold` must be a percent (0 to 100) or a fraction (0 to 1); \
+                 ignored",
+            )),
+        }
+    }
+    if let Some(value) = obj.get("toolSearch") {
+        let valid = value
+            .as_str()
+            .filter(|v| super::tool_search::ToolSearchMode::parse(v).is_some());
+        match valid {
+            Some(v) if loaded.tool_search.is_none() => {
+                loaded.tool_search = Some(v.to_string());
+                loaded
+                    .origins
+                    .insert("toolSearch".into(), src.origin.clone());
+            }
+            Some(_) => {}
+            None => diags.push(src.diagnostic(
+                "\"toolSearch\"",
+                "`toolSearch` must be \"auto\", \"auto:N\" (a percent), \"always\" or \"never\"; \
                  ignored",
             )),
         }

@@ -23,12 +23,25 @@ use crate::protocol::Usage;
 
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
+/// The beta that `defer_loading` tools and `tool_reference` blocks need.
+pub const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
 /// A streaming client for one Anthropic-compatible endpoint.
 pub struct AnthropicClient {
     http: reqwest::Client,
     base_url: String,
     auth: Auth,
     idle_timeout: Duration,
+    /// Whether the endpoint takes `defer_loading` and `tool_reference` (see
+    /// [`ModelClient::supports_tool_references`]).
+    tool_references: bool,
+}
+
+/// Whether `base_url` is Anthropic's own API, which knows `defer_loading` and `tool_reference`
+/// (proxies and gateways often do not).
+pub fn is_first_party(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url)
+        .is_ok_and(|u| u.scheme() == "https" && u.host_str() == Some("api.anthropic.com"))
 }
 
 impl AnthropicClient {
@@ -44,7 +57,14 @@ impl AnthropicClient {
             base_url: base_url.trim_end_matches('/').to_string(),
             auth: Auth::new(Provider::Anthropic, api_key, login),
             idle_timeout,
+            tool_references: is_first_party(base_url),
         })
+    }
+
+    /// Say whether the endpoint takes deferred tools, whatever its URL (a setting, a test).
+    pub fn with_tool_references(mut self, on: bool) -> AnthropicClient {
+        self.tool_references = on;
+        self
     }
 }
 
@@ -54,13 +74,24 @@ impl ModelClient for AnthropicClient {
         Provider::Anthropic
     }
 
+    fn supports_tool_references(&self) -> bool {
+        self.tool_references
+    }
+
     async fn send(&self, request: &ModelRequest) -> Result<EventStream, LlmError> {
         let url = format!("{}/v1/messages", self.base_url);
+        let deferring = request.tools.iter().any(|t| t.defer_loading);
         let build = || {
-            self.http
+            let builder = self
+                .http
                 .post(&url)
                 .header("anthropic-version", ANTHROPIC_VERSION)
-                .header(reqwest::header::ACCEPT, "text/event-stream")
+                .header(reqwest::header::ACCEPT, "text/event-stream");
+            if deferring {
+                builder.header("anthropic-beta", TOOL_SEARCH_BETA)
+            } else {
+                builder
+            }
         };
         let response = self
             .auth
@@ -106,7 +137,9 @@ pub fn request_body(request: &ModelRequest) -> Value {
         }]);
     }
     if !request.tools.is_empty() {
-        let count = request.tools.len();
+        // The breakpoint goes on the last tool the model sees: deferred ones stay out of the
+        // prompt until referenced.
+        let last_seen = request.tools.iter().rposition(|t| !t.defer_loading);
         let tools: Vec<Value> = request
             .tools
             .iter()
@@ -117,7 +150,10 @@ pub fn request_body(request: &ModelRequest) -> Value {
                     "description": t.description,
                     "input_schema": t.input_schema,
                 });
-                if i + 1 == count {
+                if t.defer_loading {
+                    tool["defer_loading"] = Value::Bool(true);
+                }
+                if Some(i) == last_seen {
                     tool["cache_control"] = ephemeral.clone();
                 }
                 tool
@@ -473,11 +509,13 @@ mod tests {
                     name: "A".into(),
                     description: "a".into(),
                     input_schema: json!({"type": "object"}),
+                    defer_loading: false,
                 },
                 ToolSpec {
                     name: "B".into(),
                     description: "b".into(),
                     input_schema: json!({"type": "object"}),
+                    defer_loading: false,
                 },
             ],
             max_tokens: 1000,

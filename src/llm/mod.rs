@@ -53,6 +53,13 @@ impl Provider {
 pub trait ModelClient: Send + Sync {
     fn provider(&self) -> Provider;
 
+    /// Whether the endpoint takes Anthropic's `defer_loading` tools and `tool_reference`
+    /// blocks (first-party Anthropic by default). Others get deferred tools appended to the
+    /// tool list once loaded.
+    fn supports_tool_references(&self) -> bool {
+        false
+    }
+
     /// Send one request. Resolves once the response status is known: `Ok` with the event stream
     /// for a 2xx, `Err` otherwise. Dropping the stream cancels the request.
     async fn send(&self, request: &ModelRequest) -> Result<EventStream, LlmError>;

@@ -118,6 +118,8 @@ pub fn request_body(request: &ModelRequest) -> Value {
         body["tools"] = request
             .tools
             .iter()
+            // Deferred definitions are Anthropic's; the core never sends them here.
+            .filter(|t| !t.defer_loading)
             .map(|t| {
                 json!({"type": "function", "function": {
                     "name": t.name,
@@ -388,6 +390,7 @@ mod tests {
                 name: "Read".into(),
                 description: "reads".into(),
                 input_schema: json!({"type": "object"}),
+                defer_loading: false,
             }],
             max_tokens: 64,
             thinking_budget: None,

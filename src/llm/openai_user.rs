@@ -64,7 +64,8 @@ fn tool_message_text(content: &ToolResultContent, is_error: bool) -> String {
     let mut first_note = true;
     for block in content.blocks() {
         let note = match block {
-            ToolResultBlock::Text { .. } => continue,
+            // The core strips references for this format; the text lists the schemas.
+            ToolResultBlock::Text { .. } | ToolResultBlock::ToolReference { .. } => continue,
             ToolResultBlock::Image { media_type, .. } => format!(
                 "[image: {media_type}, {} bytes, sent in the next message]",
                 block.decoded_len()

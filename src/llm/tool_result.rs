@@ -7,7 +7,9 @@
 //! bodies and transcripts of text-only results are what they were before blocks existed, and
 //! older transcripts read back), anything else is an array of `{type:"text"}`,
 //! `{type:"image", source:{type:"base64", media_type, data}}` and
-//! `{type:"document", source:{...}, title?}` blocks.
+//! `{type:"document", source:{...}, title?}` blocks, and `{type:"tool_reference", tool_name}`
+//! (ToolSearch naming a deferred tool it loaded; request builders keep or drop these per
+//! endpoint, see `agent::deferral`).
 
 use std::borrow::Cow;
 
@@ -28,6 +30,10 @@ pub enum ToolResultBlock {
         data: String,
         title: Option<String>,
     },
+    /// A deferred tool ToolSearch loaded: the API expands it into the tool's definition.
+    ToolReference {
+        tool_name: String,
+    },
 }
 
 impl ToolResultBlock {
@@ -41,7 +47,7 @@ impl ToolResultBlock {
     /// How many bytes the base64 `data` of an image or document decodes to (0 for text).
     pub fn decoded_len(&self) -> u64 {
         match self {
-            ToolResultBlock::Text { .. } => 0,
+            ToolResultBlock::Text { .. } | ToolResultBlock::ToolReference { .. } => 0,
             ToolResultBlock::Image { data, .. } | ToolResultBlock::Document { data, .. } => {
                 base64_decoded_len(data)
             }
@@ -70,9 +76,20 @@ impl ToolResultContent {
 
     /// True when no block is an image or document.
     pub fn is_text_only(&self) -> bool {
-        self.0
-            .iter()
-            .all(|b| matches!(b, ToolResultBlock::Text { .. }))
+        self.0.iter().all(|b| {
+            matches!(
+                b,
+                ToolResultBlock::Text { .. } | ToolResultBlock::ToolReference { .. }
+            )
+        })
+    }
+
+    /// The names of the tools this result references (a ToolSearch result).
+    pub fn tool_references(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().filter_map(|b| match b {
+            ToolResultBlock::ToolReference { tool_name } => Some(tool_name.as_str()),
+            _ => None,
+        })
     }
 
     /// The text blocks joined by blank lines; borrowed (no copy) for the common single block.
@@ -151,6 +168,10 @@ enum WireRef<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         title: Option<&'a str>,
     },
+    #[serde(rename = "tool_reference")]
+    ToolReference {
+        tool_name: &'a str,
+    },
 }
 
 #[derive(Serialize)]
@@ -174,6 +195,10 @@ enum Wire {
         source: Source,
         #[serde(default)]
         title: Option<String>,
+    },
+    #[serde(rename = "tool_reference")]
+    ToolReference {
+        tool_name: String,
     },
 }
 
@@ -220,6 +245,7 @@ impl Serialize for ToolResultBlock {
                 },
                 title: title.as_deref(),
             },
+            ToolResultBlock::ToolReference { tool_name } => WireRef::ToolReference { tool_name },
         }
         .serialize(serializer)
     }
@@ -241,6 +267,7 @@ impl<'de> Deserialize<'de> for ToolResultBlock {
                     title,
                 }
             }
+            Wire::ToolReference { tool_name } => ToolResultBlock::ToolReference { tool_name },
         })
     }
 }
@@ -331,6 +358,27 @@ mod tests {
         );
         let back: ToolResultContent = serde_json::from_value(v).unwrap();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn tool_references_serialise_in_anthropic_shape_and_round_trip() {
+        let c = ToolResultContent(vec![
+            ToolResultBlock::ToolReference {
+                tool_name: "mcp__s__echo".into(),
+            },
+            ToolResultBlock::Text {
+                text: "schemas".into(),
+            },
+        ]);
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            v,
+            json!([{"type": "tool_reference", "tool_name": "mcp__s__echo"},
+                   {"type": "text", "text": "schemas"}])
+        );
+        assert_eq!(serde_json::from_value::<ToolResultContent>(v).unwrap(), c);
+        assert_eq!(c.tool_references().collect::<Vec<_>>(), ["mcp__s__echo"]);
+        assert_eq!(c.text(), "schemas");
     }
 
     #[test]

@@ -102,6 +102,10 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     pub input_schema: Value,
+    /// Anthropic's `defer_loading`: the definition travels but stays out of the model's context
+    /// until a `tool_reference` names it (other wire formats never see deferred tools).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
 }
 
 /// Everything one model request needs, independent of the wire format.

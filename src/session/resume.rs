@@ -32,6 +32,8 @@ pub struct Resumed {
     pub messages: Vec<Message>,
     pub mode: Option<PermissionMode>,
     pub todos: Vec<Todo>,
+    /// The deferred tools ToolSearch had loaded, in load order.
+    pub loaded_tools: Vec<String>,
     /// Each request's usage, with its model.
     pub usage: Vec<(String, Usage)>,
     /// What had to be repaired or skipped, one line each.
@@ -92,9 +94,14 @@ pub fn rebuild(contents: &TranscriptContents) -> Resumed {
     let mut records = contents.records.iter().peekable();
     let apply = |out: &mut Resumed, partial: &mut Option<Vec<ContentBlock>>, r: &Record| match r {
         Record::Session { .. } => {}
-        Record::State { mode, todos } => {
+        Record::State {
+            mode,
+            todos,
+            loaded_tools,
+        } => {
             out.mode = Some(*mode);
             out.todos = todos.clone();
+            out.loaded_tools = loaded_tools.clone();
         }
         Record::Usage { model, usage } => out.usage.push((model.clone(), *usage)),
         Record::Partial { blocks } => *partial = Some(blocks.clone()),

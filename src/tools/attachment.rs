@@ -24,7 +24,7 @@ pub const DOCUMENT_TYPES: [&str; 1] = ["application/pdf"];
 /// Why `block` cannot be sent, if it cannot. Text blocks always can.
 pub fn check(block: &ToolResultBlock) -> Result<(), String> {
     let (kind, media_type, data, max, allowed): (_, _, _, _, &[&str]) = match block {
-        ToolResultBlock::Text { .. } => return Ok(()),
+        ToolResultBlock::Text { .. } | ToolResultBlock::ToolReference { .. } => return Ok(()),
         ToolResultBlock::Image { media_type, data } => {
             ("image", media_type, data, MAX_IMAGE_BASE64, &IMAGE_TYPES)
         }
@@ -83,7 +83,7 @@ fn is_padded_base64(data: &str) -> bool {
 pub fn display(block: &ToolResultBlock) -> Option<Display> {
     let bytes = block.decoded_len();
     match block {
-        ToolResultBlock::Text { .. } => None,
+        ToolResultBlock::Text { .. } | ToolResultBlock::ToolReference { .. } => None,
         ToolResultBlock::Image { media_type, data } => {
             let size = dimensions(data);
             Some(Display::Attachment {

@@ -29,6 +29,7 @@ pub mod skill;
 pub mod spill;
 pub mod text_match;
 pub mod todo_write;
+pub mod tool_search;
 pub mod web_fetch;
 pub mod write;
 
@@ -86,6 +87,8 @@ pub enum Effect {
         allowed_tools: Vec<String>,
         model: Option<String>,
     },
+    /// These deferred tools are loaded from now on (ToolSearch).
+    LoadTools(Vec<String>),
 }
 
 /// What a call would do, computed without side effects, shown in the permission prompt and, for
@@ -139,6 +142,8 @@ pub struct ToolContext {
     pub content_override: Option<ContentOverride>,
     /// The person's answers, for a call that asked questions ([`Access::AskPerson`]).
     pub answers: Option<Vec<String>>,
+    /// The conversation's deferred tools (what ToolSearch searches).
+    pub deferred: tool_search::DeferredTools,
 }
 
 /// A successful result.

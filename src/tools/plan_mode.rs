@@ -26,9 +26,13 @@ impl Tool for EnterPlanMode {
     type Input = EnterPlanModeInput;
 
     fn info(&self) -> ToolInfo {
+        // Rarely wanted by the model: announced by name until ToolSearch loads it. (Its
+        // counterpart ExitPlanMode stays loaded: plan mode is mostly entered by the person,
+        // and the model must be able to leave it without a search.)
         ToolInfo::new("EnterPlanMode", ToolKind::Plan)
             .aliases(&["enter_plan_mode"])
             .read_only()
+            .deferred()
     }
 
     fn description(&self) -> String {

@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
-use crate::llm::ToolSpec;
 use crate::session::context::SessionContext;
 
 use super::{DynTool, ToolHandle};
@@ -23,6 +22,7 @@ pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
         Arc::new(super::multi_edit::MultiEditTool::default()),
         Arc::new(super::plan_mode::EnterPlanMode),
         Arc::new(super::plan_mode::ExitPlanMode),
+        Arc::new(super::tool_search::ToolSearchTool),
     ];
     // Bash, BashOutput and KillShell share one registry of background shells; its last Arc
     // going away (the registry dropped at exit) kills whatever still runs.
@@ -178,29 +178,6 @@ impl ToolRegistry {
 
     pub fn names(&self) -> Vec<String> {
         self.tools.iter().map(|t| t.name().to_string()).collect()
-    }
-
-    /// The specs sent to the model: every tool that is not deferred, plus deferred ones that
-    /// ToolSearch has activated.
-    pub fn specs(&self, activated: &HashSet<String>) -> Vec<ToolSpec> {
-        self.tools
-            .iter()
-            .filter(|t| !t.is_deferred() || activated.contains(t.name()))
-            .map(|t| ToolSpec {
-                name: t.name().to_string(),
-                description: t.description(),
-                input_schema: t.input_schema(),
-            })
-            .collect()
-    }
-
-    /// Names of deferred tools not yet activated (announced by name only).
-    pub fn deferred_names(&self, activated: &HashSet<String>) -> Vec<&'static str> {
-        self.tools
-            .iter()
-            .filter(|t| t.is_deferred() && !activated.contains(t.name()))
-            .map(|t| t.name())
-            .collect()
     }
 
     /// Up to three tool names closest to `name`, for the unknown-tool error.

@@ -54,6 +54,10 @@ pub struct Setup {
     pub resume: Option<cairn::session::resume::Resumed>,
     /// Auto-compaction threshold, percent (85 by default).
     pub auto_compact_pct: u8,
+    /// Deferred tools (`auto`, and references as the client says, by default).
+    pub tool_search: cairn::agent::deferral::ToolSearchConfig,
+    /// Tools that join while the session runs (MCP servers' tools).
+    pub late_tools: cairn::tools::LateTools,
 }
 
 impl Setup {
@@ -80,6 +84,8 @@ impl Setup {
             resume: None,
             agents: Vec::new(),
             auto_compact_pct: 85,
+            tool_search: Default::default(),
+            late_tools: Default::default(),
         }
     }
 }
@@ -140,7 +146,7 @@ impl Agent {
             max_tokens: 1024,
             demo: false,
             extra_tools: setup.tools,
-            late_tools: Default::default(),
+            late_tools: setup.late_tools,
             tool_env: Vec::new(),
             memory: Default::default(),
             commands: setup.commands,
@@ -151,6 +157,7 @@ impl Agent {
             fork: false,
             mode_from_flag: false,
             output_style: None,
+            tool_search: setup.tool_search,
         });
         Agent { server, handle }
     }

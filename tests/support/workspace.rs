@@ -41,6 +41,7 @@ pub fn tool_context(session: &Arc<SessionContext>, call_id: &str) -> ToolContext
         preview: None,
         content_override: None,
         answers: None,
+        deferred: Default::default(),
     }
 }
 

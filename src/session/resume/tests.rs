@@ -80,6 +80,7 @@ fn a_whole_session_comes_back_as_it_was() {
         Step::R(Record::State {
             mode: PermissionMode::Plan,
             todos: Vec::new(),
+            loaded_tools: Vec::new(),
         }),
         Step::M(assistant(vec![text("Two files.")])),
     ];

@@ -41,10 +41,13 @@ pub enum Record {
         #[serde(default, rename = "gitBranch", skip_serializing_if = "Option::is_none")]
         git_branch: Option<String>,
     },
-    /// The permission mode and todo list from here on.
+    /// The permission mode, todo list and loaded deferred tools from here on.
     State {
         mode: PermissionMode,
         todos: Vec<Todo>,
+        /// Deferred tools ToolSearch loaded, in load order (absent in older transcripts).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        loaded_tools: Vec<String>,
     },
     /// One request's usage, and the model that served it.
     Usage { model: String, usage: Usage },

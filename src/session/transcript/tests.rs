@@ -102,6 +102,7 @@ fn records_come_back_in_their_place_after_a_header() {
     t.record(&Record::State {
         mode: PermissionMode::Plan,
         todos: Vec::new(),
+        loaded_tools: Vec::new(),
     });
     t.append(&Message::user_text("again"));
     let read = read_transcript(&path).unwrap();
@@ -124,7 +125,8 @@ fn records_come_back_in_their_place_after_a_header() {
                 1,
                 Record::State {
                     mode: PermissionMode::Plan,
-                    todos: Vec::new()
+                    todos: Vec::new(),
+                    loaded_tools: Vec::new(),
                 }
             )
         ]

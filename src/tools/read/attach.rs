@@ -40,6 +40,7 @@ pub async fn attach(path: &Path, session: &Arc<SessionContext>) -> Result<Attach
         preview: None,
         content_override: None,
         answers: None,
+        deferred: Default::default(),
     };
     let input = ReadInput {
         file_path: path.display().to_string(),
