@@ -351,7 +351,6 @@ impl Core {
         // A resume (and `/rewind`) starts after this point, as the model does.
         self.transcript.record(&Record::Rewind { to: None });
         self.rewind_undo = None;
-        self.activated.clear();
         self.deferral.tools.restore(Vec::new());
         self.deferral.forget_announcements();
         self.session.take_reminders();
