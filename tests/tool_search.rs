@@ -27,9 +27,18 @@ const ECHO: &str = "mcp__ev__echo";
 
 /// server-everything over stdio as server `ev`, connected, its tools in the returned list.
 async fn everything(project: &std::path::Path) -> Option<(McpManager, LateTools)> {
+    connected(project, false).await
+}
+
+/// server-everything as `ev` and, with `filesystem`, server-filesystem (on `project`) as `fs`.
+async fn connected(project: &std::path::Path, filesystem: bool) -> Option<(McpManager, LateTools)> {
     let dir = mcp_servers::servers_dir()?;
     let script = dir.join("server-everything/dist/index.js");
-    let servers = json!({"ev": {"command": "node", "args": [script, "stdio"]}});
+    let mut servers = json!({"ev": {"command": "node", "args": [script, "stdio"]}});
+    if filesystem {
+        let fs = dir.join("server-filesystem/dist/index.js");
+        servers["fs"] = json!({"command": "node", "args": [fs, project]});
+    }
     let sources = Sources {
         project_dir: project.to_path_buf(),
         claude_json: None,
@@ -162,9 +171,9 @@ async fn anthropic_defers_with_defer_loading_and_loads_by_reference_keeping_the_
         requests[0].header("anthropic-beta"),
         Some("advanced-tool-use-2025-11-20")
     );
-    // The system prompt names the deferred tools with a summary.
+    // The system prompt names the deferred tools (by name alone: there are more than eight).
     let system = first["system"][0]["text"].as_str().unwrap();
-    assert!(system.contains(&format!("\n- {ECHO}: ")), "{system}");
+    assert!(system.contains(&format!("\n- {ECHO}\n")), "{system}");
     // ToolSearch's result is the reference alone.
     let search = requests[2].body["messages"][4]["content"][0].clone();
     assert_eq!(search["tool_use_id"], "search");
@@ -275,4 +284,99 @@ async fn anthropic_without_references_appends_schemas_and_a_refusing_endpoint_sw
         "{result}"
     );
     assert!(!result.contains("tool_reference"), "{result}");
+}
+
+/// Estimated input tokens of a request as the model reads it (about four bytes a token of its
+/// JSON): system, messages, and the tools it sees in full (`defer_loading` ones are not loaded
+/// into the context).
+fn counted_tokens(body: &Value) -> usize {
+    let tools: usize = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["defer_loading"] != json!(true))
+        .map(|t| t.to_string().len())
+        .sum();
+    let rest = body["system"].to_string().len() + body["messages"].to_string().len();
+    (tools + rest).div_ceil(4)
+}
+
+/// The first request of a one-turn session with `late` tools and `mode`.
+async fn first_request(
+    dir: &std::path::Path,
+    provider: Provider,
+    late: LateTools,
+    mode: ToolSearchMode,
+    refs: bool,
+) -> Value {
+    let mut s = Setup::in_dir(dir, provider);
+    s.late_tools = late;
+    s.tool_search = ToolSearchConfig {
+        mode,
+        references: Some(refs),
+    };
+    let mut agent = Agent::start(&json!({"turns": [{"text": "Done."}]}), s);
+    let events = agent.prompt("hi").await;
+    assert_eq!(finished(&events).0, TurnEnd::Completed);
+    agent.request_body(0)
+}
+
+/// Issue 11's figure: with the tools of server-everything and server-filesystem deferred, the first request costs within
+/// 10% of a session without MCP, on both wire formats. The figures are printed for
+/// BENCHMARKS.md (`cargo test --test tool_search first_request -- --nocapture`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_request_with_deferred_mcp_tools_costs_within_ten_percent_of_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_manager, late)) = connected(dir.path(), true).await else {
+        return;
+    };
+    let count = late
+        .snapshot()
+        .1
+        .iter()
+        .filter(|t| t.name().starts_with("mcp__"))
+        .count();
+    for (provider, refs) in [(Provider::Anthropic, true), (Provider::OpenAi, false)] {
+        let none = counted_tokens(
+            &first_request(
+                dir.path(),
+                provider,
+                LateTools::default(),
+                ToolSearchMode::Always,
+                refs,
+            )
+            .await,
+        );
+        let deferred = counted_tokens(
+            &first_request(
+                dir.path(),
+                provider,
+                late.clone(),
+                ToolSearchMode::Always,
+                refs,
+            )
+            .await,
+        );
+        let loaded = counted_tokens(
+            &first_request(
+                dir.path(),
+                provider,
+                late.clone(),
+                ToolSearchMode::Never,
+                refs,
+            )
+            .await,
+        );
+        eprintln!(
+            "{provider:?}: first request ~{none} tokens without MCP, ~{deferred} with {count} \
+             deferred MCP tools ({:+.1}%), ~{loaded} with them all loaded ({:+.1}%)",
+            (deferred as f64 / none as f64 - 1.0) * 100.0,
+            (loaded as f64 / none as f64 - 1.0) * 100.0,
+        );
+        assert!(
+            deferred * 100 <= none * 110,
+            "{provider:?}: {deferred} tokens against {none} without MCP"
+        );
+        assert!(loaded > deferred, "loading every schema should cost more");
+    }
 }

@@ -222,12 +222,18 @@ impl Deferral {
     }
 }
 
-/// `- name: summary` lines.
+/// Up to this many deferred tools are listed with their one-line summaries; more are listed by
+/// name only (keyword searches still match their descriptions). Measured: the summaries of the
+/// 27 tools of server-everything and server-filesystem cost ~450 tokens more than their names.
+const SUMMARIES_UP_TO: usize = 8;
+
+/// `- name: summary` lines (names alone for a long list).
 fn listing(tools: &[(String, String)]) -> String {
+    let summaries = tools.len() <= SUMMARIES_UP_TO;
     tools
         .iter()
         .map(|(n, s)| {
-            if s.is_empty() {
+            if s.is_empty() || !summaries {
                 format!("- {n}\n")
             } else {
                 format!("- {n}: {s}\n")
