@@ -111,7 +111,7 @@ pub(crate) struct Core {
     /// The person's skills (`/name args` loads one).
     pub skills: Vec<crate::commands::skills::Skill>,
     /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
-    pub rewind_undo: Option<super::rewind::RewindUndo>,
+    pub rewind_undo: Option<crate::session::rewind::RewindUndo>,
 }
 
 impl Core {
