@@ -167,6 +167,11 @@ impl Core {
         for context in start.additional_context {
             self.session.remind(context);
         }
+        // The first checkpoint stores every file (seconds in a large tree): taken while the
+        // person types, so the first prompt's is a quick delta.
+        self.session
+            .checkpoints
+            .record_in_background(format!("session {source}"));
         let events = self.events().clone();
         let gate = Arc::clone(&self.gate);
         let decisions = self.decisions.clone();
