@@ -763,15 +763,24 @@ async fn the_transcript_is_appended_as_messages_arrive() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
-    // The header, the prompt, the mode and todos, the answer as it streamed, its usage, and
-    // the answer.
+    // The header, the prompt's mark (for /rewind) and message, the mode and todos, the answer
+    // as it streamed, its usage, and the answer.
     assert_eq!(
         kinds,
-        ["session", "user", "state", "partial", "usage", "assistant"]
+        [
+            "session",
+            "prompt",
+            "user",
+            "state",
+            "partial",
+            "usage",
+            "assistant"
+        ]
     );
     assert_eq!(lines[0]["version"], 1);
-    assert_eq!(lines[3]["blocks"][0]["text"], "logged");
-    assert_eq!(lines[5]["message"]["content"][0]["text"], "logged");
+    assert_eq!(lines[1]["text"], "hi");
+    assert_eq!(lines[4]["blocks"][0]["text"], "logged");
+    assert_eq!(lines[6]["message"]["content"][0]["text"], "logged");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -256,6 +256,11 @@ async fn conversation_only_rewind_keeps_the_files_and_a_resume_sees_it() {
     let seg = cairn::session::rewind::segment(&bytes);
     let ids: Vec<&str> = seg.prompts.iter().map(|p| p.text.as_str()).collect();
     assert_eq!(ids, ["one", "three"]);
+    // The session picker counts the prompts of the conversation as it is now.
+    let listed = cairn::session::resume::list(&tmp.path().join(".data"));
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].prompts, 2);
+    assert_eq!(listed[0].first_prompt, "one");
 }
 
 #[tokio::test]

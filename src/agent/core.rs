@@ -111,7 +111,7 @@ pub(crate) struct Core {
     /// The person's skills (`/name args` loads one).
     pub skills: Vec<crate::commands::skills::Skill>,
     /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
-    pub rewind_undo: Option<super::rewind::RewindUndo>,
+    pub rewind_undo: Option<crate::session::rewind::RewindUndo>,
 }
 
 impl Core {
@@ -167,6 +167,11 @@ impl Core {
         for context in start.additional_context {
             self.session.remind(context);
         }
+        // The first checkpoint stores every file (seconds in a large tree): taken while the
+        // person types, so the first prompt's is a quick delta.
+        self.session
+            .checkpoints
+            .record_in_background(format!("session {source}"));
         let events = self.events().clone();
         let gate = Arc::clone(&self.gate);
         let decisions = self.decisions.clone();

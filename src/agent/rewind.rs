@@ -15,19 +15,8 @@ use crate::checkpoint::{CheckpointId, RestoreAction};
 use crate::protocol::{Event, RewindPoint, RewindTarget};
 use crate::session::checkpoints::prompt_label;
 use crate::session::resume::rebuild;
-use crate::session::rewind::{Segment, kept_lines, segment};
+use crate::session::rewind::{RewindUndo, Segment, kept_lines, segment};
 use crate::session::transcript::{Record, parse_transcript};
-
-/// What undoing the last rewind puts back.
-#[derive(Debug, Clone)]
-pub(crate) struct RewindUndo {
-    /// The checkpoint of the files as they were before the rewind.
-    code: Option<CheckpointId>,
-    /// The conversation's lines in the transcript before the rewind (byte range).
-    conversation: Option<(usize, usize)>,
-    /// What the rewind was, for the list.
-    what: String,
-}
 
 /// At most this many files are named in a notice or a note to the model.
 const NAMED_FILES: usize = 20;

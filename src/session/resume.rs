@@ -272,12 +272,33 @@ pub fn list(dir: &Path) -> Vec<SessionSummary> {
 fn summarize(path: &Path) -> Option<SessionSummary> {
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
     let contents = read_transcript(path).ok()?;
-    let prompts: Vec<String> = contents
-        .entries
+    // The prompts of the conversation as it is now: those marked after the last rewind (a
+    // rewind copies the ones it keeps), or every user text in a transcript without marks.
+    let marked = contents
+        .records
         .iter()
-        .filter(|e| e.message.role == Role::User)
-        .filter_map(|e| prompt_text(&e.message))
-        .collect();
+        .any(|(_, r)| matches!(r, Record::Prompt { .. }));
+    let prompts: Vec<String> = if marked {
+        let current = contents
+            .records
+            .iter()
+            .rposition(|(_, r)| matches!(r, Record::Rewind { .. }))
+            .map_or(0, |i| i + 1);
+        contents.records[current..]
+            .iter()
+            .filter_map(|(_, r)| match r {
+                Record::Prompt { text, .. } => Some(text.trim().to_string()),
+                _ => None,
+            })
+            .collect()
+    } else {
+        contents
+            .entries
+            .iter()
+            .filter(|e| e.message.role == Role::User)
+            .filter_map(|e| prompt_text(&e.message))
+            .collect()
+    };
     let first = prompts.first()?;
     let branch = contents.records.iter().find_map(|(_, r)| match r {
         Record::Session { git_branch, .. } => git_branch.clone(),

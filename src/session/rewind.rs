@@ -11,6 +11,18 @@
 use serde::Deserialize;
 
 use super::transcript::Record;
+use crate::checkpoint::CheckpointId;
+
+/// What undoing the last rewind puts back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewindUndo {
+    /// The checkpoint of the files as they were before the rewind.
+    pub code: Option<CheckpointId>,
+    /// The conversation's lines in the transcript before the rewind (byte range).
+    pub conversation: Option<(usize, usize)>,
+    /// What the rewind was, for the list.
+    pub what: String,
+}
 
 /// A prompt of the current conversation that a rewind can go back to.
 #[derive(Debug, Clone, PartialEq, Eq)]
