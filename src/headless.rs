@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::agent::AgentHandle;
 use crate::cli::OutputFormat;
-use crate::protocol::{Decision, Event, Op, TurnEnd, Usage};
+use crate::protocol::{BackgroundTask, Decision, Event, Op, TaskStatus, TurnEnd, Usage};
 
 /// How the run ended, for the exit code and the result object.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +49,8 @@ pub async fn run(
     let mut cost = 0.0;
     let mut last_error: Option<String> = None;
     let mut outcome = None;
+    // Background agents still running.
+    let mut background: Vec<BackgroundTask> = Vec::new();
     while let Some(event) = handle.events.recv().await {
         match &event {
             Event::SessionConfigured(info) if format == OutputFormat::StreamJson => {
@@ -64,25 +66,18 @@ pub async fn run(
                     }),
                 )?;
             }
-            Event::AssistantMessage {
-                content,
-                incomplete,
-            } if format == OutputFormat::StreamJson => {
-                let mut message = json!({"role": "assistant", "content": content});
-                if *incomplete {
-                    message["incomplete"] = Value::Bool(true);
+            Event::AssistantMessage { .. } | Event::ToolResults { .. } | Event::Subagent { .. }
+                if format == OutputFormat::StreamJson =>
+            {
+                if let Some(v) = message_line(&event, None, &session_id) {
+                    line(out, &v)?;
                 }
-                line(
-                    out,
-                    &json!({"type": "assistant", "message": message, "session_id": session_id}),
-                )?;
             }
-            Event::ToolResults { content } if format == OutputFormat::StreamJson => {
-                line(
-                    out,
-                    &json!({"type": "user", "message": {"role": "user", "content": content},
-                            "session_id": session_id}),
-                )?;
+            Event::BackgroundTask(task) => {
+                background.retain(|t: &BackgroundTask| t.id != task.id);
+                if task.status == TaskStatus::Running {
+                    background.push(task.clone());
+                }
             }
             Event::Retrying {
                 attempt,
@@ -141,6 +136,18 @@ pub async fn run(
         }
     }
     let _ = handle.ops.send(Op::Shutdown);
+    if !background.is_empty() {
+        // Their reports would only reach the model with a next prompt, and there is none.
+        let left: Vec<String> = background
+            .iter()
+            .map(|t| format!("{} ({}: {})", t.id, t.agent, t.description))
+            .collect();
+        eprintln!(
+            "cairn: stopped {} background agent(s) still running when the answer was done: {}",
+            left.len(),
+            left.join(", ")
+        );
+    }
     let outcome = outcome.unwrap_or(Outcome {
         end: TurnEnd::Failed,
         text: String::new(),
@@ -163,6 +170,35 @@ pub async fn run(
     }
     out.flush()?;
     Ok(outcome)
+}
+
+/// The stream-json line of a whole message (`assistant`, or `user` with tool results), with
+/// `parent_tool_use_id` naming the Agent call whose sub-agent it belongs to (null for the
+/// session's own), as Claude Code writes it; a sub-agent's usage and tool events give none.
+fn message_line(event: &Event, parent: Option<&str>, session_id: &str) -> Option<Value> {
+    let (kind, message) = match event {
+        Event::Subagent {
+            parent_call_id,
+            event,
+            ..
+        } => return message_line(event, Some(parent_call_id), session_id),
+        Event::AssistantMessage {
+            content,
+            incomplete,
+        } => {
+            let mut message = json!({"role": "assistant", "content": content});
+            if *incomplete {
+                message["incomplete"] = Value::Bool(true);
+            }
+            ("assistant", message)
+        }
+        Event::ToolResults { content } => ("user", json!({"role": "user", "content": content})),
+        _ => return None,
+    };
+    Some(
+        json!({"type": kind, "message": message, "parent_tool_use_id": parent,
+                "session_id": session_id}),
+    )
 }
 
 /// The reason a failed run gives on stderr.

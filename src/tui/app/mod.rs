@@ -155,6 +155,8 @@ pub struct App {
     pub(crate) highlighter: Highlighter,
     /// What `/diff` shows.
     pub(crate) changes: SessionChanges,
+    /// The background agents, for `/tasks`.
+    pub(crate) tasks: crate::tui::tasks::BackgroundTasks,
 }
 
 impl App {
@@ -182,6 +184,7 @@ impl App {
             cwd: config.cwd,
             highlighter: config.highlighter,
             changes: SessionChanges::default(),
+            tasks: Default::default(),
         }
     }
 
@@ -362,6 +365,12 @@ impl App {
                 self.push_notice(NoticeKind::Info, &format!("Model: {shown}"));
             }
             Event::TodosUpdated { todos } => self.todos = todos.clone(),
+            Event::BackgroundTask(task) => {
+                let idle = !self.turn_running;
+                if let Some(text) = self.tasks.update(task, Instant::now(), idle) {
+                    self.push_notice(NoticeKind::Info, &text);
+                }
+            }
             Event::TurnFinished { .. } => {
                 self.turn_running = false;
                 self.status.working_since = None;

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use ratatui::text::{Line, Span};
 
+use super::agent::AgentActivity;
 use super::body::{self, Body, Keep};
 use super::layout::LayoutCtx;
 use super::wrap::{sanitize, wrap_spans};
@@ -43,6 +44,8 @@ pub(crate) struct ToolCell {
     outcome: Option<CallOutcome>,
     /// The file this call worked on changed on disk afterwards.
     pub changed_on_disk: bool,
+    /// What the sub-agent it started does (an Agent call), once it has done something.
+    pub agent: Option<AgentActivity>,
 }
 
 impl ToolCell {
@@ -56,6 +59,7 @@ impl ToolCell {
             body: None,
             outcome: None,
             changed_on_disk: false,
+            agent: None,
         }
     }
 
@@ -82,10 +86,7 @@ impl ToolCell {
         outcome: Option<CallOutcome>,
         theme: &Theme,
     ) {
-        let denied = matches!(
-            outcome,
-            Some(CallOutcome::Denied | CallOutcome::DeniedForSession)
-        );
+        let denied = was_denied(outcome);
         self.status = if denied {
             ToolStatus::Denied
         } else if is_error {
@@ -161,6 +162,10 @@ impl ToolCell {
             title.push(Span::styled(" · changed on disk since", theme.tool_waiting));
         }
         wrap_spans(&[glyph_span], &[Span::raw("  ")], &title, ctx.width, out);
+        if let Some(agent) = &self.agent {
+            let running = self.is_active();
+            return agent.layout(ctx, running, self.elapsed_secs, self.body.as_ref(), out);
+        }
         let Some(body) = &self.body else {
             return false;
         };
@@ -220,6 +225,14 @@ impl ToolCell {
         }
         pending
     }
+}
+
+/// Whether the permission step refused the call.
+pub(crate) fn was_denied(outcome: Option<CallOutcome>) -> bool {
+    matches!(
+        outcome,
+        Some(CallOutcome::Denied | CallOutcome::DeniedForSession)
+    )
 }
 
 /// How the permission step ended, after the title of an allowed call (nothing when no one was

@@ -18,6 +18,7 @@ pub enum Command {
     Cost,
     Context,
     Agents,
+    Tasks,
     Mcp,
     Exit,
 }
@@ -82,6 +83,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "agents",
         Command::Agents,
         "the sub-agents the model can hand tasks to",
+    ),
+    (
+        "tasks",
+        Command::Tasks,
+        "the background agents: running and finished",
     ),
     (
         "mcp",
