@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::protocol::{BackgroundTask, TaskStatus};
-use crate::tui::conversation::format_elapsed;
+use crate::tui::status::format_elapsed;
 
 struct Known {
     task: BackgroundTask,
@@ -66,17 +66,17 @@ impl BackgroundTasks {
             .filter(|k| k.task.status != TaskStatus::Running);
         for k in running.chain(ended) {
             let t = &k.task;
-            let secs = if t.status == TaskStatus::Running {
-                now.saturating_duration_since(k.since).as_secs()
+            let elapsed = if t.status == TaskStatus::Running {
+                now.saturating_duration_since(k.since)
             } else {
-                t.elapsed_ms / 1000
+                Duration::from_millis(t.elapsed_ms)
             };
             text.push_str(&format!(
                 "\n  {}  {} · {}  {}  {}",
                 t.id,
                 t.agent,
                 t.description,
-                format_elapsed(secs),
+                format_elapsed(elapsed),
                 t.status.as_str()
             ));
         }

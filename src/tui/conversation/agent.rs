@@ -8,10 +8,10 @@
 use ratatui::text::{Line, Span};
 
 use super::body::{self, Body};
-use super::layout::LayoutCtx;
-use super::tool::{format_elapsed, was_denied};
+use super::layout::{COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
 use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::Event;
+use crate::tui::status::compact;
 use crate::tui::theme::Theme;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,15 +44,13 @@ impl AgentActivity {
     pub fn apply(&mut self, event: &Event, theme: &Theme) {
         match event {
             Event::Subagent { event, .. } => self.apply(event, theme),
-            Event::ToolCallStarted { call_id, title, .. } => {
-                if self.call(call_id).is_none() {
-                    self.calls.push(ChildCall {
-                        call_id: call_id.clone(),
-                        title: title.clone(),
-                        state: CallState::Running,
-                        body: None,
-                    });
-                }
+            Event::ToolCallStarted { call_id, title, .. } if self.call(call_id).is_none() => {
+                self.calls.push(ChildCall {
+                    call_id: call_id.clone(),
+                    title: title.clone(),
+                    state: CallState::Running,
+                    body: None,
+                });
             }
             Event::ToolCallFinished {
                 call_id,
@@ -116,11 +114,7 @@ impl AgentActivity {
             1 => "1 tool use".to_string(),
             n => format!("{n} tool uses"),
         };
-        let tokens = match self.tokens {
-            t if t >= 1000 => format!("{:.1}k tokens", t as f64 / 1000.0),
-            t => format!("{t} tokens"),
-        };
-        format!("{uses} · {tokens}")
+        format!("{uses} · {} tokens", compact(self.tokens))
     }
 
     /// The live line while it works: the call it is on (the latest still going, else the
@@ -212,7 +206,7 @@ impl AgentActivity {
             let limit = if ctx.expanded {
                 usize::MAX
             } else {
-                super::tool::COLLAPSED_ROWS
+                COLLAPSED_ROWS
             };
             let hidden = rows.len().saturating_sub(limit);
             out.extend(rows.into_iter().take(limit));

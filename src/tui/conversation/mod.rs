@@ -35,7 +35,6 @@ use assistant::AssistantCell;
 pub use cell::NoticeKind;
 use cell::{Cell, CellKind, ThinkingCell};
 pub use scroll::{Position, ScrollState};
-pub(crate) use tool::format_elapsed;
 use tool::{ToolCell, ToolStatus};
 
 /// The conversation: cells plus what is needed to lay them out.

@@ -13,13 +13,11 @@ use ratatui::text::{Line, Span};
 
 use super::agent::AgentActivity;
 use super::body::{self, Body, Keep};
-use super::layout::LayoutCtx;
+use super::layout::{COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
 use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::{CallOutcome, Display};
 use crate::tui::theme::Theme;
 
-/// Rows of a collapsed body.
-pub(crate) const COLLAPSED_ROWS: usize = 5;
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPINNER_FRAME_MS: u128 = 80;
 
@@ -227,14 +225,6 @@ impl ToolCell {
     }
 }
 
-/// Whether the permission step refused the call.
-pub(crate) fn was_denied(outcome: Option<CallOutcome>) -> bool {
-    matches!(
-        outcome,
-        Some(CallOutcome::Denied | CallOutcome::DeniedForSession)
-    )
-}
-
 /// How the permission step ended, after the title of an allowed call (nothing when no one was
 /// asked).
 fn outcome_suffix(outcome: Option<CallOutcome>) -> String {
@@ -246,15 +236,6 @@ fn outcome_suffix(outcome: Option<CallOutcome>) -> String {
         Some(CallOutcome::Denied | CallOutcome::DeniedForSession) | None => "",
     }
     .to_string()
-}
-
-/// `12s`, `3m 05s`, `1h 02m`.
-pub(crate) fn format_elapsed(secs: u64) -> String {
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
-        s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
-    }
 }
 
 #[cfg(test)]
