@@ -22,6 +22,9 @@ pub struct Outcome {
     pub text: String,
     pub error: Option<String>,
     pub num_turns: u32,
+    /// Background agents still running when the answer was done, stopped at exit
+    /// (`agent-1 (Explore: find the parser)`).
+    pub background_left: Vec<String>,
 }
 
 impl Outcome {
@@ -129,6 +132,7 @@ pub async fn run(
                     text: text.clone(),
                     error: last_error.take(),
                     num_turns: *num_turns,
+                    background_left: Vec::new(),
                 });
                 break;
             }
@@ -136,24 +140,25 @@ pub async fn run(
         }
     }
     let _ = handle.ops.send(Op::Shutdown);
+    let mut outcome = outcome.unwrap_or(Outcome {
+        end: TurnEnd::Failed,
+        text: String::new(),
+        error: Some("the agent stopped before finishing the turn".into()),
+        num_turns: 0,
+        background_left: Vec::new(),
+    });
     if !background.is_empty() {
         // Their reports would only reach the model with a next prompt, and there is none.
-        let left: Vec<String> = background
+        outcome.background_left = background
             .iter()
             .map(|t| format!("{} ({}: {})", t.id, t.agent, t.description))
             .collect();
         eprintln!(
             "cairn: stopped {} background agent(s) still running when the answer was done: {}",
-            left.len(),
-            left.join(", ")
+            outcome.background_left.len(),
+            outcome.background_left.join(", ")
         );
     }
-    let outcome = outcome.unwrap_or(Outcome {
-        end: TurnEnd::Failed,
-        text: String::new(),
-        error: Some("the agent stopped before finishing the turn".into()),
-        num_turns: 0,
-    });
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match format {
         OutputFormat::Text => {
@@ -260,6 +265,7 @@ mod tests {
             text: "partial".into(),
             error: None,
             num_turns: 2,
+            background_left: Vec::new(),
         };
         let v = result_object(&outcome, "s", 5, &Usage::default(), 0.0);
         assert_eq!(v["type"], "result");

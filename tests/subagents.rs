@@ -458,3 +458,38 @@ async fn stream_json_sets_parent_tool_use_id_on_a_sub_agents_messages() {
     });
     assert!(sub_text.is_some(), "{lines:?}");
 }
+
+#[tokio::test]
+async fn headless_says_which_background_agents_it_left_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                "description": "find the parser", "prompt": "find parse()",
+                "subagent_type": "alpha", "run_in_background": true}}]},
+            {"text": "Started it."}
+        ],
+        "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+            {"text": "x", "faults": [{"keep_alive_forever_ms": 20}]}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = vec![def(tmp.path(), "alpha", "ALPHA-ROLE", &["Glob"])];
+    let agent = Agent::start(&script, setup);
+    let mut out = Vec::new();
+    let outcome = cairn::headless::run(
+        agent.handle,
+        "go".into(),
+        OutputFormat::Text,
+        false,
+        &mut out,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.end, TurnEnd::Completed);
+    assert_eq!(String::from_utf8(out).unwrap(), "Started it.\n");
+    assert_eq!(
+        outcome.background_left,
+        ["agent-1 (alpha: find the parser)"]
+    );
+}
