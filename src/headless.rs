@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::agent::AgentHandle;
 use crate::cli::OutputFormat;
-use crate::protocol::{Decision, Event, Op, TurnEnd, Usage};
+use crate::protocol::{BackgroundTask, Decision, Event, Op, TaskStatus, TurnEnd, Usage};
 
 /// How the run ended, for the exit code and the result object.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,9 @@ pub struct Outcome {
     pub text: String,
     pub error: Option<String>,
     pub num_turns: u32,
+    /// Background agents still running when the answer was done, stopped at exit
+    /// (`agent-1 (Explore: find the parser)`).
+    pub background_left: Vec<String>,
 }
 
 impl Outcome {
@@ -49,6 +52,8 @@ pub async fn run(
     let mut cost = 0.0;
     let mut last_error: Option<String> = None;
     let mut outcome = None;
+    // Background agents still running.
+    let mut background: Vec<BackgroundTask> = Vec::new();
     while let Some(event) = handle.events.recv().await {
         match &event {
             Event::SessionConfigured(info) if format == OutputFormat::StreamJson => {
@@ -64,25 +69,18 @@ pub async fn run(
                     }),
                 )?;
             }
-            Event::AssistantMessage {
-                content,
-                incomplete,
-            } if format == OutputFormat::StreamJson => {
-                let mut message = json!({"role": "assistant", "content": content});
-                if *incomplete {
-                    message["incomplete"] = Value::Bool(true);
+            Event::AssistantMessage { .. } | Event::ToolResults { .. } | Event::Subagent { .. }
+                if format == OutputFormat::StreamJson =>
+            {
+                if let Some(v) = message_line(&event, None, &session_id) {
+                    line(out, &v)?;
                 }
-                line(
-                    out,
-                    &json!({"type": "assistant", "message": message, "session_id": session_id}),
-                )?;
             }
-            Event::ToolResults { content } if format == OutputFormat::StreamJson => {
-                line(
-                    out,
-                    &json!({"type": "user", "message": {"role": "user", "content": content},
-                            "session_id": session_id}),
-                )?;
+            Event::BackgroundTask(task) => {
+                background.retain(|t: &BackgroundTask| t.id != task.id);
+                if task.status == TaskStatus::Running {
+                    background.push(task.clone());
+                }
             }
             Event::Retrying {
                 attempt,
@@ -134,6 +132,7 @@ pub async fn run(
                     text: text.clone(),
                     error: last_error.take(),
                     num_turns: *num_turns,
+                    background_left: Vec::new(),
                 });
                 break;
             }
@@ -141,12 +140,25 @@ pub async fn run(
         }
     }
     let _ = handle.ops.send(Op::Shutdown);
-    let outcome = outcome.unwrap_or(Outcome {
+    let mut outcome = outcome.unwrap_or(Outcome {
         end: TurnEnd::Failed,
         text: String::new(),
         error: Some("the agent stopped before finishing the turn".into()),
         num_turns: 0,
+        background_left: Vec::new(),
     });
+    if !background.is_empty() {
+        // Their reports would only reach the model with a next prompt, and there is none.
+        outcome.background_left = background
+            .iter()
+            .map(|t| format!("{} ({}: {})", t.id, t.agent, t.description))
+            .collect();
+        eprintln!(
+            "cairn: stopped {} background agent(s) still running when the answer was done: {}",
+            outcome.background_left.len(),
+            outcome.background_left.join(", ")
+        );
+    }
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     match format {
         OutputFormat::Text => {
@@ -163,6 +175,35 @@ pub async fn run(
     }
     out.flush()?;
     Ok(outcome)
+}
+
+/// The stream-json line of a whole message (`assistant`, or `user` with tool results), with
+/// `parent_tool_use_id` naming the Agent call whose sub-agent it belongs to (null for the
+/// session's own), as Claude Code writes it; a sub-agent's usage and tool events give none.
+fn message_line(event: &Event, parent: Option<&str>, session_id: &str) -> Option<Value> {
+    let (kind, message) = match event {
+        Event::Subagent {
+            parent_call_id,
+            event,
+            ..
+        } => return message_line(event, Some(parent_call_id), session_id),
+        Event::AssistantMessage {
+            content,
+            incomplete,
+        } => {
+            let mut message = json!({"role": "assistant", "content": content});
+            if *incomplete {
+                message["incomplete"] = Value::Bool(true);
+            }
+            ("assistant", message)
+        }
+        Event::ToolResults { content } => ("user", json!({"role": "user", "content": content})),
+        _ => return None,
+    };
+    Some(
+        json!({"type": kind, "message": message, "parent_tool_use_id": parent,
+                "session_id": session_id}),
+    )
 }
 
 /// The reason a failed run gives on stderr.
@@ -224,6 +265,7 @@ mod tests {
             text: "partial".into(),
             error: None,
             num_turns: 2,
+            background_left: Vec::new(),
         };
         let v = result_object(&outcome, "s", 5, &Usage::default(), 0.0);
         assert_eq!(v["type"], "result");

@@ -236,6 +236,52 @@ pub enum Event {
     Error {
         message: String,
     },
+    /// Something a sub-agent did: `event` happened in the sub-agent that the Agent call
+    /// `parent_call_id` started (`agent` is its type). Forwarded are its tool calls (started,
+    /// progress, finished), its whole messages (`AssistantMessage`, `ToolResults`) and its
+    /// usage; a nested sub-agent's events arrive wrapped twice. Its permission requests,
+    /// notices and errors are not wrapped: they arrive as the session's own, labelled.
+    Subagent {
+        parent_call_id: String,
+        agent: String,
+        event: Box<Event>,
+    },
+    /// A background agent (`run_in_background`) started or ended (`/tasks`).
+    BackgroundTask(BackgroundTask),
+}
+
+/// A sub-agent running in the background, as `/tasks` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundTask {
+    /// What the model was given to refer to it (`agent-1`).
+    pub id: String,
+    /// The agent type.
+    pub agent: String,
+    pub description: String,
+    pub status: TaskStatus,
+    /// Time from start to now (0 when it starts).
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Running,
+    Completed,
+    Failed,
+    /// Stopped before it finished (the session ended).
+    Stopped,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Running => "running",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Stopped => "stopped",
+        }
+    }
 }
 
 /// Facts about the session, for the status line and headless `system/init`.

@@ -1326,16 +1326,23 @@ async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_i
     // Only the report goes back to the main model.
     let results = tool_results(&requests[3].body);
     assert_eq!(results[0].0, "main.rs calls parse().");
-    // The client saw the sub-agent's Grep, labelled with the agent, not its streamed text.
+    // The client saw the sub-agent's Grep, tagged with the Agent call, not its streamed text.
     let grep = events.iter().find_map(|e| match e {
-        Event::ToolCallStarted { call_id, title, .. } if call_id == "g1" => Some(title.clone()),
+        Event::Subagent {
+            parent_call_id,
+            agent,
+            event,
+        } => match &**event {
+            Event::ToolCallStarted { call_id, title, .. } if call_id == "g1" => {
+                Some((parent_call_id.clone(), agent.clone(), title.clone()))
+            }
+            _ => None,
+        },
         _ => None,
     });
-    assert!(
-        grep.as_deref()
-            .is_some_and(|t| t.starts_with("finder › Grep")),
-        "{grep:?}"
-    );
+    let (parent, name, title) = grep.expect("the sub-agent's Grep reached the client");
+    assert_eq!((parent.as_str(), name.as_str()), ("a1", "finder"));
+    assert!(title.starts_with("Grep"), "{title}");
     let shown = streamed_text(&events);
     assert!(!shown.contains("calls parse()"), "{shown}");
     assert!(tmp.path().join(".data/subagents/1.jsonl").exists());

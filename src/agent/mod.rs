@@ -5,6 +5,7 @@
 //! [`AgentHandle`]: [`Op`]s in, [`Event`]s out.
 
 mod attachments;
+mod background;
 pub mod compact;
 mod core;
 pub mod deferral;
@@ -180,9 +181,11 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         memory: memory.clone(),
         defs: setup.agents,
         registry: std::sync::OnceLock::new(),
-        runs: std::sync::atomic::AtomicU64::new(0),
+        runs: Arc::default(),
         usage: core::UsageSink::default(),
         tool_search: setup.tool_search,
+        depth: 1,
+        background: Arc::default(),
     });
     extra_tools.push(Arc::new(AgentTool::new(subagents.clone())));
     let searching = setup.tool_search.mode != deferral::ToolSearchMode::Never;

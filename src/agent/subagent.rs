@@ -1,13 +1,16 @@
 //! Sub-agents: the core's side of the Agent tool. Each run is a fresh [`Core`] with its own
 //! conversation, system prompt (the agent's role, the memory files, the environment) and tools
-//! (the session's, the read-only ones for the built-in Explore and Plan agents, or the ones a
-//! custom agent names; never Agent itself, nor plan mode), and its own read-file state (it must
-//! read a file before editing it, like any agent), sharing the session's permission gate,
-//! hooks and pending decisions — so the person is asked about its calls as about any other, each
-//! labelled with the agent (`Explore › Grep parse`). Its tool calls, permission requests and notices reach the client; its streamed text
-//! does not (only its final report, as the tool's result). Its conversation is kept in the
-//! session's data directory (`subagents/<n>.jsonl`). SubagentStop hooks run when it finishes
-//! and may send it back to work.
+//! (the session's; for the built-in Explore and Plan agents the read-only ones and Bash limited
+//! to read-only commands; or the ones a custom agent names), and its own read-file state (it
+//! must read a file before editing it, like any agent), sharing the session's permission gate,
+//! hooks and pending decisions — so the person is asked about its calls as about any other,
+//! each labelled with the agent (`Explore › Grep parse`). Never plan mode; the Agent tool only
+//! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
+//! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
+//! permission requests and notices as the session's own; its streamed text not at all. Its
+//! conversation is kept in the session's data directory (`subagents/<n>.jsonl`). SubagentStop
+//! hooks run when it finishes and may send it back to work. Background runs live in
+//! `background.rs`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -15,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
+use super::background::Background;
 use super::core::{Core, Step, UsageSink, lock};
 use super::executor::PendingDecisions;
 use super::prompt::{Environment, subagent_prompt};
@@ -27,8 +31,9 @@ use crate::permissions::PermissionGate;
 use crate::protocol::{Event, Usage};
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
-use crate::tools::agent_tool::{GENERAL_PURPOSE, SubagentRunner};
-use crate::tools::{ToolContext, ToolKind, ToolRegistry};
+use crate::tools::agent_tool::{self, AgentTool, GENERAL_PURPOSE, SubagentRunner};
+use crate::tools::read_only_guard::ReadOnlyGuard;
+use crate::tools::{ToolContext, ToolHandle, ToolKind, ToolRegistry, bash};
 
 /// A sub-agent that has not answered after this many requests is stopped.
 const MAX_REQUESTS: u32 = 60;
@@ -54,8 +59,12 @@ risks, and how to test it.";
 const EXPLORE: &str = "Explore";
 const PLAN: &str = "Plan";
 
+/// How deep sub-agents nest: the session's are at depth 1, theirs at 2, and those never get
+/// the Agent tool.
+pub(crate) const MAX_DEPTH: u8 = 2;
+
 /// Which agent runs.
-enum Kind<'a> {
+pub(super) enum Kind<'a> {
     General,
     Explore,
     Plan,
@@ -67,6 +76,8 @@ pub(crate) struct Subagents {
     pub client: Arc<dyn ModelClient>,
     pub model: ModelPick,
     pub aliases: Aliases,
+    /// Whose events the sub-agents' events join (the session's, or the sub-agent's that
+    /// starts nested ones).
     pub session: Arc<SessionContext>,
     pub gate: Arc<PermissionGate>,
     pub hooks: Arc<Hooks>,
@@ -79,23 +90,58 @@ pub(crate) struct Subagents {
     pub defs: Vec<AgentDef>,
     /// The tools sub-agents may use; set once the session's registry exists.
     pub registry: OnceLock<ToolRegistry>,
-    pub runs: AtomicU64,
+    /// Runs so far, nested ones included (each gets its own transcript file).
+    pub runs: Arc<AtomicU64>,
     /// Shared with the session's core, which counts what its sub-agents used.
     pub usage: UsageSink,
     /// The session's choice about deferred tools; each sub-agent loads its own.
     pub tool_search: super::deferral::ToolSearchConfig,
+    /// The depth of the agents this starts (1: the session's own).
+    pub depth: u8,
+    /// The session's background runs.
+    pub background: Arc<Background>,
 }
 
 impl Subagents {
-    /// A session of its own whose events reach the client only for tool calls, permission
-    /// requests and notices; files read are shared with the parent.
-    fn sub_session(&self, agent: &str) -> Arc<SessionContext> {
+    /// The same, for the agents a sub-agent (whose session is `session`) starts.
+    fn nested(&self, session: Arc<SessionContext>) -> Subagents {
+        Subagents {
+            client: Arc::clone(&self.client),
+            model: self.model.clone(),
+            aliases: self.aliases.clone(),
+            session,
+            gate: Arc::clone(&self.gate),
+            hooks: Arc::clone(&self.hooks),
+            decisions: self.decisions.clone(),
+            retry: self.retry.clone(),
+            max_tokens: self.max_tokens,
+            auto_compact_pct: self.auto_compact_pct,
+            env: self.env.clone(),
+            memory: self.memory.clone(),
+            defs: self.defs.clone(),
+            registry: self
+                .registry
+                .get()
+                .cloned()
+                .map(OnceLock::from)
+                .unwrap_or_default(),
+            runs: Arc::clone(&self.runs),
+            usage: Arc::clone(&self.usage),
+            depth: self.depth.saturating_add(1),
+            background: Arc::clone(&self.background),
+        }
+    }
+
+    /// A session of its own whose events reach the client wrapped with the Agent call's id
+    /// (see [`forwarded`]); files read are shared with the parent.
+    fn sub_session(&self, agent: &str, parent_call_id: &str) -> Arc<SessionContext> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let parent = self.session.events.clone();
         let agent = agent.to_string();
+        let parent_call_id = parent_call_id.to_string();
         tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
-                if let Some(event) = forwarded(event, &agent) {
+                if let Some(event) = forwarded(event, &agent, &parent_call_id) {
                     parent.send(event);
                 }
             }
@@ -113,26 +159,71 @@ impl Subagents {
         Arc::new(sub)
     }
 
-    fn core_for(&self, name: &str, agent: &Kind<'_>, model: Option<&str>) -> Result<Core, String> {
+    /// Which agent `name` is.
+    pub(super) fn kind(&self, name: &str) -> Result<Kind<'_>, String> {
+        match self.defs.iter().find(|d| d.name == name) {
+            Some(def) => Ok(Kind::Custom(def)),
+            None if name == GENERAL_PURPOSE => Ok(Kind::General),
+            None if name == EXPLORE => Ok(Kind::Explore),
+            None if name == PLAN => Ok(Kind::Plan),
+            None => Err(format!("there is no agent called {name}")),
+        }
+    }
+
+    /// The tools of `agent`, whose session is `session`.
+    fn tools_for(
+        &self,
+        agent: &Kind<'_>,
+        session: &Arc<SessionContext>,
+    ) -> Result<ToolRegistry, String> {
         let all = self.registry.get().ok_or("sub-agents are not ready yet")?;
-        let registry = match agent {
+        let same = |t: &ToolHandle| Some(Arc::clone(t));
+        Ok(match agent {
             Kind::Custom(AgentDef {
                 tools: Some(names), ..
-            }) => all.filtered(|t| {
-                names
-                    .iter()
-                    .any(|n| n == t.name() || t.aliases().contains(&n.as_str()))
-            }),
-            Kind::Custom(_) | Kind::General => all.filtered(|_| true),
-            // Read-only: reading, searching and fetching; no shell, no edits.
-            Kind::Explore | Kind::Plan => {
-                all.filtered(|t| matches!(t.kind(), ToolKind::Read | ToolKind::Fetch))
+            }) => {
+                let listed = |t: &ToolHandle| {
+                    names
+                        .iter()
+                        .any(|n| n == t.name() || t.aliases().contains(&n.as_str()))
+                };
+                // The Agent tool only when the agent lists it, and not too deep.
+                let mut extra: Vec<ToolHandle> = Vec::new();
+                if self.depth < MAX_DEPTH && names.iter().any(|n| agent_tool::is_agent_tool(n)) {
+                    let nested = Arc::new(self.nested(Arc::clone(session)));
+                    extra.push(Arc::new(AgentTool::new(nested)));
+                }
+                all.mapped(|t| listed(t).then(|| Arc::clone(t)), extra)
             }
-        };
+            Kind::Custom(_) | Kind::General => all.mapped(same, Vec::new()),
+            // Read-only: reading, searching and fetching, and Bash for read-only commands.
+            Kind::Explore | Kind::Plan => all.mapped(
+                |t| match t.kind() {
+                    ToolKind::Read | ToolKind::Fetch => Some(Arc::clone(t)),
+                    _ if t.name() == bash::NAME => {
+                        Some(Arc::new(ReadOnlyGuard::new(Arc::clone(t))) as ToolHandle)
+                    }
+                    _ => None,
+                },
+                Vec::new(),
+            ),
+        })
+    }
+
+    pub(super) fn core_for(
+        &self,
+        name: &str,
+        agent: &Kind<'_>,
+        model: Option<&str>,
+        parent_call_id: &str,
+    ) -> Result<Core, String> {
+        let session = self.sub_session(name, parent_call_id);
+        let registry = self.tools_for(agent, &session)?;
         let (role, own_model) = match agent {
             Kind::Custom(d) => (d.prompt.as_str(), d.model.as_deref()),
             Kind::General => (GENERAL_ROLE, None),
-            Kind::Explore => (EXPLORE_ROLE, None),
+            // Claude Code's Explore runs on the fast model.
+            Kind::Explore => (EXPLORE_ROLE, self.aliases.fast()),
             Kind::Plan => (PLAN_ROLE, None),
         };
         let system = subagent_prompt(role, &self.env, &self.memory, &registry);
@@ -140,7 +231,6 @@ impl Subagents {
             Some(name) => self.aliases.pick(name),
             None => self.model.clone(),
         };
-        let session = self.sub_session(name);
         let n = self.runs.fetch_add(1, Ordering::Relaxed) + 1;
         let transcript = Transcript::at(
             session
@@ -191,24 +281,21 @@ impl Subagents {
     }
 }
 
-/// The events of a sub-agent the client sees, its calls and requests labelled with the agent.
-fn forwarded(event: Event, agent: &str) -> Option<Event> {
+impl Drop for Subagents {
+    fn drop(&mut self) {
+        // The session's own: the session is over, and so are its background runs.
+        if self.depth == 1 {
+            self.background.stop_all();
+        }
+    }
+}
+
+/// What of a sub-agent's events the client sees: its tool calls, whole messages and usage
+/// wrapped with the Agent call's id; its permission requests labelled with the agent; its
+/// notices and errors as they are. Its streamed text and turn events stay inside.
+fn forwarded(event: Event, agent: &str, parent_call_id: &str) -> Option<Event> {
     let label = |title: &mut String| *title = format!("{agent} › {title}");
     match event {
-        Event::ToolCallStarted {
-            call_id,
-            tool,
-            mut title,
-            input,
-        } => {
-            label(&mut title);
-            Some(Event::ToolCallStarted {
-                call_id,
-                tool,
-                title,
-                input,
-            })
-        }
         Event::PermissionRequest(mut req) => {
             label(&mut req.title);
             Some(Event::PermissionRequest(req))
@@ -217,10 +304,18 @@ fn forwarded(event: Event, agent: &str) -> Option<Event> {
             label(&mut request.title);
             Some(Event::PermissionRequestUpdated { request, note })
         }
-        Event::ToolCallProgress { .. }
+        Event::Notice { .. } | Event::Error { .. } | Event::BackgroundTask(_) => Some(event),
+        Event::ToolCallStarted { .. }
+        | Event::ToolCallProgress { .. }
         | Event::ToolCallFinished { .. }
-        | Event::Notice { .. }
-        | Event::Error { .. } => Some(event),
+        | Event::AssistantMessage { .. }
+        | Event::ToolResults { .. }
+        | Event::Usage { .. }
+        | Event::Subagent { .. } => Some(Event::Subagent {
+            parent_call_id: parent_call_id.to_string(),
+            agent: agent.to_string(),
+            event: Box::new(event),
+        }),
         _ => None,
     }
 }
@@ -236,7 +331,7 @@ impl SubagentRunner for Subagents {
             (
                 EXPLORE,
                 "Fast, read-only search of the repository: finds files, code and facts (Read, \
-                 Glob, Grep, WebFetch).",
+                 Glob, Grep, WebFetch, read-only Bash).",
             ),
             (
                 PLAN,
@@ -264,15 +359,24 @@ impl SubagentRunner for Subagents {
         model: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<String, String> {
-        let kind = match self.defs.iter().find(|d| d.name == agent) {
-            Some(def) => Kind::Custom(def),
-            None if agent == GENERAL_PURPOSE => Kind::General,
-            None if agent == EXPLORE => Kind::Explore,
-            None if agent == PLAN => Kind::Plan,
-            None => return Err(format!("there is no agent called {agent}")),
-        };
-        let mut core = self.core_for(agent, &kind, model)?;
+        let kind = self.kind(agent)?;
+        let mut core = self.core_for(agent, &kind, model, &ctx.call_id)?;
         core.run_subagent(prompt, &ctx.cancel).await
+    }
+
+    fn start_background(
+        &self,
+        agent: &str,
+        description: &str,
+        prompt: &str,
+        model: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Result<String, String> {
+        let kind = self.kind(agent)?;
+        let core = self.core_for(agent, &kind, model, &ctx.call_id)?;
+        Ok(self
+            .background
+            .start(core, agent, description, prompt, &self.session))
     }
 }
 
@@ -300,7 +404,7 @@ impl Core {
     }
 
     /// Work on `prompt` until the model answers without tools; the answer.
-    async fn run_subagent(
+    pub(super) async fn run_subagent(
         &mut self,
         prompt: &str,
         cancel: &tokio_util::sync::CancellationToken,

@@ -106,6 +106,11 @@ impl Aliases {
             .map(|(_, id)| id.as_str())
     }
 
+    /// The alias of the fast, cheap model (Claude Code's Explore uses it), when there is one.
+    pub fn fast(&self) -> Option<&'static str> {
+        self.id("haiku").map(|_| "haiku")
+    }
+
     /// What `name` stands for: an alias's model, `opusplan`'s pair, or `name` itself.
     pub fn pick(&self, name: &str) -> ModelPick {
         let name = name.trim();

@@ -18,6 +18,14 @@ use crate::session::context::SessionContext;
 
 /// The tool's name; Claude Code's older `Task` is an alias.
 pub const NAME: &str = "Agent";
+/// Other names the model may call the tool by (Claude Code's older `Task`).
+pub const ALIASES: &[&str] = &["Task", "agent"];
+
+/// Whether `name` (from an agent's `tools` list) names this tool.
+pub fn is_agent_tool(name: &str) -> bool {
+    name == NAME || ALIASES.contains(&name)
+}
+
 /// The agent used when `subagent_type` is not given.
 pub const GENERAL_PURPOSE: &str = "general-purpose";
 
@@ -35,6 +43,10 @@ pub struct AgentInput {
     /// else the session's.
     #[serde(default)]
     pub model: Option<String>,
+    /// Run it in the background: the call returns its id at once, and its report comes to
+    /// you later, by itself, when it is done.
+    #[serde(default)]
+    pub run_in_background: Option<bool>,
 }
 
 /// Runs a sub-agent to the end; implemented by the agent core.
@@ -47,6 +59,16 @@ pub trait SubagentRunner: Send + Sync {
     async fn run(
         &self,
         agent: &str,
+        prompt: &str,
+        model: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Result<String, String>;
+    /// Start `agent` on `prompt` in the background; its id (its report reaches the
+    /// conversation later as a reminder), or why it could not start.
+    fn start_background(
+        &self,
+        agent: &str,
+        description: &str,
         prompt: &str,
         model: Option<&str>,
         ctx: &ToolContext,
@@ -78,7 +100,7 @@ impl Tool for AgentTool {
 
     fn info(&self) -> ToolInfo {
         ToolInfo::new(NAME, ToolKind::Other)
-            .aliases(&["Task", "agent"])
+            .aliases(ALIASES)
             .read_only()
             .concurrency_safe()
     }
@@ -89,7 +111,9 @@ impl Tool for AgentTool {
              own tools and returns only its final report, which keeps your context small: use it \
              for searches across many files, research, or independent pieces of work. Several \
              can run at once: call the tool several times in one message. Give it every fact \
-             it needs; it cannot see this conversation. Available agents:",
+             it needs; it cannot see this conversation. With run_in_background the call \
+             returns an id at once and the report reaches you later, by itself: go on with \
+             other work meanwhile. Available agents:",
         );
         for (name, description) in self.runner.agents() {
             text.push_str(&format!("\n- {name}: {description}"));
@@ -98,7 +122,7 @@ impl Tool for AgentTool {
     }
 
     fn title(&self, input: &AgentInput, _ctx: &SessionContext) -> String {
-        format!("{} ({})", input.description.trim(), agent_name(input))
+        format!("{} · {}", agent_name(input), input.description.trim())
     }
 
     fn accesses(&self, input: &AgentInput, _ctx: &SessionContext) -> Vec<Access> {
@@ -125,6 +149,27 @@ impl Tool for AgentTool {
             .as_deref()
             .map(str::trim)
             .filter(|m| !m.is_empty());
+        if input.run_in_background == Some(true) {
+            let description = input.description.trim();
+            return match self
+                .runner
+                .start_background(name, description, &input.prompt, model, ctx)
+            {
+                Ok(id) => Ok(ToolOutput::with_display(
+                    format!(
+                        "The {name} agent is working in the background as {id}. Its report \
+                         will come to you by itself when it is done; do not wait or poll \
+                         for it."
+                    ),
+                    Display::Text {
+                        text: format!("Running in the background as {id} (/tasks)"),
+                    },
+                )),
+                Err(why) => Err(ToolError::new(format!(
+                    "The {name} agent could not start: {why}"
+                ))),
+            };
+        }
         match self.runner.run(name, &input.prompt, model, ctx).await {
             Ok(report) => {
                 let display = Display::Markdown {

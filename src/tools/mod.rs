@@ -24,6 +24,7 @@ pub mod multi_edit;
 pub mod notebook_edit;
 pub mod plan_mode;
 pub mod read;
+pub mod read_only_guard;
 pub mod registry;
 pub mod skill;
 pub mod spill;

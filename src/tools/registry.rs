@@ -164,6 +164,19 @@ impl ToolRegistry {
         )
     }
 
+    /// The same registry with each tool replaced by what `map` makes of it (none: dropped),
+    /// and `extra` added after the built-ins.
+    pub fn mapped(
+        &self,
+        map: impl Fn(&ToolHandle) -> Option<ToolHandle>,
+        extra: Vec<ToolHandle>,
+    ) -> ToolRegistry {
+        let (builtins, mcp) = self.tools.split_at(self.builtin_count);
+        let mut others: Vec<ToolHandle> = mcp.iter().filter_map(&map).collect();
+        others.extend(extra);
+        ToolRegistry::new(builtins.iter().filter_map(&map).collect(), others)
+    }
+
     /// Find a tool by name or alias (names first).
     pub fn get(&self, name: &str) -> Option<&ToolHandle> {
         self.tools

@@ -29,6 +29,7 @@ pub mod session_diff;
 pub mod shell;
 pub mod status;
 pub mod status_command;
+pub mod tasks;
 pub mod terminal;
 pub mod theme;
 

@@ -57,7 +57,7 @@ pub struct BashTool {
     shells: Arc<BackgroundShells>,
 }
 
-const NAME: &str = "Bash";
+pub const NAME: &str = "Bash";
 
 impl BashTool {
     pub fn new(shells: Arc<BackgroundShells>) -> BashTool {

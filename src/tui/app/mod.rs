@@ -163,6 +163,8 @@ pub struct App {
     rewind: rewind::RewindUi,
     /// When Esc was last pressed on an idle, empty composer (a second one opens `/rewind`).
     esc_at: Option<Instant>,
+    /// The background agents, for `/tasks`.
+    pub(crate) tasks: crate::tui::tasks::BackgroundTasks,
 }
 
 impl App {
@@ -193,6 +195,7 @@ impl App {
             changes: SessionChanges::default(),
             rewind: rewind::RewindUi::default(),
             esc_at: None,
+            tasks: Default::default(),
         }
     }
 
@@ -385,6 +388,12 @@ impl App {
                     self.composer.set_text(text);
                 }
                 self.scroll.to_bottom();
+            }
+            Event::BackgroundTask(task) => {
+                let idle = !self.turn_running;
+                if let Some(text) = self.tasks.update(task, Instant::now(), idle) {
+                    self.push_notice(NoticeKind::Info, &text);
+                }
             }
             Event::TurnFinished { .. } => {
                 self.turn_running = false;

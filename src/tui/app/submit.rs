@@ -159,6 +159,10 @@ impl App {
                 }
                 self.conversation.push_notice(NoticeKind::Info, &text);
             }
+            C::Tasks => {
+                let text = self.tasks.listing(std::time::Instant::now());
+                self.conversation.push_notice(NoticeKind::Info, &text);
+            }
             C::Exit => return vec![AppAction::Quit],
         }
         Vec::new()

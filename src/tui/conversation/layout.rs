@@ -5,9 +5,13 @@
 
 use ratatui::text::Span;
 
+use crate::protocol::CallOutcome;
 use crate::tui::highlight::Highlighter;
 use crate::tui::markdown;
 use crate::tui::theme::Theme;
+
+/// Rows of a collapsed body.
+pub(crate) const COLLAPSED_ROWS: usize = 5;
 
 /// What a layout depends on besides the cell itself.
 pub(crate) struct LayoutCtx<'a> {
@@ -40,5 +44,22 @@ pub(crate) fn gutter(
         Span::styled(glyph, style.patch(ctx.theme.focus))
     } else {
         Span::styled(glyph, style)
+    }
+}
+
+/// Whether the permission step refused the call.
+pub(crate) fn was_denied(outcome: Option<CallOutcome>) -> bool {
+    matches!(
+        outcome,
+        Some(CallOutcome::Denied | CallOutcome::DeniedForSession)
+    )
+}
+
+/// `12s`, `3m 05s`, `1h 02m`.
+pub(crate) fn format_elapsed(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
+        s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
     }
 }

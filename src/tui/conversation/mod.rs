@@ -7,6 +7,9 @@
 //! width), so the cost of a frame does not grow with the transcript; streamed text is parsed
 //! once per completed block; nothing here blocks (highlighting runs on its own thread).
 
+mod agent;
+#[cfg(test)]
+mod agent_snapshot_tests;
 mod assistant;
 mod body;
 mod cell;
@@ -41,6 +44,8 @@ pub struct Conversation {
     highlighter: Highlighter,
     /// Tool cells by call id.
     calls: HashMap<String, usize>,
+    /// Sub-agents' calls (nested ones too), by call id: the Agent call cell they show in.
+    children: HashMap<String, usize>,
     /// The file each file tool call works on (from its input), by cell index.
     files: Vec<(PathBuf, usize)>,
     /// The assistant cell receiving text deltas, and the thinking cell receiving thinking.
@@ -76,6 +81,7 @@ impl Conversation {
             theme,
             highlighter,
             calls: HashMap::new(),
+            children: HashMap::new(),
             files: Vec::new(),
             open_text: None,
             open_thinking: None,
@@ -290,6 +296,12 @@ impl Conversation {
                 self.changed();
             }
             Event::PermissionRequest(req)
+            | Event::PermissionRequestUpdated { request: req, .. }
+                if self.children.contains_key(&req.call_id) =>
+            {
+                self.child_waiting(&req.call_id, true);
+            }
+            Event::PermissionRequest(req)
             | Event::PermissionRequestUpdated { request: req, .. } => {
                 let idx = self.start_tool(&req.call_id, &req.title);
                 self.note_file(idx, &req.input);
@@ -368,7 +380,13 @@ impl Conversation {
                 );
                 self.push_notice(NoticeKind::Info, &text);
             }
+            Event::Subagent {
+                parent_call_id,
+                event,
+                ..
+            } => self.subagent_event(parent_call_id, event),
             Event::ToolResults { .. }
+            | Event::BackgroundTask(_)
             | Event::Usage { .. }
             | Event::ContextReport { .. }
             | Event::ModeChanged { .. }
@@ -377,6 +395,51 @@ impl Conversation {
             | Event::RewindNeedsConfirmation { .. }
             | Event::TodosUpdated { .. } => {}
         }
+    }
+
+    /// A sub-agent's event: into the cell of the Agent call that started it (the outermost
+    /// one, for a nested sub-agent).
+    fn subagent_event(&mut self, parent_call_id: &str, event: &Event) {
+        let Some(idx) = self
+            .calls
+            .get(parent_call_id)
+            .or_else(|| self.children.get(parent_call_id))
+            .copied()
+        else {
+            return;
+        };
+        let mut inner = event;
+        while let Event::Subagent { event, .. } = inner {
+            inner = event;
+        }
+        if let Event::ToolCallStarted { call_id, .. } = inner {
+            self.children.insert(call_id.clone(), idx);
+        }
+        let theme = self.theme.clone();
+        if let Some(cell) = self.cells.get_mut(idx)
+            && let CellKind::Tool(t) = &mut cell.kind
+        {
+            t.agent
+                .get_or_insert_with(Default::default)
+                .apply(event, &theme);
+            cell.touch();
+        }
+        self.changed();
+    }
+
+    /// A sub-agent's call `call_id` waits for the person's answer, or got it.
+    fn child_waiting(&mut self, call_id: &str, waiting: bool) {
+        let Some(&idx) = self.children.get(call_id) else {
+            return;
+        };
+        if let Some(cell) = self.cells.get_mut(idx)
+            && let CellKind::Tool(t) = &mut cell.kind
+            && let Some(agent) = &mut t.agent
+        {
+            agent.set_waiting(call_id, waiting);
+            cell.touch();
+        }
+        self.changed();
     }
 
     /// Show a resumed conversation in place of what is shown: prompts, answers, and each tool
@@ -460,6 +523,10 @@ impl Conversation {
         if !allowed {
             return;
         }
+        if self.children.contains_key(call_id) {
+            self.child_waiting(call_id, false);
+            return;
+        }
         if let Some(t) = self.tool_cell(call_id)
             && t.status == ToolStatus::Waiting
         {
@@ -476,6 +543,9 @@ impl Conversation {
                 && t.is_active()
             {
                 t.status = ToolStatus::Interrupted;
+                if let Some(agent) = &mut t.agent {
+                    agent.interrupt();
+                }
                 cell.touch();
                 self.dirty = true;
             }

@@ -11,14 +11,13 @@ use std::time::Instant;
 
 use ratatui::text::{Line, Span};
 
+use super::agent::AgentActivity;
 use super::body::{self, Body, Keep};
-use super::layout::LayoutCtx;
+use super::layout::{COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
 use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::{CallOutcome, Display};
 use crate::tui::theme::Theme;
 
-/// Rows of a collapsed body.
-pub(crate) const COLLAPSED_ROWS: usize = 5;
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPINNER_FRAME_MS: u128 = 80;
 
@@ -43,6 +42,8 @@ pub(crate) struct ToolCell {
     outcome: Option<CallOutcome>,
     /// The file this call worked on changed on disk afterwards.
     pub changed_on_disk: bool,
+    /// What the sub-agent it started does (an Agent call), once it has done something.
+    pub agent: Option<AgentActivity>,
 }
 
 impl ToolCell {
@@ -56,6 +57,7 @@ impl ToolCell {
             body: None,
             outcome: None,
             changed_on_disk: false,
+            agent: None,
         }
     }
 
@@ -82,10 +84,7 @@ impl ToolCell {
         outcome: Option<CallOutcome>,
         theme: &Theme,
     ) {
-        let denied = matches!(
-            outcome,
-            Some(CallOutcome::Denied | CallOutcome::DeniedForSession)
-        );
+        let denied = was_denied(outcome);
         self.status = if denied {
             ToolStatus::Denied
         } else if is_error {
@@ -161,6 +160,10 @@ impl ToolCell {
             title.push(Span::styled(" · changed on disk since", theme.tool_waiting));
         }
         wrap_spans(&[glyph_span], &[Span::raw("  ")], &title, ctx.width, out);
+        if let Some(agent) = &self.agent {
+            let running = self.is_active();
+            return agent.layout(ctx, running, self.elapsed_secs, self.body.as_ref(), out);
+        }
         let Some(body) = &self.body else {
             return false;
         };
@@ -233,15 +236,6 @@ fn outcome_suffix(outcome: Option<CallOutcome>) -> String {
         Some(CallOutcome::Denied | CallOutcome::DeniedForSession) | None => "",
     }
     .to_string()
-}
-
-/// `12s`, `3m 05s`, `1h 02m`.
-pub(crate) fn format_elapsed(secs: u64) -> String {
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
-        s => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
-    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub enum Command {
     Cost,
     Context,
     Agents,
+    Tasks,
     Mcp,
     Exit,
 }
@@ -88,6 +89,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "agents",
         Command::Agents,
         "the sub-agents the model can hand tasks to",
+    ),
+    (
+        "tasks",
+        Command::Tasks,
+        "the background agents: running and finished",
     ),
     (
         "mcp",

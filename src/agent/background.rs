@@ -1,0 +1,82 @@
+//! Background sub-agents (`run_in_background`): the Agent call returns an id at once and the
+//! run goes on in its own task. When it ends, its report (or why it failed) is queued as a
+//! reminder of the conversation that started it, so it reaches the model with that
+//! conversation's next request, and an [`Event::BackgroundTask`] tells the client (`/tasks`,
+//! and a notice when the person is not waiting on the model). Runs are stopped when the
+//! session ends (the session's [`Subagents`](super::subagent::Subagents) is dropped), never by
+//! an interrupt of the turn that started them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use super::core::Core;
+use crate::protocol::{BackgroundTask, Event, TaskStatus};
+use crate::session::context::SessionContext;
+
+/// The background runs of a session.
+#[derive(Default)]
+pub(crate) struct Background {
+    /// Runs started so far (ids are `agent-<n>`).
+    started: AtomicU64,
+    /// Cancelled when the session ends.
+    stop: CancellationToken,
+}
+
+impl Background {
+    /// Stop every run (the session ends).
+    pub fn stop_all(&self) {
+        self.stop.cancel();
+    }
+
+    /// Run `core` on `prompt` in its own task; its id. `parent` is the conversation its
+    /// report goes back to.
+    pub fn start(
+        &self,
+        mut core: Core,
+        agent: &str,
+        description: &str,
+        prompt: &str,
+        parent: &Arc<SessionContext>,
+    ) -> String {
+        let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut task = BackgroundTask {
+            id: format!("agent-{n}"),
+            agent: agent.to_string(),
+            description: description.to_string(),
+            status: TaskStatus::Running,
+            elapsed_ms: 0,
+        };
+        let id = task.id.clone();
+        parent.events.send(Event::BackgroundTask(task.clone()));
+        let cancel = self.stop.child_token();
+        let parent = Arc::clone(parent);
+        let prompt = prompt.to_string();
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let result = core.run_subagent(&prompt, &cancel).await;
+            let head = format!(
+                "Background agent {} ({}: {})",
+                task.id, task.agent, task.description
+            );
+            task.status = match result {
+                _ if cancel.is_cancelled() => TaskStatus::Stopped,
+                Ok(report) => {
+                    parent.remind(format!("{head} finished. Its report:\n\n{report}"));
+                    TaskStatus::Completed
+                }
+                Err(why) => {
+                    parent.remind(format!("{head} failed: {why}"));
+                    TaskStatus::Failed
+                }
+            };
+            task.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            // The reminder is queued before the client hears of the end, so a prompt sent in
+            // answer to the event carries it.
+            parent.events.send(Event::BackgroundTask(task));
+        });
+        id
+    }
+}

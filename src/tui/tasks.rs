@@ -1,0 +1,129 @@
+//! The session's background agents as the TUI knows them from [`Event::BackgroundTask`]s:
+//! what `/tasks` lists (id, type, description, elapsed time, status) and the notice shown when
+//! one ends. Pure state: the app feeds it events and the clock.
+//!
+//! [`Event::BackgroundTask`]: crate::protocol::Event::BackgroundTask
+
+use std::time::{Duration, Instant};
+
+use crate::protocol::{BackgroundTask, TaskStatus};
+use crate::tui::status::format_elapsed;
+
+struct Known {
+    task: BackgroundTask,
+    /// When the TUI heard it start (for the elapsed time of a running one).
+    since: Instant,
+}
+
+#[derive(Default)]
+pub(crate) struct BackgroundTasks {
+    tasks: Vec<Known>,
+}
+
+impl BackgroundTasks {
+    /// Take in an update; the notice to show when the task ended. `idle`: the model is not
+    /// working, so the report waits for the person's next message.
+    pub fn update(&mut self, task: &BackgroundTask, now: Instant, idle: bool) -> Option<String> {
+        match self.tasks.iter_mut().find(|k| k.task.id == task.id) {
+            Some(k) => k.task = task.clone(),
+            None => self.tasks.push(Known {
+                task: task.clone(),
+                since: now - Duration::from_millis(task.elapsed_ms),
+            }),
+        }
+        let what = format!(
+            "Background agent {} ({} · {})",
+            task.id, task.agent, task.description
+        );
+        let next = if idle {
+            "the model gets its report with your next message"
+        } else {
+            "the model gets its report at its next step"
+        };
+        match task.status {
+            TaskStatus::Running => None,
+            TaskStatus::Completed => Some(format!("{what} finished: {next}.")),
+            TaskStatus::Failed => Some(format!("{what} failed: {next}.")),
+            TaskStatus::Stopped => Some(format!("{what} was stopped.")),
+        }
+    }
+
+    /// The `/tasks` text: running ones first, then the ended ones, oldest first.
+    pub fn listing(&self, now: Instant) -> String {
+        if self.tasks.is_empty() {
+            return "No background agents in this session (the model starts them with the \
+                    Agent tool's run_in_background)."
+                .to_string();
+        }
+        let mut text = String::from("Background agents:");
+        let running = self
+            .tasks
+            .iter()
+            .filter(|k| k.task.status == TaskStatus::Running);
+        let ended = self
+            .tasks
+            .iter()
+            .filter(|k| k.task.status != TaskStatus::Running);
+        for k in running.chain(ended) {
+            let t = &k.task;
+            let elapsed = if t.status == TaskStatus::Running {
+                now.saturating_duration_since(k.since)
+            } else {
+                Duration::from_millis(t.elapsed_ms)
+            };
+            text.push_str(&format!(
+                "\n  {}  {} · {}  {}  {}",
+                t.id,
+                t.agent,
+                t.description,
+                format_elapsed(elapsed),
+                t.status.as_str()
+            ));
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str, status: TaskStatus, elapsed_ms: u64) -> BackgroundTask {
+        BackgroundTask {
+            id: id.into(),
+            agent: "Explore".into(),
+            description: "find the parser".into(),
+            status,
+            elapsed_ms,
+        }
+    }
+
+    #[test]
+    fn lists_running_first_with_elapsed_time_and_says_when_one_ends() {
+        let t0 = Instant::now();
+        let mut tasks = BackgroundTasks::default();
+        assert!(tasks.listing(t0).starts_with("No background agents"));
+        assert_eq!(
+            tasks.update(&task("agent-1", TaskStatus::Running, 0), t0, true),
+            None
+        );
+        assert_eq!(
+            tasks.update(&task("agent-2", TaskStatus::Running, 0), t0, true),
+            None
+        );
+        let notice = tasks.update(&task("agent-1", TaskStatus::Completed, 4000), t0, true);
+        assert_eq!(
+            notice.as_deref(),
+            Some(
+                "Background agent agent-1 (Explore · find the parser) finished: the model gets \
+                 its report with your next message."
+            )
+        );
+        let listing = tasks.listing(t0 + Duration::from_secs(75));
+        assert_eq!(
+            listing,
+            "Background agents:\n  agent-2  Explore · find the parser  1m 15s  running\n  \
+             agent-1  Explore · find the parser  4s  completed"
+        );
+    }
+}

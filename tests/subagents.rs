@@ -1,0 +1,495 @@
+//! Sub-agents end to end over real HTTP: the real core runs Agent calls against the scripted
+//! model server, which answers each sub-agent's conversation apart (`by_system`). Parallel
+//! runs, permission requests answered by the parent's client, interrupts, background runs
+//! whose reports come back as reminders, nesting depth, stream-json's `parent_tool_use_id`,
+//! and the Explore agent's read-only Bash and fast model.
+
+use std::time::Duration;
+
+use cairn::cli::OutputFormat;
+use cairn::commands::agents::AgentDef;
+use cairn::config::model::Aliases;
+use cairn::llm::Provider;
+use cairn::protocol::{Decision, Event, Op, TaskStatus, TurnEnd};
+use serde_json::{Value, json};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/llm.rs"]
+mod llm;
+
+use agent::{Agent, Setup, finished, tool_results};
+
+fn def(dir: &std::path::Path, name: &str, role: &str, tools: &[&str]) -> AgentDef {
+    AgentDef {
+        name: name.into(),
+        description: format!("the {name} agent"),
+        tools: Some(tools.iter().map(|t| t.to_string()).collect()),
+        model: None,
+        prompt: role.into(),
+        path: dir.join(format!("{name}.md")),
+    }
+}
+
+fn agent_call(id: &str, agent: &str, prompt: &str) -> Value {
+    json!({"id": id, "name": "Agent", "input": {
+        "description": format!("ask {agent}"), "prompt": prompt, "subagent_type": agent}})
+}
+
+/// The names of the tools a request offered.
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Index of the request whose system prompt contains `role`, the `n`-th of them.
+fn nth_request(agent: &Agent, role: &str, n: usize) -> Option<usize> {
+    agent
+        .server
+        .requests()
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.body["system"].to_string().contains(role))
+        .map(|(i, _)| i)
+        .nth(n)
+}
+
+/// The events a sub-agent sent, unwrapped, with the Agent call they belong to.
+fn sub_events(events: &[Event]) -> Vec<(String, Event)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Subagent {
+                parent_call_id,
+                event,
+                ..
+            } => Some((parent_call_id.clone(), (**event).clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn two_agent_calls_run_at_the_same_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("a.rs"), "fn a() {}\n").unwrap();
+    // Each sub-agent globs, then answers; its first answer streams slowly.
+    let sub_turns = |name: &str| {
+        json!([
+            {"tool_calls": [{"id": format!("{name}-g"), "name": "Glob", "input": {"pattern": "*.rs"}}],
+             "delay_ms": 20},
+            {"text": format!("{name} done")}
+        ])
+    };
+    let script = json!({
+        "turns": [
+            {"tool_calls": [agent_call("a1", "alpha", "look"), agent_call("a2", "beta", "look")]},
+            {"text": "both done"}
+        ],
+        "by_system": [
+            {"system_contains": "ALPHA-ROLE", "turns": sub_turns("alpha")},
+            {"system_contains": "BETA-ROLE", "turns": sub_turns("beta")}
+        ]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = vec![
+        def(tmp.path(), "alpha", "ALPHA-ROLE", &["Glob"]),
+        def(tmp.path(), "beta", "BETA-ROLE", &["Glob"]),
+    ];
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("ask both").await;
+    assert_eq!(finished(&events).1, "both done");
+    // Run one after the other, each agent's second request would come before the other's
+    // first; at the same time, both first requests come before either second one.
+    let alpha_second = nth_request(&agent, "ALPHA-ROLE", 1).unwrap();
+    let beta_second = nth_request(&agent, "BETA-ROLE", 1).unwrap();
+    let alpha_first = nth_request(&agent, "ALPHA-ROLE", 0).unwrap();
+    let beta_first = nth_request(&agent, "BETA-ROLE", 0).unwrap();
+    assert!(
+        alpha_first < beta_second && beta_first < alpha_second,
+        "alpha {alpha_first},{alpha_second} beta {beta_first},{beta_second}"
+    );
+    let results = tool_results(&agent.request_body(agent.server.requests().len() - 1));
+    assert_eq!(results[0].0, "alpha done");
+    assert_eq!(results[1].0, "beta done");
+}
+
+#[tokio::test]
+async fn a_sub_agents_permission_request_is_answered_by_the_parents_client() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                "description": "make a file", "prompt": "touch made.txt"}}]},
+            {"text": "made"}
+        ],
+        "by_system": [{"system_contains": "general-purpose agent", "turns": [
+            {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+            {"text": "touched"}
+        ]}]
+    });
+    let mut agent = Agent::start(&script, Setup::in_dir(tmp.path(), Provider::Anthropic));
+    agent.submit("go");
+    let mut asked = Vec::new();
+    let events = agent
+        .run_turn_answering(|req| {
+            asked.push((req.call_id.clone(), req.title.clone()));
+            Decision::AllowOnce
+        })
+        .await;
+    assert_eq!(finished(&events).0, TurnEnd::Completed);
+    assert_eq!(
+        asked,
+        [(
+            "b1".to_string(),
+            "general-purpose › Bash touch made.txt".to_string()
+        )]
+    );
+    assert!(tmp.path().join("made.txt").exists());
+    // Its call reached the client tagged with the Agent call.
+    let subs = sub_events(&events);
+    assert!(
+        subs.iter().any(|(p, e)| p == "a1"
+            && matches!(e, Event::ToolCallFinished { call_id, is_error: false, .. } if call_id == "b1")),
+        "{subs:?}"
+    );
+}
+
+#[tokio::test]
+async fn interrupting_the_turn_stops_its_sub_agents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [agent_call("a1", "alpha", "look"), agent_call("a2", "beta", "look")]},
+            {"text": "never"}
+        ],
+        "by_system": [
+            {"system_contains": "ALPHA-ROLE", "turns": [
+                {"text": "x", "faults": [{"keep_alive_forever_ms": 20}]}]},
+            {"system_contains": "BETA-ROLE", "turns": [
+                {"text": "x", "faults": [{"keep_alive_forever_ms": 20}]}]}
+        ]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = vec![
+        def(tmp.path(), "alpha", "ALPHA-ROLE", &["Glob"]),
+        def(tmp.path(), "beta", "BETA-ROLE", &["Glob"]),
+    ];
+    let mut agent = Agent::start(&script, setup);
+    agent.submit("go");
+    // Interrupt once both sub-agents are waiting on their model.
+    let mut events = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while nth_request(&agent, "BETA-ROLE", 0).is_none()
+        || nth_request(&agent, "ALPHA-ROLE", 0).is_none()
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sub-agents never started"
+        );
+        if let Ok(Some(e)) =
+            tokio::time::timeout(Duration::from_millis(20), agent.handle.events.recv()).await
+        {
+            events.push(e);
+        }
+    }
+    agent.handle.ops.send(Op::Interrupt).unwrap();
+    events.extend(agent.run_turn().await);
+    assert_eq!(finished(&events).0, TurnEnd::Interrupted);
+    for id in ["a1", "a2"] {
+        let result = events.iter().find_map(|e| match e {
+            Event::ToolCallFinished {
+                call_id,
+                is_error,
+                display,
+                ..
+            } if call_id == id => Some((*is_error, format!("{display:?}"))),
+            _ => None,
+        });
+        let (is_error, text) = result.expect("the Agent call finished");
+        assert!(is_error && text.contains("interrupted"), "{text}");
+    }
+    // Nothing more was asked of the model: neither sub-agent went on.
+    assert_eq!(agent.server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_background_agents_report_reaches_the_model_later_as_a_reminder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                "description": "find the parser", "prompt": "find parse()",
+                "subagent_type": "alpha", "run_in_background": true}}]},
+            {"text": "Started it."},
+            {"text": "Thanks, noted."}
+        ],
+        "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+            {"text": "parse() is in src/parse.rs:12", "delay_ms": 30}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = vec![def(tmp.path(), "alpha", "ALPHA-ROLE", &["Glob"])];
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("look in the background").await;
+    assert_eq!(finished(&events).1, "Started it.");
+    // The call answered at once, with the id.
+    let second = agent
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| !r.body["system"].to_string().contains("ALPHA-ROLE"))
+        .nth(1)
+        .unwrap();
+    let results = tool_results(&second.body);
+    assert!(
+        results[0].0.contains("in the background as agent-1"),
+        "{results:?}"
+    );
+    // The turn ended before the agent did; its end comes as an event.
+    let mut seen = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::BackgroundTask(t) => Some(t.status),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    while !seen.contains(&TaskStatus::Completed) {
+        let e = tokio::time::timeout(Duration::from_secs(30), agent.handle.events.recv())
+            .await
+            .expect("the background agent did not finish")
+            .unwrap();
+        if let Event::BackgroundTask(t) = e {
+            assert_eq!((t.id.as_str(), t.agent.as_str()), ("agent-1", "alpha"));
+            seen.push(t.status);
+        }
+    }
+    assert_eq!(seen, [TaskStatus::Running, TaskStatus::Completed]);
+    // The next request of the conversation carries the report as a reminder.
+    let events = agent.prompt("anything new?").await;
+    assert_eq!(finished(&events).1, "Thanks, noted.");
+    let main: Vec<Value> = agent
+        .server
+        .requests()
+        .iter()
+        .filter(|r| !r.body["system"].to_string().contains("ALPHA-ROLE"))
+        .map(|r| r.body.clone())
+        .collect();
+    let last = main.last().unwrap()["messages"].to_string();
+    assert!(
+        last.contains("<system-reminder>")
+            && last.contains("Background agent agent-1 (alpha: find the parser) finished")
+            && last.contains("parse() is in src/parse.rs:12"),
+        "{last}"
+    );
+    assert!(!main[1]["messages"].to_string().contains("src/parse.rs:12"));
+}
+
+#[tokio::test]
+async fn sub_agents_nest_only_when_listed_and_stop_at_depth_two() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [agent_call("a1", "outer", "delegate")]},
+            {"text": "done"}
+        ],
+        "by_system": [
+            {"system_contains": "OUTER-ROLE", "turns": [
+                {"tool_calls": [agent_call("a2", "inner", "look")]},
+                {"text": "outer done"}
+            ]},
+            {"system_contains": "INNER-ROLE", "turns": [
+                {"tool_calls": [{"id": "g1", "name": "Glob", "input": {"pattern": "*"}}]},
+                {"text": "inner done"}
+            ]}
+        ]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = vec![
+        def(tmp.path(), "outer", "OUTER-ROLE", &["Agent", "Glob"]),
+        def(tmp.path(), "inner", "INNER-ROLE", &["Task", "Glob"]),
+    ];
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("go").await;
+    assert_eq!(finished(&events).1, "done");
+    let outer = agent.request_body(nth_request(&agent, "OUTER-ROLE", 0).unwrap());
+    let inner = agent.request_body(nth_request(&agent, "INNER-ROLE", 0).unwrap());
+    assert_eq!(tool_names(&outer), ["Glob", "Agent"]);
+    assert_eq!(tool_names(&inner), ["Glob"], "depth 2 gets no Agent tool");
+    let outer_last = nth_request(&agent, "OUTER-ROLE", 1).unwrap();
+    assert_eq!(
+        tool_results(&agent.request_body(outer_last))[0].0,
+        "inner done"
+    );
+    // The inner agent's Glob reached the client wrapped twice: outer call, then inner call.
+    let nested = events.iter().any(|e| match e {
+        Event::Subagent {
+            parent_call_id,
+            event,
+            ..
+        } if parent_call_id == "a1" => matches!(&**event, Event::Subagent {
+                parent_call_id, event, ..
+            } if parent_call_id == "a2"
+                && matches!(&**event, Event::ToolCallStarted { call_id, .. } if call_id == "g1")),
+        _ => false,
+    });
+    assert!(nested, "{events:?}");
+    // Every run has its own transcript.
+    assert!(tmp.path().join(".data/subagents/2.jsonl").exists());
+}
+
+#[tokio::test]
+async fn built_in_agents_never_get_the_agent_tool_and_explore_gets_read_only_bash_and_haiku() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("notes.txt"), "hello\n").unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [
+                {"id": "a1", "name": "Agent", "input": {
+                    "description": "list", "prompt": "list files", "subagent_type": "Explore"}},
+                {"id": "a2", "name": "Agent", "input": {
+                    "description": "anything", "prompt": "say hi"}}]},
+            {"text": "done"}
+        ],
+        "by_system": [
+            {"system_contains": "read-only explorer", "turns": [
+                {"tool_calls": [
+                    {"id": "e1", "name": "Bash", "input": {"command": "ls"}},
+                    {"id": "e2", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+                {"text": "listed"}
+            ]},
+            {"system_contains": "general-purpose agent", "turns": [{"text": "hi"}]}
+        ]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.model = "sonnet".into();
+    setup.aliases = Aliases::anthropic(&|_| None);
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("go").await;
+    assert_eq!(finished(&events).1, "done");
+    let explore = agent.request_body(nth_request(&agent, "read-only explorer", 0).unwrap());
+    assert_eq!(explore["model"], "claude-haiku-4-5");
+    let names = tool_names(&explore);
+    assert!(names.contains(&"Bash".to_string()), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n == "Agent" || n == "Edit" || n == "Write"),
+        "{names:?}"
+    );
+    let general = agent.request_body(nth_request(&agent, "general-purpose agent", 0).unwrap());
+    assert_eq!(general["model"], "claude-sonnet-4-5");
+    assert!(!tool_names(&general).contains(&"Agent".to_string()));
+    // `ls` ran; `touch` was refused before it could run.
+    let second = agent.request_body(nth_request(&agent, "read-only explorer", 1).unwrap());
+    let results = tool_results(&second);
+    assert!(
+        results[0].0.contains("notes.txt") && !results[0].1,
+        "{results:?}"
+    );
+    assert!(
+        results[1].1 && results[1].0.contains("read-only"),
+        "{results:?}"
+    );
+    assert!(!tmp.path().join("made.txt").exists());
+}
+
+#[tokio::test]
+async fn stream_json_sets_parent_tool_use_id_on_a_sub_agents_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [agent_call("a1", "alpha", "look")]},
+            {"text": "done"}
+        ],
+        "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+            {"tool_calls": [{"id": "g1", "name": "Glob", "input": {"pattern": "*"}}]},
+            {"text": "alpha done"}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = vec![def(tmp.path(), "alpha", "ALPHA-ROLE", &["Glob"])];
+    let agent = Agent::start(&script, setup);
+    let mut out = Vec::new();
+    let outcome = cairn::headless::run(
+        agent.handle,
+        "go".into(),
+        OutputFormat::StreamJson,
+        false,
+        &mut out,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.end, TurnEnd::Completed);
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let messages: Vec<(String, Value)> = lines
+        .iter()
+        .filter(|l| l["type"] == "assistant" || l["type"] == "user")
+        .map(|l| {
+            (
+                l["type"].as_str().unwrap().to_string(),
+                l["parent_tool_use_id"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            ("assistant".to_string(), Value::Null),
+            ("assistant".to_string(), json!("a1")),
+            ("user".to_string(), json!("a1")),
+            ("assistant".to_string(), json!("a1")),
+            ("user".to_string(), Value::Null),
+            ("assistant".to_string(), Value::Null),
+        ]
+    );
+    let sub_text = lines.iter().find(|l| {
+        l["parent_tool_use_id"] == "a1"
+            && l["type"] == "assistant"
+            && l["message"].to_string().contains("alpha done")
+    });
+    assert!(sub_text.is_some(), "{lines:?}");
+}
+
+#[tokio::test]
+async fn headless_says_which_background_agents_it_left_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                "description": "find the parser", "prompt": "find parse()",
+                "subagent_type": "alpha", "run_in_background": true}}]},
+            {"text": "Started it."}
+        ],
+        "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+            {"text": "x", "faults": [{"keep_alive_forever_ms": 20}]}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = vec![def(tmp.path(), "alpha", "ALPHA-ROLE", &["Glob"])];
+    let agent = Agent::start(&script, setup);
+    let mut out = Vec::new();
+    let outcome = cairn::headless::run(
+        agent.handle,
+        "go".into(),
+        OutputFormat::Text,
+        false,
+        &mut out,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.end, TurnEnd::Completed);
+    assert_eq!(String::from_utf8(out).unwrap(), "Started it.\n");
+    assert_eq!(
+        outcome.background_left,
+        ["agent-1 (alpha: find the parser)"]
+    );
+}
