@@ -212,6 +212,7 @@ fn session(dir: &std::path::Path, tool: &'static str, calls: usize) -> AgentHand
         fork: false,
         mode_from_flag: false,
         output_style: None,
+        tool_search: Default::default(),
     })
 }
 

@@ -116,6 +116,7 @@ impl Subagents {
             retry: self.retry.clone(),
             max_tokens: self.max_tokens,
             auto_compact_pct: self.auto_compact_pct,
+            tool_search: self.tool_search,
             env: self.env.clone(),
             memory: self.memory.clone(),
             defs: self.defs.clone(),
