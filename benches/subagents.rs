@@ -2,12 +2,16 @@
 //! only cairn's own work is measured. Two turns with the same number of model requests and
 //! tool calls are compared: one whose tool call is an Agent call (the sub-agent asks the model
 //! once and answers), and one whose tool call is a tool that makes that one model request
-//! itself. The difference is the sub-agent's overhead: a fresh core, its tools and system
-//! prompt, its session and event forwarding, its transcript, and the result.
+//! itself. What is timed is the tool round: from the main conversation's request that asks
+//! for the call to its next request, which carries the result (the model stamps both). The
+//! difference is the sub-agent's overhead: a fresh core, its tools and system prompt, its
+//! session and event forwarding, its transcript, and the result. The turn's start and end
+//! (the checkpoint written when a turn ends, with its fsync) are the same in both arms and are
+//! left out, as their disk noise would hide a difference of a millisecond.
 //! Memory: peak heap (a counting allocator) of a turn with ten Agent calls at once, against the
 //! same turn whose ten calls each make their model request directly.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -42,6 +46,10 @@ const SUB_ROLE: &str = "on a task another agent gave you";
 struct InstantModel {
     tool: &'static str,
     calls: usize,
+    /// When the main conversation last asked for the tool calls, and the time from then to
+    /// its request with the results, summed over turns.
+    asked: Mutex<Option<Instant>>,
+    rounds: Mutex<Duration>,
 }
 
 fn reply(events: Vec<StreamEvent>) -> EventStream {
@@ -78,8 +86,12 @@ impl ModelClient for InstantModel {
                 .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
         });
         if answered {
+            if let Some(asked) = self.asked.lock().expect("not poisoned").take() {
+                *self.rounds.lock().expect("not poisoned") += asked.elapsed();
+            }
             return Ok(reply(text("Done.")));
         }
+        *self.asked.lock().expect("not poisoned") = Some(Instant::now());
         let mut events: Vec<StreamEvent> = (0..self.calls)
             .map(|i| {
                 let input = if self.tool == "Agent" {
@@ -148,8 +160,18 @@ impl Tool for AskDirectly {
     }
 }
 
-fn session(dir: &std::path::Path, tool: &'static str, calls: usize) -> AgentHandle {
-    let client: Arc<dyn ModelClient> = Arc::new(InstantModel { tool, calls });
+fn session(
+    dir: &std::path::Path,
+    tool: &'static str,
+    calls: usize,
+) -> (AgentHandle, Arc<InstantModel>) {
+    let model = Arc::new(InstantModel {
+        tool,
+        calls,
+        asked: Mutex::new(None),
+        rounds: Mutex::new(Duration::ZERO),
+    });
+    let client: Arc<dyn ModelClient> = model.clone();
     let settings = LoadedSettings {
         project_root: dir.to_path_buf(),
         project_dir: dir.to_path_buf(),
@@ -168,7 +190,7 @@ fn session(dir: &std::path::Path, tool: &'static str, calls: usize) -> AgentHand
         sandboxed: false,
     })
     .expect("a gate without settings");
-    start(AgentSetup {
+    let handle = start(AgentSetup {
         client: Arc::clone(&client),
         model: ModelPick::plain("bench"),
         aliases: Aliases::default(),
@@ -196,7 +218,8 @@ fn session(dir: &std::path::Path, tool: &'static str, calls: usize) -> AgentHand
         mode_from_flag: false,
         output_style: None,
         tool_search: Default::default(),
-    })
+    });
+    (handle, model)
 }
 
 /// One turn to its end; the events' count (so the work is not optimised away).
@@ -221,8 +244,16 @@ fn bench_overhead(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let mut group = c.benchmark_group("subagent");
     for (name, tool) in [("agent_call", "Agent"), ("direct_request", "AskDirectly")] {
-        let mut handle = rt.block_on(async { session(dir.path(), tool, 1) });
-        group.bench_function(name, |b| b.iter(|| rt.block_on(turn(&mut handle))));
+        let (mut handle, model) = rt.block_on(async { session(dir.path(), tool, 1) });
+        group.bench_function(format!("{name}: the tool round"), |b| {
+            b.iter_custom(|turns| {
+                *model.rounds.lock().expect("not poisoned") = Duration::ZERO;
+                for _ in 0..turns {
+                    rt.block_on(turn(&mut handle));
+                }
+                *model.rounds.lock().expect("not poisoned")
+            })
+        });
     }
     group.finish();
 }
@@ -231,7 +262,7 @@ fn bench_overhead(c: &mut Criterion) {
 fn peak_of(rt: &tokio::runtime::Runtime, dir: &std::path::Path, tool: &'static str) -> usize {
     let mut best = usize::MAX;
     for _ in 0..5 {
-        let mut handle = rt.block_on(async { session(dir, tool, 10) });
+        let (mut handle, _) = rt.block_on(async { session(dir, tool, 10) });
         // A first turn warms up what every session allocates once.
         rt.block_on(turn(&mut handle));
         let base = LIVE.load(Ordering::Relaxed);
