@@ -11,8 +11,8 @@
 //! Memory: peak heap (a counting allocator) of a turn with ten Agent calls at once, against the
 //! same turn whose ten calls each make their model request directly.
 
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;

@@ -294,3 +294,77 @@ fn sniff_knows_each_magic_number() {
     assert_eq!(sniff(b"hello, world\n"), None);
     assert_eq!(sniff(b""), None);
 }
+
+/// Every colour type the streaming path takes gives exactly what decoding the whole image and
+/// then shrinking it gives.
+#[test]
+fn streamed_png_matches_decoding_whole_then_shrinking() {
+    let rgb = gradient(2300, 700);
+    let mut rgba = rgb.to_rgba8();
+    for (x, _, pixel) in rgba.enumerate_pixels_mut() {
+        pixel.0[3] = (x % 256) as u8;
+    }
+    let cases = [
+        rgb.clone(),
+        DynamicImage::ImageRgba8(rgba),
+        DynamicImage::ImageLuma8(rgb.to_luma8()),
+        DynamicImage::ImageLumaA8(rgb.to_luma_alpha8()),
+        DynamicImage::ImageRgb16(rgb.to_rgb16()),
+    ];
+    for image in cases {
+        let bytes = encoded(&image, ImageFormat::Png);
+        let size = image.dimensions();
+        let target = fit_within(size, MAX_SIDE);
+        let streamed = png_stream::decode_shrunk(&bytes, size, target, MAX_DECODE_ALLOC)
+            .expect("a case that streams")
+            .expect("decodes");
+        let whole = decode(&bytes, ImageFormat::Png, size).expect("decodes");
+        let whole = resize_to(&into_8bit(whole), target);
+        assert_eq!(streamed.dimensions(), target);
+        assert_eq!(streamed.color(), whole.color(), "{:?}", image.color());
+        assert!(
+            streamed.as_bytes() == whole.as_bytes(),
+            "{:?}: the streamed pixels differ",
+            image.color()
+        );
+    }
+}
+
+#[test]
+fn a_large_png_cut_short_is_refused_with_the_decoders_reason() {
+    let bytes = encoded(&gradient(2300, 700), ImageFormat::Png);
+    let error = prepare(&bytes[..bytes.len() / 2], BUDGET).expect_err("cut short");
+    assert!(
+        error.starts_with("The image could not be decoded: "),
+        "{error}"
+    );
+}
+
+/// The sampled JPEG estimate is close to what encoding the whole image costs, for a noisy
+/// picture and for a flat one with sharp edges.
+#[test]
+fn a_sampled_jpeg_estimate_is_near_the_real_cost() {
+    let blocks = DynamicImage::ImageRgb8(RgbImage::from_fn(1800, 1200, |x, y| {
+        Rgb([
+            (x / 40 * 13) as u8,
+            (y / 30 * 7) as u8,
+            ((x / 40 + y / 30) * 5) as u8,
+        ])
+    }));
+    for image in [gradient(1800, 1200), blocks] {
+        for side in [1800, 1200] {
+            let size = fit_within(image.dimensions(), side);
+            let sampled = jpeg_cost::sampled(&image, size)
+                .expect("encodes")
+                .expect("large enough to sample");
+            let scaled = downscale(&image, side).unwrap_or_else(|| image.clone());
+            let whole = encode(&scaled, Encoding::Jpeg(80)).expect("encodes");
+            let real = tokens_of(whole.len()) as f64 / pixels(size);
+            let ratio = sampled / real;
+            assert!(
+                (0.8..1.25).contains(&ratio),
+                "at {size:?}: sampled {sampled:.4} tokens/pixel, real {real:.4}"
+            );
+        }
+    }
+}
