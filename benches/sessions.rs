@@ -1,5 +1,9 @@
 //! Sessions that last: reading back and rebuilding a long session's transcript, which is what
-//! `--continue` / `--resume` do before the first request. Run: `cargo bench --bench sessions`.
+//! `--continue` / `--resume` do before the first request; and the whole of it end to end, the
+//! release binary resuming that session with `-p` against `cairn mock-server` on 127.0.0.1
+//! (start, load, the first request carrying the 2,001 messages, a one-line answer, the
+//! transcript appended, exit), beside the same one-turn `-p` without a session to resume.
+//! Run: `cargo bench --bench sessions`.
 
 use std::hint::black_box;
 
@@ -65,11 +69,78 @@ fn bench_resume(c: &mut Criterion) {
         format!("load a 2,001-message session ({} MiB)", size >> 20),
         |b| b.iter(|| resume::load(black_box(&path)).unwrap()),
     );
+    let messages = resume::load(&path).unwrap().messages;
+    let request = cairn::llm::ModelRequest {
+        model: "claude-sonnet-4-5".into(),
+        system: "You are cairn.".into(),
+        messages,
+        tools: Vec::new(),
+        max_tokens: 8192,
+        thinking_budget: None,
+    };
+    group.bench_function("its first request's body (Anthropic), built and serialised", |b| {
+        b.iter(|| cairn::llm::anthropic::request_body(black_box(&request)).to_string())
+    });
     group.bench_function("list the sessions of a project (1 long)", |b| {
         b.iter(|| resume::list(black_box(dir.path())))
     });
     group.finish();
 }
 
-criterion_group!(benches, bench_resume);
+/// `cairn mock-server` answering every request with one line, and its port.
+fn mock_server() -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["mock-server", "--port", "0", "--script"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/bench/one-turn.json"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let port = lines
+        .find_map(|line| {
+            let line = line.ok()?;
+            let at = line.find("127.0.0.1:")? + "127.0.0.1:".len();
+            let digits: String = line[at..].chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .expect("the mock server names its port");
+    (child, port)
+}
+
+fn bench_resume_end_to_end(c: &mut Criterion) {
+    let data = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let project_data = cairn::startup::project_data_dir(data.path(), project.path());
+    std::fs::create_dir_all(&project_data).unwrap();
+    // The transcript is `long.jsonl`: session id "long".
+    long_session(&project_data, 1000);
+    let (mut server, port) = mock_server();
+    let run = |args: &[&str]| {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .current_dir(project.path())
+            .env("CAIRN_DATA_DIR", data.path())
+            .env("HOME", data.path())
+            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+            .env("ANTHROPIC_API_KEY", "bench")
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    let mut group = c.benchmark_group("resume end to end");
+    group.sample_size(20);
+    group.bench_function("cairn -p next, no session to resume", |b| {
+        b.iter(|| run(&["-p", "next"]))
+    });
+    group.bench_function("cairn -p next --resume <a 2,001-message session>", |b| {
+        b.iter(|| run(&["-p", "next", "--resume", "long"]))
+    });
+    group.finish();
+    let _ = server.kill();
+}
+
+criterion_group!(benches, bench_resume, bench_resume_end_to_end);
 criterion_main!(benches);
