@@ -92,12 +92,14 @@ impl Auth {
     pub async fn send(
         &self,
         build: impl Fn() -> RequestBuilder,
-        body: &serde_json::Value,
+        body: String,
         idle: Duration,
     ) -> Result<reqwest::Response, LlmError> {
         let first = self.apply(build(), false).await?;
+        // A retry after a refused key sends the same body again.
+        let again_body = self.login.key_helper.is_some().then(|| body.clone());
         match super::http::post_json(first, body, idle).await {
-            Err(LlmError::Http { status: 401, .. }) if self.login.key_helper.is_some() => {
+            Err(LlmError::Http { status: 401, .. }) if let Some(body) = again_body => {
                 tracing::info!("the API key from apiKeyHelper was refused; asking it again");
                 let again = self.apply(build(), true).await?;
                 super::http::post_json(again, body, idle).await

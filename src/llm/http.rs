@@ -154,7 +154,7 @@ fn is_loopback(rest: &str) -> bool {
 /// [`LlmError::Http`] with the message from the JSON error body.
 pub(crate) async fn post_json(
     request: reqwest::RequestBuilder,
-    body: &serde_json::Value,
+    body: String,
     idle: Duration,
 ) -> Result<reqwest::Response, LlmError> {
     static FIRST: std::sync::Once = std::sync::Once::new();
@@ -167,7 +167,7 @@ pub(crate) async fn post_json(
     });
     let send = request
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .body(body.to_string())
+        .body(body)
         .send();
     let response = match tokio::time::timeout(idle, send).await {
         Err(_) => return Err(LlmError::Idle(idle)),

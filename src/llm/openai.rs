@@ -62,7 +62,7 @@ impl ModelClient for OpenAiClient {
         };
         let response = self
             .auth
-            .send(build, &request_body(request), self.idle_timeout)
+            .send(build, request_body(request).to_string(), self.idle_timeout)
             .await?;
         Ok(http::event_stream(
             response,

@@ -139,29 +139,40 @@ enum LineError {
 fn parse_line(raw: &[u8]) -> Result<Line, LineError> {
     let text = std::str::from_utf8(raw)
         .map_err(|e| LineError::Bad(format!("not UTF-8 text (at byte {})", e.valid_up_to())))?;
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| LineError::Bad(format!("not a transcript entry: {e}")))?;
-    let kind = value.get("type").and_then(|t| t.as_str()).unwrap_or("");
-    if kind == "user" || kind == "assistant" {
-        return parse_message(value)
+    let bad = |e: serde_json::Error| LineError::Bad(format!("not a transcript entry: {e}"));
+    // The kind first, skimming the rest, then the line straight into its type: no
+    // `serde_json::Value` tree in between (resuming a long session reads thousands of lines).
+    let head: Head<'_> = serde_json::from_str(text).map_err(bad)?;
+    match head.kind.as_deref().unwrap_or("") {
+        "user" | "assistant" => parse_message(serde_json::from_str(text).map_err(bad)?)
             .map(Line::Entry)
-            .map_err(LineError::Bad);
+            .map_err(LineError::Bad),
+        // The header is read for its version first: a newer header is never parsed as ours.
+        "session" => {
+            let value: serde_json::Value = serde_json::from_str(text).map_err(bad)?;
+            if let Some(version) = value.get("version").and_then(serde_json::Value::as_u64)
+                && version > u64::from(FORMAT_VERSION)
+            {
+                return Err(LineError::Newer(version));
+            }
+            serde_json::from_value::<Record>(value)
+                .map(Line::Record)
+                .map_err(bad)
+        }
+        _ => serde_json::from_str::<Record>(text)
+            .map(Line::Record)
+            .map_err(bad),
     }
-    // The header is read for its version first: a newer header is never parsed as ours.
-    if kind == "session"
-        && let Some(version) = value.get("version").and_then(serde_json::Value::as_u64)
-        && version > u64::from(FORMAT_VERSION)
-    {
-        return Err(LineError::Newer(version));
-    }
-    serde_json::from_value::<Record>(value)
-        .map(Line::Record)
-        .map_err(|e| LineError::Bad(format!("not a transcript entry: {e}")))
 }
 
-fn parse_message(value: serde_json::Value) -> Result<Entry, String> {
-    let line: MessageLine =
-        serde_json::from_value(value).map_err(|e| format!("not a transcript entry: {e}"))?;
+/// The kind of a line, read without building the rest.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+fn parse_message(line: MessageLine) -> Result<Entry, String> {
     let role = match line.message.role {
         Role::User => "user",
         Role::Assistant => "assistant",
