@@ -229,6 +229,14 @@ impl PermissionPrompt {
                 p.focus = (p.focus + 1).min(options.len().saturating_sub(1))
             }
             PromptAction::Choose => chosen = options.get(p.focus).map(|c| c.action),
+            // Space toggles the focused option of a multi-select question, as the digits do.
+            PromptAction::Review(ReviewKey::ToggleHunk)
+                if p
+                    .question()
+                    .is_some_and(|(_, _, q)| q.multi_select && p.focus < q.options.len()) =>
+            {
+                chosen = options.get(p.focus).map(|c| c.action)
+            }
             PromptAction::Review(key) => match &mut p.preview {
                 Preview::Diff(d) => {
                     d.handle_key(key);
@@ -453,7 +461,7 @@ impl Overlay for PermissionPrompt {
 
     fn key_hints(&self) -> &'static str {
         if self.queue.front().is_some_and(|p| p.question().is_some()) {
-            return "1-4 choose · 5 type an answer · 6 done (several) · Esc decline";
+            return "↑↓ Enter 1-4 choose · Space toggle · 5 type an answer · 6 done · Esc decline";
         }
         if self.is_edit() {
             "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll · Tab hunk · Space toggle · A/R all · \

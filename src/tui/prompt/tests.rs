@@ -509,3 +509,39 @@ fn questions_are_answered_one_after_another_and_sent_together() {
         [Decision::DenyOnce]
     );
 }
+
+#[test]
+fn arrows_enter_and_space_answer_questions_as_the_digits_do() {
+    use Key::{Down, Enter, Up};
+    // Down, Enter picks SQLite; on the multi-select one, Space toggles the focused option
+    // (twice on Lint: off again), Enter toggles too, and Enter on "done" sends.
+    let keys = [
+        p(Down),
+        p(Enter),
+        k(' '),
+        k(' '),
+        p(Down),
+        p(Down),
+        k(' '),
+        p(Up),
+        p(Enter),
+        p(Down),
+        p(Down),
+        p(Down),
+        p(Enter),
+    ];
+    assert_eq!(
+        answer(questions_request(4), &keys),
+        [Decision::Answers {
+            answers: vec!["SQLite".into(), "Tests, Bench".into()],
+        }]
+    );
+    // Space on a single-select question, or on "type an answer", does nothing.
+    let keys = [k(' '), k('1'), p(Down), p(Down), p(Down), k(' '), k('1'), k('6')];
+    assert_eq!(
+        answer(questions_request(5), &keys),
+        [Decision::Answers {
+            answers: vec!["Postgres".into(), "Lint".into()],
+        }]
+    );
+}
