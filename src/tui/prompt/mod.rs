@@ -231,8 +231,7 @@ impl PermissionPrompt {
             PromptAction::Choose => chosen = options.get(p.focus).map(|c| c.action),
             // Space toggles the focused option of a multi-select question, as the digits do.
             PromptAction::Review(ReviewKey::ToggleHunk)
-                if p
-                    .question()
+                if p.question()
                     .is_some_and(|(_, _, q)| q.multi_select && p.focus < q.options.len()) =>
             {
                 chosen = options.get(p.focus).map(|c| c.action)

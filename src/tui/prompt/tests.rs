@@ -537,7 +537,16 @@ fn arrows_enter_and_space_answer_questions_as_the_digits_do() {
         }]
     );
     // Space on a single-select question, or on "type an answer", does nothing.
-    let keys = [k(' '), k('1'), p(Down), p(Down), p(Down), k(' '), k('1'), k('6')];
+    let keys = [
+        k(' '),
+        k('1'),
+        p(Down),
+        p(Down),
+        p(Down),
+        k(' '),
+        k('1'),
+        k('6'),
+    ];
     assert_eq!(
         answer(questions_request(5), &keys),
         [Decision::Answers {
