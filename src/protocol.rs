@@ -62,6 +62,8 @@ pub enum Op {
         #[serde(default)]
         confirmed: bool,
     },
+    /// Stop the background agent `id` (`/tasks`); the model is told the person stopped it.
+    StopTask { id: String },
     /// Stop the core: kill background processes, flush the transcript.
     Shutdown,
 }
@@ -269,7 +271,7 @@ pub enum TaskStatus {
     Running,
     Completed,
     Failed,
-    /// Stopped before it finished (the session ended).
+    /// Stopped before it finished (the session ended, or the person stopped it).
     Stopped,
 }
 

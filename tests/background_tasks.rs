@@ -19,6 +19,7 @@ use cairn::tui::app::{App, AppConfig};
 use cairn::tui::composer::history::History;
 use cairn::tui::highlight::Highlighter;
 use cairn::tui::input::{InputEvent, Key, KeyInput};
+use cairn::tui::picker::PickerKind;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -142,6 +143,13 @@ impl Tui {
         }
     }
 
+    /// The open picker: its kind and labels.
+    fn picker(&self) -> Option<(PickerKind, Vec<String>)> {
+        self.app
+            .picker()
+            .map(|p| (p.kind, p.items.iter().map(|i| i.label.clone()).collect()))
+    }
+
     fn notices(&self) -> Vec<String> {
         self.app
             .conversation()
@@ -212,6 +220,13 @@ async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finish
         "{:?}",
         tui.notices()
     );
+    // The picker of running ones opened with it; Esc closes it and stops nothing.
+    assert_eq!(
+        tui.picker(),
+        Some((PickerKind::Tasks, vec!["agent-1".into()]))
+    );
+    tui.press(Key::Esc);
+    assert_eq!(tui.picker(), None);
 
     std::fs::write(dir.join("release"), "").unwrap();
     tui.pump(|seen| statuses(seen).contains(&TaskStatus::Completed))
@@ -231,6 +246,7 @@ async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finish
             && listing.ends_with("  completed"),
         "{listing}"
     );
+    assert_eq!(tui.picker(), None, "nothing left to stop");
     // As the notice says: the next message brings the model the report.
     tui.enter("anything new?");
     tui.pump(|seen| turns_finished(seen) == 2).await;
@@ -239,5 +255,89 @@ async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finish
         last.contains("Background agent agent-1 (alpha: find the parser) finished")
             && last.contains("parse() is in src/parse.rs:12"),
         "{last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_stops_a_running_background_agent_and_the_model_is_told_the_person_did() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut tui = Tui::start(dir, &script(&["Understood, it was stopped."]));
+    tui.enter("look in the background");
+    tui.pump(|seen| turns_finished(seen) == 1 && sub_bash_started(seen))
+        .await;
+    // /tasks, Enter on the running one, then the confirmation.
+    tui.tasks();
+    assert_eq!(
+        tui.picker(),
+        Some((PickerKind::Tasks, vec!["agent-1".into()]))
+    );
+    tui.press(Key::Enter);
+    assert_eq!(
+        tui.picker(),
+        Some((
+            PickerKind::TaskStop,
+            vec!["1. Stop agent-1".into(), "2. Keep it running".into()]
+        ))
+    );
+    // "Keep it running" stops nothing.
+    tui.press(Key::Char('2'));
+    assert_eq!(tui.picker(), None);
+    tui.tasks();
+    tui.press(Key::Enter);
+    tui.press(Key::Char('1'));
+    assert_eq!(tui.picker(), None);
+    // Its Bash call never saw `release`: the stop cut it short.
+    tui.pump(|seen| statuses(seen).contains(&TaskStatus::Stopped))
+        .await;
+    assert_eq!(
+        statuses(&tui.seen),
+        [TaskStatus::Running, TaskStatus::Stopped]
+    );
+    let notices = tui.notices();
+    assert_eq!(
+        notices.last().map(String::as_str),
+        Some("Background agent agent-1 (alpha · find the parser) was stopped."),
+        "{notices:?}"
+    );
+    let listing = tui.tasks();
+    assert!(listing.ends_with("  stopped"), "{listing}");
+    assert_eq!(tui.picker(), None, "nothing left to stop");
+    // The model hears of it with the next message; the agent never asked for more.
+    tui.enter("what happened?");
+    tui.pump(|seen| turns_finished(seen) == 2).await;
+    let requests = tui.agent.server.requests();
+    let last = requests.last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains(
+            "Background agent agent-1 (alpha: find the parser) was stopped by the user before \
+             it finished; it has no report."
+        ),
+        "{last}"
+    );
+    let alpha = requests
+        .iter()
+        .filter(|r| r.body["system"].to_string().contains("ALPHA-ROLE"))
+        .count();
+    assert_eq!(alpha, 1, "the stopped agent made no further request");
+    assert!(!last.contains("src/parse.rs"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_an_agent_that_is_not_running_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut tui = Tui::start(tmp.path(), &script(&[]));
+    tui.agent
+        .handle
+        .ops
+        .send(Op::StopTask {
+            id: "agent-7".into(),
+        })
+        .unwrap();
+    tui.pump(|seen| seen.iter().any(|e| matches!(e, Event::Notice { .. })))
+        .await;
+    assert_eq!(
+        tui.notices().last().map(String::as_str),
+        Some("No background agent agent-7 is running.")
     );
 }

@@ -3,8 +3,10 @@
 //! reminder of the conversation that started it, so it reaches the model with that
 //! conversation's next request, and an [`Event::BackgroundTask`] tells the client (`/tasks`,
 //! and a notice when the person is not waiting on the model). Runs are stopped when the
-//! session ends (the session's [`Subagents`](super::subagent::Subagents) is dropped), never by
-//! an interrupt of the turn that started them.
+//! session ends (the session's [`Subagents`](super::subagent::Subagents) is dropped) or when
+//! the person stops one from `/tasks` ([`Op::StopTask`](crate::protocol::Op::StopTask); the
+//! model is then told so, as it would have been told the report), never by an interrupt of the
+//! turn that started them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +15,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::core::Core;
+use super::running_tasks::RunningTasks;
 use crate::protocol::{BackgroundTask, Event, TaskStatus};
 use crate::session::context::SessionContext;
 
@@ -23,6 +26,8 @@ pub(crate) struct Background {
     started: AtomicU64,
     /// Cancelled when the session ends.
     stop: CancellationToken,
+    /// The runs still going (the core stops one when the person asks).
+    pub running: Arc<RunningTasks>,
 }
 
 impl Background {
@@ -52,17 +57,29 @@ impl Background {
         let id = task.id.clone();
         parent.events.send(Event::BackgroundTask(task.clone()));
         let cancel = self.stop.child_token();
+        self.running.insert(&id, cancel.clone());
+        let running = Arc::clone(&self.running);
+        let session_over = self.stop.clone();
         let parent = Arc::clone(parent);
         let prompt = prompt.to_string();
         tokio::spawn(async move {
             let started = Instant::now();
             let result = core.run_subagent(&prompt, &cancel).await;
+            running.remove(&task.id);
             let head = format!(
                 "Background agent {} ({}: {})",
                 task.id, task.agent, task.description
             );
             task.status = match result {
-                _ if cancel.is_cancelled() => TaskStatus::Stopped,
+                // No one is left to tell.
+                _ if session_over.is_cancelled() => TaskStatus::Stopped,
+                // A report that came in as the person stopped it is still a report.
+                Err(_) if cancel.is_cancelled() => {
+                    parent.remind(format!(
+                        "{head} was stopped by the user before it finished; it has no report."
+                    ));
+                    TaskStatus::Stopped
+                }
                 Ok(report) => {
                     parent.remind(format!("{head} finished. Its report:\n\n{report}"));
                     TaskStatus::Completed

@@ -278,6 +278,7 @@ impl Subagents {
             agents: Vec::new(),
             skills: Vec::new(),
             rewind_undo: None,
+            background: Arc::clone(&self.background.running),
         })
     }
 }

@@ -714,6 +714,7 @@ mod permission;
 mod pickers;
 mod rewind;
 mod submit;
+mod tasks;
 
 #[cfg(test)]
 mod rewind_tests;
