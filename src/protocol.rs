@@ -564,6 +564,10 @@ pub struct PermissionRequest {
     pub session_scope: Option<String>,
     /// The exact rule "always allow" would save, when one can be saved.
     pub saveable_rule: Option<String>,
+    /// Asked by a background agent (`run_in_background`): it outlives the turn that was
+    /// running when it came, so a client keeps it open when that turn ends.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
     pub kind: RequestKind,
 }
 

@@ -341,3 +341,55 @@ async fn stopping_an_agent_that_is_not_running_says_so() {
         Some("No background agent agent-7 is running.")
     );
 }
+
+/// A background agent asks for permission while the person's turn is still running; that turn
+/// ends before the person answers. The question must stay open: the agent waits for it, and
+/// nobody else will ever answer it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_agents_permission_prompt_outlives_the_turn_that_was_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [
+                {"id": "a1", "name": "Agent", "input": {
+                    "description": "make a file", "prompt": "touch made.txt",
+                    "subagent_type": "alpha", "run_in_background": true}},
+                {"id": "f1", "name": "Bash", "input": {"command": "sh wait.sh"}}
+            ]},
+            {"text": "Both going."}
+        ],
+        "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+            {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+            {"text": "made it"}
+        ]}]
+    });
+    let mut tui = Tui::start(dir, &script);
+    tui.enter("start both");
+    // The background agent asks while the turn's own Bash call still waits for `release`.
+    tui.pump(|seen| {
+        seen.iter()
+            .any(|e| matches!(e, Event::PermissionRequest(r) if r.call_id == "b1"))
+    })
+    .await;
+    assert_eq!(turns_finished(&tui.seen), 0);
+    let asked = |tui: &Tui| {
+        tui.app
+            .permission_prompt()
+            .and_then(|p| p.current())
+            .map(|r| r.title.clone())
+    };
+    assert_eq!(asked(&tui).as_deref(), Some("alpha › Bash touch made.txt"));
+    std::fs::write(dir.join("release"), "").unwrap();
+    tui.pump(|seen| turns_finished(seen) == 1).await;
+    assert_eq!(
+        asked(&tui).as_deref(),
+        Some("alpha › Bash touch made.txt"),
+        "the background agent's question is still open"
+    );
+    tui.press(Key::Char('1'));
+    tui.pump(|seen| statuses(seen).contains(&TaskStatus::Completed))
+        .await;
+    assert!(dir.join("made.txt").exists());
+    assert!(tui.app.permission_prompt().is_none());
+}

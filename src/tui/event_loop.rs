@@ -390,6 +390,7 @@ mod tests {
                 }),
                 session_scope: None,
                 saveable_rule: None,
+                background: false,
                 kind: RequestKind::Tool,
             }))
             .unwrap();

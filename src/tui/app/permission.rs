@@ -35,6 +35,15 @@ impl App {
         }
     }
 
+    /// The turn ended: the core no longer waits for answers to its requests, but background
+    /// agents' requests still wait.
+    pub(super) fn drop_turn_requests(&mut self) {
+        if let Some(p) = self.permission_prompt_mut() {
+            p.keep_background();
+        }
+        self.close_answered_prompt();
+    }
+
     /// Drop the prompt once its last request is answered.
     pub(super) fn close_answered_prompt(&mut self) {
         if self

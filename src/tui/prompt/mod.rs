@@ -404,6 +404,15 @@ impl PermissionPrompt {
         self.feedback = None;
     }
 
+    /// The turn ended: drop its requests, keeping those of background agents, which still
+    /// wait for an answer.
+    pub fn keep_background(&mut self) {
+        if self.queue.front().is_some_and(|p| !p.req.background) {
+            self.feedback = None;
+        }
+        self.queue.retain(|p| p.req.background);
+    }
+
     /// The editor returned for request `request_id`: `Ok(text)` becomes the content under
     /// review; an error is shown in the prompt. Stale ids (already answered) are ignored.
     pub fn editor_finished(&mut self, request_id: u64, result: Result<String, String>) {

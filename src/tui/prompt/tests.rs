@@ -44,6 +44,7 @@ pub(crate) fn edit_request(id: u64, root: &str) -> PermissionRequest {
         }),
         session_scope: Some("edits to src/lib.rs".into()),
         saveable_rule: Some("Edit(src/lib.rs)".into()),
+        background: false,
         kind: RequestKind::Tool,
     }
 }
@@ -59,6 +60,7 @@ pub(crate) fn plan_request(id: u64) -> PermissionRequest {
         preview: None,
         session_scope: None,
         saveable_rule: None,
+        background: false,
         kind: RequestKind::PlanApproval {
             plan: "# Plan\n\n1. Read `src/lib.rs`\n2. Rename **line 2**\n3. Run the tests\n".into(),
         },
@@ -460,6 +462,7 @@ pub(crate) fn questions_request(id: u64) -> PermissionRequest {
         preview: None,
         session_scope: None,
         saveable_rule: None,
+        background: false,
         kind: RequestKind::Questions {
             questions: vec![
                 Question {
@@ -553,4 +556,32 @@ fn arrows_enter_and_space_answer_questions_as_the_digits_do() {
             answers: vec!["Postgres".into(), "Lint".into()],
         }]
     );
+}
+
+#[test]
+fn the_turn_end_keeps_only_background_agents_requests() {
+    let mut h = Harness::new();
+    let background = |id| PermissionRequest {
+        background: true,
+        ..request(id, false)
+    };
+    h.event(Event::PermissionRequest(request(1, false)));
+    h.event(Event::PermissionRequest(background(2)));
+    h.event(Event::PermissionRequest(request(3, false)));
+    // Typing feedback for the turn's own request, which goes with the turn.
+    h.press(Key::Char('5'));
+    h.type_text("half");
+    h.event(crate::tui::app::tests::finished(1));
+    let prompt = h.app.permission_prompt().expect("the background one stays");
+    assert_eq!(prompt.len(), 1);
+    assert!(!prompt.is_typing_feedback());
+    h.press(Key::Char('1'));
+    assert_eq!(
+        h.sent(),
+        [Op::PermissionDecision {
+            request_id: 2,
+            decision: Decision::AllowOnce
+        }]
+    );
+    assert!(h.app.permission_prompt().is_none());
 }
