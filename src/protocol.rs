@@ -564,10 +564,11 @@ pub struct PermissionRequest {
     pub session_scope: Option<String>,
     /// The exact rule "always allow" would save, when one can be saved.
     pub saveable_rule: Option<String>,
-    /// Asked by a background agent (`run_in_background`): it outlives the turn that was
-    /// running when it came, so a client keeps it open when that turn ends.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub background: bool,
+    /// The background agent (`agent-1`, `run_in_background`) that asks, if one does: its
+    /// request outlives the turn that was running when it came, so a client keeps it open when
+    /// that turn ends, and drops it when that agent ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_task: Option<String>,
     pub kind: RequestKind,
 }
 

@@ -373,6 +373,11 @@ async fn a_background_agents_permission_prompt_outlives_the_turn_that_was_runnin
     })
     .await;
     assert_eq!(turns_finished(&tui.seen), 0);
+    let tagged = tui.seen.iter().find_map(|e| match e {
+        Event::PermissionRequest(r) if r.call_id == "b1" => Some(r.background_task.clone()),
+        _ => None,
+    });
+    assert_eq!(tagged, Some(Some("agent-1".to_string())));
     let asked = |tui: &Tui| {
         tui.app
             .permission_prompt()

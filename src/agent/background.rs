@@ -36,28 +36,34 @@ impl Background {
         self.stop.cancel();
     }
 
-    /// Run `core` on `prompt` in its own task; its id. `parent` is the conversation its
+    /// The id of the next run (`agent-<n>`), taken before its core is built so its
+    /// permission requests can carry it.
+    pub fn next_id(&self) -> String {
+        let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("agent-{n}")
+    }
+
+    /// Run `core` on `prompt` in its own task, as `id`. `parent` is the conversation its
     /// report goes back to.
     pub fn start(
         &self,
+        id: String,
         mut core: Core,
         agent: &str,
         description: &str,
         prompt: &str,
         parent: &Arc<SessionContext>,
-    ) -> String {
-        let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+    ) {
         let mut task = BackgroundTask {
-            id: format!("agent-{n}"),
+            id,
             agent: agent.to_string(),
             description: description.to_string(),
             status: TaskStatus::Running,
             elapsed_ms: 0,
         };
-        let id = task.id.clone();
         parent.events.send(Event::BackgroundTask(task.clone()));
         let cancel = self.stop.child_token();
-        self.running.insert(&id, cancel.clone());
+        self.running.insert(&task.id, cancel.clone());
         let running = Arc::clone(&self.running);
         let session_over = self.stop.clone();
         let parent = Arc::clone(parent);
@@ -94,6 +100,5 @@ impl Background {
             // answer to the event carries it.
             parent.events.send(Event::BackgroundTask(task));
         });
-        id
     }
 }

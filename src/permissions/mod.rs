@@ -94,7 +94,7 @@ fn person_request(
         preview,
         session_scope: None,
         saveable_rule: None,
-        background: false,
+        background_task: None,
         kind,
     }))
 }

@@ -394,6 +394,7 @@ impl App {
                 let idle = !self.turn_running;
                 if let Some(text) = self.tasks.update(task, Instant::now(), idle) {
                     self.push_notice(NoticeKind::Info, &text);
+                    self.drop_task_requests(&task.id);
                 }
             }
             Event::TurnFinished { .. } => {

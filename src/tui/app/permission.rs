@@ -39,7 +39,15 @@ impl App {
     /// agents' requests still wait.
     pub(super) fn drop_turn_requests(&mut self) {
         if let Some(p) = self.permission_prompt_mut() {
-            p.keep_background();
+            p.drop_where(|r| r.background_task.is_none());
+        }
+        self.close_answered_prompt();
+    }
+
+    /// Background agent `id` ended: nothing waits for its requests any more.
+    pub(super) fn drop_task_requests(&mut self, id: &str) {
+        if let Some(p) = self.permission_prompt_mut() {
+            p.drop_where(|r| r.background_task.as_deref() == Some(id));
         }
         self.close_answered_prompt();
     }

@@ -104,7 +104,7 @@ pub(crate) fn request(id: u64, saveable: bool) -> PermissionRequest {
         }),
         session_scope: Some("npm test *".into()),
         saveable_rule: saveable.then(|| "Bash(npm test *)".into()),
-        background: false,
+        background_task: None,
         kind: RequestKind::Tool,
     }
 }

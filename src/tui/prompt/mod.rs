@@ -404,13 +404,12 @@ impl PermissionPrompt {
         self.feedback = None;
     }
 
-    /// The turn ended: drop its requests, keeping those of background agents, which still
-    /// wait for an answer.
-    pub fn keep_background(&mut self) {
-        if self.queue.front().is_some_and(|p| !p.req.background) {
+    /// Drop the requests `drop` picks (their asker no longer waits for an answer).
+    pub fn drop_where(&mut self, drop: impl Fn(&PermissionRequest) -> bool) {
+        if self.queue.front().is_some_and(|p| drop(&p.req)) {
             self.feedback = None;
         }
-        self.queue.retain(|p| p.req.background);
+        self.queue.retain(|p| !drop(&p.req));
     }
 
     /// The editor returned for request `request_id`: `Ok(text)` becomes the content under

@@ -44,7 +44,7 @@ pub(crate) fn edit_request(id: u64, root: &str) -> PermissionRequest {
         }),
         session_scope: Some("edits to src/lib.rs".into()),
         saveable_rule: Some("Edit(src/lib.rs)".into()),
-        background: false,
+        background_task: None,
         kind: RequestKind::Tool,
     }
 }
@@ -60,7 +60,7 @@ pub(crate) fn plan_request(id: u64) -> PermissionRequest {
         preview: None,
         session_scope: None,
         saveable_rule: None,
-        background: false,
+        background_task: None,
         kind: RequestKind::PlanApproval {
             plan: "# Plan\n\n1. Read `src/lib.rs`\n2. Rename **line 2**\n3. Run the tests\n".into(),
         },
@@ -462,7 +462,7 @@ pub(crate) fn questions_request(id: u64) -> PermissionRequest {
         preview: None,
         session_scope: None,
         saveable_rule: None,
-        background: false,
+        background_task: None,
         kind: RequestKind::Questions {
             questions: vec![
                 Question {
@@ -559,10 +559,10 @@ fn arrows_enter_and_space_answer_questions_as_the_digits_do() {
 }
 
 #[test]
-fn the_turn_end_keeps_only_background_agents_requests() {
+fn the_turn_end_keeps_background_agents_requests_until_the_agent_ends() {
     let mut h = Harness::new();
     let background = |id| PermissionRequest {
-        background: true,
+        background_task: Some("agent-1".into()),
         ..request(id, false)
     };
     h.event(Event::PermissionRequest(request(1, false)));
@@ -584,4 +584,23 @@ fn the_turn_end_keeps_only_background_agents_requests() {
         }]
     );
     assert!(h.app.permission_prompt().is_none());
+    // When the agent ends (stopped from /tasks, say), its open request goes with it.
+    h.event(Event::PermissionRequest(background(4)));
+    h.event(Event::BackgroundTask(crate::protocol::BackgroundTask {
+        id: "agent-2".into(),
+        agent: "Explore".into(),
+        description: "other".into(),
+        status: crate::protocol::TaskStatus::Completed,
+        elapsed_ms: 5,
+    }));
+    assert_eq!(h.app.permission_prompt().map(|p| p.len()), Some(1));
+    h.event(Event::BackgroundTask(crate::protocol::BackgroundTask {
+        id: "agent-1".into(),
+        agent: "Explore".into(),
+        description: "find".into(),
+        status: crate::protocol::TaskStatus::Stopped,
+        elapsed_ms: 5,
+    }));
+    assert!(h.app.permission_prompt().is_none());
+    assert_eq!(h.sent(), []);
 }
