@@ -75,6 +75,10 @@ async fn questions_answered_with_arrows_space_and_typed_text_then_one_declined_w
     // 1 of 3, single-select: Down moves to SQLite, Enter picks it.
     let screen = t.wait_for("Database (1 of 3): Which database should the service use?");
     assert!(screen.contains("A question for you"), "{screen}");
+    assert!(
+        screen.contains("Ask 3 questions · waiting for your answer"),
+        "the call's cell:\n{screen}"
+    );
     assert!(screen.contains("SQLite — one file"), "{screen}");
     assert!(screen.contains("type an answer of your own"), "{screen}");
     t.send_keys(&["Down", "Enter"]);
@@ -100,6 +104,10 @@ async fn questions_answered_with_arrows_space_and_typed_text_then_one_declined_w
     // The next call asks again; by then the first one's answers were sent.
     let screen = t.wait_for("Rename: Shall I also rename the crate?");
     assert!(
+        screen.contains("Ask 3 questions · answered"),
+        "the first call's cell:\n{screen}"
+    );
+    assert!(
         screen.contains("Checks: Lint, Bench"),
         "the first call's cell shows the answers:\n{screen}"
     );
@@ -118,6 +126,10 @@ async fn questions_answered_with_arrows_space_and_typed_text_then_one_declined_w
     t.send_keys(&["Escape"]);
     let screen = t.wait_for("QUESTIONS-DONE");
     assert!(!screen.contains("A question for you"), "{screen}");
+    assert!(
+        screen.contains("Ask: Shall I also rename the crate? · declined"),
+        "the second call's cell:\n{screen}"
+    );
     let (text, is_error) = result_for(&s, "toolu_ask2");
     assert!(is_error, "a decline is an error result: {text}");
     assert_eq!(
