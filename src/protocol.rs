@@ -62,6 +62,8 @@ pub enum Op {
         #[serde(default)]
         confirmed: bool,
     },
+    /// Stop the background agent `id` (`/tasks`); the model is told the person stopped it.
+    StopTask { id: String },
     /// Stop the core: kill background processes, flush the transcript.
     Shutdown,
 }
@@ -269,7 +271,7 @@ pub enum TaskStatus {
     Running,
     Completed,
     Failed,
-    /// Stopped before it finished (the session ended).
+    /// Stopped before it finished (the session ended, or the person stopped it).
     Stopped,
 }
 
@@ -562,6 +564,11 @@ pub struct PermissionRequest {
     pub session_scope: Option<String>,
     /// The exact rule "always allow" would save, when one can be saved.
     pub saveable_rule: Option<String>,
+    /// The background agent (`agent-1`, `run_in_background`) that asks, if one does: its
+    /// request outlives the turn that was running when it came, so a client keeps it open when
+    /// that turn ends, and drops it when that agent ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background_task: Option<String>,
     pub kind: RequestKind,
 }
 

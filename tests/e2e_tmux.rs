@@ -145,3 +145,75 @@ async fn esc_esc_rewinds_the_code_changed_by_bash_and_write() {
     t.send_keys(&["C-d"]);
     t.wait_for("cairn-exited=0");
 }
+
+/// The agent cell in a real terminal: the parent calls Agent; the sub-agent's Bash call waits
+/// for a file the test creates, so the cell's live line is on screen for as long as the test
+/// looks; then the sub-agent answers, the cell shows its done line, and Ctrl+O expands the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_cell_shows_the_live_line_then_the_done_line_and_ctrl_o_expands_it() {
+    require_tmux!();
+    let s = server(json!({
+        "turns": [
+            {"text": "Handing it to a helper.",
+             "tool_calls": [{"id": "toolu_agent", "name": "Agent", "input": {
+                 "description": "count the files", "prompt": "count the files here",
+                 "subagent_type": "general-purpose"}}]},
+            {"text": "The helper counted them. PARENT-DONE"}
+        ],
+        "by_system": [{"system_contains": "general-purpose agent", "turns": [
+            {"tool_calls": [{"id": "toolu_sub_bash", "name": "Bash",
+                             "input": {"command": "sh wait.sh", "description": "Count"}}]},
+            {"text": "There are 3 files. SUB-REPORT"}
+        ]}]
+    }));
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path();
+    // Waits (at most 20 s, so nothing outlives a failed test) for the file `release`.
+    std::fs::write(
+        dir.join("wait.sh"),
+        "for i in $(seq 400); do [ -f release ] && break; sleep 0.05; done\n\
+         echo counted-3-files\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    std::fs::write(
+        dir.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Agent", "Bash(sh wait.sh)"]}}"#,
+    )
+    .unwrap();
+    let t = Tmux::start_with_env(&s, dir, (100, 30), "", &[]);
+    t.submit("how many files?");
+    // While the sub-agent's Bash call runs: the live line names it and counts it.
+    let screen = t.wait_for("⎿ Bash sh wait.sh · 1 tool use");
+    assert!(
+        screen.contains("general-purpose · count the files"),
+        "the cell's title:\n{screen}"
+    );
+    assert!(!screen.contains("Done ("), "{screen}");
+    std::fs::write(dir.join("release"), "").unwrap();
+    let screen = t.wait_for("PARENT-DONE");
+    assert!(
+        screen.contains("⎿ Done (1 tool use · "),
+        "the done line:\n{screen}"
+    );
+    assert!(screen.contains("(ctrl+o to expand)"), "{screen}");
+    assert!(
+        !screen.contains("Bash sh wait.sh ·"),
+        "the live line is gone:\n{screen}"
+    );
+    // The report shows; the sub-agent's own calls and their output only expanded.
+    assert!(screen.contains("There are 3 files. SUB-REPORT"), "{screen}");
+    assert!(!screen.contains("counted-3-files"), "{screen}");
+    t.send_keys(&["C-o"]);
+    let screen = t.wait_for("counted-3-files");
+    assert!(
+        screen.contains("● Bash sh wait.sh"),
+        "the call, done:\n{screen}"
+    );
+    assert!(!screen.contains("(ctrl+o to expand)"), "{screen}");
+    // The sub-agent's report reached the parent as the Agent call's result.
+    let last = s.requests().last().unwrap().body["messages"].to_string();
+    assert!(last.contains("There are 3 files. SUB-REPORT"), "{last}");
+    t.send_keys(&["C-d"]);
+    t.wait_for("cairn-exited=0");
+}

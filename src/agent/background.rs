@@ -3,8 +3,10 @@
 //! reminder of the conversation that started it, so it reaches the model with that
 //! conversation's next request, and an [`Event::BackgroundTask`] tells the client (`/tasks`,
 //! and a notice when the person is not waiting on the model). Runs are stopped when the
-//! session ends (the session's [`Subagents`](super::subagent::Subagents) is dropped), never by
-//! an interrupt of the turn that started them.
+//! session ends (the session's [`Subagents`](super::subagent::Subagents) is dropped) or when
+//! the person stops one from `/tasks` ([`Op::StopTask`](crate::protocol::Op::StopTask); the
+//! model is then told so, as it would have been told the report), never by an interrupt of the
+//! turn that started them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +15,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::core::Core;
+use super::running_tasks::RunningTasks;
 use crate::protocol::{BackgroundTask, Event, TaskStatus};
 use crate::session::context::SessionContext;
 
@@ -23,6 +26,8 @@ pub(crate) struct Background {
     started: AtomicU64,
     /// Cancelled when the session ends.
     stop: CancellationToken,
+    /// The runs still going (the core stops one when the person asks).
+    pub running: Arc<RunningTasks>,
 }
 
 impl Background {
@@ -31,38 +36,56 @@ impl Background {
         self.stop.cancel();
     }
 
-    /// Run `core` on `prompt` in its own task; its id. `parent` is the conversation its
+    /// The id of the next run (`agent-<n>`), taken before its core is built so its
+    /// permission requests can carry it.
+    pub fn next_id(&self) -> String {
+        let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("agent-{n}")
+    }
+
+    /// Run `core` on `prompt` in its own task, as `id`. `parent` is the conversation its
     /// report goes back to.
     pub fn start(
         &self,
+        id: String,
         mut core: Core,
         agent: &str,
         description: &str,
         prompt: &str,
         parent: &Arc<SessionContext>,
-    ) -> String {
-        let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+    ) {
         let mut task = BackgroundTask {
-            id: format!("agent-{n}"),
+            id,
             agent: agent.to_string(),
             description: description.to_string(),
             status: TaskStatus::Running,
             elapsed_ms: 0,
         };
-        let id = task.id.clone();
         parent.events.send(Event::BackgroundTask(task.clone()));
         let cancel = self.stop.child_token();
+        self.running.insert(&task.id, cancel.clone());
+        let running = Arc::clone(&self.running);
+        let session_over = self.stop.clone();
         let parent = Arc::clone(parent);
         let prompt = prompt.to_string();
         tokio::spawn(async move {
             let started = Instant::now();
             let result = core.run_subagent(&prompt, &cancel).await;
+            running.remove(&task.id);
             let head = format!(
                 "Background agent {} ({}: {})",
                 task.id, task.agent, task.description
             );
             task.status = match result {
-                _ if cancel.is_cancelled() => TaskStatus::Stopped,
+                // No one is left to tell.
+                _ if session_over.is_cancelled() => TaskStatus::Stopped,
+                // A report that came in as the person stopped it is still a report.
+                Err(_) if cancel.is_cancelled() => {
+                    parent.remind(format!(
+                        "{head} was stopped by the user before it finished; it has no report."
+                    ));
+                    TaskStatus::Stopped
+                }
                 Ok(report) => {
                     parent.remind(format!("{head} finished. Its report:\n\n{report}"));
                     TaskStatus::Completed
@@ -77,6 +100,5 @@ impl Background {
             // answer to the event carries it.
             parent.events.send(Event::BackgroundTask(task));
         });
-        id
     }
 }

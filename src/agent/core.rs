@@ -112,6 +112,9 @@ pub(crate) struct Core {
     pub skills: Vec<crate::commands::skills::Skill>,
     /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
     pub rewind_undo: Option<crate::session::rewind::RewindUndo>,
+    /// The session's background agents still running (`/tasks` stops one with
+    /// [`Op::StopTask`]).
+    pub background: Arc<super::running_tasks::RunningTasks>,
 }
 
 impl Core {
@@ -175,6 +178,7 @@ impl Core {
         let events = self.events().clone();
         let gate = Arc::clone(&self.gate);
         let decisions = self.decisions.clone();
+        let background = Arc::clone(&self.background);
         let mut queue: VecDeque<String> = VecDeque::new();
         let mut ops_closed = false;
         loop {
@@ -195,6 +199,10 @@ impl Core {
                         continue;
                     }
                     Some(Op::Interrupt) => continue,
+                    Some(Op::StopTask { id }) => {
+                        background.stop(&id, &events);
+                        continue;
+                    }
                     Some(Op::SetModel { model }) => {
                         self.set_model(&model);
                         continue;
@@ -250,6 +258,7 @@ impl Core {
                                 events.send(Event::ModeChanged { mode });
                             }
                             Some(Op::Submit { text }) => queue.push_back(text),
+                            Some(Op::StopTask { id }) => background.stop(&id, &events),
                             // The turn's requests keep their model; the next turn uses this one.
                             Some(Op::SetModel { model }) => next_model = Some(model),
                             // Clearing mid-turn would cut the turn's messages in half: refuse.

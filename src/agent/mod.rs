@@ -16,6 +16,7 @@ pub mod output_style;
 pub mod prompt;
 mod resume;
 mod rewind;
+mod running_tasks;
 mod subagent;
 
 use std::path::PathBuf;
@@ -166,6 +167,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         setup.transcript_path.clone().unwrap_or_default(),
     ));
     let decisions = PendingDecisions::default();
+    let background: Arc<background::Background> = Arc::default();
     let subagents = Arc::new(subagent::Subagents {
         client: Arc::clone(&setup.client),
         model: setup.model.clone(),
@@ -185,7 +187,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         usage: core::UsageSink::default(),
         tool_search: setup.tool_search,
         depth: 1,
-        background: Arc::default(),
+        background: Arc::clone(&background),
     });
     extra_tools.push(Arc::new(AgentTool::new(subagents.clone())));
     let searching = setup.tool_search.mode != deferral::ToolSearchMode::Never;
@@ -260,6 +262,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
             .collect(),
         skills: setup.skills,
         rewind_undo: None,
+        background: Arc::clone(&background.running),
     };
     tokio::spawn(core.run(ops_rx));
     AgentHandle {

@@ -134,15 +134,22 @@ impl Subagents {
     }
 
     /// A session of its own whose events reach the client wrapped with the Agent call's id
-    /// (see [`forwarded`]); files read are shared with the parent.
-    fn sub_session(&self, agent: &str, parent_call_id: &str) -> Arc<SessionContext> {
+    /// (see [`forwarded`]); files read are shared with the parent. `task`: the id of a
+    /// `run_in_background` run, which its permission requests carry.
+    fn sub_session(
+        &self,
+        agent: &str,
+        parent_call_id: &str,
+        task: Option<&str>,
+    ) -> Arc<SessionContext> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let parent = self.session.events.clone();
         let agent = agent.to_string();
         let parent_call_id = parent_call_id.to_string();
+        let task = task.map(str::to_string);
         tokio::spawn(async move {
             while let Some(event) = rx.recv().await {
-                if let Some(event) = forwarded(event, &agent, &parent_call_id) {
+                if let Some(event) = forwarded(event, &agent, &parent_call_id, task.as_deref()) {
                     parent.send(event);
                 }
             }
@@ -217,8 +224,9 @@ impl Subagents {
         agent: &Kind<'_>,
         model: Option<&str>,
         parent_call_id: &str,
+        task: Option<&str>,
     ) -> Result<Core, String> {
-        let session = self.sub_session(name, parent_call_id);
+        let session = self.sub_session(name, parent_call_id, task);
         let registry = self.tools_for(agent, &session)?;
         let (role, own_model) = match agent {
             Kind::Custom(d) => (d.prompt.as_str(), d.model.as_deref()),
@@ -278,6 +286,7 @@ impl Subagents {
             agents: Vec::new(),
             skills: Vec::new(),
             rewind_undo: None,
+            background: Arc::clone(&self.background.running),
         })
     }
 }
@@ -292,17 +301,23 @@ impl Drop for Subagents {
 }
 
 /// What of a sub-agent's events the client sees: its tool calls, whole messages and usage
-/// wrapped with the Agent call's id; its permission requests labelled with the agent; its
-/// notices and errors as they are. Its streamed text and turn events stay inside.
-fn forwarded(event: Event, agent: &str, parent_call_id: &str) -> Option<Event> {
-    let label = |title: &mut String| *title = format!("{agent} › {title}");
+/// wrapped with the Agent call's id; its permission requests labelled with the agent (and,
+/// when it runs in the background as `task`, with that id, nested agents' too); its notices
+/// and errors as they are. Its streamed text and turn events stay inside.
+fn forwarded(event: Event, agent: &str, parent_call_id: &str, task: Option<&str>) -> Option<Event> {
+    let label = |req: &mut crate::protocol::PermissionRequest| {
+        req.title = format!("{agent} › {}", req.title);
+        if req.background_task.is_none() {
+            req.background_task = task.map(str::to_string);
+        }
+    };
     match event {
         Event::PermissionRequest(mut req) => {
-            label(&mut req.title);
+            label(&mut req);
             Some(Event::PermissionRequest(req))
         }
         Event::PermissionRequestUpdated { mut request, note } => {
-            label(&mut request.title);
+            label(&mut request);
             Some(Event::PermissionRequestUpdated { request, note })
         }
         Event::Notice { .. } | Event::Error { .. } | Event::BackgroundTask(_) => Some(event),
@@ -361,7 +376,7 @@ impl SubagentRunner for Subagents {
         ctx: &ToolContext,
     ) -> Result<String, String> {
         let kind = self.kind(agent)?;
-        let mut core = self.core_for(agent, &kind, model, &ctx.call_id)?;
+        let mut core = self.core_for(agent, &kind, model, &ctx.call_id, None)?;
         core.run_subagent(prompt, &ctx.cancel).await
     }
 
@@ -374,10 +389,11 @@ impl SubagentRunner for Subagents {
         ctx: &ToolContext,
     ) -> Result<String, String> {
         let kind = self.kind(agent)?;
-        let core = self.core_for(agent, &kind, model, &ctx.call_id)?;
-        Ok(self
-            .background
-            .start(core, agent, description, prompt, &self.session))
+        let id = self.background.next_id();
+        let core = self.core_for(agent, &kind, model, &ctx.call_id, Some(&id))?;
+        self.background
+            .start(id.clone(), core, agent, description, prompt, &self.session);
+        Ok(id)
     }
 }
 

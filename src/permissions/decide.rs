@@ -481,6 +481,7 @@ impl PermissionGate {
             }),
             saveable_rule: (all_grantable && saveable.len() == 1 && parts.len() == 1)
                 .then(|| saveable[0].clone()),
+            background_task: None,
             kind: RequestKind::Tool,
         }))
     }

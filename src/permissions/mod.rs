@@ -94,6 +94,7 @@ fn person_request(
         preview,
         session_scope: None,
         saveable_rule: None,
+        background_task: None,
         kind,
     }))
 }

@@ -390,6 +390,7 @@ mod tests {
                 }),
                 session_scope: None,
                 saveable_rule: None,
+                background_task: None,
                 kind: RequestKind::Tool,
             }))
             .unwrap();

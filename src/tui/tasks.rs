@@ -1,6 +1,7 @@
 //! The session's background agents as the TUI knows them from [`Event::BackgroundTask`]s:
-//! what `/tasks` lists (id, type, description, elapsed time, status) and the notice shown when
-//! one ends. Pure state: the app feeds it events and the clock.
+//! what `/tasks` lists (id, type, description, elapsed time, status), the running ones its
+//! picker offers to stop, and the notice shown when one ends. Pure state: the app feeds it
+//! events and the clock.
 //!
 //! [`Event::BackgroundTask`]: crate::protocol::Event::BackgroundTask
 
@@ -46,6 +47,23 @@ impl BackgroundTasks {
             TaskStatus::Failed => Some(format!("{what} failed: {next}.")),
             TaskStatus::Stopped => Some(format!("{what} was stopped.")),
         }
+    }
+
+    /// The running ones, oldest first, as picker rows: the id, and type · description ·
+    /// elapsed time.
+    pub fn running(&self, now: Instant) -> Vec<(String, String)> {
+        self.tasks
+            .iter()
+            .filter(|k| k.task.status == TaskStatus::Running)
+            .map(|k| {
+                let t = &k.task;
+                let elapsed = format_elapsed(now.saturating_duration_since(k.since));
+                (
+                    t.id.clone(),
+                    format!("{} · {} · {elapsed}", t.agent, t.description),
+                )
+            })
+            .collect()
     }
 
     /// The `/tasks` text: running ones first, then the ended ones, oldest first.
@@ -118,6 +136,13 @@ mod tests {
                 "Background agent agent-1 (Explore · find the parser) finished: the model gets \
                  its report with your next message."
             )
+        );
+        assert_eq!(
+            tasks.running(t0 + Duration::from_secs(75)),
+            [(
+                "agent-2".to_string(),
+                "Explore · find the parser · 1m 15s".to_string()
+            )]
         );
         let listing = tasks.listing(t0 + Duration::from_secs(75));
         assert_eq!(

@@ -8,7 +8,8 @@
 //!
 //! Invariants: at most one prompt is in flight; text sent while a turn runs is queued and sent,
 //! one prompt per finished turn, in order (an interrupt puts the queue back into the composer).
-//! Every permission request gets at most one answer, and none after its turn ended.
+//! Every permission request gets at most one answer, and none after its turn ended (a
+//! background agent's request outlives the turn that was running when it came).
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -393,13 +394,13 @@ impl App {
                 let idle = !self.turn_running;
                 if let Some(text) = self.tasks.update(task, Instant::now(), idle) {
                     self.push_notice(NoticeKind::Info, &text);
+                    self.drop_task_requests(&task.id);
                 }
             }
             Event::TurnFinished { .. } => {
                 self.turn_running = false;
                 self.status.working_since = None;
-                // The core no longer waits for answers to this turn's requests.
-                self.layers.retain(|l| !matches!(l, Layer::Permission(_)));
+                self.drop_turn_requests();
                 if let Some(next) = self.queued.pop_front() {
                     self.send_prompt(next);
                 }
@@ -714,6 +715,7 @@ mod permission;
 mod pickers;
 mod rewind;
 mod submit;
+mod tasks;
 
 #[cfg(test)]
 mod rewind_tests;

@@ -35,6 +35,23 @@ impl App {
         }
     }
 
+    /// The turn ended: the core no longer waits for answers to its requests, but background
+    /// agents' requests still wait.
+    pub(super) fn drop_turn_requests(&mut self) {
+        if let Some(p) = self.permission_prompt_mut() {
+            p.drop_where(|r| r.background_task.is_none());
+        }
+        self.close_answered_prompt();
+    }
+
+    /// Background agent `id` ended: nothing waits for its requests any more.
+    pub(super) fn drop_task_requests(&mut self, id: &str) {
+        if let Some(p) = self.permission_prompt_mut() {
+            p.drop_where(|r| r.background_task.as_deref() == Some(id));
+        }
+        self.close_answered_prompt();
+    }
+
     /// Drop the prompt once its last request is answered.
     pub(super) fn close_answered_prompt(&mut self) {
         if self

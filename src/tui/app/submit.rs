@@ -159,10 +159,7 @@ impl App {
                 }
                 self.conversation.push_notice(NoticeKind::Info, &text);
             }
-            C::Tasks => {
-                let text = self.tasks.listing(std::time::Instant::now());
-                self.conversation.push_notice(NoticeKind::Info, &text);
-            }
+            C::Tasks => self.tasks_command(),
             C::Exit => return vec![AppAction::Quit],
         }
         Vec::new()

@@ -104,6 +104,7 @@ pub(crate) fn request(id: u64, saveable: bool) -> PermissionRequest {
         }),
         session_scope: Some("npm test *".into()),
         saveable_rule: saveable.then(|| "Bash(npm test *)".into()),
+        background_task: None,
         kind: RequestKind::Tool,
     }
 }

@@ -101,6 +101,7 @@ fn running_agent_shows_its_current_call_and_a_waiting_one() {
         preview: None,
         session_scope: None,
         saveable_rule: None,
+        background_task: None,
         kind: RequestKind::Tool,
     }));
     assert_eq!(c.len(), 1);

@@ -307,6 +307,7 @@ impl Conversation {
                 self.note_file(idx, &req.input);
                 if let Some(t) = self.tool_cell(&req.call_id) {
                     t.status = ToolStatus::Waiting;
+                    t.asks = matches!(req.kind, crate::protocol::RequestKind::Questions { .. });
                 }
                 self.changed();
             }

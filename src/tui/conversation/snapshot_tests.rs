@@ -366,6 +366,7 @@ fn permission_wait_then_denied_and_interrupted() {
         preview: None,
         session_scope: None,
         saveable_rule: None,
+        background_task: None,
         kind: RequestKind::Tool,
     }));
     started(&mut c, "t1", "Bash", "Bash rm -rf build");
@@ -405,6 +406,7 @@ fn an_allowed_call_runs_after_its_prompt() {
         preview: None,
         session_scope: None,
         saveable_rule: None,
+        background_task: None,
         kind: RequestKind::Tool,
     }));
     insta::assert_snapshot!(screen(&mut c, 50, 2), @"? Write notes.md · waiting for permission");

@@ -44,6 +44,9 @@ pub(crate) struct ToolCell {
     pub changed_on_disk: bool,
     /// What the sub-agent it started does (an Agent call), once it has done something.
     pub agent: Option<AgentActivity>,
+    /// The call asks the person questions (AskUserQuestion): its wait and outcome are an
+    /// answer, not a permission.
+    pub asks: bool,
 }
 
 impl ToolCell {
@@ -57,6 +60,7 @@ impl ToolCell {
             body: None,
             outcome: None,
             changed_on_disk: false,
+            asks: false,
             agent: None,
         }
     }
@@ -116,8 +120,15 @@ impl ToolCell {
             ToolStatus::Waiting => (
                 "? ",
                 theme.tool_waiting,
-                " · waiting for permission".to_string(),
+                if self.asks {
+                    " · waiting for your answer"
+                } else {
+                    " · waiting for permission"
+                }
+                .to_string(),
             ),
+            ToolStatus::Done if self.asks => ("● ", theme.tool_done, " · answered".to_string()),
+            ToolStatus::Denied if self.asks => ("⊘ ", theme.tool_denied, " · declined".to_string()),
             ToolStatus::Running => (
                 SPINNER[self.spinner % SPINNER.len()],
                 theme.tool_running,

@@ -42,6 +42,10 @@ pub enum PickerKind {
     RewindChoice,
     /// `/rewind`: restore files changed outside cairn too?
     RewindConfirm,
+    /// `/tasks`: the background agents still running; Enter asks to stop one.
+    Tasks,
+    /// `/tasks`: stop this background agent?
+    TaskStop,
 }
 
 /// An open picker.
@@ -142,7 +146,7 @@ impl Picker {
     fn numbered(&self) -> bool {
         matches!(
             self.kind,
-            PickerKind::RewindChoice | PickerKind::RewindConfirm
+            PickerKind::RewindChoice | PickerKind::RewindConfirm | PickerKind::TaskStop
         )
     }
 
@@ -254,6 +258,8 @@ impl Overlay for Picker {
             PickerKind::RewindConfirm => {
                 " files changed outside cairn since its last turn · 1-2 or Enter "
             }
+            PickerKind::Tasks => " running background agents · Enter stop one · Esc close ",
+            PickerKind::TaskStop => " stop this background agent? · 1-2 or Enter · Esc keep it ",
         }
     }
 

@@ -229,6 +229,13 @@ impl PermissionPrompt {
                 p.focus = (p.focus + 1).min(options.len().saturating_sub(1))
             }
             PromptAction::Choose => chosen = options.get(p.focus).map(|c| c.action),
+            // Space toggles the focused option of a multi-select question, as the digits do.
+            PromptAction::Review(ReviewKey::ToggleHunk)
+                if p.question()
+                    .is_some_and(|(_, _, q)| q.multi_select && p.focus < q.options.len()) =>
+            {
+                chosen = options.get(p.focus).map(|c| c.action)
+            }
             PromptAction::Review(key) => match &mut p.preview {
                 Preview::Diff(d) => {
                     d.handle_key(key);
@@ -397,6 +404,14 @@ impl PermissionPrompt {
         self.feedback = None;
     }
 
+    /// Drop the requests `drop` picks (their asker no longer waits for an answer).
+    pub fn drop_where(&mut self, drop: impl Fn(&PermissionRequest) -> bool) {
+        if self.queue.front().is_some_and(|p| drop(&p.req)) {
+            self.feedback = None;
+        }
+        self.queue.retain(|p| !drop(&p.req));
+    }
+
     /// The editor returned for request `request_id`: `Ok(text)` becomes the content under
     /// review; an error is shown in the prompt. Stale ids (already answered) are ignored.
     pub fn editor_finished(&mut self, request_id: u64, result: Result<String, String>) {
@@ -453,7 +468,7 @@ impl Overlay for PermissionPrompt {
 
     fn key_hints(&self) -> &'static str {
         if self.queue.front().is_some_and(|p| p.question().is_some()) {
-            return "1-4 choose · 5 type an answer · 6 done (several) · Esc decline";
+            return "↑↓ Enter 1-4 choose · Space toggle · 5 type an answer · 6 done · Esc decline";
         }
         if self.is_edit() {
             "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll · Tab hunk · Space toggle · A/R all · \

@@ -83,6 +83,8 @@ impl PermissionPrompt {
         if let Some(text) = &self.feedback {
             let ask = if plan {
                 "Tell the model what to change in the plan:"
+            } else if p.question().is_some() {
+                "Your answer:"
             } else {
                 "Tell the model what to do instead:"
             };

@@ -49,6 +49,7 @@ fn tool_request(tool: &str, title: &str, input: serde_json::Value) -> Permission
         preview: None,
         session_scope: None,
         saveable_rule: None,
+        background_task: None,
         kind: RequestKind::Tool,
     }
 }

@@ -44,6 +44,7 @@ pub(crate) fn edit_request(id: u64, root: &str) -> PermissionRequest {
         }),
         session_scope: Some("edits to src/lib.rs".into()),
         saveable_rule: Some("Edit(src/lib.rs)".into()),
+        background_task: None,
         kind: RequestKind::Tool,
     }
 }
@@ -59,6 +60,7 @@ pub(crate) fn plan_request(id: u64) -> PermissionRequest {
         preview: None,
         session_scope: None,
         saveable_rule: None,
+        background_task: None,
         kind: RequestKind::PlanApproval {
             plan: "# Plan\n\n1. Read `src/lib.rs`\n2. Rename **line 2**\n3. Run the tests\n".into(),
         },
@@ -460,6 +462,7 @@ pub(crate) fn questions_request(id: u64) -> PermissionRequest {
         preview: None,
         session_scope: None,
         saveable_rule: None,
+        background_task: None,
         kind: RequestKind::Questions {
             questions: vec![
                 Question {
@@ -508,4 +511,96 @@ fn questions_are_answered_one_after_another_and_sent_together() {
         answer(questions_request(3), &[KeyInput::plain(Key::Esc)]),
         [Decision::DenyOnce]
     );
+}
+
+#[test]
+fn arrows_enter_and_space_answer_questions_as_the_digits_do() {
+    use Key::{Down, Enter, Up};
+    // Down, Enter picks SQLite; on the multi-select one, Space toggles the focused option
+    // (twice on Lint: off again), Enter toggles too, and Enter on "done" sends.
+    let keys = [
+        p(Down),
+        p(Enter),
+        k(' '),
+        k(' '),
+        p(Down),
+        p(Down),
+        k(' '),
+        p(Up),
+        p(Enter),
+        p(Down),
+        p(Down),
+        p(Down),
+        p(Enter),
+    ];
+    assert_eq!(
+        answer(questions_request(4), &keys),
+        [Decision::Answers {
+            answers: vec!["SQLite".into(), "Tests, Bench".into()],
+        }]
+    );
+    // Space on a single-select question, or on "type an answer", does nothing.
+    let keys = [
+        k(' '),
+        k('1'),
+        p(Down),
+        p(Down),
+        p(Down),
+        k(' '),
+        k('1'),
+        k('6'),
+    ];
+    assert_eq!(
+        answer(questions_request(5), &keys),
+        [Decision::Answers {
+            answers: vec!["Postgres".into(), "Lint".into()],
+        }]
+    );
+}
+
+#[test]
+fn the_turn_end_keeps_background_agents_requests_until_the_agent_ends() {
+    let mut h = Harness::new();
+    let background = |id| PermissionRequest {
+        background_task: Some("agent-1".into()),
+        ..request(id, false)
+    };
+    h.event(Event::PermissionRequest(request(1, false)));
+    h.event(Event::PermissionRequest(background(2)));
+    h.event(Event::PermissionRequest(request(3, false)));
+    // Typing feedback for the turn's own request, which goes with the turn.
+    h.press(Key::Char('5'));
+    h.type_text("half");
+    h.event(crate::tui::app::tests::finished(1));
+    let prompt = h.app.permission_prompt().expect("the background one stays");
+    assert_eq!(prompt.len(), 1);
+    assert!(!prompt.is_typing_feedback());
+    h.press(Key::Char('1'));
+    assert_eq!(
+        h.sent(),
+        [Op::PermissionDecision {
+            request_id: 2,
+            decision: Decision::AllowOnce
+        }]
+    );
+    assert!(h.app.permission_prompt().is_none());
+    // When the agent ends (stopped from /tasks, say), its open request goes with it.
+    h.event(Event::PermissionRequest(background(4)));
+    h.event(Event::BackgroundTask(crate::protocol::BackgroundTask {
+        id: "agent-2".into(),
+        agent: "Explore".into(),
+        description: "other".into(),
+        status: crate::protocol::TaskStatus::Completed,
+        elapsed_ms: 5,
+    }));
+    assert_eq!(h.app.permission_prompt().map(|p| p.len()), Some(1));
+    h.event(Event::BackgroundTask(crate::protocol::BackgroundTask {
+        id: "agent-1".into(),
+        agent: "Explore".into(),
+        description: "find".into(),
+        status: crate::protocol::TaskStatus::Stopped,
+        elapsed_ms: 5,
+    }));
+    assert!(h.app.permission_prompt().is_none());
+    assert_eq!(h.sent(), []);
 }

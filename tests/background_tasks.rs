@@ -1,0 +1,400 @@
+//! Background agents as the person sees them, without a terminal: the TUI's [`App`] on the real
+//! core, which runs the Agent tool's `run_in_background` calls against the scripted model
+//! server on 127.0.0.1. Keys go into the App, its Ops go to the core, the core's events come
+//! back into the App; the test reads the App's notices (`/tasks`, the notice when a run ends)
+//! and the requests the model got.
+//!
+//! The background agent's Bash call waits for a file the test creates, so "while it runs" lasts
+//! exactly as long as the test needs (no timing).
+
+use std::path::Path;
+use std::time::Duration;
+
+use cairn::commands::agents::AgentDef;
+use cairn::config::LoadedSettings;
+use cairn::llm::Provider;
+use cairn::permissions::{GateConfig, PermissionGate};
+use cairn::protocol::{Event, Op, PermissionMode, TaskStatus};
+use cairn::tui::app::{App, AppConfig};
+use cairn::tui::composer::history::History;
+use cairn::tui::highlight::Highlighter;
+use cairn::tui::input::{InputEvent, Key, KeyInput};
+use cairn::tui::picker::PickerKind;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/llm.rs"]
+mod llm;
+
+use agent::{Agent, Setup};
+
+/// Waits (at most 20 s, so nothing outlives a failed test) for the file `release`.
+const WAIT_SH: &str = "for i in $(seq 400); do [ -f release ] && break; sleep 0.05; done\n\
+                       echo parse-found\n";
+
+/// A gate that lets `sh wait.sh` run without asking.
+fn gate(dir: &Path) -> PermissionGate {
+    let settings = LoadedSettings {
+        project_root: dir.to_path_buf(),
+        project_dir: dir.to_path_buf(),
+        ..LoadedSettings::default()
+    };
+    PermissionGate::new(GateConfig {
+        settings: &settings,
+        cli_allow: vec!["Bash(sh wait.sh)".into()],
+        cli_deny: Vec::new(),
+        mode: PermissionMode::Default,
+        interactive: true,
+        project_dir: dir.to_path_buf(),
+        additional_dirs: Vec::new(),
+        session_data_dir: dir.join(".data"),
+        running_as_root: false,
+        sandboxed: false,
+    })
+    .unwrap()
+}
+
+/// The parent starts agent `alpha` in the background and ends its turn; `alpha` runs
+/// `sh wait.sh`, then reports. The parent's later turns answer `later`.
+fn script(later: &[&str]) -> Value {
+    let mut turns = vec![
+        json!({"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+            "description": "find the parser", "prompt": "find parse()",
+            "subagent_type": "alpha", "run_in_background": true}}]}),
+        json!({"text": "Started it."}),
+    ];
+    turns.extend(later.iter().map(|t| json!({"text": t})));
+    json!({
+        "turns": turns,
+        "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+            {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "sh wait.sh"}}]},
+            {"text": "parse() is in src/parse.rs:12"}
+        ]}]
+    })
+}
+
+/// The App wired to a real core.
+struct Tui {
+    agent: Agent,
+    app: App,
+    ops: mpsc::UnboundedReceiver<Op>,
+    /// Every event of the core so far.
+    seen: Vec<Event>,
+}
+
+impl Tui {
+    fn start(dir: &Path, script: &Value) -> Tui {
+        std::fs::write(dir.join("wait.sh"), WAIT_SH).unwrap();
+        let mut setup = Setup::in_dir(dir, Provider::Anthropic);
+        setup.gate = gate(dir);
+        setup.agents = vec![AgentDef {
+            name: "alpha".into(),
+            description: "the alpha agent".into(),
+            tools: Some(vec!["Bash".into()]),
+            model: None,
+            prompt: "ALPHA-ROLE".into(),
+            path: dir.join("alpha.md"),
+        }];
+        let agent = Agent::start(script, setup);
+        let (tx, ops) = mpsc::unbounded_channel();
+        let config = AppConfig {
+            cwd: dir.to_path_buf(),
+            bypass_allowed: false,
+            highlighter: Highlighter::plain(),
+        };
+        let app = App::new(config, History::in_memory(Vec::new()), tx);
+        Tui {
+            agent,
+            app,
+            ops,
+            seen: Vec::new(),
+        }
+    }
+
+    fn press(&mut self, code: Key) {
+        self.app
+            .handle_input(InputEvent::Key(KeyInput::plain(code)));
+    }
+
+    /// Type `line` and press Enter.
+    fn enter(&mut self, line: &str) {
+        for c in line.chars() {
+            self.press(Key::Char(c));
+        }
+        self.press(Key::Enter);
+    }
+
+    /// Pass the App's Ops to the core and the core's events to the App until `until` holds
+    /// for the events seen so far (all of them, since the start).
+    async fn pump(&mut self, until: impl Fn(&[Event]) -> bool) {
+        while !until(&self.seen) {
+            while let Ok(op) = self.ops.try_recv() {
+                self.agent.handle.ops.send(op).unwrap();
+            }
+            let event =
+                tokio::time::timeout(Duration::from_secs(30), self.agent.handle.events.recv())
+                    .await
+                    .expect("no event in time")
+                    .expect("the core stopped");
+            self.app.handle_core_event(&event);
+            self.seen.push(event);
+        }
+    }
+
+    /// The open picker: its kind and labels.
+    fn picker(&self) -> Option<(PickerKind, Vec<String>)> {
+        self.app
+            .picker()
+            .map(|p| (p.kind, p.items.iter().map(|i| i.label.clone()).collect()))
+    }
+
+    fn notices(&self) -> Vec<String> {
+        self.app
+            .conversation()
+            .notices()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The notice `/tasks` adds.
+    fn tasks(&mut self) -> String {
+        let before = self.notices().len();
+        self.enter("/tasks");
+        let notices = self.notices();
+        assert_eq!(notices.len(), before + 1, "/tasks adds one notice");
+        notices[before].clone()
+    }
+}
+
+fn task_status(event: &Event) -> Option<TaskStatus> {
+    match event {
+        Event::BackgroundTask(t) => Some(t.status),
+        _ => None,
+    }
+}
+
+/// How many turns have finished.
+fn turns_finished(seen: &[Event]) -> usize {
+    seen.iter()
+        .filter(|e| matches!(e, Event::TurnFinished { .. }))
+        .count()
+}
+
+/// Whether the background agent's Bash call has started (and so waits for `release`).
+fn sub_bash_started(seen: &[Event]) -> bool {
+    seen.iter().any(|e| {
+        matches!(e, Event::Subagent { event, .. }
+            if matches!(&**event, Event::ToolCallStarted { call_id, .. } if call_id == "b1"))
+    })
+}
+
+fn statuses(seen: &[Event]) -> Vec<TaskStatus> {
+    seen.iter().filter_map(task_status).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut tui = Tui::start(dir, &script(&["Thanks, noted."]));
+    assert!(
+        tui.tasks()
+            .starts_with("No background agents in this session")
+    );
+    tui.enter("look in the background");
+    // The turn ends with the agent still at work: its Bash call waits for `release`.
+    tui.pump(|seen| turns_finished(seen) == 1 && sub_bash_started(seen))
+        .await;
+    assert_eq!(statuses(&tui.seen), [TaskStatus::Running]);
+    let listing = tui.tasks();
+    let (head, row) = listing.split_once('\n').unwrap();
+    assert_eq!(head, "Background agents:");
+    assert!(
+        row.starts_with("  agent-1  alpha · find the parser  ") && row.ends_with("  running"),
+        "{listing}"
+    );
+    assert!(
+        !tui.notices().iter().any(|n| n.contains("finished")),
+        "{:?}",
+        tui.notices()
+    );
+    // The picker of running ones opened with it; Esc closes it and stops nothing.
+    assert_eq!(
+        tui.picker(),
+        Some((PickerKind::Tasks, vec!["agent-1".into()]))
+    );
+    tui.press(Key::Esc);
+    assert_eq!(tui.picker(), None);
+
+    std::fs::write(dir.join("release"), "").unwrap();
+    tui.pump(|seen| statuses(seen).contains(&TaskStatus::Completed))
+        .await;
+    let notices = tui.notices();
+    assert_eq!(
+        notices.last().map(String::as_str),
+        Some(
+            "Background agent agent-1 (alpha · find the parser) finished: the model gets its \
+             report with your next message."
+        ),
+        "{notices:?}"
+    );
+    let listing = tui.tasks();
+    assert!(
+        listing.starts_with("Background agents:\n  agent-1  alpha · find the parser  ")
+            && listing.ends_with("  completed"),
+        "{listing}"
+    );
+    assert_eq!(tui.picker(), None, "nothing left to stop");
+    // As the notice says: the next message brings the model the report.
+    tui.enter("anything new?");
+    tui.pump(|seen| turns_finished(seen) == 2).await;
+    let last = tui.agent.server.requests().last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("Background agent agent-1 (alpha: find the parser) finished")
+            && last.contains("parse() is in src/parse.rs:12"),
+        "{last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_stops_a_running_background_agent_and_the_model_is_told_the_person_did() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let mut tui = Tui::start(dir, &script(&["Understood, it was stopped."]));
+    tui.enter("look in the background");
+    tui.pump(|seen| turns_finished(seen) == 1 && sub_bash_started(seen))
+        .await;
+    // /tasks, Enter on the running one, then the confirmation.
+    tui.tasks();
+    assert_eq!(
+        tui.picker(),
+        Some((PickerKind::Tasks, vec!["agent-1".into()]))
+    );
+    tui.press(Key::Enter);
+    assert_eq!(
+        tui.picker(),
+        Some((
+            PickerKind::TaskStop,
+            vec!["1. Stop agent-1".into(), "2. Keep it running".into()]
+        ))
+    );
+    // "Keep it running" stops nothing.
+    tui.press(Key::Char('2'));
+    assert_eq!(tui.picker(), None);
+    tui.tasks();
+    tui.press(Key::Enter);
+    tui.press(Key::Char('1'));
+    assert_eq!(tui.picker(), None);
+    // Its Bash call never saw `release`: the stop cut it short.
+    tui.pump(|seen| statuses(seen).contains(&TaskStatus::Stopped))
+        .await;
+    assert_eq!(
+        statuses(&tui.seen),
+        [TaskStatus::Running, TaskStatus::Stopped]
+    );
+    let notices = tui.notices();
+    assert_eq!(
+        notices.last().map(String::as_str),
+        Some("Background agent agent-1 (alpha · find the parser) was stopped."),
+        "{notices:?}"
+    );
+    let listing = tui.tasks();
+    assert!(listing.ends_with("  stopped"), "{listing}");
+    assert_eq!(tui.picker(), None, "nothing left to stop");
+    // The model hears of it with the next message; the agent never asked for more.
+    tui.enter("what happened?");
+    tui.pump(|seen| turns_finished(seen) == 2).await;
+    let requests = tui.agent.server.requests();
+    let last = requests.last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains(
+            "Background agent agent-1 (alpha: find the parser) was stopped by the user before \
+             it finished; it has no report."
+        ),
+        "{last}"
+    );
+    let alpha = requests
+        .iter()
+        .filter(|r| r.body["system"].to_string().contains("ALPHA-ROLE"))
+        .count();
+    assert_eq!(alpha, 1, "the stopped agent made no further request");
+    assert!(!last.contains("src/parse.rs"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_an_agent_that_is_not_running_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut tui = Tui::start(tmp.path(), &script(&[]));
+    tui.agent
+        .handle
+        .ops
+        .send(Op::StopTask {
+            id: "agent-7".into(),
+        })
+        .unwrap();
+    tui.pump(|seen| seen.iter().any(|e| matches!(e, Event::Notice { .. })))
+        .await;
+    assert_eq!(
+        tui.notices().last().map(String::as_str),
+        Some("No background agent agent-7 is running.")
+    );
+}
+
+/// A background agent asks for permission while the person's turn is still running; that turn
+/// ends before the person answers. The question must stay open: the agent waits for it, and
+/// nobody else will ever answer it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_agents_permission_prompt_outlives_the_turn_that_was_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [
+                {"id": "a1", "name": "Agent", "input": {
+                    "description": "make a file", "prompt": "touch made.txt",
+                    "subagent_type": "alpha", "run_in_background": true}},
+                {"id": "f1", "name": "Bash", "input": {"command": "sh wait.sh"}}
+            ]},
+            {"text": "Both going."}
+        ],
+        "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+            {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "touch made.txt"}}]},
+            {"text": "made it"}
+        ]}]
+    });
+    let mut tui = Tui::start(dir, &script);
+    tui.enter("start both");
+    // The background agent asks while the turn's own Bash call still waits for `release`.
+    tui.pump(|seen| {
+        seen.iter()
+            .any(|e| matches!(e, Event::PermissionRequest(r) if r.call_id == "b1"))
+    })
+    .await;
+    assert_eq!(turns_finished(&tui.seen), 0);
+    let tagged = tui.seen.iter().find_map(|e| match e {
+        Event::PermissionRequest(r) if r.call_id == "b1" => Some(r.background_task.clone()),
+        _ => None,
+    });
+    assert_eq!(tagged, Some(Some("agent-1".to_string())));
+    let asked = |tui: &Tui| {
+        tui.app
+            .permission_prompt()
+            .and_then(|p| p.current())
+            .map(|r| r.title.clone())
+    };
+    assert_eq!(asked(&tui).as_deref(), Some("alpha › Bash touch made.txt"));
+    std::fs::write(dir.join("release"), "").unwrap();
+    tui.pump(|seen| turns_finished(seen) == 1).await;
+    assert_eq!(
+        asked(&tui).as_deref(),
+        Some("alpha › Bash touch made.txt"),
+        "the background agent's question is still open"
+    );
+    tui.press(Key::Char('1'));
+    tui.pump(|seen| statuses(seen).contains(&TaskStatus::Completed))
+        .await;
+    assert!(dir.join("made.txt").exists());
+    assert!(tui.app.permission_prompt().is_none());
+}

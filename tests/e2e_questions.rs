@@ -1,0 +1,143 @@
+//! AskUserQuestion end to end: the real `cairn` binary runs in tmux against the scripted model
+//! server on 127.0.0.1; the model asks, a person answers with the keys they would use (arrows,
+//! Enter, Space, digits, typing an answer of their own, Esc), and the test checks the question
+//! panel on screen and the exact tool result the model got in its next request.
+//!
+//! Skipped (with a message) when tmux is not installed; CI installs it.
+
+use cairn::llm::scripted::ScriptedServer;
+use serde_json::{Value, json};
+
+#[path = "support/tmux.rs"]
+mod tmux;
+use tmux::{Tmux, require_tmux, server};
+
+/// The `tool_result` for `id` in the first request that carried one, as (text, is_error).
+fn result_for(server: &ScriptedServer, id: &str) -> (String, bool) {
+    let requests = server.requests();
+    for r in &requests {
+        for message in r.body["messages"].as_array().into_iter().flatten() {
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] != "tool_result" || block["tool_use_id"] != id {
+                    continue;
+                }
+                let text = match &block["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => String::new(),
+                };
+                return (text, block["is_error"].as_bool().unwrap_or(false));
+            }
+        }
+    }
+    panic!("no tool_result for {id} in {} requests", requests.len())
+}
+
+fn option(label: &str, description: &str) -> Value {
+    json!({"label": label, "description": description})
+}
+
+/// One call asking three questions: single-select (answered with the arrows and Enter),
+/// multi-select (Space toggles, Enter on "done"), and one answered in the person's own words.
+/// Then a second call, declined with Esc.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_answered_with_arrows_space_and_typed_text_then_one_declined_with_esc() {
+    require_tmux!();
+    let ask = json!({"questions": [
+        {"question": "Which database should the service use?", "header": "Database",
+         "options": [option("Postgres", "a server"), option("SQLite", "one file"),
+                     option("MySQL", "another server")]},
+        {"question": "Which checks should CI run?", "header": "Checks", "multiSelect": true,
+         "options": [option("Lint", "clippy"), option("Tests", "cargo test"),
+                     option("Bench", "criterion"), option("Docs", "rustdoc")]},
+        {"question": "What should the binary be called?", "header": "Name",
+         "options": [option("cairn", "short"), option("cairn-cli", "explicit")]}
+    ]});
+    let again = json!({"questions": [
+        {"question": "Shall I also rename the crate?", "header": "Rename",
+         "options": [option("Yes", "rename it"), option("No", "leave it")]}
+    ]});
+    let s = server(json!({"turns": [
+        {"text": "A few questions first.",
+         "tool_calls": [{"id": "toolu_ask", "name": "AskUserQuestion", "input": ask}]},
+        {"text": "Noted.",
+         "tool_calls": [{"id": "toolu_ask2", "name": "AskUserQuestion", "input": again}]},
+        {"text": "I will leave the crate alone. QUESTIONS-DONE"}
+    ]}));
+    let project = tempfile::tempdir().unwrap();
+    let t = Tmux::start(&s, project.path(), &[]);
+    t.submit("set up the project");
+
+    // 1 of 3, single-select: Down moves to SQLite, Enter picks it.
+    let screen = t.wait_for("Database (1 of 3): Which database should the service use?");
+    assert!(screen.contains("A question for you"), "{screen}");
+    assert!(
+        screen.contains("Ask 3 questions · waiting for your answer"),
+        "the call's cell:\n{screen}"
+    );
+    assert!(screen.contains("SQLite — one file"), "{screen}");
+    assert!(screen.contains("type an answer of your own"), "{screen}");
+    t.send_keys(&["Down", "Enter"]);
+
+    // 2 of 3, multi-select: Space on Lint, Down Down, Space on Bench.
+    t.wait_for("Checks (2 of 3): Which checks should CI run?");
+    t.send_keys(&["Space", "Down", "Down", "Space"]);
+    let screen = t.wait_for("[x] Bench");
+    assert!(screen.contains("[x] Lint — clippy"), "{screen}");
+    assert!(screen.contains("[ ] Tests — cargo test"), "{screen}");
+    assert!(screen.contains("[ ] Docs — rustdoc"), "{screen}");
+    // Down to "done" (past Docs and "type an answer") and Enter.
+    t.send_keys(&["Down", "Down", "Down", "Enter"]);
+
+    // 3 of 3: none of the options; 5 opens the line for an answer of one's own.
+    t.wait_for("Name (3 of 3): What should the binary be called?");
+    t.send_keys(&["5"]);
+    t.wait_for("Your answer:");
+    t.type_text("cairn-ng, like the old one");
+    t.wait_for("cairn-ng, like the old one");
+    t.send_keys(&["Enter"]);
+
+    // The next call asks again; by then the first one's answers were sent.
+    let screen = t.wait_for("Rename: Shall I also rename the crate?");
+    assert!(
+        screen.contains("Ask 3 questions · answered"),
+        "the first call's cell:\n{screen}"
+    );
+    assert!(
+        screen.contains("Checks: Lint, Bench"),
+        "the first call's cell shows the answers:\n{screen}"
+    );
+    let (text, is_error) = result_for(&s, "toolu_ask");
+    assert!(!is_error, "{text}");
+    assert_eq!(
+        text,
+        "User has answered your questions: \
+         \"Which database should the service use?\"=\"SQLite\", \
+         \"Which checks should CI run?\"=\"Lint, Bench\", \
+         \"What should the binary be called?\"=\"cairn-ng, like the old one\". \
+         You can now continue with the user's answers in mind."
+    );
+
+    // Esc declines the whole call; the model is told so.
+    t.send_keys(&["Escape"]);
+    let screen = t.wait_for("QUESTIONS-DONE");
+    assert!(!screen.contains("A question for you"), "{screen}");
+    assert!(
+        screen.contains("Ask: Shall I also rename the crate? · declined"),
+        "the second call's cell:\n{screen}"
+    );
+    let (text, is_error) = result_for(&s, "toolu_ask2");
+    assert!(is_error, "a decline is an error result: {text}");
+    assert_eq!(
+        text,
+        "The user declined to answer the questions. Go on with your best judgement, or ask \
+         differently if you cannot."
+    );
+    assert_eq!(s.requests().len(), 3, "one request per turn");
+    t.send_keys(&["C-d"]);
+    t.wait_for("cairn-exited=0");
+}
