@@ -78,9 +78,10 @@ fn bench_resume(c: &mut Criterion) {
         max_tokens: 8192,
         thinking_budget: None,
     };
-    group.bench_function("its first request's body (Anthropic), built and serialised", |b| {
-        b.iter(|| cairn::llm::anthropic::request_body(black_box(&request)).to_string())
-    });
+    group.bench_function(
+        "its first request's body (Anthropic), built and serialised",
+        |b| b.iter(|| cairn::llm::anthropic::request_body(black_box(&request)).to_string()),
+    );
     group.bench_function("list the sessions of a project (1 long)", |b| {
         b.iter(|| resume::list(black_box(dir.path())))
     });
@@ -92,7 +93,10 @@ fn mock_server() -> (std::process::Child, u16) {
     use std::io::BufRead;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(["mock-server", "--port", "0", "--script"])
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/bench/one-turn.json"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/bench/one-turn.json"
+        ))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -102,7 +106,10 @@ fn mock_server() -> (std::process::Child, u16) {
         .find_map(|line| {
             let line = line.ok()?;
             let at = line.find("127.0.0.1:")? + "127.0.0.1:".len();
-            let digits: String = line[at..].chars().take_while(char::is_ascii_digit).collect();
+            let digits: String = line[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
             digits.parse().ok()
         })
         .expect("the mock server names its port");
