@@ -80,7 +80,7 @@ fn bench_resume(c: &mut Criterion) {
     };
     group.bench_function(
         "its first request's body (Anthropic), built and serialised",
-        |b| b.iter(|| cairn::llm::anthropic::request_body(black_box(&request)).to_string()),
+        |b| b.iter(|| cairn::llm::anthropic::request_json(black_box(&request))),
     );
     group.bench_function("list the sessions of a project (1 long)", |b| {
         b.iter(|| resume::list(black_box(dir.path())))
