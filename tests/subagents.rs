@@ -493,3 +493,80 @@ async fn headless_says_which_background_agents_it_left_running() {
         ["agent-1 (alpha: find the parser)"]
     );
 }
+
+/// A SubagentStop hook sees the sub-agent finish; blocking sends it back to work with the
+/// hook's reason, and the second time the hook is told `stop_hook_active`.
+#[tokio::test]
+async fn a_subagent_stop_hook_can_send_the_sub_agent_back_once() {
+    use cairn::config::hooks::{HookCommand, HookEvent, HookGroup, HooksConfig};
+    use cairn::config::layers::{Layer, Origin};
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("hook.log");
+    let hook = tmp.path().join("hook.sh");
+    std::fs::write(
+        &hook,
+        format!(
+            "cat >> '{log}'; echo >> '{log}'\n\
+             if [ ! -e '{log}.blocked' ]; then : > '{log}.blocked';\n\
+             echo '{{\"decision\": \"block\", \"reason\": \"also run the tests\"}}'; fi\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                "description": "review", "prompt": "review the parser"}}]},
+            {"text": "reviewed"}
+        ],
+        "by_system": [{"system_contains": "general-purpose agent", "turns": [
+            {"text": "looks fine"},
+            {"text": "looks fine, and the tests pass"}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.hooks = HooksConfig {
+        groups: vec![HookGroup {
+            event: HookEvent::SubagentStop,
+            matcher: String::new(),
+            commands: vec![HookCommand {
+                command: format!("sh '{}'", hook.display()),
+                timeout: Duration::from_secs(10),
+            }],
+            origin: Origin {
+                layer: Layer::Project,
+                source: "test".into(),
+            },
+        }],
+    };
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("review it").await;
+    assert_eq!(finished(&events).1, "reviewed");
+    // The sub-agent was asked again, with the hook's reason as its next input.
+    let second = nth_request(&agent, "general-purpose agent", 1).expect("asked again");
+    let body = agent.request_body(second);
+    let last = body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(last.contains("also run the tests"), "{last}");
+    // The parent got the second answer.
+    let results = tool_results(&agent.request_body(agent.server.requests().len() - 1));
+    assert!(
+        results[0].0.starts_with("looks fine, and the tests pass"),
+        "{:?}",
+        results[0]
+    );
+    let fired: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(fired.len(), 2, "{fired:?}");
+    assert_eq!(fired[0]["hook_event_name"], "SubagentStop");
+    assert_eq!(fired[0]["stop_hook_active"], false);
+    assert_eq!(fired[1]["stop_hook_active"], true);
+}

@@ -436,7 +436,7 @@ impl Core {
                 Step::Done(text) => {
                     let stop = self
                         .hooks
-                        .subagent_stop(&self.session, self.gate.mode())
+                        .subagent_stop(&self.session, self.gate.mode(), forced > 0)
                         .await;
                     if let Some(reason) = stop.blocked
                         && forced < MAX_FORCED

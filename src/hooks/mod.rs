@@ -240,13 +240,14 @@ impl Hooks {
     }
 
     /// When a sub-agent has answered. `blocked`: it must go on, with the reason as its next
-    /// input.
+    /// input. `stop_hook_active`: a SubagentStop hook already sent it back once.
     pub async fn subagent_stop(
         &self,
         session: &SessionContext,
         mode: PermissionMode,
+        stop_hook_active: bool,
     ) -> HookVerdict {
-        let extra = json!({ "stop_hook_active": false });
+        let extra = json!({ "stop_hook_active": stop_hook_active });
         let fire = Fire::new(HookEvent::SubagentStop, None, extra);
         self.session_event(fire, session, mode, false).await
     }
