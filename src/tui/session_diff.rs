@@ -46,6 +46,21 @@ impl SessionChanges {
         }
     }
 
+    /// After a rewind put files back: each file's latest content is read again from disk
+    /// (paths are relative to `cwd`; a file that is gone reads as empty), and files back to how
+    /// they were before the session are dropped. The line counts keep what the session did.
+    pub fn reread(&mut self, cwd: &Path) {
+        self.files.retain_mut(|(path, before, after)| {
+            match std::fs::read(cwd.join(&*path)) {
+                Ok(bytes) => *after = String::from_utf8_lossy(&bytes).into_owned(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => after.clear(),
+                // Unreadable now: what was last seen is the best there is.
+                Err(_) => {}
+            }
+            after != before
+        });
+    }
+
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }

@@ -385,6 +385,8 @@ impl App {
                 files,
             } => self.rewind_confirm(target, *code, *conversation, files),
             Event::Rewound { prompt, .. } => {
+                // `/diff` shows what the files are now, not what the rewind undid.
+                self.changes.reread(&self.cwd);
                 if let Some(text) = prompt {
                     self.composer.set_text(text);
                 }

@@ -157,3 +157,35 @@ fn outside_changes_are_confirmed_and_the_prompt_comes_back_into_the_composer() {
     });
     assert!(h.app.picker().is_none());
 }
+
+#[test]
+fn after_a_rewind_diff_shows_the_files_as_they_are_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = Harness::new();
+    h.app.cwd = dir.path().to_path_buf();
+    let changed = |h: &mut Harness, name: &str, before: &str, after: &str| {
+        h.event(Event::ToolCallFinished {
+            call_id: name.into(),
+            is_error: false,
+            display: crate::protocol::Display::Diff {
+                path: dir.path().join(name),
+                before: before.into(),
+                after: after.into(),
+            },
+            outcome: None,
+        });
+    };
+    changed(&mut h, "kept.rs", "1\n", "2\n");
+    changed(&mut h, "put_back.rs", "a\n", "b\n");
+    changed(&mut h, "created.rs", "", "new\n");
+    // The rewind restored put_back.rs, removed created.rs; kept.rs was changed once more since.
+    std::fs::write(dir.path().join("kept.rs"), "3\n").unwrap();
+    std::fs::write(dir.path().join("put_back.rs"), "a\n").unwrap();
+    h.event(Event::Rewound {
+        summary: "Files: 1 restored, 1 removed, 0 recreated.".into(),
+        prompt: None,
+    });
+    let files: Vec<_> = h.app.session_changes().files().collect();
+    assert_eq!(files, [(std::path::Path::new("kept.rs"), "1\n", "3\n")]);
+    assert_eq!(h.app.session_changes().lines_changed(), (3, 2));
+}
