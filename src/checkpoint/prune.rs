@@ -74,6 +74,13 @@ impl RootPlan {
         ScanKind::Journal { paths }
     }
 
+    /// Whether the journal saw no change under any root.
+    pub fn nothing_changed(plans: &[RootPlan]) -> bool {
+        plans
+            .iter()
+            .all(|p| matches!(p, RootPlan::Changes(c) if c.is_empty()))
+    }
+
     pub fn all_full(plans: &[RootPlan]) -> bool {
         plans.iter().all(|p| matches!(p, RootPlan::Full(_)))
     }

@@ -15,8 +15,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::codec::{self, Body, BodyRef, Header};
 use super::durable::stage;
-use super::index::{Content, Index};
-use super::journal::{Journal, Watched};
+use super::index::{Content, Delta, Index};
+use super::journal::{Journal, WalkNotes, Watched};
 use super::objects::ObjectStore;
 use super::prune::{FullScanReason, RootPlan, ScanKind};
 use super::restore::{self, RestorePlan, Restored};
@@ -194,8 +194,12 @@ impl CheckpointStore {
                 // stay counted until the next checkpoint is recorded.
                 let plans = self.scan_plans(&previous, Some(latest_id));
                 let watched = self.journal.as_ref().map(Journal::watched);
-                let setup = self.setup(&target_roots, Some(&plans), watched.as_ref());
-                let now = scan(&setup, &previous, None);
+                let now = if RootPlan::nothing_changed(&plans) {
+                    None
+                } else {
+                    let setup = self.setup(&target_roots, Some(&plans), watched.as_ref());
+                    Some(scan(&setup, &previous, None))
+                };
                 self.latest = Some((latest_id, previous));
                 now
             }
@@ -206,17 +210,27 @@ impl CheckpointStore {
                     Some((roots, index)) if roots == target_roots.as_slice() => index,
                     _ => &empty,
                 };
-                scan(&self.setup(&target_roots, None, None), previous, None)
+                Some(scan(&self.setup(&target_roots, None, None), previous, None))
             }
         };
         let latest = self.latest_view();
+        let (now_index, problems) = match now {
+            Some(s) => (Some(s.index), s.problems),
+            None => (None, Vec::new()),
+        };
+        // No scan: nothing changed since the latest checkpoint.
+        let empty = Index::default();
+        let current = now_index
+            .as_ref()
+            .or(latest.map(|(_, index)| index))
+            .unwrap_or(&empty);
         Ok(restore::plan(
             id,
             &target_roots,
             &target,
-            &now.index,
+            current,
             latest,
-            now.problems,
+            problems,
         ))
     }
 
@@ -347,15 +361,21 @@ impl CheckpointStore {
         let roots = self.roots.clone();
         let plans = self.scan_plans(&previous, latest_id.filter(|_| same_roots).map(|i| i.0));
         let watched = self.journal.as_ref().map(Journal::watched);
-        let setup = self.setup(&roots, Some(&plans), watched.as_ref());
-        let Scanned {
-            index,
-            problems,
-            stored,
-            notes,
-        } = scan(&setup, &previous, Some(&self.objects));
-        let delta = previous.delta_to(&index);
-        drop(previous);
+        let (index, problems, stored, notes, delta) = if RootPlan::nothing_changed(&plans) {
+            // The journal saw nothing: the previous index is the state now, as it is.
+            let none = (Vec::new(), Vec::new(), WalkNotes::default());
+            (previous, none.0, none.1, none.2, Delta::default())
+        } else {
+            let setup = self.setup(&roots, Some(&plans), watched.as_ref());
+            let Scanned {
+                index,
+                problems,
+                stored,
+                notes,
+            } = scan(&setup, &previous, Some(&self.objects));
+            let delta = previous.delta_to(&index);
+            (index, problems, stored, notes, delta)
+        };
         let changed = delta.upserts.len() + delta.removals.len();
         let depth = latest_id
             .and_then(|id| self.known.get(&id.0))
