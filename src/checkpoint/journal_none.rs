@@ -46,7 +46,12 @@ impl Journal {
         None
     }
 
-    pub fn plan(&mut self, _previous: &Index, _latest: Option<u64>) -> Vec<RootPlan> {
+    pub fn plan(
+        &mut self,
+        _previous: &Index,
+        _latest: Option<u64>,
+        _to_record: bool,
+    ) -> Vec<RootPlan> {
         Vec::new()
     }
 

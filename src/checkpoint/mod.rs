@@ -26,6 +26,8 @@ mod journal;
 #[cfg(not(target_os = "linux"))]
 #[path = "journal_none.rs"]
 mod journal;
+#[cfg(target_os = "linux")]
+mod journal_inputs;
 mod objects;
 mod prune;
 mod restore;

@@ -192,7 +192,7 @@ impl CheckpointStore {
             Some((latest_id, previous)) if same_roots => {
                 // The journal says what changed since the latest checkpoint; its changes
                 // stay counted until the next checkpoint is recorded.
-                let plans = self.scan_plans(&previous, Some(latest_id));
+                let plans = self.scan_plans(&previous, Some(latest_id), false);
                 let watched = self.journal.as_ref().map(Journal::watched);
                 let now = if RootPlan::nothing_changed(&plans) {
                     None
@@ -287,8 +287,14 @@ impl CheckpointStore {
     }
 
     /// How to scan the roots now, against `previous`, the index of checkpoint `latest` (if
-    /// it covered these roots): what the journal says changed, or everything.
-    fn scan_plans(&mut self, previous: &Index, latest: Option<u64>) -> Vec<RootPlan> {
+    /// it covered these roots): what the journal says changed, or everything. `to_record`:
+    /// for a checkpoint rather than a restore's plan.
+    fn scan_plans(
+        &mut self,
+        previous: &Index,
+        latest: Option<u64>,
+        to_record: bool,
+    ) -> Vec<RootPlan> {
         let full = |why| vec![RootPlan::Full(why); self.roots.len()];
         if !self.options.journal {
             return full(FullScanReason::Off);
@@ -320,7 +326,7 @@ impl CheckpointStore {
             }
         }
         match self.journal.as_mut() {
-            Some(j) => j.plan(previous, latest),
+            Some(j) => j.plan(previous, latest, to_record),
             None => full(FullScanReason::WatcherFailed),
         }
     }
@@ -359,7 +365,8 @@ impl CheckpointStore {
             _ => Index::default(),
         };
         let roots = self.roots.clone();
-        let plans = self.scan_plans(&previous, latest_id.filter(|_| same_roots).map(|i| i.0));
+        let latest = latest_id.filter(|_| same_roots).map(|i| i.0);
+        let plans = self.scan_plans(&previous, latest, true);
         let watched = self.journal.as_ref().map(Journal::watched);
         let (index, problems, stored, notes, delta) = if RootPlan::nothing_changed(&plans) {
             // The journal saw nothing: the previous index is the state now, as it is.
