@@ -188,11 +188,14 @@ fn an_overflowed_event_queue_falls_back_to_a_full_scan() {
         fs::write(&t, b"").unwrap();
         fs::remove_file(&t).unwrap();
     }
-    // This change's event is lost with the overflow: only the full scan sees it.
+    // These changes' events are lost with the overflow: only the full scan sees them. The
+    // directory swapped for a new one leaves a watch on the old one behind, unnoticed.
     p.w.write("keep/a.rs", "a changed after the overflow\n");
+    fs::remove_dir_all(p.w.p("keep")).unwrap();
+    p.w.write("keep/a.rs", "a in a new directory\n");
     let (_, kind) = p.record().unwrap();
     assert_eq!(kind, ScanKind::Full(FullScanReason::Overflow));
-    // And the journal works again afterwards.
+    // And the journal works again afterwards, watching the new directory.
     p.w.write("keep/a.rs", "a once more\n");
     let (_, kind) = p.record().unwrap();
     assert!(matches!(kind, ScanKind::Journal { .. }), "{kind:?}");

@@ -98,24 +98,36 @@ impl Watched {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Watches directory `abs` (`rel` under root `root`) unless it is watched already.
+    /// Watches directory `abs` (`rel` under root `root`). Asked again for a path already
+    /// watched (every full scan does), it puts right a watch that went stale unnoticed (on a
+    /// directory since replaced, its events lost to an overflow): the kernel returns the
+    /// existing watch for the same directory and a new one for another.
     pub fn watch(&self, root: u16, rel: &[u8], abs: &Path) {
         let mut t = self.lock();
-        if t.failed.is_some() || t.by_path.contains_key(&(root, Box::from(rel))) {
+        if t.failed.is_some() {
             return;
         }
-        if t.by_path.len() >= t.max {
+        let key: (u16, Box<[u8]>) = (root, rel.into());
+        if !t.by_path.contains_key(&key) && t.by_path.len() >= t.max {
             t.failed = Some(format!("more than {} directories to watch", t.max));
             return;
         }
         match t.watches.add(abs, dir_mask()) {
             Ok(wd) => {
                 let id = wd.get_watch_descriptor_id();
-                // Watching an inode twice gives the same descriptor: the old name is stale.
-                if let Some(old) = t.by_wd.insert(id, (root, rel.into())) {
-                    t.by_path.remove(&old);
+                if let Some(old) = t.by_path.insert(key.clone(), wd)
+                    && old.get_watch_descriptor_id() != id
+                {
+                    // The path held another directory before: stop hearing of that one.
+                    t.by_wd.remove(&old.get_watch_descriptor_id());
+                    let _ = t.watches.remove(old);
                 }
-                t.by_path.insert((root, rel.into()), wd);
+                // The same directory known under another name: that name is stale.
+                if let Some(other) = t.by_wd.insert(id, key.clone())
+                    && other != key
+                {
+                    t.by_path.remove(&other);
+                }
             }
             // Gone or replaced since the walk saw it: its parent's watch reported that.
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {}
@@ -133,10 +145,13 @@ impl Watched {
 }
 
 impl Table {
-    /// Drops the watches of `rel` and of every directory under it.
+    /// Drops the watches of `rel` and of every directory under it (all of the root's when
+    /// `rel` is empty).
     fn forget_under(&mut self, root: u16, rel: &[u8]) {
         let mut prefix = rel.to_vec();
-        prefix.push(b'/');
+        if !rel.is_empty() {
+            prefix.push(b'/');
+        }
         let gone: Vec<(u16, Box<[u8]>)> = self
             .by_path
             .range((root, Box::from(rel))..)
@@ -494,6 +509,7 @@ impl Journal {
                 table.by_path.remove(&(r, rel.clone()));
                 if let Some(c) = self.changes.get_mut(usize::from(r)) {
                     if rel.is_empty() {
+                        table.forget_under(r, &[]);
                         c.set_full(FullScanReason::Unwatchable);
                     } else {
                         c.add(rel, true);
@@ -533,6 +549,8 @@ impl Journal {
             }
             None if dir.is_empty() => {
                 if mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF) {
+                    // Whatever is at the root's path now is watched afresh by the full scan.
+                    table.forget_under(r, &[]);
                     changes.set_full(FullScanReason::Unwatchable);
                 }
             }
