@@ -21,7 +21,10 @@
 //! same instance; never the person's tree) and reads the queue until the cookie's event: every
 //! change made before that point has been read. No cookie (or an overflow, or any error):
 //! a full scan. (3) Changes are forgotten only when a checkpoint built from them has been
-//! committed; events read later belong to the next one. (4) What decides ignore verdicts is
+//! committed; events read later belong to the next one. After an overflow the full scan adds
+//! every watch again (the kernel gives back the same watch for the same directory, a new one
+//! for another), so a watch left on a replaced directory by the lost events is put right
+//! before the journal is trusted again. (4) What decides ignore verdicts is
 //! outside the events' reach or too wide for them, so: an event on any `.gitignore`,
 //! `.ignore` or `.git` entry forces a full scan of its root, and the files outside the tree
 //! that the walker reads (ignore files and `.git`s in the roots' parent directories, git's
@@ -91,6 +94,8 @@ struct Table {
     unwatched: HashSet<u16>,
     /// `.git` entries the walks met.
     git_seen: Vec<PathBuf>,
+    /// Events were lost (an overflow): the watches may be stale, each is added again.
+    recheck: bool,
 }
 
 impl Watched {
@@ -98,9 +103,9 @@ impl Watched {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Watches directory `abs` (`rel` under root `root`). Asked again for a path already
-    /// watched (every full scan does), it puts right a watch that went stale unnoticed (on a
-    /// directory since replaced, its events lost to an overflow): the kernel returns the
+    /// Watches directory `abs` (`rel` under root `root`). After events were lost, asked again
+    /// for a path already watched (the full scan that follows does), it puts right a watch
+    /// that went stale unnoticed (on a directory since replaced): the kernel returns the
     /// existing watch for the same directory and a new one for another.
     pub fn watch(&self, root: u16, rel: &[u8], abs: &Path) {
         let mut t = self.lock();
@@ -108,6 +113,9 @@ impl Watched {
             return;
         }
         let key: (u16, Box<[u8]>) = (root, rel.into());
+        if !t.recheck && t.by_path.contains_key(&key) {
+            return;
+        }
         if !t.by_path.contains_key(&key) && t.by_path.len() >= t.max {
             t.failed = Some(format!("more than {} directories to watch", t.max));
             return;
@@ -262,6 +270,7 @@ impl Journal {
                 failed: None,
                 unwatched: HashSet::new(),
                 git_seen: Vec::new(),
+                recheck: false,
             }))),
             cookie_dir,
             cookie_wd,
@@ -395,6 +404,10 @@ impl Journal {
             }
         }
         let mut table = self.watched.lock();
+        if RootPlan::all_full(plans) {
+            // That scan added every watch again.
+            table.recheck = false;
+        }
         // A `.git` met for the first time: its exclude file was read before it was stamped.
         let seen = std::mem::take(&mut table.git_seen);
         for g in seen {
@@ -479,6 +492,7 @@ impl Journal {
             }
         }
         if overflow {
+            self.watched.lock().recheck = true;
             for c in &mut self.changes {
                 c.set_full(FullScanReason::Overflow);
             }
@@ -551,6 +565,7 @@ impl Journal {
                 if mask.intersects(EventMask::DELETE_SELF | EventMask::MOVE_SELF) {
                     // Whatever is at the root's path now is watched afresh by the full scan.
                     table.forget_under(r, &[]);
+                    table.recheck = true;
                     changes.set_full(FullScanReason::Unwatchable);
                 }
             }
