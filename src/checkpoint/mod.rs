@@ -10,6 +10,9 @@
 //! one file (`checkpoints/NNNNNNNNNN.cp`): a full index, or the changes from its parent, with a
 //! digest over the whole file, written to a temp file and renamed, so a checkpoint torn by a
 //! crash is recognised and ignored (reported by [`CheckpointStore::damaged`]), never misread.
+//! On Linux a change journal (`journal.rs`: inotify watches on the covered directories) tells
+//! each checkpoint which entries had events since the previous one, so only those are stated;
+//! it falls back to a full scan whenever it cannot be trusted ([`FullScanReason`]).
 //!
 //! [`CheckpointStore::plan_restore`] says what rewinding to a checkpoint would do, file by
 //! file, and whether each file is still what the latest checkpoint recorded (if not, someone
