@@ -1,7 +1,8 @@
 //! Checkpoint store benchmarks on a generated 30,000-file tree (300 directories of 100 source
-//! files of 1-4 KiB): recording a checkpoint when nothing changed, planning a restore (the
-//! scan alone), and restoring 100 changed files (which first records the undo checkpoint), in
-//! that tree and in a 1,000-file one.
+//! files of 1-4 KiB): recording a checkpoint when nothing changed (with the change journal, as
+//! a session does — one in 20 is still a full scan — and with the journal off, every one a
+//! full scan), planning a restore, and restoring 100 changed files (which first records the
+//! undo checkpoint), in that tree and in a 1,000-file one.
 //! Also prints, once, the first checkpoint's time and store size, and the heap held by the
 //! latest index and the peak during an unchanged checkpoint (counting allocator).
 //! Figures go in BENCHMARKS.md.
@@ -10,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use cairn::checkpoint::{CheckpointOptions, CheckpointStore};
+use cairn::checkpoint::{CheckpointOptions, CheckpointStore, ScanKind};
 use criterion::{BatchSize, Criterion};
 
 #[path = "support/counting_alloc.rs"]
@@ -112,12 +113,31 @@ fn main() {
         .configure_from_args()
         .sample_size(20)
         .measurement_time(Duration::from_secs(8));
+    // Per kind of scan: (count, total time).
+    let (mut journal, mut full) = ((0u32, Duration::ZERO), (0u32, Duration::ZERO));
     c.bench_function("checkpoint: record, 30k files, nothing changed", |b| {
         b.iter(|| {
+            let started = Instant::now();
             let r = store.record("bench").expect("record");
+            let took = started.elapsed();
             assert_eq!(r.changed, 0);
+            let kind = match r.scan {
+                ScanKind::Journal { .. } => &mut journal,
+                ScanKind::Full(_) => &mut full,
+            };
+            kind.0 += 1;
+            kind.1 += took;
         })
     });
+    let mean = |(n, t): (u32, Duration)| t.as_secs_f64() * 1000.0 / f64::from(n.max(1));
+    eprintln!(
+        "unchanged checkpoints: {} from the journal, mean {:.2} ms; {} full scans (one in \
+         20), mean {:.1} ms",
+        journal.0,
+        mean(journal),
+        full.0,
+        mean(full)
+    );
     let target = first.id;
     c.bench_function(
         "checkpoint: plan restore (scan only), 30k files, nothing changed",
@@ -144,6 +164,28 @@ fn main() {
                 },
                 BatchSize::PerIteration,
             )
+        },
+    );
+    drop(store);
+
+    // The full scan the journal saves: the same tree with the journal off.
+    let mut store = CheckpointStore::open(
+        &tmp.path().join("data-full"),
+        std::slice::from_ref(&root),
+        CheckpointOptions {
+            journal: false,
+            ..CheckpointOptions::default()
+        },
+    )
+    .expect("open");
+    store.record("first").expect("record");
+    c.bench_function(
+        "checkpoint: record, 30k files, nothing changed, journal off (full scan)",
+        |b| {
+            b.iter(|| {
+                let r = store.record("bench").expect("record");
+                assert_eq!(r.changed, 0);
+            })
         },
     );
     drop(store);

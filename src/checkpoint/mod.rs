@@ -10,6 +10,9 @@
 //! one file (`checkpoints/NNNNNNNNNN.cp`): a full index, or the changes from its parent, with a
 //! digest over the whole file, written to a temp file and renamed, so a checkpoint torn by a
 //! crash is recognised and ignored (reported by [`CheckpointStore::damaged`]), never misread.
+//! On Linux a change journal (`journal.rs`: inotify watches on the covered directories) tells
+//! each checkpoint which entries had events since the previous one, so only those are stated;
+//! it falls back to a full scan whenever it cannot be trusted ([`FullScanReason`]).
 //!
 //! [`CheckpointStore::plan_restore`] says what rewinding to a checkpoint would do, file by
 //! file, and whether each file is still what the latest checkpoint recorded (if not, someone
@@ -21,7 +24,15 @@
 mod codec;
 mod durable;
 mod index;
+#[cfg(target_os = "linux")]
+mod journal;
+#[cfg(not(target_os = "linux"))]
+#[path = "journal_none.rs"]
+mod journal;
+#[cfg(target_os = "linux")]
+mod journal_inputs;
 mod objects;
+mod prune;
 mod restore;
 mod scan;
 mod store;
@@ -32,6 +43,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub use index::Uncovered;
+pub use prune::{FullScanReason, ScanKind};
 pub use restore::{EntryKind, PlannedFile, RestoreAction, RestorePlan, Restored};
 pub use store::{CheckpointStore, DamagedCheckpoint, Recorded};
 
@@ -58,6 +70,16 @@ pub struct CheckpointOptions {
     /// Directories never walked into besides the store's own (the session's data, when it
     /// lies under a root: a rewind must never put back an old transcript).
     pub skip: Vec<PathBuf>,
+    /// Keep a change journal (`journal.rs`, Linux only), so a checkpoint states only what
+    /// changed since the previous one instead of every file. Off: every checkpoint is a full
+    /// scan (tests compare the two).
+    pub journal: bool,
+    /// With the journal, every this many checkpoints one is still a full scan: insurance
+    /// against changes inotify never reports (see `journal.rs`). 0: never.
+    pub journal_full_every: u32,
+    /// The most directories the journal watches (inotify watches are a per-user resource);
+    /// past it, every checkpoint is a full scan.
+    pub journal_max_dirs: usize,
 }
 
 impl Default for CheckpointOptions {
@@ -69,6 +91,9 @@ impl Default for CheckpointOptions {
                 .map(|n| n.get().min(4))
                 .unwrap_or(2),
             skip: Vec::new(),
+            journal: true,
+            journal_full_every: 20,
+            journal_max_dirs: 32_768,
         }
     }
 }

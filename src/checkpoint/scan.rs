@@ -3,6 +3,9 @@
 //! `.git` or the store's own directory, never following a symlink), one `lstat` per entry, and
 //! file contents read and hashed only where the stat tuple differs from the previous index.
 //!
+//! With the change journal, a root's walk is pruned to the entries it names (`prune.rs`) and
+//! every directory the walk enters for the first time is watched before it is read.
+//!
 //! Files over the size cap, unreadable files and special files are listed as not covered.
 //! A file is read once: its hash comes from the bytes read, its stat from `fstat` on the same
 //! handle after the read, so a file changing under the scan is seen as changed next time.
@@ -11,14 +14,16 @@ use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
 use super::codec::path_bytes;
 use super::durable::map_parallel;
 use super::index::{Content, Entry, Hash, Index, NotCovered, Stat, Uncovered};
+use super::journal::{WalkNotes, Watched};
 use super::objects::{ObjectStore, hash_bytes};
+use super::prune::{Prune, RootPlan, merge};
 use super::{FileProblem, join_rel};
 
 /// What a scan found before any content was read.
@@ -27,6 +32,7 @@ struct Found {
     entries: Vec<Entry>,
     not_covered: Vec<NotCovered>,
     problems: Vec<FileProblem>,
+    notes: WalkNotes,
 }
 
 /// A placeholder hash for files not read yet; replaced before the index leaves this module.
@@ -38,6 +44,7 @@ pub struct Scanned {
     pub problems: Vec<FileProblem>,
     /// Contents written to the store now (not durable yet).
     pub stored: Vec<Hash>,
+    pub notes: WalkNotes,
 }
 
 pub struct ScanSetup<'a> {
@@ -46,10 +53,15 @@ pub struct ScanSetup<'a> {
     pub skip: &'a [PathBuf],
     pub max_file_size: u64,
     pub threads: usize,
+    /// Per root, what to look at; `None`: everything.
+    pub plans: Option<&'a [RootPlan]>,
+    /// Where directories are watched as the walk meets them (the journal's).
+    pub watched: Option<&'a Arc<Watched>>,
 }
 
 /// The current state of the roots. Files whose stat matches `previous` keep its hash; the
-/// others are read and hashed, and stored in `objects` when given.
+/// others are read and hashed, and stored in `objects` when given. With `setup.plans`, only
+/// what they name is looked at, the rest of `previous` is taken as it is.
 pub fn scan(setup: &ScanSetup<'_>, previous: &Index, objects: Option<&ObjectStore>) -> Scanned {
     let mut found = walk(setup);
     found.entries.sort_by(|a, b| a.key().cmp(&b.key()));
@@ -109,10 +121,20 @@ pub fn scan(setup: &ScanSetup<'_>, previous: &Index, objects: Option<&ObjectStor
         n += 1;
         !dropped[n - 1]
     });
+    let index = match setup.plans {
+        Some(plans) if !RootPlan::all_full(plans) => {
+            found
+                .not_covered
+                .sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
+            merge(previous, plans, found.entries, found.not_covered)
+        }
+        _ => Index::new(found.entries, found.not_covered),
+    };
     Scanned {
-        index: Index::new(found.entries, found.not_covered),
+        index,
         problems: found.problems,
         stored,
+        notes: found.notes,
     }
 }
 
@@ -183,18 +205,33 @@ fn walk(setup: &ScanSetup<'_>) -> Found {
         let Ok(root_index) = u16::try_from(root_index) else {
             break;
         };
-        let skip: Vec<PathBuf> = setup.skip.to_vec();
+        let prune = match setup.plans.and_then(|p| p.get(usize::from(root_index))) {
+            Some(RootPlan::Changes(p)) if p.is_empty() => continue,
+            Some(RootPlan::Changes(p)) => Some(Arc::clone(p)),
+            _ => None,
+        };
+        let watched = setup.watched.cloned();
+        if let Some(w) = &watched
+            && prune.is_none()
+        {
+            // Before the walk reads it (see journal.rs on why that order matters).
+            w.watch(root_index, b"", root);
+        }
+        let root_dev = std::fs::symlink_metadata(root).map_or(0, |m| m.dev());
+        let filter = entry_filter(root, root_index, setup.skip, prune.clone(), watched);
         let walker = WalkBuilder::new(root)
             .hidden(false)
             .require_git(false)
             .follow_links(false)
             .threads(setup.threads.clamp(1, 8))
-            .filter_entry(move |e| e.file_name() != ".git" && !skip.iter().any(|s| e.path() == s))
+            .filter_entry(filter)
             .build_parallel();
         let mut builder = Collectors {
             root,
             root_index,
+            root_dev,
             max_file_size: setup.max_file_size,
+            prune,
             out: &collected,
         };
         walker.visit(&mut builder);
@@ -204,14 +241,63 @@ fn walk(setup: &ScanSetup<'_>) -> Found {
         found.entries.extend(part.entries);
         found.not_covered.extend(part.not_covered);
         found.problems.extend(part.problems);
+        found.notes.linked.extend(part.notes.linked);
+        found.notes.mounts.extend(part.notes.mounts);
     }
     found
+}
+
+/// Which entries the walker yields (and enters): never a `.git` or a skipped directory; with
+/// a prune, only what it names and the directories on the way. A directory the walk will
+/// enter for the first time is watched here, before the walker reads it.
+fn entry_filter(
+    root: &Path,
+    root_index: u16,
+    skip: &[PathBuf],
+    prune: Option<Arc<Prune>>,
+    watched: Option<Arc<Watched>>,
+) -> impl Fn(&DirEntry) -> bool + Send + Sync + 'static {
+    let root = root.to_path_buf();
+    let skip = skip.to_vec();
+    move |e: &DirEntry| {
+        if e.file_name() == ".git" {
+            if let Some(w) = &watched {
+                w.saw_git(e.path());
+            }
+            return false;
+        }
+        if skip.iter().any(|s| e.path() == s) {
+            return false;
+        }
+        if prune.is_none() && watched.is_none() {
+            return true;
+        }
+        let Ok(rel) = e.path().strip_prefix(&root) else {
+            return true;
+        };
+        let rel = path_bytes(rel);
+        if let Some(p) = &prune
+            && !p.accepts(rel)
+        {
+            return false;
+        }
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        if is_dir
+            && let Some(w) = &watched
+            && prune.as_ref().is_none_or(|p| p.needs_watch(rel))
+        {
+            w.watch(root_index, rel, e.path());
+        }
+        true
+    }
 }
 
 struct Collectors<'a> {
     root: &'a Path,
     root_index: u16,
+    root_dev: u64,
     max_file_size: u64,
+    prune: Option<Arc<Prune>>,
     out: &'a Mutex<Vec<Found>>,
 }
 
@@ -220,7 +306,10 @@ impl<'s> ParallelVisitorBuilder<'s> for Collectors<'s> {
         Box::new(Collector {
             root: self.root,
             root_index: self.root_index,
+            root_dev: self.root_dev,
             max_file_size: self.max_file_size,
+            prune: self.prune.clone(),
+            devs_seen: Vec::new(),
             found: Found::default(),
             out: self.out,
         })
@@ -231,7 +320,11 @@ impl<'s> ParallelVisitorBuilder<'s> for Collectors<'s> {
 struct Collector<'a> {
     root: &'a Path,
     root_index: u16,
+    root_dev: u64,
     max_file_size: u64,
+    prune: Option<Arc<Prune>>,
+    /// Devices of mount points already noted.
+    devs_seen: Vec<u64>,
     found: Found,
     out: &'a Mutex<Vec<Found>>,
 }
@@ -264,6 +357,19 @@ impl ParallelVisitor for Collector<'_> {
             return WalkState::Continue;
         };
         let rel: Box<[u8]> = path_bytes(rel).into();
+        // With a prune, what the walker yields besides the entries it names are the
+        // directories on the way to them: not entries of this scan.
+        let (records, descends) = match &self.prune {
+            Some(p) => (p.records(&rel), p.descends(&rel)),
+            None => (true, true),
+        };
+        if !records {
+            return if descends {
+                WalkState::Continue
+            } else {
+                WalkState::Skip
+            };
+        }
         let meta = match entry.metadata() {
             Ok(m) => m,
             Err(err) => {
@@ -275,6 +381,16 @@ impl ParallelVisitor for Collector<'_> {
             }
         };
         let ft = meta.file_type();
+        if ft.is_dir() && meta.dev() != self.root_dev && !self.devs_seen.contains(&meta.dev()) {
+            self.devs_seen.push(meta.dev());
+            self.found
+                .notes
+                .mounts
+                .push((self.root_index, entry.path().to_path_buf()));
+        }
+        if ft.is_file() && meta.nlink() > 1 {
+            self.found.notes.linked.push((self.root_index, rel.clone()));
+        }
         let (stat, content) = if ft.is_dir() {
             let stat = Stat {
                 mode: meta.mode(),
@@ -307,12 +423,17 @@ impl ParallelVisitor for Collector<'_> {
             });
             return WalkState::Continue;
         };
+        let is_dir = content == Content::Dir;
         self.found.entries.push(Entry {
             root: self.root_index,
             path: rel,
             stat,
             content,
         });
+        if is_dir && !descends {
+            // A watched directory whose own entry changed (a chmod): nothing under it did.
+            return WalkState::Skip;
+        }
         WalkState::Continue
     }
 }

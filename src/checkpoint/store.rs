@@ -10,12 +10,15 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::codec::{self, Body, BodyRef, Header};
 use super::durable::stage;
-use super::index::Index;
+use super::index::{Content, Delta, Index};
+use super::journal::{Journal, WalkNotes, Watched};
 use super::objects::ObjectStore;
+use super::prune::{FullScanReason, RootPlan, ScanKind};
 use super::restore::{self, RestorePlan, Restored};
 use super::scan::{ScanSetup, Scanned, scan};
 use super::{
@@ -45,6 +48,8 @@ pub struct Recorded {
     pub not_covered: Vec<NotCoveredFile>,
     /// Files or directories that could not be scanned; the checkpoint holds the rest.
     pub problems: Vec<FileProblem>,
+    /// Whether every file was stated, or only what the change journal named.
+    pub scan: ScanKind,
 }
 
 struct Known {
@@ -65,6 +70,10 @@ pub struct CheckpointStore {
     next_id: u64,
     /// The full index of the latest checkpoint, once read or recorded.
     latest: Option<(u64, Index)>,
+    /// The change journal, once started (`journal.rs`).
+    journal: Option<Journal>,
+    /// The journal could not start or stopped working: every checkpoint is a full scan.
+    journal_failed: bool,
 }
 
 impl CheckpointStore {
@@ -103,6 +112,8 @@ impl CheckpointStore {
             damaged: Vec::new(),
             next_id: 1,
             latest: None,
+            journal: None,
+            journal_failed: false,
         };
         store.load()?;
         let packs = store
@@ -125,6 +136,8 @@ impl CheckpointStore {
     /// checkpoint then holds a full index.
     pub fn set_roots(&mut self, roots: &[PathBuf]) -> Result<(), CheckpointError> {
         self.roots = canonical_roots(roots)?;
+        // Its watches and changes are counted per root: start afresh.
+        self.journal = None;
         Ok(())
     }
 
@@ -171,20 +184,53 @@ impl CheckpointStore {
     pub fn plan_restore(&mut self, id: CheckpointId) -> Result<RestorePlan, CheckpointError> {
         let (target_roots, target) = self.read(id)?;
         self.load_latest()?;
-        let latest = self.latest_view();
-        let empty = Index::default();
-        let previous = match latest {
-            Some((roots, index)) if roots == target_roots.as_slice() => index,
-            _ => &empty,
+        let same_roots = target_roots == self.roots
+            && self
+                .latest_view()
+                .is_some_and(|(roots, _)| roots == self.roots.as_slice());
+        let now = match self.latest.take() {
+            Some((latest_id, previous)) if same_roots => {
+                // The journal says what changed since the latest checkpoint; its changes
+                // stay counted until the next checkpoint is recorded.
+                let plans = self.scan_plans(&previous, Some(latest_id), false);
+                let watched = self.journal.as_ref().map(Journal::watched);
+                let now = if RootPlan::nothing_changed(&plans) {
+                    None
+                } else {
+                    let setup = self.setup(&target_roots, Some(&plans), watched.as_ref());
+                    Some(scan(&setup, &previous, None))
+                };
+                self.latest = Some((latest_id, previous));
+                now
+            }
+            taken => {
+                self.latest = taken;
+                let empty = Index::default();
+                let previous = match self.latest_view() {
+                    Some((roots, index)) if roots == target_roots.as_slice() => index,
+                    _ => &empty,
+                };
+                Some(scan(&self.setup(&target_roots, None, None), previous, None))
+            }
         };
-        let now = scan(&self.setup(&target_roots), previous, None);
+        let latest = self.latest_view();
+        let (now_index, problems) = match now {
+            Some(s) => (Some(s.index), s.problems),
+            None => (None, Vec::new()),
+        };
+        // No scan: nothing changed since the latest checkpoint.
+        let empty = Index::default();
+        let current = now_index
+            .as_ref()
+            .or(latest.map(|(_, index)| index))
+            .unwrap_or(&empty);
         Ok(restore::plan(
             id,
             &target_roots,
             &target,
-            &now.index,
+            current,
             latest,
-            now.problems,
+            problems,
         ))
     }
 
@@ -206,7 +252,8 @@ impl CheckpointStore {
             Some((_, index)) if target_roots == self.roots => index,
             _ => {
                 // The checkpoint covered other roots: look at those as they are now.
-                let now = scan(&self.setup(&target_roots), &Index::default(), None);
+                let setup = self.setup(&target_roots, None, None);
+                let now = scan(&setup, &Index::default(), None);
                 problems.extend(now.problems);
                 rescanned = now.index;
                 &rescanned
@@ -223,12 +270,64 @@ impl CheckpointStore {
         ))
     }
 
-    fn setup<'a>(&'a self, roots: &'a [PathBuf]) -> ScanSetup<'a> {
+    fn setup<'a>(
+        &'a self,
+        roots: &'a [PathBuf],
+        plans: Option<&'a [RootPlan]>,
+        watched: Option<&'a Arc<Watched>>,
+    ) -> ScanSetup<'a> {
         ScanSetup {
             roots,
             skip: &self.skip,
             max_file_size: self.options.max_file_size,
             threads: self.options.threads,
+            plans,
+            watched,
+        }
+    }
+
+    /// How to scan the roots now, against `previous`, the index of checkpoint `latest` (if
+    /// it covered these roots): what the journal says changed, or everything. `to_record`:
+    /// for a checkpoint rather than a restore's plan.
+    fn scan_plans(
+        &mut self,
+        previous: &Index,
+        latest: Option<u64>,
+        to_record: bool,
+    ) -> Vec<RootPlan> {
+        let full = |why| vec![RootPlan::Full(why); self.roots.len()];
+        if !self.options.journal {
+            return full(FullScanReason::Off);
+        }
+        if self.journal.as_ref().is_some_and(|j| j.broken().is_some()) {
+            self.journal = None;
+            self.journal_failed = true;
+        }
+        if self.journal_failed {
+            return full(FullScanReason::WatcherFailed);
+        }
+        if self.journal.is_none() {
+            let started = Journal::start(
+                &self.dir,
+                &self.roots,
+                self.options.journal_max_dirs,
+                self.options.journal_full_every,
+            );
+            match started {
+                Ok(j) => self.journal = Some(j),
+                Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                    self.journal_failed = true;
+                    return full(FullScanReason::Off);
+                }
+                Err(_) => {
+                    self.journal_failed = true;
+                    return full(FullScanReason::WatcherFailed);
+                }
+            }
+        }
+        match self.journal.as_mut() {
+            Some(j) => j.plan(previous, latest, to_record),
+            None => full(FullScanReason::WatcherFailed),
         }
     }
 
@@ -266,13 +365,24 @@ impl CheckpointStore {
             _ => Index::default(),
         };
         let roots = self.roots.clone();
-        let Scanned {
-            index,
-            problems,
-            stored,
-        } = scan(&self.setup(&roots), &previous, Some(&self.objects));
-        let delta = previous.delta_to(&index);
-        drop(previous);
+        let latest = latest_id.filter(|_| same_roots).map(|i| i.0);
+        let plans = self.scan_plans(&previous, latest, true);
+        let watched = self.journal.as_ref().map(Journal::watched);
+        let (index, problems, stored, notes, delta) = if RootPlan::nothing_changed(&plans) {
+            // The journal saw nothing: the previous index is the state now, as it is.
+            let none = (Vec::new(), Vec::new(), WalkNotes::default());
+            (previous, none.0, none.1, none.2, Delta::default())
+        } else {
+            let setup = self.setup(&roots, Some(&plans), watched.as_ref());
+            let Scanned {
+                index,
+                problems,
+                stored,
+                notes,
+            } = scan(&setup, &previous, Some(&self.objects));
+            let delta = previous.delta_to(&index);
+            (index, problems, stored, notes, delta)
+        };
         let changed = delta.upserts.len() + delta.removals.len();
         let depth = latest_id
             .and_then(|id| self.known.get(&id.0))
@@ -302,15 +412,52 @@ impl CheckpointStore {
         self.next_id = id + 1;
         let depth = if delta_parent.is_some() { depth + 1 } else { 0 };
         self.known.insert(id, Known { header, depth });
+        if let Some(journal) = self.journal.as_mut() {
+            let with_problems: Vec<u16> = (0..roots.len())
+                .filter(|&r| problems.iter().any(|p| p.path.starts_with(&roots[r])))
+                .filter_map(|r| u16::try_from(r).ok())
+                .collect();
+            journal.committed(id, &plans, &index, &notes, &with_problems);
+        }
         let recorded = Recorded {
             id: CheckpointId(id),
             changed,
             files_stored: stored.len(),
             not_covered: not_covered_files(&roots, &index),
             problems,
+            scan: RootPlan::kind(&plans),
         };
         self.latest = Some((id, index));
         Ok(recorded)
+    }
+
+    /// Checkpoint `id`'s index as text, a line per entry (root, path, kind, mode, size,
+    /// mtime, inode, content) and per file not covered: for tests comparing two ways of
+    /// recording the same tree, and for debugging.
+    #[doc(hidden)]
+    pub fn describe(&mut self, id: CheckpointId) -> Result<String, CheckpointError> {
+        use std::fmt::Write;
+        let (_, index) = self.read(id)?;
+        let mut out = String::new();
+        for e in index.entries() {
+            let path = String::from_utf8_lossy(&e.path);
+            let s = &e.stat;
+            let content = match &e.content {
+                Content::File(h) => h[..8].iter().map(|b| format!("{b:02x}")).collect(),
+                Content::Symlink(t) => format!("-> {}", String::from_utf8_lossy(t)),
+                Content::Dir => "dir".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "{} {path} {:o} {} {}.{} {} {content}",
+                e.root, s.mode, s.size, s.mtime_sec, s.mtime_nsec, s.ino
+            );
+        }
+        for n in index.not_covered() {
+            let path = String::from_utf8_lossy(&n.path);
+            let _ = writeln!(out, "{} {path} not covered: {:?}", n.root, n.why);
+        }
+        Ok(out)
     }
 
     /// Writes a checkpoint file durably, after the objects it names.

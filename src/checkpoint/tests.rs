@@ -1,6 +1,6 @@
 //! Unit tests of the checkpoint module's inner parts: deltas between indexes (a property
-//! test), the codec refusing every cut or damaged file, and a restore refusing stored paths
-//! that try to leave the root.
+//! test), the codec refusing every cut or damaged file, a restore refusing stored paths
+//! that try to leave the root, and a journal-pruned scan's merge into the previous index.
 
 use std::path::PathBuf;
 
@@ -210,4 +210,65 @@ fn packs_store_each_content_once_and_refuse_damage() {
     assert_eq!(reopened.damaged().len(), 1);
     let err = reopened.get(&h2, two.len() as u64).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
+}
+
+#[test]
+fn a_pruned_scan_replaces_only_what_it_looked_at() {
+    use super::prune::{FullScanReason, Prune, RootPlan, merge};
+    use std::collections::HashSet;
+    use std::sync::Arc;
+    let dir = |root: u16, path: &str| Entry {
+        content: Content::Dir,
+        ..file(root, path, 0)
+    };
+    let previous = Index::new(
+        vec![
+            dir(0, "kept"),
+            file(0, "kept/a", 1),
+            dir(0, "new"),
+            file(0, "new/old", 2),
+            file(0, "new/sub/deep", 3),
+            file(0, "untouched", 4),
+            file(0, "gone", 5),
+            file(1, "other", 6),
+        ],
+        vec![],
+    );
+    let dirty: HashSet<Box<[u8]>> = ["kept", "new", "gone"]
+        .iter()
+        .map(|p| p.as_bytes().into())
+        .collect();
+    let prune = Prune::new(dirty, |p| p == b"kept");
+    // The walk records dirty entries and everything under the dirty directory not kept.
+    assert!(prune.records(b"kept") && !prune.records(b"kept/a"));
+    assert!(prune.records(b"new/sub/deep") && !prune.records(b"untouched"));
+    assert!(prune.descends(b"new/sub") && !prune.descends(b"kept"));
+    let plans = [
+        RootPlan::Changes(Arc::new(prune)),
+        RootPlan::Full(FullScanReason::Off),
+    ];
+    // What the walk found: `kept` (chmod), `new` with other contents, `gone` gone; root 1 whole.
+    let walked = vec![
+        dir(0, "kept"),
+        dir(0, "new"),
+        file(0, "new/fresh", 7),
+        file(1, "other2", 8),
+    ];
+    let merged = merge(&previous, &plans, walked, vec![]);
+    let paths: Vec<(u16, &str)> = merged
+        .entries()
+        .iter()
+        .map(|e| (e.root, std::str::from_utf8(&e.path).unwrap()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            (0, "kept"),
+            (0, "kept/a"),
+            (0, "new"),
+            (0, "new/fresh"),
+            (0, "untouched"),
+            (1, "other2"),
+        ]
+    );
 }
