@@ -218,6 +218,7 @@ fn session(
         mode_from_flag: false,
         output_style: None,
         tool_search: Default::default(),
+        checkpoints: true,
     });
     (handle, model)
 }

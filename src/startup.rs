@@ -405,6 +405,7 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         agents: agents.items,
         output_style: style.style.clone(),
         tool_search: tool_search_config(&settings),
+        checkpoints: checkpoints_enabled(env_var("CAIRN_CHECKPOINTS").as_deref()),
     };
     Ok(Started {
         handle: start(setup),
@@ -421,6 +422,17 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         tool_env,
         mcp,
         settings_root: settings.project_root.clone(),
+    })
+}
+
+/// Whether `/rewind` checkpoints are recorded: `CAIRN_CHECKPOINTS` set to `off`, `0` or `false`
+/// turns them off (a CI run that never rewinds saves their disk writes).
+fn checkpoints_enabled(value: Option<&str>) -> bool {
+    !value.is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "off" | "0" | "false"
+        )
     })
 }
 

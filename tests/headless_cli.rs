@@ -827,3 +827,50 @@ async fn custom_slash_commands_expand_before_the_first_request() {
     // The command's @file reference is attached like any other.
     assert!(body.contains("Attached with @notes.txt"), "{body}");
 }
+
+/// Headless sessions record `/rewind` checkpoints unless `CAIRN_CHECKPOINTS=off`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoints_are_recorded_unless_turned_off() {
+    for (setting, expect) in [(None, true), (Some("off"), false), (Some("on"), true)] {
+        let s = server(json!({"turns": [{"text": "done"}]})).await;
+        let home = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let mut cmd = cairn_command(project.path(), home.path());
+        cmd.args(["-p", "hi"])
+            .env("ANTHROPIC_BASE_URL", s.anthropic_base_url())
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .stdin(std::process::Stdio::null());
+        if let Some(value) = setting {
+            cmd.env("CAIRN_CHECKPOINTS", value);
+        }
+        let out = cmd.output().await.unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // <data>/projects/<project>/<session>/rewind holds the store.
+        let stores = walkdir(&home.path().join("data"))
+            .into_iter()
+            .filter(|p| p.ends_with("rewind") && p.join("checkpoints").is_dir())
+            .count();
+        assert_eq!(
+            stores == 1,
+            expect,
+            "CAIRN_CHECKPOINTS={setting:?}: {stores} stores"
+        );
+    }
+}
+
+/// Every directory under `dir`.
+fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walkdir(&path));
+            out.push(path);
+        }
+    }
+    out
+}

@@ -98,6 +98,9 @@ pub struct AgentSetup {
     pub output_style: Option<output_style::OutputStyle>,
     /// Which tools are deferred and how requests carry them (`toolSearch`).
     pub tool_search: deferral::ToolSearchConfig,
+    /// Record checkpoints of the working directories for `/rewind` (on unless
+    /// `CAIRN_CHECKPOINTS=off`).
+    pub checkpoints: bool,
 }
 
 impl AgentSetup {
@@ -136,17 +139,19 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
             checkpoint_skip.push(folder.to_path_buf());
         }
     }
-    let session = Arc::new(
-        SessionContext::new(
-            setup.session_id.clone(),
-            setup.project_dir.clone(),
-            setup.additional_dirs,
-            setup.data_dir,
-            EventSender::new(events_tx),
-        )
-        .with_tool_env(setup.tool_env.clone())
-        .with_checkpoints(checkpoint_dir, checkpoint_skip),
-    );
+    let session = SessionContext::new(
+        setup.session_id.clone(),
+        setup.project_dir.clone(),
+        setup.additional_dirs,
+        setup.data_dir,
+        EventSender::new(events_tx),
+    )
+    .with_tool_env(setup.tool_env.clone());
+    let session = Arc::new(if setup.checkpoints {
+        session.with_checkpoints(checkpoint_dir, checkpoint_skip)
+    } else {
+        session
+    });
     // The watcher is a convenience on top of the write-time checks, which guard every edit
     // anyway; a session whose watcher cannot start goes on without it.
     if !crate::session::watcher::attach_watcher(&session) {

@@ -56,6 +56,7 @@ pub struct Setup {
     pub auto_compact_pct: u8,
     /// Deferred tools (`auto`, and references as the client says, by default).
     pub tool_search: cairn::agent::deferral::ToolSearchConfig,
+    pub checkpoints: bool,
     /// Tools that join while the session runs (MCP servers' tools).
     pub late_tools: cairn::tools::LateTools,
 }
@@ -85,6 +86,7 @@ impl Setup {
             agents: Vec::new(),
             auto_compact_pct: 85,
             tool_search: Default::default(),
+            checkpoints: true,
             late_tools: Default::default(),
         }
     }
@@ -158,6 +160,7 @@ impl Agent {
             mode_from_flag: false,
             output_style: None,
             tool_search: setup.tool_search,
+            checkpoints: setup.checkpoints,
         });
         Agent { server, handle }
     }
