@@ -30,8 +30,8 @@ use crate::tools::{
 };
 
 mod permission;
-use permission::ask;
 pub use permission::PendingDecisions;
+use permission::ask;
 
 /// At most this many concurrency-safe calls run at once.
 pub const MAX_PARALLEL: usize = 10;
@@ -562,4 +562,3 @@ fn apply_effects(env: &CallEnv, effects: &[Effect]) {
         }
     }
 }
-

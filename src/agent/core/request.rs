@@ -219,7 +219,10 @@ impl Core {
             return Step::ToolsRan;
         }
         if let Some(e) = stream_error {
-            if !answered && self.deferral.references && crate::agent::deferral::is_reference_error(&e) {
+            if !answered
+                && self.deferral.references
+                && crate::agent::deferral::is_reference_error(&e)
+            {
                 self.deferral.references = false;
                 self.events().send(Event::Notice {
                     message: format!(

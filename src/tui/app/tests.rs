@@ -6,7 +6,9 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::protocol::{Decision, Event, PermissionRequest, RequestKind, SessionInfo, TurnEnd, Usage};
+use crate::protocol::{
+    Decision, Event, PermissionRequest, RequestKind, SessionInfo, TurnEnd, Usage,
+};
 use crate::tui::input::{Key, Mods};
 
 pub(crate) struct Harness {

@@ -67,8 +67,7 @@ fn a_status_line_command_replaces_the_built_in_text() {
     h.event(usage());
     h.type_text("hi");
     h.press(Key::Enter);
-    let line =
-        styled_line("\u{1b}[1;36m[Sonnet 4.5]\u{1b}[0m \u{1b}]0;x\u{7}📁 project | $0.03");
+    let line = styled_line("\u{1b}[1;36m[Sonnet 4.5]\u{1b}[0m \u{1b}]0;x\u{7}📁 project | $0.03");
     h.app.handle_app_event(AppEvent::StatusLine(Ok(line)));
     let text = screen(&mut h, 80, 8, 4);
     assert!(
@@ -409,9 +408,7 @@ fn a_waiting_project_server_is_asked_about_at_start_and_the_answer_given_to_the_
     insta::assert_snapshot!(screen(&mut h, 100, 16, 0));
     // 1: use this one; then the next is asked about; Esc postpones it (nothing saved).
     h.press(Key::Enter);
-    assert!(
-        screen(&mut h, 100, 16, 0).contains("New MCP server found in .mcp.json: \"search\"")
-    );
+    assert!(screen(&mut h, 100, 16, 0).contains("New MCP server found in .mcp.json: \"search\""));
     h.press(Key::Esc);
     assert_eq!(*fake.asked.lock().unwrap(), ["local-db: UseThis"]);
     let text = screen(&mut h, 100, 16, 0);
