@@ -9,18 +9,16 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::executor::{CallEnv, Executor, PendingDecisions};
+use crate::agent::executor::{CallEnv, PendingDecisions};
 use crate::agent::invoke::invoke;
 use crate::config::model::{Aliases, ModelPick};
 use crate::hooks::Hooks;
-use crate::llm::retry::{RetryPolicy, stream_with_retry};
-use crate::llm::{ContentBlock, Message, ModelClient, ModelRequest, Role, StreamEvent, pricing};
+use crate::llm::retry::RetryPolicy;
+use crate::llm::{ContentBlock, Message, ModelClient, Role, pricing};
 use crate::permissions::PermissionGate;
 use crate::protocol::{CommandInfo, Event, Op, PermissionMode, SessionInfo, TurnEnd, Usage};
 use crate::session::checkpoints::prompt_label;
@@ -28,9 +26,7 @@ use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::{Record, Transcript};
 use crate::tools::ToolRegistry;
 
-/// While an answer streams, its text so far is written to the transcript at most this often
-/// (and at each finished block), so a crash loses little.
-const PARTIAL_EVERY: Duration = Duration::from_secs(1);
+mod request;
 
 /// How many times in a row a Stop hook may send the model back to work in one turn.
 const MAX_FORCED_CONTINUATIONS: u32 = 5;
@@ -519,233 +515,6 @@ impl Core {
         tokio::select! {
             () = self.compact_manual(instructions, &cancel) => {}
             () = watch => cancel.cancel(),
-        }
-    }
-
-    /// One request to the model and the tool calls of its answer.
-    pub(super) async fn one_request(&mut self, cancel: &CancellationToken) -> Step {
-        // Mid-turn (tool results just came back) the window is checked here; a new prompt is
-        // checked before it is added, so it follows the summary instead of being folded in.
-        let after_tools = self.messages.last().is_some_and(|m| {
-            m.content
-                .iter()
-                .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
-        });
-        if after_tools {
-            self.keep_within_window(cancel).await;
-        }
-        // MCP tools that joined since the last request (servers connect in the background),
-        // which of them are deferred, and a word to the model about deferred tools that came
-        // or went.
-        if self.registry.refresh_late() {
-            self.registry_version += 1;
-        }
-        let model = self.request_model();
-        self.deferral
-            .publish(&self.registry, &model, self.registry_version);
-        if let Some(note) = self.deferral.announcement() {
-            self.session.remind(note);
-        }
-        let reminders = self.session.take_reminders();
-        if !reminders.is_empty() {
-            let blocks = reminders
-                .into_iter()
-                .map(|r| ContentBlock::Text {
-                    text: format!("<system-reminder>\n{r}\n</system-reminder>"),
-                })
-                .collect();
-            self.push_user(blocks);
-        }
-        self.count_subagent_usage();
-        let request = ModelRequest {
-            model: model.clone(),
-            system: self.system.clone(),
-            messages: self.deferral.shape_messages(&self.messages),
-            tools: self.deferral.specs(&self.registry, &self.messages),
-            max_tokens: self.max_tokens,
-            thinking_budget: None,
-        };
-        let events = self.events().clone();
-        // Retries (a failed send, a stream that breaks or is cut short) come inside the stream
-        // as `Restart`s: the attempt so far is dropped and the request made again.
-        let mut stream = stream_with_retry(Arc::clone(&self.client), request, self.retry.clone());
-
-        // Tools get their own token so a broken stream can stop them without ending the turn's.
-        let tools_cancel = cancel.child_token();
-        let mut executor = Executor::new(self.call_env(tools_cancel.clone()));
-        let mut blocks: Vec<ContentBlock> = Vec::new();
-        let mut partial_text = String::new();
-        let mut usage = Usage::default();
-        let mut finished = false;
-        let mut stream_error: Option<String> = None;
-        // Text or thinking of the current attempt has reached the client.
-        let mut shown = false;
-        // The stream broke after a tool call of this attempt was handed to the executor.
-        let mut broke_after_tools: Option<String> = None;
-        let mut last_partial = Instant::now();
-        loop {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => break,
-                ev = stream.next() => match ev {
-                    None => {
-                        if !finished {
-                            stream_error =
-                                Some("the stream ended before the message was complete".into());
-                        }
-                        break;
-                    }
-                    Some(Err(e)) => {
-                        stream_error = Some(e.to_string());
-                        break;
-                    }
-                    Some(Ok(ev)) => match ev {
-                        StreamEvent::Restart(notice) => {
-                            if !executor.is_empty() {
-                                // A tool call of this attempt may be running or asking the
-                                // person: retrying would run it twice or from an answer
-                                // that is being thrown away. Keep this attempt instead.
-                                broke_after_tools = Some(notice.error.to_string());
-                                break;
-                            }
-                            // Nothing of the attempt is kept: the next one answers afresh.
-                            self.record_usage(&model, &usage);
-                            usage = Usage::default();
-                            blocks.clear();
-                            partial_text.clear();
-                            events.send(Event::Retrying {
-                                attempt: notice.attempt,
-                                max_attempts: notice.max_attempts,
-                                delay_ms: u64::try_from(notice.delay.as_millis())
-                                    .unwrap_or(u64::MAX),
-                                reason: notice.error.to_string(),
-                                discarded: std::mem::take(&mut shown),
-                            });
-                        }
-                        StreamEvent::TextDelta(text) => {
-                            shown = true;
-                            partial_text.push_str(&text);
-                            events.send(Event::TextDelta { text });
-                            if last_partial.elapsed() >= PARTIAL_EVERY {
-                                last_partial = Instant::now();
-                                let mut so_far = blocks.clone();
-                                so_far.push(ContentBlock::Text { text: partial_text.clone() });
-                                self.transcript.record(&Record::Partial { blocks: so_far });
-                            }
-                        }
-                        StreamEvent::ThinkingDelta(text) => {
-                            shown = true;
-                            events.send(Event::ThinkingDelta { text });
-                        }
-                        StreamEvent::BlockComplete(block) => {
-                            match &block {
-                                ContentBlock::Text { .. } => partial_text.clear(),
-                                ContentBlock::ToolUse { id, name, input } => {
-                                    executor.submit(id.clone(), name.clone(), input.clone());
-                                }
-                                _ => {}
-                            }
-                            blocks.push(block);
-                            // A crash from here on resumes with what the answer had.
-                            last_partial = Instant::now();
-                            self.transcript.record(&Record::Partial { blocks: blocks.clone() });
-                        }
-                        StreamEvent::InvalidToolUse { id, name, raw_input, error } => {
-                            blocks.push(ContentBlock::ToolUse {
-                                id: id.clone(),
-                                name: name.clone(),
-                                input: serde_json::json!({}),
-                            });
-                            executor.submit_invalid(id, name, raw_input, error);
-                        }
-                        StreamEvent::Usage(u) => usage = u,
-                        StreamEvent::Finished(_) => finished = true,
-                    },
-                },
-                () = executor.next_finished() => {}
-            }
-        }
-        drop(stream);
-        self.record_usage(&model, &usage);
-
-        let interrupted = cancel.is_cancelled();
-        let incomplete = interrupted || stream_error.is_some() || broke_after_tools.is_some();
-        if incomplete && !partial_text.is_empty() {
-            blocks.push(ContentBlock::Text { text: partial_text });
-        }
-        if stream_error.is_some() {
-            tools_cancel.cancel();
-        }
-        let has_tools = !executor.is_empty();
-        let answered = !blocks.is_empty() || has_tools;
-        let text: String = blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        if !blocks.is_empty() {
-            self.events().send(Event::AssistantMessage {
-                content: serde_json::to_value(&blocks).unwrap_or_default(),
-                incomplete,
-            });
-            self.push_message(Message {
-                role: Role::Assistant,
-                content: blocks,
-            });
-        }
-        if has_tools {
-            let results = executor.finish().await;
-            self.events().send(Event::ToolResults {
-                content: serde_json::to_value(&results).unwrap_or_default(),
-            });
-            self.push_user(results);
-        }
-        if interrupted {
-            return Step::Interrupted;
-        }
-        if let Some(e) = broke_after_tools {
-            self.events().send(Event::Notice {
-                message: format!(
-                    "The response broke off after a tool call had started ({e}); the tool \
-                     results go back to the model, which carries on from there."
-                ),
-            });
-            self.session.remind(format!(
-                "Your previous response was cut off by a connection problem ({e}) after its \
-                 tool calls had started; anything after them was lost. Their results are \
-                 above: carry on from there."
-            ));
-            return Step::ToolsRan;
-        }
-        if let Some(e) = stream_error {
-            if !answered && self.deferral.references && super::deferral::is_reference_error(&e) {
-                self.deferral.references = false;
-                self.events().send(Event::Notice {
-                    message: format!(
-                        "The model server refused deferred tools ({e}); from now on loaded \
-                         tools are sent whole."
-                    ),
-                });
-                return Step::Again;
-            }
-            if !answered {
-                // Nothing of an answer arrived (a refused key, retries exhausted before any
-                // text): the error is the whole story.
-                return Step::Failed(e);
-            }
-            let kept = if text.is_empty() {
-                String::new()
-            } else {
-                " The partial answer is kept, marked incomplete.".to_string()
-            };
-            return Step::Failed(format!("The response broke off: {e}.{kept}"));
-        }
-        if has_tools {
-            Step::ToolsRan
-        } else {
-            Step::Done(text)
         }
     }
 

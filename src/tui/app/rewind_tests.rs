@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::tests::{Harness, session};
 use super::*;
-use crate::protocol::{RewindPoint, RewindTarget};
+use crate::protocol::{Event, RewindPoint, RewindTarget};
 use crate::tui::input::Key;
 use crate::tui::render::tests::screen;
 

@@ -1,13 +1,14 @@
 //! The App harness: events and key presses in, state and Ops out, no terminal.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::protocol::{Decision, PermissionRequest, RequestKind, SessionInfo, TurnEnd, Usage};
+use crate::protocol::{
+    Decision, Event, PermissionRequest, RequestKind, SessionInfo, TurnEnd, Usage,
+};
 use crate::tui::input::{Key, Mods};
 
 pub(crate) struct Harness {
@@ -471,24 +472,6 @@ fn slash_commands_run_locally() {
 }
 
 #[test]
-fn the_command_picker_filters_and_enter_runs_the_selection() {
-    let mut h = Harness::new();
-    h.type_text("/tr");
-    let p = h.app.picker().unwrap();
-    assert_eq!(p.kind, PickerKind::Commands);
-    assert_eq!(p.items[0].label, "/transcript");
-    h.press(Key::Enter);
-    assert!(h.app.is_transcript_open());
-    assert_eq!(h.app.composer_text(), "");
-    h.press(Key::Esc);
-    h.type_text("/c");
-    h.press(Key::Down);
-    h.press(Key::Tab);
-    assert_eq!(h.app.composer_text(), "/copy ");
-    assert!(h.app.picker().is_none());
-}
-
-#[test]
 fn bang_runs_a_shell_command_and_shows_its_output() {
     let mut h = Harness::new();
     h.type_text("!ls -1");
@@ -505,53 +488,6 @@ fn bang_runs_a_shell_command_and_shows_its_output() {
         exit_code: Some(0),
     });
     assert_eq!(h.app.conversation().len(), 1);
-}
-
-#[test]
-fn the_file_picker_walks_once_matches_off_path_and_drops_stale_results() {
-    let mut h = Harness::new();
-    h.type_text("see ");
-    h.press(Key::Char('@'));
-    assert_eq!(
-        h.press(Key::Char('m')),
-        Vec::<AppAction>::new(),
-        "the walk is already on its way"
-    );
-    let files: Arc<Vec<String>> = Arc::new(vec!["README.md".into(), "src/main.rs".into()]);
-    let actions = h
-        .app
-        .handle_app_event(AppEvent::FilesListed(Arc::clone(&files)));
-    let (first, query) = match_request(&actions);
-    assert_eq!(query, "m");
-    let actions = h.press(Key::Char('a'));
-    let (second, query) = match_request(&actions);
-    assert_eq!(query, "ma");
-    h.app.handle_app_event(AppEvent::FilesMatched {
-        request_id: first,
-        paths: vec!["README.md".into()],
-    });
-    assert!(
-        h.app.picker().unwrap().items.is_empty(),
-        "stale result dropped"
-    );
-    h.app.handle_app_event(AppEvent::FilesMatched {
-        request_id: second,
-        paths: vec!["src/main.rs".into()],
-    });
-    h.press(Key::Tab);
-    assert_eq!(h.app.composer_text(), "see @src/main.rs ");
-    assert!(h.app.picker().is_none());
-}
-
-#[test]
-fn the_first_at_sign_starts_the_walk() {
-    let mut h = Harness::new();
-    assert_eq!(
-        h.press(Key::Char('@')),
-        [AppAction::ListFiles {
-            root: PathBuf::from("/work/project")
-        }]
-    );
 }
 
 #[test]
@@ -667,35 +603,4 @@ fn ctrl_c_leaves_history_search_with_an_empty_composer() {
     assert_eq!(h.app.composer_text(), "");
     h.type_text("new");
     assert_eq!(h.app.composer_text(), "new", "typing edits again");
-}
-
-#[test]
-fn reopening_the_file_picker_walks_again_and_matches_the_old_list_meanwhile() {
-    let mut h = Harness::new();
-    h.press(Key::Char('@'));
-    let files: Arc<Vec<String>> = Arc::new(vec!["a.rs".into()]);
-    h.app
-        .handle_app_event(AppEvent::FilesListed(Arc::clone(&files)));
-    h.press(Key::Char(' '));
-    assert!(h.app.picker().is_none());
-    let actions = h.press(Key::Char('@'));
-    assert!(
-        matches!(
-            actions.as_slice(),
-            [AppAction::ListFiles { .. }, AppAction::MatchFiles { .. }]
-        ),
-        "{actions:?}"
-    );
-}
-
-/// The one file-match request among `actions`: its id and query.
-fn match_request(actions: &[AppAction]) -> (u64, String) {
-    match actions {
-        [
-            AppAction::MatchFiles {
-                request_id, query, ..
-            },
-        ] => (*request_id, query.clone()),
-        _ => panic!("expected one match request, got {actions:?}"),
-    }
 }

@@ -1,6 +1,8 @@
 //! The Agent call's cell: running (live line, a call waiting for permission), done (summary
 //! and report), expanded (the sub-agent's calls with their output), and nested sub-agents.
 
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use serde_json::json;
 
 use super::*;
