@@ -41,20 +41,61 @@ pub(super) fn resize_to(image: &DynamicImage, target: (u32, u32)) -> DynamicImag
     }
 }
 
-/// [`resize_to`] over one 8-bit buffer, a row at a time.
+/// Images at least this large (source pixels) are shrunk in two halves on two threads.
+const PARALLEL_PIXELS: u64 = 1 << 20;
+
+/// [`resize_to`] over one 8-bit buffer, a row at a time; a large one in two halves of output
+/// rows at once, each half fed only the source rows it covers.
 fn area_resize<P: Pixel<Subpixel = u8>>(
     source: &ImageBuffer<P, Vec<u8>>,
     target: (u32, u32),
 ) -> ImageBuffer<P, Vec<u8>> {
-    let mut shrinker = AreaShrinker::new(source.dimensions(), target, P::CHANNEL_COUNT);
-    let in_row = shrinker.in_row.max(1);
+    let (width, height) = source.dimensions();
+    let channels = P::CHANNEL_COUNT;
     let rows: &[u8] = source;
-    for row in rows.chunks_exact(in_row) {
-        shrinker.push_row(row);
-    }
+    let shrink = |out_rows| shrink_rows(rows, (width, height), target, channels, out_rows);
+    let out_height = target.1 as usize;
+    let parallel = u64::from(width) * u64::from(height) >= PARALLEL_PIXELS && out_height >= 2;
+    let pixels = if parallel {
+        let middle = out_height / 2;
+        std::thread::scope(|scope| {
+            let bottom = scope.spawn(|| shrink(middle..out_height));
+            let mut top = shrink(0..middle);
+            // A panic in the other half (none is expected) leaves its rows black.
+            let bottom = bottom.join().unwrap_or_else(|_| {
+                vec![0; (out_height - middle) * target.0 as usize * usize::from(channels)]
+            });
+            top.extend_from_slice(&bottom);
+            top
+        })
+    } else {
+        shrink(0..out_height)
+    };
     // The buffer is exactly `target` in size, so this cannot fail; an empty image otherwise.
-    ImageBuffer::from_raw(target.0, target.1, shrinker.finish())
+    ImageBuffer::from_raw(target.0, target.1, pixels)
         .unwrap_or_else(|| ImageBuffer::new(target.0, target.1))
+}
+
+/// Output rows `out_rows` of `rows` (a whole source of `source` pixels) shrunk to `target`.
+/// (Not generic, so the halves can run on two threads.)
+fn shrink_rows(
+    rows: &[u8],
+    source: (u32, u32),
+    target: (u32, u32),
+    channels: u8,
+    out_rows: std::ops::Range<usize>,
+) -> Vec<u8> {
+    let in_row = (source.0 as usize * usize::from(channels)).max(1);
+    let mut part = AreaShrinker::part(source, target, channels, out_rows);
+    let first = part.taken;
+    for row in rows
+        .chunks_exact(in_row)
+        .skip(first)
+        .take(part.source_rows_left())
+    {
+        part.push_row(row);
+    }
+    part.finish()
 }
 
 /// A shrinker fed source rows top to bottom. For each output row, the source rows it covers are
@@ -69,8 +110,10 @@ pub(super) struct AreaShrinker {
     out_row: usize,
     columns: Vec<(usize, Vec<f32>)>,
     rows: Vec<(usize, Vec<f32>)>,
-    /// Source rows taken so far.
+    /// The next source row to take (its index in the source).
     taken: usize,
+    /// The first output row this shrinker makes (see [`AreaShrinker::part`]).
+    out_start: usize,
     /// The first output row not finished yet.
     next_out: usize,
     /// Bands of output rows `next_out`, `next_out + 1`, ... that have started.
@@ -84,20 +127,46 @@ impl AreaShrinker {
     /// A shrinker from `source` to `target` pixels (`target` not larger on either axis) of
     /// `channels` 8-bit channels each.
     pub(super) fn new(source: (u32, u32), target: (u32, u32), channels: u8) -> AreaShrinker {
+        AreaShrinker::part(source, target, channels, 0..target.1 as usize)
+    }
+
+    /// A shrinker that makes only output rows `out_rows` (clamped to the target), to be fed
+    /// the source rows from the first it covers ([`Self::source_rows_left`] of them).
+    fn part(
+        source: (u32, u32),
+        target: (u32, u32),
+        channels: u8,
+        out_rows: std::ops::Range<usize>,
+    ) -> AreaShrinker {
         let channels = usize::from(channels);
         let out_row = target.0 as usize * channels;
+        let mut rows = area_weights(source.1, target.1);
+        let end = out_rows.end.min(rows.len());
+        let start = out_rows.start.min(end);
+        rows.truncate(end);
+        let taken = rows.get(start).map_or(0, |(first, _)| *first);
         AreaShrinker {
             channels,
             in_row: source.0 as usize * channels,
             out_row,
             columns: area_weights(source.0, target.0),
-            rows: area_weights(source.1, target.1),
-            taken: 0,
-            next_out: 0,
+            rows,
+            taken,
+            out_start: start,
+            next_out: start,
             bands: std::collections::VecDeque::new(),
             spare: Vec::new(),
-            out: vec![0; out_row * target.1 as usize],
+            out: vec![0; out_row * (end - start)],
         }
+    }
+
+    /// How many more source rows the output rows still to be made cover.
+    fn source_rows_left(&self) -> usize {
+        let end = self
+            .rows
+            .last()
+            .map_or(0, |(first, weights)| first + weights.len());
+        end.saturating_sub(self.taken)
     }
 
     /// Takes the next source row (`in_row` bytes; a shorter one counts as black beyond its end,
@@ -133,7 +202,7 @@ impl AreaShrinker {
             let Some(band) = self.bands.pop_front() else {
                 break;
             };
-            let start = self.next_out * self.out_row;
+            let start = (self.next_out - self.out_start) * self.out_row;
             if let Some(line) = self.out.get_mut(start..start + self.out_row) {
                 shrink_line(self.channels, line, &band, &self.columns);
             }
