@@ -5,37 +5,11 @@
 //!
 //! Skipped (with a message) when tmux is not installed; CI installs it.
 
-use cairn::llm::scripted::ScriptedServer;
 use serde_json::{Value, json};
 
 #[path = "support/tmux.rs"]
 mod tmux;
-use tmux::{Tmux, require_tmux, server};
-
-/// The `tool_result` for `id` in the first request that carried one, as (text, is_error).
-fn result_for(server: &ScriptedServer, id: &str) -> (String, bool) {
-    let requests = server.requests();
-    for r in &requests {
-        for message in r.body["messages"].as_array().into_iter().flatten() {
-            for block in message["content"].as_array().into_iter().flatten() {
-                if block["type"] != "tool_result" || block["tool_use_id"] != id {
-                    continue;
-                }
-                let text = match &block["content"] {
-                    Value::String(s) => s.clone(),
-                    Value::Array(parts) => parts
-                        .iter()
-                        .filter_map(|p| p["text"].as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    _ => String::new(),
-                };
-                return (text, block["is_error"].as_bool().unwrap_or(false));
-            }
-        }
-    }
-    panic!("no tool_result for {id} in {} requests", requests.len())
-}
+use tmux::{Tmux, require_tmux, result_for, server};
 
 fn option(label: &str, description: &str) -> Value {
     json!({"label": label, "description": description})

@@ -8,12 +8,11 @@
 
 use std::path::PathBuf;
 
-use cairn::llm::scripted::ScriptedServer;
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[path = "support/tmux.rs"]
 mod tmux;
-use tmux::{Tmux, require_tmux, server};
+use tmux::{Tmux, require_tmux, result_for, server, tool_results};
 
 /// Text every tool prompt shows among its choices (and nothing else on screen does).
 const TOOL_PROMPT: &str = "no, for this session";
@@ -38,48 +37,6 @@ fn status_line(screen: &str) -> &str {
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or_default()
-}
-
-/// Every `tool_result` block the request carried, as (tool_use_id, text, is_error).
-fn tool_results(body: &Value) -> Vec<(String, String, bool)> {
-    let mut out = Vec::new();
-    for message in body["messages"].as_array().into_iter().flatten() {
-        for block in message["content"].as_array().into_iter().flatten() {
-            if block["type"] != "tool_result" {
-                continue;
-            }
-            let text = match &block["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                _ => String::new(),
-            };
-            out.push((
-                block["tool_use_id"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                text,
-                block["is_error"].as_bool().unwrap_or(false),
-            ));
-        }
-    }
-    out
-}
-
-/// The tool result for `id` in the last request that carried one.
-fn result_for(server: &ScriptedServer, id: &str) -> (String, bool) {
-    let requests = server.requests();
-    requests
-        .iter()
-        .rev()
-        .flat_map(|r| tool_results(&r.body))
-        .find(|(tid, _, _)| tid == id)
-        .map(|(_, text, err)| (text, err))
-        .unwrap_or_else(|| panic!("no tool_result for {id} in {} requests", requests.len()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

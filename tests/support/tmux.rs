@@ -211,3 +211,46 @@ impl Drop for Tmux {
 pub fn server(script: Value) -> ScriptedServer {
     ScriptedServer::start(Script::from_json(&script.to_string()).unwrap()).unwrap()
 }
+
+/// Every `tool_result` block the request carried, as (tool_use_id, text, is_error).
+pub fn tool_results(body: &Value) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for message in body["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            if block["type"] != "tool_result" {
+                continue;
+            }
+            let text = match &block["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                _ => String::new(),
+            };
+            out.push((
+                block["tool_use_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                text,
+                block["is_error"].as_bool().unwrap_or(false),
+            ));
+        }
+    }
+    out
+}
+
+/// The tool result for `id` in the last request that carried one (every later request
+/// carries the whole history, so also the first result), as (text, is_error).
+pub fn result_for(server: &ScriptedServer, id: &str) -> (String, bool) {
+    let requests = server.requests();
+    requests
+        .iter()
+        .rev()
+        .flat_map(|r| tool_results(&r.body))
+        .find(|(tid, _, _)| tid == id)
+        .map(|(_, text, err)| (text, err))
+        .unwrap_or_else(|| panic!("no tool_result for {id} in {} requests", requests.len()))
+}
