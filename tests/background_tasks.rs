@@ -13,8 +13,8 @@ use std::time::Duration;
 use cairn::commands::agents::AgentDef;
 use cairn::config::LoadedSettings;
 use cairn::llm::Provider;
-use cairn::permissions::{GateConfig, PermissionGate};
-use cairn::protocol::{Event, Op, PermissionMode, TaskStatus};
+use cairn::permissions::PermissionGate;
+use cairn::protocol::{Event, Op, TaskStatus};
 use cairn::tui::app::{App, AppConfig};
 use cairn::tui::composer::history::History;
 use cairn::tui::highlight::Highlighter;
@@ -41,19 +41,7 @@ fn gate(dir: &Path) -> PermissionGate {
         project_dir: dir.to_path_buf(),
         ..LoadedSettings::default()
     };
-    PermissionGate::new(GateConfig {
-        settings: &settings,
-        cli_allow: vec!["Bash(sh wait.sh)".into()],
-        cli_deny: Vec::new(),
-        mode: PermissionMode::Default,
-        interactive: true,
-        project_dir: dir.to_path_buf(),
-        additional_dirs: Vec::new(),
-        session_data_dir: dir.join(".data"),
-        running_as_root: false,
-        sandboxed: false,
-    })
-    .unwrap()
+    agent::gate_allowing(dir, &settings, vec!["Bash(sh wait.sh)".into()])
 }
 
 /// The parent starts agent `alpha` in the background and ends its turn; `alpha` runs

@@ -105,9 +105,18 @@ pub fn interactive_gate(dir: &Path) -> PermissionGate {
 
 /// An interactive default-mode gate over project `dir` with these settings.
 pub fn gate_with_settings(dir: &Path, settings: &LoadedSettings) -> PermissionGate {
+    gate_allowing(dir, settings, Vec::new())
+}
+
+/// As [`gate_with_settings`], with `--allowedTools` rules.
+pub fn gate_allowing(
+    dir: &Path,
+    settings: &LoadedSettings,
+    cli_allow: Vec<String>,
+) -> PermissionGate {
     PermissionGate::new(GateConfig {
         settings,
-        cli_allow: Vec::new(),
+        cli_allow,
         cli_deny: Vec::new(),
         mode: PermissionMode::Default,
         interactive: true,
