@@ -3,9 +3,8 @@
 //! every 16 ms. Also prints the heap held by a 10,000-entry session (counting allocator).
 //! Figures go in docs/bench/tui.md.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use cairn::protocol::{Display, Event};
 use cairn::tui::conversation::{Conversation, NoticeKind, ScrollState};
@@ -15,24 +14,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-/// Counts live heap bytes, to report the memory of a session.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::LIVE;
 
 const ANSWER: &str = "Here is what I found in **src/lib.rs**:\n\n- the parser keeps a `Vec` of tokens\n\
 - errors carry their span\n\n```rust\nfn parse(input: &str) -> Result<Ast, Error> {\n    todo!()\n}\n```\n";

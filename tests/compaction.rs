@@ -212,3 +212,40 @@ async fn slash_context_reports_what_fills_the_window() {
         "{parts:?}"
     );
 }
+
+/// The todo list survives a compaction: the model is reminded of it in the request after the
+/// summary, and a resume from the compacted transcript still has it.
+#[tokio::test]
+async fn the_todo_list_survives_compaction_and_the_model_is_reminded_of_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let todos = json!({"todos": [
+        {"content": "Fix the parser", "status": "in_progress", "activeForm": "Fixing the parser"},
+        {"content": "Add a test", "status": "pending", "activeForm": "Adding a test"}
+    ]});
+    let script = json!({"turns": [
+        {"tool_calls": [{"id": "t", "name": "TodoWrite", "input": todos}]},
+        {"text": "Planned."},
+        {"text": "SUMMARY: two steps planned."}
+    ]});
+    let mut agent = Agent::start(&script, Setup::in_dir(tmp.path(), Provider::Anthropic));
+    agent.prompt("plan the fix").await;
+    agent
+        .handle
+        .ops
+        .send(Op::Compact { instructions: None })
+        .unwrap();
+    until(&mut agent, |e| matches!(e, Event::Compacted { .. })).await;
+    agent.prompt("go on").await;
+    let next = messages(&agent, 3);
+    assert_eq!(next.len(), 1, "{next:?}");
+    let text = next[0].to_string();
+    assert!(text.contains("SUMMARY: two steps planned."), "{text}");
+    assert!(text.contains("The todo list:"), "{text}");
+    assert!(
+        text.contains("Fix the parser") && text.contains("Add a test"),
+        "{text}"
+    );
+    let resumed = cairn::session::resume::load(&tmp.path().join(".data/t.jsonl")).unwrap();
+    let kept: Vec<&str> = resumed.todos.iter().map(|t| t.content.as_str()).collect();
+    assert_eq!(kept, ["Fix the parser", "Add a test"]);
+}

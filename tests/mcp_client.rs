@@ -18,9 +18,7 @@ use mcp_servers::servers_dir;
 use std::time::{Duration, Instant};
 
 use cairn::mcp::manager::ApprovalChoice;
-use cairn::mcp::{
-    Approval, McpManager, McpOptions, Sources, Status, Timeouts, config, start_servers,
-};
+use cairn::mcp::{McpManager, McpOptions, Sources, Status, Timeouts, config, start_servers};
 use cairn::tools::{LateTools, ToolHandle, ToolKind, ToolResultBlock};
 use serde_json::json;
 use workspace::{Workspace, run};
@@ -45,23 +43,7 @@ async fn start(
     servers: serde_json::Value,
     timeouts: Timeouts,
 ) -> (McpManager, LateTools) {
-    let sources = Sources {
-        project_dir: ws.root().to_path_buf(),
-        claude_json: None,
-        cli: vec![json!({ "mcpServers": servers }).to_string()],
-        strict: true,
-    };
-    let cfg = config::load(&sources, &Approval::default(), &|k| std::env::var(k).ok());
-    assert!(cfg.problems.is_empty(), "{:?}", cfg.problems);
-    let late = LateTools::default();
-    let mut options = McpOptions::from_env(ws.root().to_path_buf(), &|_| None);
-    options.timeouts = timeouts;
-    let manager = start_servers(cfg, options, late.clone());
-    assert!(
-        manager.wait_settled(Duration::from_secs(30)).await,
-        "servers did not settle"
-    );
-    (manager, late)
+    mcp_servers::start(ws.root(), servers, timeouts).await
 }
 
 fn tool(manager: &McpManager, name: &str) -> ToolHandle {

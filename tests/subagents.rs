@@ -414,19 +414,9 @@ async fn stream_json_sets_parent_tool_use_id_on_a_sub_agents_messages() {
     let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
     setup.agents = vec![def(tmp.path(), "alpha", "ALPHA-ROLE", &["Glob"])];
     let agent = Agent::start(&script, setup);
-    let mut out = Vec::new();
-    let outcome = cairn::headless::run(
-        agent.handle,
-        "go".into(),
-        OutputFormat::StreamJson,
-        false,
-        &mut out,
-    )
-    .await
-    .unwrap();
+    let (outcome, out) = agent.headless("go", OutputFormat::StreamJson).await;
     assert_eq!(outcome.end, TurnEnd::Completed);
-    let lines: Vec<Value> = String::from_utf8(out)
-        .unwrap()
+    let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -476,18 +466,9 @@ async fn headless_says_which_background_agents_it_left_running() {
     let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
     setup.agents = vec![def(tmp.path(), "alpha", "ALPHA-ROLE", &["Glob"])];
     let agent = Agent::start(&script, setup);
-    let mut out = Vec::new();
-    let outcome = cairn::headless::run(
-        agent.handle,
-        "go".into(),
-        OutputFormat::Text,
-        false,
-        &mut out,
-    )
-    .await
-    .unwrap();
+    let (outcome, out) = agent.headless("go", OutputFormat::Text).await;
     assert_eq!(outcome.end, TurnEnd::Completed);
-    assert_eq!(String::from_utf8(out).unwrap(), "Started it.\n");
+    assert_eq!(out, "Started it.\n");
     assert_eq!(
         outcome.background_left,
         ["agent-1 (alpha: find the parser)"]

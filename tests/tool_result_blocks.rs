@@ -289,19 +289,12 @@ async fn an_oversized_image_becomes_an_explanation_and_documents_reach_each_api_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn headless_stream_json_prints_image_results_in_claude_codes_shape() {
     let h = harness(Provider::Anthropic, &["image"]);
-    let mut out = Vec::new();
-    let outcome = cairn::headless::run(
-        h.agent.handle,
-        "look".into(),
-        cairn::cli::OutputFormat::StreamJson,
-        false,
-        &mut out,
-    )
-    .await
-    .unwrap();
+    let (outcome, out) = h
+        .agent
+        .headless("look", cairn::cli::OutputFormat::StreamJson)
+        .await;
     assert_eq!(outcome.end, TurnEnd::Completed);
-    let lines: Vec<Value> = String::from_utf8(out)
-        .unwrap()
+    let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();

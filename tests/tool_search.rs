@@ -18,7 +18,7 @@ use std::time::Duration;
 use agent::{Agent, Setup, finished, tool_results};
 use cairn::agent::deferral::{ToolSearchConfig, ToolSearchMode};
 use cairn::llm::Provider;
-use cairn::mcp::{Approval, McpManager, McpOptions, Sources, Timeouts, config, start_servers};
+use cairn::mcp::{McpManager, Timeouts};
 use cairn::protocol::TurnEnd;
 use cairn::tools::LateTools;
 use serde_json::{Value, json};
@@ -39,22 +39,11 @@ async fn connected(project: &std::path::Path, filesystem: bool) -> Option<(McpMa
         let fs = dir.join("server-filesystem/dist/index.js");
         servers["fs"] = json!({"command": "node", "args": [fs, project]});
     }
-    let sources = Sources {
-        project_dir: project.to_path_buf(),
-        claude_json: None,
-        cli: vec![json!({ "mcpServers": servers }).to_string()],
-        strict: true,
-    };
-    let cfg = config::load(&sources, &Approval::default(), &|k| std::env::var(k).ok());
-    assert!(cfg.problems.is_empty(), "{:?}", cfg.problems);
-    let late = LateTools::default();
-    let mut options = McpOptions::from_env(project.to_path_buf(), &|_| None);
-    options.timeouts = Timeouts {
+    let timeouts = Timeouts {
         startup: Duration::from_secs(20),
         call: Duration::from_secs(20),
     };
-    let manager = start_servers(cfg, options, late.clone());
-    assert!(manager.wait_settled(Duration::from_secs(30)).await);
+    let (manager, late) = mcp_servers::start(project, servers, timeouts).await;
     assert!(late.snapshot().1.iter().any(|t| t.name() == ECHO));
     Some((manager, late))
 }

@@ -181,6 +181,20 @@ impl Agent {
             .unwrap();
     }
 
+    /// Run `prompt` as `cairn -p` does, in `format`, to the end: the outcome and what was
+    /// printed. The session is handed to the headless runner, so it is used up.
+    pub async fn headless(
+        self,
+        prompt: &str,
+        format: cairn::cli::OutputFormat,
+    ) -> (cairn::headless::Outcome, String) {
+        let mut out = Vec::new();
+        let outcome = cairn::headless::run(self.handle, prompt.into(), format, false, &mut out)
+            .await
+            .unwrap();
+        (outcome, String::from_utf8(out).unwrap())
+    }
+
     /// Submit `text` and collect the turn's events, allowing every permission request.
     pub async fn prompt(&mut self, text: &str) -> Vec<Event> {
         self.submit(text);

@@ -1,9 +1,14 @@
 //! Where the reference MCP servers from npm are (`.ci/run` installs them into
-//! `target/mcp-servers`). Include with `#[path = "support/mcp_servers.rs"] mod mcp_servers;`.
+//! `target/mcp-servers`), and starting a set of servers as `--mcp-config` would. Include with
+//! `#[path = "support/mcp_servers.rs"] mod mcp_servers;`.
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cairn::mcp::{Approval, McpManager, McpOptions, Sources, Timeouts, config, start_servers};
+use cairn::tools::LateTools;
 
 /// `target/mcp-servers/node_modules/@modelcontextprotocol` (or under `$CAIRN_MCP_SERVERS`), or
 /// None after saying loudly why; under `CI` a missing server fails the test.
@@ -26,4 +31,30 @@ pub fn servers_dir() -> Option<PathBuf> {
     }
     eprintln!("\n!!!!!!!!!! SKIPPED: {msg} !!!!!!!!!!\n");
     None
+}
+
+/// Start `servers` (an `mcpServers` object) for `project`, as `--mcp-config` with
+/// `--strict-mcp-config` would, and wait until each is connected or has failed.
+pub async fn start(
+    project: &Path,
+    servers: serde_json::Value,
+    timeouts: Timeouts,
+) -> (McpManager, LateTools) {
+    let sources = Sources {
+        project_dir: project.to_path_buf(),
+        claude_json: None,
+        cli: vec![serde_json::json!({ "mcpServers": servers }).to_string()],
+        strict: true,
+    };
+    let cfg = config::load(&sources, &Approval::default(), &|k| std::env::var(k).ok());
+    assert!(cfg.problems.is_empty(), "{:?}", cfg.problems);
+    let late = LateTools::default();
+    let mut options = McpOptions::from_env(project.to_path_buf(), &|_| None);
+    options.timeouts = timeouts;
+    let manager = start_servers(cfg, options, late.clone());
+    assert!(
+        manager.wait_settled(Duration::from_secs(30)).await,
+        "servers did not settle"
+    );
+    (manager, late)
 }
