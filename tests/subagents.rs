@@ -36,6 +36,13 @@ fn agent_call(id: &str, agent: &str, prompt: &str) -> Value {
         "description": format!("ask {agent}"), "prompt": prompt, "subagent_type": agent}})
 }
 
+/// An Agent call that starts `agent` in the background to find the parser.
+fn background_call(id: &str, agent: &str) -> Value {
+    json!({"id": id, "name": "Agent", "input": {
+        "description": "find the parser", "prompt": "find parse()",
+        "subagent_type": agent, "run_in_background": true}})
+}
+
 /// The names of the tools a request offered.
 fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
@@ -222,9 +229,7 @@ async fn a_background_agents_report_reaches_the_model_later_as_a_reminder() {
     let tmp = tempfile::tempdir().unwrap();
     let script = json!({
         "turns": [
-            {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
-                "description": "find the parser", "prompt": "find parse()",
-                "subagent_type": "alpha", "run_in_background": true}}]},
+            {"tool_calls": [background_call("a1", "alpha")]},
             {"text": "Started it."},
             {"text": "Thanks, noted."}
         ],
@@ -454,9 +459,7 @@ async fn headless_says_which_background_agents_it_left_running() {
     let tmp = tempfile::tempdir().unwrap();
     let script = json!({
         "turns": [
-            {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
-                "description": "find the parser", "prompt": "find parse()",
-                "subagent_type": "alpha", "run_in_background": true}}]},
+            {"tool_calls": [background_call("a1", "alpha")]},
             {"text": "Started it."}
         ],
         "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
