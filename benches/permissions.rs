@@ -51,7 +51,7 @@ fn bench(c: &mut Criterion) {
         json!({ "permissions": { "allow": allow, "deny": deny } }).to_string(),
     )
     .unwrap();
-    let settings = load_settings(&proj, None, &|_| None);
+    let settings = load_settings(&proj, None, &|_| None, cairn::config::Trust::Trusted);
     let gate = PermissionGate::new(GateConfig {
         settings: &settings,
         cli_allow: vec![],

@@ -77,6 +77,12 @@ pub struct Cli {
     #[arg(long)]
     pub demo: bool,
 
+    /// Trust this folder for this run: its hooks, MCP servers, env, allow rules and extra
+    /// directories apply (without it, an untrusted folder's settings only narrow). Nothing is
+    /// recorded; to trust a folder for good, answer the question `cairn` asks there.
+    #[arg(long)]
+    pub trust_folder: bool,
+
     /// MCP servers from a JSON file or string (`{"mcpServers": {...}}`); repeatable.
     #[arg(long = "mcp-config", num_args = 1.., global = true)]
     pub mcp_config: Vec<String>,

@@ -54,6 +54,36 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
     if cli.print {
         return run_headless(cli).await;
     }
+    let dir = std::env::current_dir()
+        .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
+    let mut folder = startup::folder_trust(&cli, &dir);
+    if !folder.trust.is_trusted() && !startup::runs_demo(&cli, &dir) {
+        use cairn::tui::trust_dialog::{TrustAnswer, TrustQuestion, ask};
+        let report = startup::trust_report(&cli, &dir);
+        let mut items: Vec<(String, String, String)> = report
+            .items
+            .into_iter()
+            .map(|i| (i.what.to_string(), i.detail, i.source))
+            .collect();
+        if !report.mcp_servers.is_empty() {
+            items.push((
+                "MCP servers".into(),
+                report.mcp_servers.join(", "),
+                folder.root.join(".mcp.json").display().to_string(),
+            ));
+        }
+        let question = TrustQuestion {
+            folder: folder.root.clone(),
+            is_home: folder.is_home,
+            items,
+            problem: folder.problem.clone(),
+        };
+        match ask(question).await? {
+            TrustAnswer::Trust => folder.accept()?,
+            TrustAnswer::Restricted => {}
+            TrustAnswer::Exit => return Ok(ExitCode::SUCCESS),
+        }
+    }
     // The demo server (if any) lives until the session ends.
     let startup::Started {
         handle,
@@ -70,7 +100,7 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         tool_env,
         mcp,
         settings_root,
-    } = startup::start_session(&cli, true).await?;
+    } = startup::start_session(&cli, true, folder.trust).await?;
     let errors = if settings_broken.is_empty() {
         Vec::new()
     } else {
@@ -123,13 +153,19 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
     if prompt.trim().is_empty() {
         anyhow::bail!("the prompt is empty");
     }
+    let dir = std::env::current_dir()
+        .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
+    let folder = startup::folder_trust(&cli, &dir);
+    if let Some(problem) = &folder.problem {
+        eprintln!("cairn: {problem} (no folder counts as trusted)");
+    }
     let startup::Started {
         handle,
         notices,
         demo_server: _demo_server,
         mcp,
         ..
-    } = startup::start_session(&cli, false).await?;
+    } = startup::start_session(&cli, false, folder.trust).await?;
     // Headless has no one to wait for: give the servers their startup time before the first
     // request, as Claude Code's -p does.
     if let Some(mcp) = &mcp {

@@ -11,11 +11,13 @@ use anyhow::Context;
 use crate::agent::{AgentSetup, start};
 use crate::cli::{Cli, ProviderArg};
 use crate::config::LoadedSettings;
-use crate::config::layers::Layer;
+use crate::config::layers::{Layer, project_root};
 use crate::config::load_settings;
 use crate::config::model::{
     Aliases, ModelChoice, ModelFlags, ModelPick, ModelSettings, NO_CREDENTIALS, resolve,
 };
+use crate::config::trust::{TRUST_KEY, Trust, TrustStore, claude_json_path};
+use crate::config::untrusted::UntrustedItem;
 use crate::llm::ModelEndpoint;
 use crate::llm::Provider;
 use crate::llm::auth::{DEFAULT_HELPER_TTL, HELPER_TTL_ENV, KeyHelper, parse_custom_headers};
@@ -155,6 +157,18 @@ fn ignored_endpoints(settings: &LoadedSettings) -> Vec<String> {
         .collect()
 }
 
+fn model_flags(cli: &Cli) -> ModelFlags {
+    ModelFlags {
+        provider: cli.provider.map(|p| match p {
+            ProviderArg::Anthropic => Provider::Anthropic,
+            ProviderArg::Openai => Provider::OpenAi,
+        }),
+        model: cli.model.clone(),
+        base_url: cli.base_url.clone(),
+        demo: cli.demo,
+    }
+}
+
 /// Where cairn keeps its data: `$CAIRN_DATA_DIR`, else the platform data dir.
 pub fn data_root() -> PathBuf {
     if let Some(dir) = env_var("CAIRN_DATA_DIR").filter(|d| !d.is_empty()) {
@@ -205,24 +219,18 @@ fn demo_workspace() -> anyhow::Result<PathBuf> {
 /// value came from.
 pub fn describe_config(cli: &Cli) -> anyhow::Result<String> {
     let dir = std::env::current_dir().context("cannot read the current directory")?;
-    let settings = load_settings(&dir, cli.settings.as_deref(), &env_var);
+    let trust = folder_trust(cli, &dir).trust;
+    let settings = load_settings(&dir, cli.settings.as_deref(), &env_var, trust);
     Ok(crate::config::render_config(&settings))
 }
 
-/// Start a session as the command line says. `interactive` is false for headless mode.
-pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Started> {
-    let flags = ModelFlags {
-        provider: cli.provider.map(|p| match p {
-            ProviderArg::Anthropic => Provider::Anthropic,
-            ProviderArg::Openai => Provider::OpenAi,
-        }),
-        model: cli.model.clone(),
-        base_url: cli.base_url.clone(),
-        demo: cli.demo,
-    };
+/// Start a session as the command line says. `interactive` is false for headless mode;
+/// `trust` is the folder's ([`folder_trust`], or the person's answer to the trust question).
+pub async fn start_session(cli: &Cli, interactive: bool, trust: Trust) -> anyhow::Result<Started> {
+    let flags = model_flags(cli);
     let mut notices = Vec::new();
     let mut project_dir = std::env::current_dir().context("cannot read the current directory")?;
-    let mut settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
+    let mut settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var, trust);
     // Problems with the person's own settings are reported in demo mode too.
     let mut diagnostics = settings.diagnostics.clone();
     let choice = {
@@ -252,7 +260,13 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
             let server = ScriptedServer::start(script)
                 .context("cannot start the demo model server on 127.0.0.1")?;
             project_dir = demo_workspace()?;
-            settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
+            // cairn wrote the scratch project itself: there is nothing in it to distrust.
+            settings = load_settings(
+                &project_dir,
+                cli.settings.as_deref(),
+                &env_var,
+                Trust::Trusted,
+            );
             for d in &settings.diagnostics {
                 if !diagnostics.contains(d) {
                     diagnostics.push(d.clone());
@@ -356,6 +370,11 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         .collect();
     let late_tools = crate::tools::LateTools::default();
     // The demo's scratch project runs no MCP servers.
+    if !settings.trust.is_trusted() {
+        let servers =
+            crate::mcp::session::project_servers(&project_dir, &settings, &mcp_flags(cli));
+        notices.extend(untrusted_notice(&settings, &servers, interactive));
+    }
     let mcp = demo_server.is_none().then(|| {
         let (manager, lines) = crate::mcp::session::start(
             &project_dir,
@@ -425,6 +444,129 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     })
 }
 
+/// The trust of the folder cairn runs in, and where a "trust" answer is recorded.
+#[derive(Debug, Clone)]
+pub struct FolderTrust {
+    pub trust: Trust,
+    /// The folder a "trust" answer records: the project root (an ancestor's trust covers it).
+    pub root: PathBuf,
+    /// `~/.claude.json`; `None` without a home.
+    pub store: Option<TrustStore>,
+    /// Why the store could not be read (it then trusts nothing).
+    pub problem: Option<String>,
+    /// The root is the home directory itself: trusting it trusts every folder under it.
+    pub is_home: bool,
+}
+
+impl FolderTrust {
+    /// Record the person's "trust" in `~/.claude.json` and trust the folder for this run.
+    pub fn accept(&mut self) -> anyhow::Result<()> {
+        let store = self
+            .store
+            .as_ref()
+            .context("no home directory to record the folder's trust in")?;
+        store
+            .record(&self.root, TRUST_KEY)
+            .map_err(|e| anyhow::anyhow!("cannot record the folder's trust: {e}"))?;
+        self.trust = Trust::Trusted;
+        Ok(())
+    }
+}
+
+/// Whether the folder `dir` is trusted: `--trust-folder` for this run, else what
+/// `~/.claude.json` records for it or an ancestor (Claude Code's record).
+pub fn folder_trust(cli: &Cli, dir: &Path) -> FolderTrust {
+    let home = env_var("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let root = project_root(dir, home.as_deref());
+    let store = claude_json_path(&env_var).map(TrustStore::new);
+    let (recorded, problem) = match &store {
+        Some(s) => match s.is_trusted(dir) {
+            Ok(t) => (t, None),
+            Err(e) => (false, Some(e)),
+        },
+        None => (false, None),
+    };
+    let trusted = cli.trust_folder || recorded;
+    FolderTrust {
+        trust: if trusted {
+            Trust::Trusted
+        } else {
+            Trust::Untrusted
+        },
+        is_home: home.as_deref() == Some(root.as_path()),
+        root,
+        store,
+        problem,
+    }
+}
+
+/// What the trust question shows: what the folder configures that would run or widen.
+#[derive(Debug, Clone, Default)]
+pub struct TrustReport {
+    /// From the project's settings files.
+    pub items: Vec<UntrustedItem>,
+    /// The project's `.mcp.json` servers.
+    pub mcp_servers: Vec<String>,
+}
+
+/// Read (only read) what the folder `dir` configures, for the trust question.
+pub fn trust_report(cli: &Cli, dir: &Path) -> TrustReport {
+    let settings = load_settings(dir, cli.settings.as_deref(), &env_var, Trust::Untrusted);
+    TrustReport {
+        mcp_servers: crate::mcp::session::project_servers(dir, &settings, &mcp_flags(cli)),
+        items: settings.untrusted,
+    }
+}
+
+/// Whether the TUI would run the demo (no credentials, or `--demo`): the demo works in a
+/// scratch project of its own, so the folder's trust is not asked. Reads settings, runs
+/// nothing.
+pub fn runs_demo(cli: &Cli, dir: &Path) -> bool {
+    let settings = load_settings(dir, cli.settings.as_deref(), &env_var, Trust::Trusted);
+    let env = settings_env(&settings);
+    let flags = model_flags(cli);
+    let model_settings = ModelSettings {
+        model: settings.model.clone(),
+        key_helper: settings.api_key_helper.as_ref().map(|command| KeyHelper {
+            command: command.clone(),
+            cwd: dir.to_path_buf(),
+            ttl: DEFAULT_HELPER_TTL,
+        }),
+    };
+    !matches!(resolve(&flags, &model_settings, env), ModelChoice::Real(..))
+}
+
+/// The one notice an untrusted folder gets: what its settings configure that was not applied,
+/// and how to trust it. `None` when there was nothing to leave out.
+fn untrusted_notice(
+    settings: &LoadedSettings,
+    mcp_servers: &[String],
+    interactive: bool,
+) -> Option<String> {
+    if settings.trust.is_trusted() || (settings.untrusted.is_empty() && mcp_servers.is_empty()) {
+        return None;
+    }
+    let mut kinds: Vec<String> = Vec::new();
+    for item in &settings.untrusted {
+        if !kinds.iter().any(|k| k == item.what) {
+            kinds.push(item.what.to_string());
+        }
+    }
+    if !mcp_servers.is_empty() {
+        kinds.push(format!("MCP servers ({})", mcp_servers.join(", ")));
+    }
+    let how = if interactive {
+        "restart cairn here and answer \"Yes, trust this folder\""
+    } else {
+        "pass --trust-folder for this run, or run `cairn` here once and trust the folder"
+    };
+    Some(format!(
+        "this folder is not trusted, so its {} were not applied (deny and ask rules were); to \
+         trust it, {how}",
+        kinds.join(", ")
+    ))
+}
+
 /// Whether `/rewind` checkpoints are recorded: `CAIRN_CHECKPOINTS` set to `off`, `0` or `false`
 /// turns them off (a CI run that never rewinds saves their disk writes).
 fn checkpoints_enabled(value: Option<&str>) -> bool {
@@ -464,7 +606,8 @@ pub async fn mcp_command(
     action: &crate::cli::McpAction,
 ) -> anyhow::Result<std::process::ExitCode> {
     let project_dir = std::env::current_dir().context("cannot read the current directory")?;
-    let settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
+    let trust = folder_trust(cli, &project_dir).trust;
+    let settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var, trust);
     let flags = mcp_flags(cli);
     match action {
         crate::cli::McpAction::List => {

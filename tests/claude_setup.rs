@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 
 #[path = "support/llm.rs"]
 mod llm;
+#[path = "support/trust.rs"]
+mod trust;
 
 /// Write `files` (path, text) under `root`.
 fn write_all(root: &Path, files: &[(&str, &str)]) {
@@ -81,6 +83,7 @@ fn fixture() -> Fixture {
 
 /// `cairn -p prompt` in the fixture against `server`, with no key in the environment.
 async fn run(f: &Fixture, server: &ScriptedServer, prompt: &str) -> Output {
+    trust::trust_folder(f.home.path(), f.project.path());
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     cmd.current_dir(f.project.path())
         .env_clear()

@@ -117,9 +117,12 @@ async fn the_threshold_compacts_before_the_next_prompt_and_hooks_run() {
         let dir = tmp.path().join(".claude");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("settings.json"), text.to_string()).unwrap();
-        cairn::config::load_settings(tmp.path(), None, &|k| {
-            (k == "HOME").then(|| tmp.path().join("home").display().to_string())
-        })
+        cairn::config::load_settings(
+            tmp.path(),
+            None,
+            &|k| (k == "HOME").then(|| tmp.path().join("home").display().to_string()),
+            cairn::config::Trust::Trusted,
+        )
     };
     let script = json!({"turns": [
         {"text": "Big answer.", "usage": {"input_tokens": 190000, "output_tokens": 100}},

@@ -217,3 +217,68 @@ async fn the_agent_cell_shows_the_live_line_then_the_done_line_and_ctrl_o_expand
     t.send_keys(&["C-d"]);
     t.wait_for("cairn-exited=0");
 }
+
+/// A repository in a folder the person never trusted: the trust question comes first, and
+/// while it is on screen nothing of the folder's has run (no hook, no status line, no MCP
+/// server, no request). After "1" its hook, status line and approved MCP server do run, and
+/// the trust is recorded where Claude Code records it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trust_question_comes_before_anything_of_the_folder_runs() {
+    require_tmux!();
+    let s = server(json!({"turns": [{"text": "Trusted answer."}]}));
+    let project = tempfile::tempdir().unwrap();
+    let dir = project.path().canonicalize().unwrap();
+    std::fs::create_dir_all(dir.join(".claude")).unwrap();
+    let settings = json!({
+        "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch hook-ran"}]}]},
+        "statusLine": {"type": "command", "command": "sh status.sh"}
+    });
+    std::fs::write(dir.join(".claude/settings.json"), settings.to_string()).unwrap();
+    std::fs::write(
+        dir.join(".claude/settings.local.json"),
+        r#"{"enabledMcpjsonServers": ["probe"]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".mcp.json"),
+        r#"{"mcpServers": {"probe": {"command": "sh", "args": ["-c", "touch mcp-ran; sleep 30"]}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("status.sh"),
+        "touch status-ran\necho FOLDER-STATUS\n",
+    )
+    .unwrap();
+    let t = Tmux::start_untrusted(&s, &dir);
+    let screen = t.wait_for("Do you trust the files in this folder?");
+    for shown in [
+        "SessionStart: touch hook-ran",
+        "sh status.sh",
+        "probe",
+        "› 2. No",
+    ] {
+        assert!(screen.contains(shown), "{shown} missing:\n{screen}");
+    }
+    for marker in ["hook-ran", "status-ran", "mcp-ran"] {
+        assert!(!dir.join(marker).exists(), "{marker} ran before the answer");
+    }
+    assert!(s.requests().is_empty());
+    t.send_keys(&["1"]);
+    t.wait_for("FOLDER-STATUS");
+    for marker in ["hook-ran", "mcp-ran"] {
+        t.wait_for_file(&dir.join(marker), |c| c.is_some());
+    }
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.home().join(".claude.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        record["projects"][dir.to_string_lossy().as_ref()]["hasTrustDialogAccepted"],
+        json!(true)
+    );
+    // (The folder's status line replaced the built-in one that `submit` waits for.)
+    t.type_text("hello");
+    t.send_keys(&["Enter"]);
+    t.wait_for("Trusted answer.");
+    t.send_keys(&["C-d"]);
+    t.wait_for("cairn-exited=0");
+}

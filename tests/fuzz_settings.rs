@@ -19,7 +19,7 @@ fn load(dir: &Path, file: &Path, bytes: &[u8]) -> LoadedSettings {
         project: vec![file.to_path_buf()],
         ..SettingsPaths::default()
     };
-    load_settings_from(&paths, dir, None, &|_| None)
+    load_settings_from(&paths, dir, None, &|_| None, cairn::config::Trust::Trusted)
 }
 
 #[test]

@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 
 #[path = "support/llm.rs"]
 mod llm;
+#[path = "support/trust.rs"]
+mod trust;
 
 struct Run {
     out: Output,
@@ -27,8 +29,10 @@ impl Run {
 }
 
 /// The `cairn` binary started in `project` with an empty environment but PATH, and HOME,
-/// its config and its data under `home`, so nothing touches the real home.
+/// its config and its data under `home`, so nothing touches the real home. The project is
+/// trusted (as by a person who answered the trust question once).
 fn cairn_command(project: &Path, home: &Path) -> tokio::process::Command {
+    trust::trust_folder(home, project);
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     cmd.current_dir(project)
         .env_clear()

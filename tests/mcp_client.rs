@@ -10,6 +10,8 @@
 mod llm;
 #[path = "support/mcp_servers.rs"]
 mod mcp_servers;
+#[path = "support/trust.rs"]
+mod trust;
 #[path = "support/workspace.rs"]
 mod workspace;
 
@@ -415,6 +417,7 @@ async fn a_missing_command_keeps_its_error_and_nothing_hangs() {
 
 /// The `cairn` binary in a temp project with a temp HOME, PATH kept (for node).
 fn cairn_in(project: &std::path::Path, home: &std::path::Path) -> tokio::process::Command {
+    trust::trust_folder(home, project);
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     cmd.current_dir(project)
         .env_clear()
@@ -521,7 +524,8 @@ async fn a_project_server_approved_in_the_session_starts_is_remembered_and_recon
     let home_s = home.path().display().to_string();
     let env = |k: &str| (k == "HOME").then(|| home_s.clone());
     let load = || {
-        let settings = cairn::config::load_settings(&root, None, &env);
+        let settings =
+            cairn::config::load_settings(&root, None, &env, cairn::config::Trust::Trusted);
         config::load(&sources, &settings.mcp_approval, &|_| None)
     };
     let late = LateTools::default();

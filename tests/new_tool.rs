@@ -77,7 +77,7 @@ fn gate_with_project_settings(dir: &Path) -> PermissionGate {
     std::fs::create_dir_all(&home).unwrap();
     let home = home.to_string_lossy().into_owned();
     let env = move |k: &str| (k == "HOME").then(|| home.clone());
-    let settings = load_settings(dir, None, &env);
+    let settings = load_settings(dir, None, &env, cairn::config::Trust::Trusted);
     assert!(
         settings.diagnostics.is_empty(),
         "{:?}",

@@ -69,7 +69,7 @@ async fn run_calls(
         .map(|(i, (name, input))| json!({"id": format!("c{i}"), "name": name, "input": input}))
         .collect();
     let script = json!({"turns": [{"tool_calls": tool_calls}, {"text": "done"}]});
-    let settings = load_settings(&ws.proj, None, &ws.env());
+    let settings = load_settings(&ws.proj, None, &ws.env(), cairn::config::Trust::Trusted);
     assert!(
         settings.diagnostics.is_empty(),
         "{:?}",

@@ -63,7 +63,7 @@ impl Homes {
         cli_allow: &[&str],
         cli_deny: &[&str],
     ) -> PermissionGate {
-        let settings = load_settings(&self.proj, None, &self.env());
+        let settings = load_settings(&self.proj, None, &self.env(), cairn::config::Trust::Trusted);
         assert!(
             settings.diagnostics.is_empty(),
             "{:?}",
@@ -715,7 +715,12 @@ async fn always_allow_never_clobbers_a_broken_local_file() {
         PermissionGate::new(ws.gate_config(settings)).unwrap()
     };
     // The file breaks during the session (the person is editing it).
-    let gate = gate_over(&load_settings(&ws.proj, None, &ws.env()));
+    let gate = gate_over(&load_settings(
+        &ws.proj,
+        None,
+        &ws.env(),
+        cairn::config::Trust::Trusted,
+    ));
     std::fs::write(
         ws.proj.join(".cairn/settings.local.json"),
         "{ \"permissions\": ",
@@ -734,7 +739,7 @@ async fn always_allow_never_clobbers_a_broken_local_file() {
         "allow"
     );
     // A session started over the broken file fails closed: it may have held deny rules.
-    let settings = load_settings(&ws.proj, None, &ws.env());
+    let settings = load_settings(&ws.proj, None, &ws.env(), cairn::config::Trust::Trusted);
     assert_eq!(settings.broken.len(), 1, "{:?}", settings.diagnostics);
     let gate = gate_over(&settings);
     assert_eq!(verdict_of(&ws, &gate, "Bash", "make all").await, "deny");
@@ -754,7 +759,7 @@ async fn bare_deny_hides_tools_and_bypass_as_root_is_refused() {
     assert!(!offered("mcp__gh__issue"));
     assert!(!offered("Edit") && !offered("Write") && !offered("MultiEdit"));
     assert!(offered("Bash") && offered("Read"));
-    let settings = load_settings(&ws.proj, None, &ws.env());
+    let settings = load_settings(&ws.proj, None, &ws.env(), cairn::config::Trust::Trusted);
     let config = |sandboxed| GateConfig {
         settings: &settings,
         cli_allow: vec![],

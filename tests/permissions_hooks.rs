@@ -34,7 +34,7 @@ fn ws() -> Ws {
 
 impl Homes {
     fn settings(&self) -> LoadedSettings {
-        load_settings(&self.proj, None, &self.env())
+        load_settings(&self.proj, None, &self.env(), cairn::config::Trust::Trusted)
     }
 
     fn gate(&self, mode: PermissionMode) -> Guard {
@@ -347,7 +347,12 @@ fn layers_merge_with_origins() {
         "proj/.cairn/settings.local.json",
         r#"{"permissions":{"allow":["Bash(npm test *)"],"defaultMode":"acceptEdits"}}"#,
     );
-    let s = load_settings(&ws.proj, Some(r#"{"model":"cli-model"}"#), &ws.env());
+    let s = load_settings(
+        &ws.proj,
+        Some(r#"{"model":"cli-model"}"#),
+        &ws.env(),
+        cairn::config::Trust::Trusted,
+    );
     assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
     assert_eq!(s.model.as_deref(), Some("cli-model"));
     assert_eq!(s.origins["model"].layer, Layer::Cli);
@@ -396,7 +401,7 @@ fn status_line_and_output_style_come_from_the_highest_layer_and_are_shown_by_con
         "proj/.claude/settings.json",
         r#"{"statusLine":{"type":"command","command":"./bar.sh","padding":1},"outputStyle":7}"#,
     );
-    let s = load_settings(&ws.proj, None, &ws.env());
+    let s = load_settings(&ws.proj, None, &ws.env(), cairn::config::Trust::Trusted);
     let line = s
         .appearance
         .status_line
@@ -429,7 +434,12 @@ fn broken_files_are_reported_with_file_and_line_and_skipped() {
         "proj/.claude/settings.local.json",
         "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls\", \"Edit\"],\n    \"deny\": \"WebFetch\",\n    \"defaultMode\": \"yolo\"\n  },\n  \"env\": {\"N\": {\"x\": 1}}\n}\n",
     );
-    let s = load_settings(&ws.proj, Some("/nonexistent/settings.json"), &ws.env());
+    let s = load_settings(
+        &ws.proj,
+        Some("/nonexistent/settings.json"),
+        &ws.env(),
+        cairn::config::Trust::Trusted,
+    );
     let local = ws
         .proj
         .join(".claude/settings.local.json")
@@ -496,7 +506,13 @@ fn managed_layer_beats_everything_and_user_paths_follow_env() {
     };
     let mut paths = SettingsPaths::standard(&ws.proj, &env);
     paths.managed = cairn::config::layers::managed_files(&ws.root.join("etc"));
-    let s = load_settings_from(&paths, &ws.proj, Some(r#"{"model":"cli"}"#), &env);
+    let s = load_settings_from(
+        &paths,
+        &ws.proj,
+        Some(r#"{"model":"cli"}"#),
+        &env,
+        cairn::config::Trust::Trusted,
+    );
     assert!(s.diagnostics.is_empty(), "{:?}", s.diagnostics);
     assert_eq!(s.model.as_deref(), Some("managed"));
     assert_eq!(
@@ -515,7 +531,7 @@ fn project_root_is_the_nearest_marked_ancestor() {
         "proj/.claude/settings.json",
         r#"{"permissions":{"deny":["Read(/src/**)"]}}"#,
     );
-    let s = load_settings(&sub, None, &ws.env());
+    let s = load_settings(&sub, None, &ws.env(), cairn::config::Trust::Trusted);
     assert_eq!(s.project_root, ws.proj);
     assert_eq!(s.permissions.deny.len(), 1);
 }

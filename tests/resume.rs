@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 
 #[path = "support/llm.rs"]
 mod llm;
+#[path = "support/trust.rs"]
+mod trust;
 
 struct Env {
     home: tempfile::TempDir,
@@ -29,6 +31,7 @@ impl Env {
     }
 
     fn command(&self, server: &ScriptedServer, args: &[&str]) -> tokio::process::Command {
+        trust::trust_folder(self.home.path(), self.project.path());
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
         cmd.current_dir(self.project.path())
             .env_clear()

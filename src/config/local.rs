@@ -173,12 +173,14 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let home_s = home.path().display().to_string();
         let env = |k: &str| (k == "HOME").then(|| home_s.clone());
-        let settings = crate::config::load_settings(root, None, &env);
+        let settings =
+            crate::config::load_settings(root, None, &env, crate::config::Trust::Trusted);
         assert_eq!(settings.mcp_approval.enabled, ["web"]);
         assert_eq!(settings.mcp_approval.disabled, ["evil"]);
         assert!(!settings.mcp_approval.enable_all);
         save_mcp_choice(root, "x", McpChoice::EnableAll).unwrap();
-        let settings = crate::config::load_settings(root, None, &env);
+        let settings =
+            crate::config::load_settings(root, None, &env, crate::config::Trust::Trusted);
         assert!(settings.mcp_approval.enable_all);
     }
 

@@ -11,5 +11,9 @@ pub mod local;
 pub mod model;
 pub mod settings;
 pub mod tool_search;
+pub mod tracked;
+pub mod trust;
+pub mod untrusted;
 
 pub use settings::{LoadedSettings, load_settings, render_config};
+pub use trust::Trust;

@@ -24,6 +24,8 @@ use super::hooks::{HooksConfig, parse_hooks};
 use super::layers::{
     Layer, Origin, Problems, SettingsPaths, SettingsSource, parse_source, project_root, read_source,
 };
+use super::trust::Trust;
+use super::untrusted::UntrustedItem;
 use crate::files::paths::expand_path;
 use crate::protocol::PermissionMode;
 use crate::rules::{Rule, RuleContext};
@@ -78,6 +80,11 @@ pub struct LoadedSettings {
     /// MCP approval of the project's `.mcp.json` servers (not read from a checked-in project
     /// settings file: a repository must not approve its own servers).
     pub mcp_approval: McpApprovalSettings,
+    /// Whether the folder is trusted: untrusted, the project's settings only narrow.
+    pub trust: Trust,
+    /// What the project's settings configure that was not applied because the folder is not
+    /// trusted (empty when trusted).
+    pub untrusted: Vec<UntrustedItem>,
 }
 
 /// `enableAllProjectMcpServers`, `enabledMcpjsonServers`, `disabledMcpjsonServers`, merged
@@ -102,16 +109,18 @@ impl LoadedSettings {
 
 /// Load and merge every layer for a session started in `project_dir`. `cli_settings` is the
 /// `--settings` value (a file path or inline JSON); `env` looks up HOME, XDG_CONFIG_HOME and
-/// CLAUDE_CONFIG_DIR.
+/// CLAUDE_CONFIG_DIR. In an untrusted folder the project's own files only narrow
+/// ([`super::untrusted`]).
 pub fn load_settings(
     project_dir: &Path,
     cli_settings: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
+    trust: Trust,
 ) -> LoadedSettings {
     let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let root = project_root(project_dir, home.as_deref());
     let paths = SettingsPaths::standard(&root, env);
-    load_settings_from(&paths, project_dir, cli_settings, env)
+    load_settings_from(&paths, project_dir, cli_settings, env, trust)
 }
 
 /// As [`load_settings`], with the candidate files given (tests use this for managed files).
@@ -120,12 +129,14 @@ pub fn load_settings_from(
     project_dir: &Path,
     cli_settings: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
+    trust: Trust,
 ) -> LoadedSettings {
     let home = env("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let mut loaded = LoadedSettings {
         project_root: project_root(project_dir, home.as_deref()),
         project_dir: project_dir.to_path_buf(),
         home,
+        trust,
         ..LoadedSettings::default()
     };
     let mut diagnostics = Problems::default();
@@ -158,7 +169,17 @@ pub fn load_settings_from(
         (Layer::User, &paths.user),
     ] {
         for path in files {
-            sources.extend(read_source(path, layer, &mut diagnostics));
+            let layer = match layer {
+                Layer::ProjectLocal => local_layer(&loaded.project_root, path, &mut diagnostics),
+                other => other,
+            };
+            let Some(mut src) = read_source(path, layer, &mut diagnostics) else {
+                continue;
+            };
+            if !trust.is_trusted() && matches!(layer, Layer::Project | Layer::ProjectLocal) {
+                loaded.untrusted.extend(super::untrusted::narrow(&mut src));
+            }
+            sources.push(src);
         }
     }
     let ctx = loaded.rule_context();
@@ -170,6 +191,26 @@ pub fn load_settings_from(
     loaded.diagnostics = diagnostics.notes;
     loaded.broken = diagnostics.broken;
     loaded
+}
+
+/// The layer of a project "local" settings file: one that git tracks is the repository's
+/// content and is read as shared project settings (its approvals do not count); one git cannot
+/// answer for counts as tracked.
+fn local_layer(root: &Path, path: &Path, diags: &mut Problems) -> Layer {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Layer::ProjectLocal;
+    }
+    let reason = match super::tracked::is_tracked(root, path) {
+        Ok(false) => return Layer::ProjectLocal,
+        Ok(true) => "git tracks it".to_string(),
+        Err(e) => e,
+    };
+    diags.push(format!(
+        "{}: read as the project's shared settings, not your local answers ({reason}); \
+         approvals in it are ignored",
+        path.display()
+    ));
+    Layer::Project
 }
 
 fn merge_mcp_approval(into: &mut McpApprovalSettings, src: &SettingsSource, diags: &mut Problems) {
@@ -456,6 +497,20 @@ pub fn render_config(loaded: &LoadedSettings) -> String {
             .map_or(String::new(), |o| format!("  ({o})"))
     };
     let _ = writeln!(out, "project root: {}", loaded.project_root.display());
+    if !loaded.trust.is_trusted() {
+        let _ = writeln!(
+            out,
+            "folder trust: not trusted (the project's settings only narrow; not applied:{})",
+            if loaded.untrusted.is_empty() {
+                " nothing"
+            } else {
+                ""
+            }
+        );
+        for item in &loaded.untrusted {
+            let _ = writeln!(out, "  {}: {}  ({})", item.what, item.detail, item.source);
+        }
+    }
     let _ = writeln!(
         out,
         "model: {}{}",

@@ -54,7 +54,11 @@ pub fn start(
             .cloned()
             .or_else(|| std::env::var(k).ok())
     };
-    let cfg = config::load(&sources, &approval, &env);
+    let mut cfg = config::load(&sources, &approval, &env);
+    if !settings.trust.is_trusted() {
+        // Named in the session's one notice about the untrusted folder.
+        skip_project_servers(&mut cfg);
+    }
     let mut options = McpOptions::from_env(project_dir.to_path_buf(), &env);
     options.tool_env = settings
         .env
@@ -63,6 +67,34 @@ pub fn start(
         .collect();
     let notices = notices(&cfg);
     (start_servers(cfg, options, late), notices)
+}
+
+/// The project's `.mcp.json` servers by name (approved or not), for the trust question.
+/// Reads the files; starts nothing.
+pub fn project_servers(
+    project_dir: &Path,
+    settings: &LoadedSettings,
+    flags: &McpFlags,
+) -> Vec<String> {
+    let (sources, approval) = sources(project_dir, settings, flags);
+    let env = |k: &str| std::env::var(k).ok();
+    let cfg = config::load(&sources, &approval, &env);
+    let mut names: Vec<String> = cfg
+        .servers
+        .iter()
+        .chain(&cfg.unapproved)
+        .filter(|s| s.scope == config::Scope::Project)
+        .map(|s| s.name.clone())
+        .collect();
+    names.sort();
+    names
+}
+
+/// In a folder that is not trusted, the project's `.mcp.json` servers neither start nor ask
+/// for approval.
+fn skip_project_servers(cfg: &mut config::McpConfig) {
+    cfg.servers.retain(|s| s.scope != config::Scope::Project);
+    cfg.unapproved.retain(|s| s.scope != config::Scope::Project);
 }
 
 /// Problems and unapproved servers, one line each.
@@ -107,7 +139,8 @@ mod tests {
         .unwrap();
         let home_s = home.display().to_string();
         let env = |k: &str| (k == "HOME").then(|| home_s.clone());
-        let settings = crate::config::load_settings(&project, None, &env);
+        let settings =
+            crate::config::load_settings(&project, None, &env, crate::config::Trust::Trusted);
         let a = &settings.mcp_approval;
         assert!(!a.enable_all);
         assert_eq!(a.enabled, ["b", "a"]);

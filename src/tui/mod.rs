@@ -9,7 +9,8 @@
 //! `picker`, `prompt` (the permission prompt panel with its diff review), `session_diff`
 //! (`/diff`), `status` (status line and header), `status_command` (the settings' `statusLine`
 //! command), `shell`
-//! (`!command`), `terminal`, `event_loop`. The conversation view (`conversation`, `markdown`,
+//! (`!command`), `terminal`, `event_loop`, `trust_dialog` (the folder-trust question, asked
+//! before the session starts). The conversation view (`conversation`, `markdown`,
 //! `highlight`, `theme`) is drawn by its own modules.
 
 pub mod app;
@@ -32,6 +33,7 @@ pub mod status_command;
 pub mod tasks;
 pub mod terminal;
 pub mod theme;
+pub mod trust_dialog;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -72,6 +72,14 @@ impl TerminalGuard {
         })
     }
 
+    /// Draw anything (a screen shown before the app, such as the trust question).
+    pub fn draw_with(&mut self, render: impl FnOnce(&mut ratatui::Frame)) -> io::Result<()> {
+        queue!(self.terminal.backend_mut(), BeginSynchronizedUpdate)?;
+        let drawn = self.terminal.draw(render).map(|_| ());
+        execute!(self.terminal.backend_mut(), EndSynchronizedUpdate)?;
+        drawn
+    }
+
     /// Put the terminal back now (also done on drop).
     pub fn leave(&mut self) {
         if self.active {

@@ -52,7 +52,38 @@ impl Tmux {
         env: &str,
         extra_args: &[&str],
     ) -> Tmux {
+        Tmux::launch(server, project, size, env, extra_args, true)
+    }
+
+    /// As [`Tmux::start`], in a folder the fake home has never trusted: cairn asks first.
+    pub fn start_untrusted(server: &ScriptedServer, project: &Path) -> Tmux {
+        Tmux::launch(server, project, (120, 40), "", &[], false)
+    }
+
+    /// The fake home (`HOME`).
+    pub fn home(&self) -> &Path {
+        self._home.path()
+    }
+
+    fn launch(
+        server: &ScriptedServer,
+        project: &Path,
+        size: (u16, u16),
+        env: &str,
+        extra_args: &[&str],
+        trusted: bool,
+    ) -> Tmux {
         let home = tempfile::tempdir().unwrap();
+        if trusted {
+            // A person who trusted the project once (the trust question has tests of its own).
+            let dir = project
+                .canonicalize()
+                .unwrap_or_else(|_| project.to_path_buf());
+            let record = serde_json::json!({
+                "projects": { dir.to_string_lossy(): { "hasTrustDialogAccepted": true } }
+            });
+            std::fs::write(home.path().join(".claude.json"), record.to_string()).unwrap();
+        }
         let socket = home.path().join("tmux.sock");
         let session = "cairn-review".to_string();
         let mut cmdline = format!(
