@@ -58,7 +58,7 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
     let mut folder = startup::folder_trust(&cli, &dir);
     if !folder.trust.is_trusted() && !startup::runs_demo(&cli, &dir) {
-        use cairn::tui::trust_dialog::{TrustAnswer, TrustQuestion, ask};
+        use cairn::tui::trust_dialog::{TrustAnswer, TrustDialog, TrustQuestion, ask};
         let report = startup::trust_report(&cli, &dir);
         let mut items: Vec<(String, String, String)> = report
             .items
@@ -78,9 +78,9 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             items,
             problem: folder.problem.clone(),
         };
-        match ask(question).await? {
-            TrustAnswer::Trust => folder.accept()?,
-            TrustAnswer::Restricted => {}
+        match ask(TrustDialog::new(question)).await? {
+            TrustAnswer::Yes => folder.accept()?,
+            TrustAnswer::No => {}
             TrustAnswer::Exit => return Ok(ExitCode::SUCCESS),
         }
     }

@@ -1,8 +1,10 @@
-//! The folder-trust question, asked once per folder before anything from it runs: a screen of
-//! its own, shown before the session starts (no hook, status line or MCP server of the folder
-//! has run when it is drawn). It says what the folder configures that would run or widen
-//! (hooks, status line, MCP servers, env, allow rules, extra directories, ...) and offers: trust
-//! the folder, continue without trusting it (its settings only narrow), or exit.
+//! The questions asked before a session starts, each on a screen of its own (no hook, status
+//! line or MCP server of the folder has run when it is drawn):
+//! - folder trust, once per folder: what the folder configures that would run or widen (hooks,
+//!   status line, MCP servers, env, allow rules, extra directories, ...); trust the folder,
+//!   continue without trusting it (its settings only narrow), or exit;
+//! - external imports, once per trusted project: the files outside the project its memory
+//!   files import; allow them, or go on without them.
 //!
 //! [`TrustDialog`] is state and drawing, with no terminal (snapshot-tested); [`ask`] runs it on
 //! the real terminal. The folder's text (hook commands, rule texts) is shown as data: control,
@@ -35,36 +37,80 @@ pub struct TrustQuestion {
 /// The person's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrustAnswer {
-    /// Trust the folder (recorded in `~/.claude.json`).
-    Trust,
-    /// Go on without trusting it: its settings only narrow.
-    Restricted,
+    /// Trust the folder / allow the imports (recorded in `~/.claude.json`).
+    Yes,
+    /// Go on without trusting the folder (its settings only narrow) / without the imports.
+    No,
     /// Leave cairn.
     Exit,
 }
 
-const OPTIONS: [(&str, TrustAnswer); 3] = [
-    ("Yes, trust this folder", TrustAnswer::Trust),
-    (
-        "No, continue without trusting it (nothing above applies)",
-        TrustAnswer::Restricted,
-    ),
-    ("Exit", TrustAnswer::Exit),
-];
-
-/// The question's state: which option is selected.
+/// One question on screen and which option is selected.
 #[derive(Debug, Clone)]
 pub struct TrustDialog {
-    question: TrustQuestion,
+    title: &'static str,
+    body: Vec<Line<'static>>,
+    options: Vec<(&'static str, TrustAnswer)>,
+    /// What Esc means.
+    esc: TrustAnswer,
     selected: usize,
 }
 
 impl TrustDialog {
-    /// A folder that configures something that would run or widen (and the home directory)
-    /// starts on "No": trusting it takes a deliberate choice, not a reflexive Enter.
+    /// The folder-trust question. A folder that configures something that would run or widen
+    /// (and the home directory) starts on "No": trusting it takes a deliberate choice, not a
+    /// reflexive Enter.
     pub fn new(question: TrustQuestion) -> TrustDialog {
         let selected = usize::from(!question.items.is_empty() || question.is_home);
-        TrustDialog { question, selected }
+        TrustDialog {
+            title: " Do you trust the files in this folder? ",
+            body: folder_lines(&question),
+            options: vec![
+                ("Yes, trust this folder", TrustAnswer::Yes),
+                (
+                    "No, continue without trusting it (nothing above applies)",
+                    TrustAnswer::No,
+                ),
+                ("Exit", TrustAnswer::Exit),
+            ],
+            esc: TrustAnswer::Exit,
+            selected,
+        }
+    }
+
+    /// The external-imports question: the memory files of `folder` import `files`, which lie
+    /// outside it. Starts on "No"; Esc is "No" too.
+    pub fn external_imports(folder: &std::path::Path, files: &[PathBuf]) -> TrustDialog {
+        let bold = Style::default().add_modifier(Modifier::BOLD);
+        let mut body = vec![
+            Line::from(Span::styled(shown(&folder.display().to_string()), bold)),
+            Line::default(),
+            Line::from(
+                "This project's memory files (CLAUDE.md, AGENTS.md, ...) import files from \
+                 outside the project. Their text would go to the model with every request:",
+            ),
+        ];
+        for file in files {
+            body.push(Line::from(format!(
+                "  • {}",
+                shown(&file.display().to_string())
+            )));
+        }
+        body.push(Line::default());
+        body.push(Line::from(
+            "Allow only files you mean to share with the model. You are asked once for this \
+             project.",
+        ));
+        TrustDialog {
+            title: " Allow imports from outside the project? ",
+            body,
+            options: vec![
+                ("Yes, allow these imports", TrustAnswer::Yes),
+                ("No, go on without them", TrustAnswer::No),
+            ],
+            esc: TrustAnswer::No,
+            selected: 1,
+        }
     }
 
     /// A key; `Some` once the person has answered.
@@ -75,15 +121,15 @@ impl TrustDialog {
                 None
             }
             Key::Down | Key::Char('j') | Key::Tab if !key.mods.ctrl => {
-                self.selected = (self.selected + 1).min(OPTIONS.len() - 1);
+                self.selected = (self.selected + 1).min(self.options.len() - 1);
                 None
             }
-            Key::Char(c @ '1'..='3') if !key.mods.ctrl => {
+            Key::Char(c @ '1'..='9') if !key.mods.ctrl => {
                 let i = usize::from(c as u8 - b'1');
-                Some(OPTIONS[i].1)
+                self.options.get(i).map(|o| o.1)
             }
-            Key::Enter => Some(OPTIONS[self.selected].1),
-            Key::Esc => Some(TrustAnswer::Exit),
+            Key::Enter => self.options.get(self.selected).map(|o| o.1),
+            Key::Esc => Some(self.esc),
             Key::Char('c' | 'd') if key.mods.ctrl => Some(TrustAnswer::Exit),
             _ => None,
         }
@@ -106,79 +152,25 @@ impl TrustDialog {
             .border_style(Style::default().fg(Color::Yellow))
             .padding(Padding::horizontal(1))
             .title(Span::styled(
-                " Do you trust the files in this folder? ",
+                self.title,
                 Style::default().add_modifier(Modifier::BOLD),
             ));
         let inner = block.inner(outer);
         frame.render_widget(block, outer);
         // The options and key hints always keep their rows; the folder's list gets the rest.
-        let options_height = OPTIONS.len() as u16 + 2;
+        let options_height = self.options.len() as u16 + 2;
         let [body, options] =
             Layout::vertical([Constraint::Min(1), Constraint::Length(options_height)]).areas(inner);
         frame.render_widget(
-            Paragraph::new(self.body_lines()).wrap(Wrap { trim: false }),
+            Paragraph::new(self.body.clone()).wrap(Wrap { trim: false }),
             body,
         );
         frame.render_widget(Paragraph::new(self.option_lines()), options);
     }
 
-    fn body_lines(&self) -> Vec<Line<'static>> {
-        let q = &self.question;
-        let dim = Style::default().add_modifier(Modifier::DIM);
-        let warn = Style::default().fg(Color::Yellow);
-        let mut lines = vec![
-            Line::from(Span::styled(
-                shown(&q.folder.display().to_string()),
-                Style::default().add_modifier(Modifier::BOLD),
-            )),
-            Line::default(),
-            Line::from(
-                "cairn will read files here and, with your permission, edit them and run \
-                 commands. A folder can also configure commands that run by themselves and \
-                 permissions that widen what runs without asking.",
-            ),
-            Line::default(),
-        ];
-        if q.items.is_empty() {
-            lines.push(Line::from(
-                "This folder configures no hooks, status line, MCP servers, environment, allow \
-                 rules or extra directories.",
-            ));
-        } else {
-            lines.push(Line::from(
-                "This folder configures (none of it applies until you trust the folder; its \
-                 deny and ask rules apply either way):",
-            ));
-            for (what, detail, file) in &q.items {
-                lines.push(Line::from(vec![
-                    Span::raw("  • "),
-                    Span::styled(shown(what), Style::default().add_modifier(Modifier::BOLD)),
-                    Span::raw("  "),
-                    Span::raw(shown(detail)),
-                    Span::styled(format!("  ({})", shown(file)), dim),
-                ]));
-            }
-        }
-        if q.is_home {
-            lines.push(Line::default());
-            lines.push(Line::from(Span::styled(
-                "⚠ This is your home directory: trusting it trusts every folder under it.",
-                warn,
-            )));
-        }
-        if let Some(problem) = &q.problem {
-            lines.push(Line::default());
-            lines.push(Line::from(Span::styled(
-                format!("⚠ {} (no folder counts as trusted)", shown(problem)),
-                warn,
-            )));
-        }
-        lines
-    }
-
     fn option_lines(&self) -> Vec<Line<'static>> {
         let mut lines = vec![Line::default()];
-        for (i, (label, _)) in OPTIONS.iter().enumerate() {
+        for (i, (label, _)) in self.options.iter().enumerate() {
             let chosen = i == self.selected;
             let style = if chosen {
                 Style::default()
@@ -193,12 +185,73 @@ impl TrustDialog {
                 style,
             )));
         }
+        let esc = match self.esc {
+            TrustAnswer::Exit => "Esc to exit",
+            _ => "Esc for No",
+        };
         lines.push(Line::from(Span::styled(
-            "↑/↓ or 1-3 to choose · Enter to confirm · Esc to exit",
+            format!(
+                "↑/↓ or 1-{} to choose · Enter to confirm · {esc}",
+                self.options.len()
+            ),
             Style::default().add_modifier(Modifier::DIM),
         )));
         lines
     }
+}
+
+/// The folder-trust question's text: the folder, what it configures, the warnings.
+fn folder_lines(q: &TrustQuestion) -> Vec<Line<'static>> {
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let warn = Style::default().fg(Color::Yellow);
+    let mut lines = vec![
+        Line::from(Span::styled(
+            shown(&q.folder.display().to_string()),
+            Style::default().add_modifier(Modifier::BOLD),
+        )),
+        Line::default(),
+        Line::from(
+            "cairn will read files here and, with your permission, edit them and run \
+             commands. A folder can also configure commands that run by themselves and \
+             permissions that widen what runs without asking.",
+        ),
+        Line::default(),
+    ];
+    if q.items.is_empty() {
+        lines.push(Line::from(
+            "This folder configures no hooks, status line, MCP servers, environment, allow \
+             rules or extra directories.",
+        ));
+    } else {
+        lines.push(Line::from(
+            "This folder configures (none of it applies until you trust the folder; its \
+             deny and ask rules apply either way):",
+        ));
+        for (what, detail, file) in &q.items {
+            lines.push(Line::from(vec![
+                Span::raw("  • "),
+                Span::styled(shown(what), Style::default().add_modifier(Modifier::BOLD)),
+                Span::raw("  "),
+                Span::raw(shown(detail)),
+                Span::styled(format!("  ({})", shown(file)), dim),
+            ]));
+        }
+    }
+    if q.is_home {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            "⚠ This is your home directory: trusting it trusts every folder under it.",
+            warn,
+        )));
+    }
+    if let Some(problem) = &q.problem {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            format!("⚠ {} (no folder counts as trusted)", shown(problem)),
+            warn,
+        )));
+    }
+    lines
 }
 
 /// The folder's text as data: line breaks, controls, bidi and other invisible format
@@ -228,7 +281,7 @@ fn is_invisible_format(c: char) -> bool {
 }
 
 /// Ask on the real terminal; the terminal is given back before this returns.
-pub async fn ask(question: TrustQuestion) -> anyhow::Result<TrustAnswer> {
+pub async fn ask(mut dialog: TrustDialog) -> anyhow::Result<TrustAnswer> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!(
@@ -237,7 +290,6 @@ pub async fn ask(question: TrustQuestion) -> anyhow::Result<TrustAnswer> {
         );
     }
     super::terminal::install_panic_hook();
-    let mut dialog = TrustDialog::new(question);
     let mut guard = super::terminal::TerminalGuard::enter()?;
     let mut input = ratatui::crossterm::event::EventStream::new();
     let answer = loop {
@@ -261,6 +313,7 @@ mod tests {
     use super::*;
     use crate::tui::input::Mods;
     use crate::tui::terminal::TestScreen;
+    use std::path::Path;
 
     fn hostile() -> TrustQuestion {
         TrustQuestion {
@@ -321,6 +374,29 @@ mod tests {
     }
 
     #[test]
+    fn external_imports_are_listed_and_no_is_the_default_and_esc() {
+        let files = [
+            PathBuf::from("/home/me/notes/style.md"),
+            PathBuf::from("/srv/shared/rules\u{202E}.md"),
+        ];
+        let mut dialog = TrustDialog::external_imports(Path::new("/home/me/src/app"), &files);
+        insta::assert_snapshot!(screen(&dialog, 80, 16));
+        assert_eq!(
+            dialog.handle_key(KeyInput::plain(Key::Esc)),
+            Some(TrustAnswer::No)
+        );
+        assert_eq!(
+            dialog.handle_key(KeyInput::plain(Key::Enter)),
+            Some(TrustAnswer::No)
+        );
+        assert_eq!(dialog.handle_key(KeyInput::plain(Key::Char('3'))), None);
+        assert_eq!(
+            dialog.handle_key(KeyInput::plain(Key::Char('1'))),
+            Some(TrustAnswer::Yes)
+        );
+    }
+
+    #[test]
     fn the_options_stay_visible_however_long_the_list() {
         let mut q = hostile();
         for i in 0..40 {
@@ -337,18 +413,15 @@ mod tests {
     fn keys_choose_and_escape_exits() {
         let key = KeyInput::plain;
         let mut d = TrustDialog::new(hostile());
-        assert_eq!(d.handle_key(key(Key::Enter)), Some(TrustAnswer::Restricted));
+        assert_eq!(d.handle_key(key(Key::Enter)), Some(TrustAnswer::No));
         assert_eq!(d.handle_key(key(Key::Up)), None);
-        assert_eq!(d.handle_key(key(Key::Enter)), Some(TrustAnswer::Trust));
+        assert_eq!(d.handle_key(key(Key::Enter)), Some(TrustAnswer::Yes));
         assert_eq!(d.handle_key(key(Key::Down)), None);
         assert_eq!(d.handle_key(key(Key::Down)), None);
         assert_eq!(d.handle_key(key(Key::Down)), None);
         assert_eq!(d.handle_key(key(Key::Enter)), Some(TrustAnswer::Exit));
-        assert_eq!(d.handle_key(key(Key::Char('1'))), Some(TrustAnswer::Trust));
-        assert_eq!(
-            d.handle_key(key(Key::Char('2'))),
-            Some(TrustAnswer::Restricted)
-        );
+        assert_eq!(d.handle_key(key(Key::Char('1'))), Some(TrustAnswer::Yes));
+        assert_eq!(d.handle_key(key(Key::Char('2'))), Some(TrustAnswer::No));
         assert_eq!(d.handle_key(key(Key::Esc)), Some(TrustAnswer::Exit));
         assert_eq!(
             d.handle_key(KeyInput::new(Key::Char('c'), Mods::CTRL)),
