@@ -327,8 +327,10 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
     );
     let bypass_allowed = gate.bypass_allowed();
     // The demo's scratch project has none of the person's memory files but the user one.
+    // External imports stay unapproved here: asking is the client's part.
     let memory = crate::memory::load(&crate::memory::Roots::standard(
         settings.home.clone(),
+        settings.project_root.clone(),
         project_dir.clone(),
     ));
     notices.extend(memory.problems.iter().map(|p| format!("memory file: {p}")));
