@@ -11,12 +11,12 @@ use anyhow::Context;
 use crate::agent::{AgentSetup, start};
 use crate::cli::{Cli, ProviderArg};
 use crate::config::LoadedSettings;
-use crate::config::layers::{Layer, project_root};
+use crate::config::layers::Layer;
 use crate::config::load_settings;
 use crate::config::model::{
     Aliases, ModelChoice, ModelFlags, ModelPick, ModelSettings, NO_CREDENTIALS, resolve,
 };
-use crate::config::trust::{TRUST_KEY, Trust, TrustStore, claude_json_path};
+use crate::config::trust::Trust;
 use crate::config::untrusted::UntrustedItem;
 use crate::llm::ModelEndpoint;
 use crate::llm::Provider;
@@ -81,6 +81,10 @@ pub struct Started {
     /// The project root whose local settings keep the person's answers (approved servers).
     pub settings_root: PathBuf,
 }
+
+mod folder;
+pub use folder::{FolderTrust, folder_trust};
+use folder::{memory_roots, untrusted_notice};
 
 /// Keep large buffers in the heap between uses. glibc maps every allocation over its mmap
 /// threshold fresh from the kernel and returns freed heap above its trim threshold, so each
@@ -341,10 +345,9 @@ pub async fn start_session(cli: &Cli, interactive: bool, trust: Trust) -> anyhow
     );
     let bypass_allowed = gate.bypass_allowed();
     // The demo's scratch project has none of the person's memory files but the user one.
-    let memory = crate::memory::load(&crate::memory::Roots::standard(
-        settings.home.clone(),
-        project_dir.clone(),
-    ));
+    // External imports count as approved only in a trusted folder whose approval is recorded
+    // (asking is the client's part: `pending_external_imports`).
+    let memory = crate::memory::load(&memory_roots(&settings, &project_dir));
     notices.extend(memory.problems.iter().map(|p| format!("memory file: {p}")));
     let commands = crate::commands::discover(&project_dir, settings.home.as_deref());
     notices.extend(
@@ -444,62 +447,6 @@ pub async fn start_session(cli: &Cli, interactive: bool, trust: Trust) -> anyhow
     })
 }
 
-/// The trust of the folder cairn runs in, and where a "trust" answer is recorded.
-#[derive(Debug, Clone)]
-pub struct FolderTrust {
-    pub trust: Trust,
-    /// The folder a "trust" answer records: the project root (an ancestor's trust covers it).
-    pub root: PathBuf,
-    /// `~/.claude.json`; `None` without a home.
-    pub store: Option<TrustStore>,
-    /// Why the store could not be read (it then trusts nothing).
-    pub problem: Option<String>,
-    /// The root is the home directory itself: trusting it trusts every folder under it.
-    pub is_home: bool,
-}
-
-impl FolderTrust {
-    /// Record the person's "trust" in `~/.claude.json` and trust the folder for this run.
-    pub fn accept(&mut self) -> anyhow::Result<()> {
-        let store = self
-            .store
-            .as_ref()
-            .context("no home directory to record the folder's trust in")?;
-        store
-            .record(&self.root, TRUST_KEY)
-            .map_err(|e| anyhow::anyhow!("cannot record the folder's trust: {e}"))?;
-        self.trust = Trust::Trusted;
-        Ok(())
-    }
-}
-
-/// Whether the folder `dir` is trusted: `--trust-folder` for this run, else what
-/// `~/.claude.json` records for it or an ancestor (Claude Code's record).
-pub fn folder_trust(cli: &Cli, dir: &Path) -> FolderTrust {
-    let home = env_var("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let root = project_root(dir, home.as_deref());
-    let store = claude_json_path(&env_var).map(TrustStore::new);
-    let (recorded, problem) = match &store {
-        Some(s) => match s.is_trusted(dir) {
-            Ok(t) => (t, None),
-            Err(e) => (false, Some(e)),
-        },
-        None => (false, None),
-    };
-    let trusted = cli.trust_folder || recorded;
-    FolderTrust {
-        trust: if trusted {
-            Trust::Trusted
-        } else {
-            Trust::Untrusted
-        },
-        is_home: home.as_deref() == Some(root.as_path()),
-        root,
-        store,
-        problem,
-    }
-}
-
 /// What the trust question shows: what the folder configures that would run or widen.
 #[derive(Debug, Clone, Default)]
 pub struct TrustReport {
@@ -536,35 +483,15 @@ pub fn runs_demo(cli: &Cli, dir: &Path) -> bool {
     !matches!(resolve(&flags, &model_settings, env), ModelChoice::Real(..))
 }
 
-/// The one notice an untrusted folder gets: what its settings configure that was not applied,
-/// and how to trust it. `None` when there was nothing to leave out.
-fn untrusted_notice(
-    settings: &LoadedSettings,
-    mcp_servers: &[String],
-    interactive: bool,
-) -> Option<String> {
-    if settings.trust.is_trusted() || (settings.untrusted.is_empty() && mcp_servers.is_empty()) {
-        return None;
+/// The files outside the project that the memory files of a trusted folder import and the
+/// person has not approved yet: what the TUI asks about before the session starts. Reads
+/// files, runs nothing.
+pub fn pending_external_imports(cli: &Cli, dir: &Path, trust: Trust) -> Vec<PathBuf> {
+    if !trust.is_trusted() {
+        return Vec::new();
     }
-    let mut kinds: Vec<String> = Vec::new();
-    for item in &settings.untrusted {
-        if !kinds.iter().any(|k| k == item.what) {
-            kinds.push(item.what.to_string());
-        }
-    }
-    if !mcp_servers.is_empty() {
-        kinds.push(format!("MCP servers ({})", mcp_servers.join(", ")));
-    }
-    let how = if interactive {
-        "restart cairn here and answer \"Yes, trust this folder\""
-    } else {
-        "pass --trust-folder for this run, or run `cairn` here once and trust the folder"
-    };
-    Some(format!(
-        "this folder is not trusted, so its {} were not applied (deny and ask rules were); to \
-         trust it, {how}",
-        kinds.join(", ")
-    ))
+    let settings = load_settings(dir, cli.settings.as_deref(), &env_var, trust);
+    crate::memory::load(&memory_roots(&settings, dir)).external_imports
 }
 
 /// Whether `/rewind` checkpoints are recorded: `CAIRN_CHECKPOINTS` set to `off`, `0` or `false`

@@ -263,3 +263,39 @@ async fn a_local_settings_file_git_tracks_approves_nothing_even_when_trusted() {
         "stderr: {stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_imports_reach_the_model_only_once_approved_for_a_trusted_folder() {
+    let clone = Clone::new();
+    // Beside the repository (in the temp root), under a name no other run uses.
+    let name = format!("shared-notes-{}.md", std::process::id());
+    let outside = clone.repo().parent().unwrap().join(&name);
+    std::fs::write(&outside, "OUTSIDE-NOTES-TEXT").unwrap();
+    std::fs::write(
+        clone.repo().join("CLAUDE.md"),
+        format!("Rules.\n@../{name}\n"),
+    )
+    .unwrap();
+    let sent = |server: &ScriptedServer| server.requests()[0].body["system"].to_string();
+    // Trusted, not approved: the import is left out.
+    let server = llm::scripted(&json!({"turns": [{"text": "hi"}]}));
+    clone.cairn(&server, &["--trust-folder"]).await;
+    assert!(sent(&server).contains("Rules."));
+    assert!(!sent(&server).contains("OUTSIDE-NOTES-TEXT"));
+    // Approved as Claude Code records it, but the folder not trusted: still left out.
+    let record = json!({"projects": {clone.repo().to_string_lossy(): {
+        "hasClaudeMdExternalIncludesApproved": true}}});
+    std::fs::write(clone.home.path().join(".claude.json"), record.to_string()).unwrap();
+    let server = llm::scripted(&json!({"turns": [{"text": "hi"}]}));
+    clone.cairn(&server, &[]).await;
+    assert!(!sent(&server).contains("OUTSIDE-NOTES-TEXT"));
+    // Approved and trusted: it arrives.
+    let server = llm::scripted(&json!({"turns": [{"text": "hi"}]}));
+    clone.cairn(&server, &["--trust-folder"]).await;
+    assert!(
+        sent(&server).contains("OUTSIDE-NOTES-TEXT"),
+        "{}",
+        sent(&server)
+    );
+    std::fs::remove_file(outside).unwrap();
+}

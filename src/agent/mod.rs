@@ -146,7 +146,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         setup.data_dir,
         EventSender::new(events_tx),
     )
-    .with_tool_env(setup.tool_env.clone());
+    .with_tool_env(setup.tool_env.clone())
+    .with_memory_roots(setup.memory.roots.clone());
     let session = Arc::new(if setup.checkpoints {
         session.with_checkpoints(checkpoint_dir, checkpoint_skip)
     } else {

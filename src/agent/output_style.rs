@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::{Found, front_and_body, roots};
+use crate::commands::{Found, Root, front_and_body, present_roots};
 
 /// The name of the style that changes nothing.
 pub const DEFAULT_STYLE: &str = "default";
@@ -84,9 +84,9 @@ pub fn builtins() -> Vec<OutputStyle> {
 /// the user's; each name (case-insensitively) once, the first found winning.
 pub fn discover(project: &Path, home: Option<&Path>) -> Found<OutputStyle> {
     let mut out: Found<OutputStyle> = Found::default();
-    for root in roots(project, home, "output-styles") {
-        for file in crate::commands::markdown_files(&root) {
-            let style = read_style(&file);
+    for root in present_roots(project, home, "output-styles", &mut out.problems) {
+        for file in crate::commands::markdown_files(&root.dir) {
+            let style = read_style(&root, &file);
             if let Ok(s) = &style
                 && out
                     .items
@@ -101,8 +101,8 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<OutputStyle> {
     out
 }
 
-fn read_style(file: &Path) -> Result<OutputStyle, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+fn read_style(root: &Root, file: &Path) -> Result<OutputStyle, String> {
+    let text = root.read(file, "output style")?;
     let (front, body) = front_and_body(&text, file, "output style")?;
     let stem = file
         .file_stem()
@@ -277,5 +277,33 @@ mod tests {
         assert!(last.contains("\"Socratic\""));
         assert!(picked.notices.iter().any(|n| n.contains("not closed")));
         assert!(picked.notices.iter().any(|n| n.contains("maybe")));
+    }
+
+    #[test]
+    fn a_style_file_linked_out_of_the_project_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (project, home) = (root.join("p"), root.join("h"));
+        write(&root.join("outside/style.md"), "OUTSIDE-SECRET");
+        write(&home.join(".claude/output-styles/calm.md"), "Stay calm.");
+        let styles = project.join(".claude/output-styles");
+        std::fs::create_dir_all(&styles).unwrap();
+        std::os::unix::fs::symlink(root.join("outside/style.md"), styles.join("evil.md")).unwrap();
+        let picked = select(Some("evil"), &project, Some(&home));
+        assert_eq!(picked.style, None);
+        let notices = picked.notices.join("\n");
+        assert!(
+            notices.contains(&format!(
+                "output style: {}: output style skipped: {} resolves to {}, outside {}",
+                styles.join("evil.md").display(),
+                styles.join("evil.md").display(),
+                root.join("outside/style.md").display(),
+                project.display()
+            )),
+            "{notices}"
+        );
+        assert!(!notices.contains("OUTSIDE-SECRET"), "{notices}");
+        // The user's own styles still load.
+        assert_eq!(select(Some("calm"), &project, Some(&home)).name(), "calm");
     }
 }

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Found, front_and_body, markdown_files, roots};
+use super::{Found, Root, front_and_body, markdown_files, present_roots};
 
 /// One custom agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,16 +25,16 @@ pub struct AgentDef {
 /// Agents of the project first, then of the user; a name is taken once.
 pub fn discover(project: &Path, home: Option<&Path>) -> Found<AgentDef> {
     let mut out = Found::default();
-    for root in roots(project, home, "agents") {
-        for file in markdown_files(&root) {
-            out.add(read_agent(&file), |a| a.name.as_str());
+    for root in present_roots(project, home, "agents", &mut out.problems) {
+        for file in markdown_files(&root.dir) {
+            out.add(read_agent(&root, &file), |a| a.name.as_str());
         }
     }
     out
 }
 
-fn read_agent(file: &Path) -> Result<AgentDef, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+fn read_agent(root: &Root, file: &Path) -> Result<AgentDef, String> {
+    let text = root.read(file, "agent")?;
     let (front, body) = front_and_body(&text, file, "agent")?;
     let Some(description) = front.get("description") else {
         return Err(format!(

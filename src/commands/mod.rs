@@ -6,12 +6,17 @@
 //! command's output (the core runs them as Bash calls, through the permission system, before
 //! the arguments are filled in, so arguments never become commands). A command of the project
 //! shadows a user command of the same name. A file whose frontmatter does not close is reported
-//! and skipped.
+//! and skipped. The discovery here (commands, skills, agents, output styles) reads a file only
+//! when it resolves, after symlinks, inside the directory whose `.claude/` holds it — the
+//! project for the project's, the home for the user's (`/proc`, `/sys`, `/dev` never): a file
+//! or folder that is a symlink out of it is reported and skipped before it is opened.
 
 pub mod agents;
 pub mod skills;
 
 use std::path::{Path, PathBuf};
+
+use crate::files::containment::{Refusal, resolve_inside};
 
 /// One command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,18 +59,65 @@ impl<T> Found<T> {
     }
 }
 
+/// A directory holding files of one kind, and the directory they must resolve inside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Root {
+    pub dir: PathBuf,
+    /// The project directory for the project's files, the home for the user's: a file (or the
+    /// directory itself) that is a symlink out of it is skipped, never read.
+    pub bound: PathBuf,
+}
+
+impl Root {
+    /// The text of `file` (a `what`, found under this root), read only when it resolves inside
+    /// the bound; the refusal or the read error as a problem line otherwise.
+    pub(crate) fn read(&self, file: &Path, what: &str) -> Result<String, String> {
+        let real = resolve_inside(file, &self.bound)
+            .map_err(|e| format!("{}: {what} skipped: {e}", file.display()))?;
+        std::fs::read_to_string(&real).map_err(|e| format!("{}: {e}", file.display()))
+    }
+}
+
 /// The directories holding `kind` (`commands`, `skills`): the project's `.claude/` and `.cairn/`,
 /// then the user's.
-pub(crate) fn roots(project: &Path, home: Option<&Path>, kind: &str) -> Vec<PathBuf> {
+fn roots(project: &Path, home: Option<&Path>, kind: &str) -> Vec<Root> {
     let mut bases = vec![project];
     bases.extend(home);
     bases
         .iter()
-        .flat_map(|b| [b.join(".claude").join(kind), b.join(".cairn").join(kind)])
+        .flat_map(|b| {
+            [".claude", ".cairn"].map(|dot| Root {
+                dir: b.join(dot).join(kind),
+                bound: b.to_path_buf(),
+            })
+        })
         .collect()
 }
 
-/// The Markdown files directly in `dir`, sorted (none when it cannot be read).
+/// The [`roots`] of `kind` that exist and resolve inside their bounds; one problem line for
+/// each that resolves outside (it is not listed at all).
+pub(crate) fn present_roots(
+    project: &Path,
+    home: Option<&Path>,
+    kind: &str,
+    problems: &mut Vec<String>,
+) -> Vec<Root> {
+    let mut out = Vec::new();
+    for root in roots(project, home, kind) {
+        match resolve_inside(&root.dir, &root.bound) {
+            Ok(real) if real.is_dir() => out.push(root),
+            Ok(_) | Err(Refusal::Missing { .. }) => {}
+            Err(e) => problems.push(format!(
+                "{}: {kind} folder skipped: {e}",
+                root.dir.display()
+            )),
+        }
+    }
+    out
+}
+
+/// The Markdown files directly in `dir`, sorted (none when it cannot be read). Metadata only:
+/// [`Root::read`] decides whether one may be read.
 pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -82,9 +134,9 @@ pub(crate) fn markdown_files(dir: &Path) -> Vec<PathBuf> {
 /// Commands of the project (`project/.claude/commands`, `.cairn/commands`), then of the user.
 pub fn discover(project: &Path, home: Option<&Path>) -> Found<CustomCommand> {
     let mut out = Found::default();
-    for root in roots(project, home, "commands") {
+    for root in present_roots(project, home, "commands", &mut out.problems) {
         let mut files = Vec::new();
-        collect(&root, &mut files, 0);
+        collect(&root.dir, &mut files, 0);
         files.sort();
         for file in files {
             out.add(read_command(&root, &file), |c| c.name.as_str());
@@ -102,15 +154,25 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
         let path = entry.path();
         match entry.file_type() {
             Ok(t) if t.is_dir() && depth < 4 => collect(&path, out, depth + 1),
-            Ok(t) if t.is_file() && path.extension().is_some_and(|e| e == "md") => out.push(path),
+            // A linked file is listed (and read only when it resolves inside the bound); a
+            // linked folder is not walked.
+            Ok(t)
+                if (t.is_file() || t.is_symlink() && path.is_file())
+                    && path.extension().is_some_and(|e| e == "md") =>
+            {
+                out.push(path)
+            }
             _ => {}
         }
     }
 }
 
-fn read_command(root: &Path, file: &Path) -> Result<CustomCommand, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let rel = file.strip_prefix(root).unwrap_or(file).with_extension("");
+fn read_command(root: &Root, file: &Path) -> Result<CustomCommand, String> {
+    let text = root.read(file, "command")?;
+    let rel = file
+        .strip_prefix(&root.dir)
+        .unwrap_or(file)
+        .with_extension("");
     let name = rel
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Found, front_and_body, roots};
+use super::{Found, Root, front_and_body, present_roots};
 
 /// One skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,8 +23,8 @@ pub struct Skill {
 /// Skills of the project first, then of the user; a name is taken once.
 pub fn discover(project: &Path, home: Option<&Path>) -> Found<Skill> {
     let mut out = Found::default();
-    for root in roots(project, home, "skills") {
-        let Ok(entries) = std::fs::read_dir(&root) else {
+    for root in present_roots(project, home, "skills", &mut out.problems) {
+        let Ok(entries) = std::fs::read_dir(&root.dir) else {
             continue;
         };
         let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
@@ -34,14 +34,15 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<Skill> {
             if !file.is_file() {
                 continue;
             }
-            out.add(read_skill(&dir, &file), |s| s.name.as_str());
+            // A skill folder (or its SKILL.md) linked out of the root's bound is not read.
+            out.add(read_skill(&root, &dir, &file), |s| s.name.as_str());
         }
     }
     out
 }
 
-fn read_skill(dir: &Path, file: &Path) -> Result<Skill, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+fn read_skill(root: &Root, dir: &Path, file: &Path) -> Result<Skill, String> {
+    let text = root.read(file, "skill")?;
     let (front, body) = front_and_body(&text, file, "skill")?;
     let field = |key: &str| front.get(key);
     let Some(description) = field("description") else {

@@ -83,3 +83,91 @@ fn shell_parts_are_cut_out_of_a_body() {
     );
     assert_eq!(pieces(""), []);
 }
+
+/// Project and home in a temp dir, and outside both files shaped like a skill, an agent and a
+/// command, each holding a secret.
+fn linked_setup() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let (proj, home, out) = (root.join("proj"), root.join("home"), root.join("outside"));
+    let front = "---\nname: evil\ndescription: OUTSIDE-SECRET\n---\nOUTSIDE-SECRET body\n";
+    for rel in [
+        "skill/SKILL.md",
+        "agent.md",
+        "command.md",
+        "folder/evil/SKILL.md",
+    ] {
+        write(&out, rel, front);
+    }
+    for base in [&proj, &home] {
+        std::fs::create_dir_all(base).unwrap();
+    }
+    (tmp, proj, home, out)
+}
+
+#[test]
+fn skills_agents_commands_and_styles_linked_out_of_their_root_are_not_read() {
+    use std::os::unix::fs::symlink;
+    let (_tmp, proj, home, out) = linked_setup();
+    let link = |target: &Path, at: &Path| {
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        symlink(target, at).unwrap();
+    };
+    // The project: a skill folder, an agent and a command linked out; a whole skills folder
+    // linked out; and a skill linked to a folder inside the project, which is fine.
+    link(&out.join("skill"), &proj.join(".claude/skills/evil"));
+    link(&out.join("agent.md"), &proj.join(".claude/agents/evil.md"));
+    link(
+        &out.join("command.md"),
+        &proj.join(".claude/commands/evil.md"),
+    );
+    link(&out.join("folder"), &proj.join(".cairn/skills"));
+    write(
+        &proj,
+        "tools/fmt/SKILL.md",
+        "---\ndescription: Format\n---\nformat it",
+    );
+    link(&proj.join("tools/fmt"), &proj.join(".claude/skills/fmt"));
+    // The home: linked inside the home is fine, out of it is not.
+    write(
+        &home,
+        "dotfiles/notes/SKILL.md",
+        "---\ndescription: Notes\n---\nnotes",
+    );
+    link(
+        &home.join("dotfiles/notes"),
+        &home.join(".claude/skills/notes"),
+    );
+    link(&out.join("agent.md"), &home.join(".claude/agents/evil.md"));
+
+    let skills = skills::discover(&proj, Some(&home));
+    let names: Vec<&str> = skills.items.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["fmt", "notes"]);
+    let problems = skills.problems.join("\n");
+    assert!(
+        problems.contains(&format!(
+            "{}: skill skipped: {} resolves to {}, outside {}",
+            proj.join(".claude/skills/evil/SKILL.md").display(),
+            proj.join(".claude/skills/evil/SKILL.md").display(),
+            out.join("skill/SKILL.md").display(),
+            proj.display()
+        )),
+        "{problems}"
+    );
+    assert!(
+        problems.contains(&format!(
+            "{}: skills folder skipped",
+            proj.join(".cairn/skills").display()
+        )),
+        "{problems}"
+    );
+    let agents = agents::discover(&proj, Some(&home));
+    assert!(agents.items.is_empty(), "{:?}", agents.items);
+    assert_eq!(agents.problems.len(), 2, "{:?}", agents.problems);
+    let commands = discover(&proj, Some(&home));
+    assert!(commands.items.is_empty(), "{:?}", commands.items);
+    assert!(commands.problems[0].contains("command skipped"));
+    // Nothing of the outside files came through.
+    let all = format!("{skills:?}{agents:?}{commands:?}");
+    assert!(!all.contains("OUTSIDE-SECRET"), "{all}");
+}

@@ -6,10 +6,24 @@
 //! the `CLAUDE.local.md` files. `@path` lines import other files (relative to the importing
 //! file, `~/` or absolute), five levels deep at most, never from inside code; a missing file or
 //! a cycle is reported and skipped. Memory files of directories below the working directory are
-//! not read at start: [`nested_dirs`] and [`files_in`] name those a Read of a file there brings in, and the
-//! Read tool passes them to the model as a reminder. Nothing here panics on any file.
+//! not read at start: [`nested_dirs`] and [`files_in`] name those a Read of a file there brings
+//! in, [`load_file`] loads one under the session's [`Roots`], and the Read tool passes them to
+//! the model as a reminder. Nothing here panics on any file.
+//!
+//! Where a file may come from (every file resolved through its symlinks before it is opened;
+//! `/proc`, `/sys` and `/dev` never): files of the project root and below, and what they import,
+//! stay inside the project root — a file outside it is an "external import", read only when
+//! the person approved them for the project ([`Roots::external_imports_approved`]), otherwise
+//! listed in [`Memory::external_imports`]; the user's memory stays inside the home directory; a
+//! memory file of a directory above the project root stays inside that directory (the person's
+//! `~/CLAUDE.md` may import from anywhere in the home, while a repository's own `CLAUDE.md`,
+//! above a nested project, may not); managed memory may name any other file.
+
+mod loader;
 
 use std::path::{Path, PathBuf};
+
+use loader::{Bound, Loader};
 
 /// Imports nest at most this deep.
 pub const MAX_IMPORT_DEPTH: usize = 5;
@@ -53,33 +67,80 @@ pub struct Memory {
     pub files: Vec<MemoryFile>,
     /// One line each: file and what is wrong.
     pub problems: Vec<String>,
+    /// Files outside the project that project memory names (imports, or a memory file that is a
+    /// symlink out of the project), skipped because the person has not approved external
+    /// imports for this project; resolved paths, each once. Empty when approved.
+    pub external_imports: Vec<PathBuf>,
+    /// The roots this memory was loaded under: a subdirectory's memory files, read later,
+    /// follow the same rules. `None` (a memory built by hand): the session's project directory
+    /// is the project, nothing outside it approved.
+    pub roots: Option<Roots>,
 }
 
-/// Where to look.
-#[derive(Debug, Clone)]
+/// Where to look, and where what is found may lead.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     /// The managed file (normally `/etc/claude-code/CLAUDE.md`).
     pub managed: PathBuf,
     pub home: Option<PathBuf>,
     /// The working directory the session starts in.
     pub cwd: PathBuf,
+    /// The project root (`config::layers::project_root` of `cwd`): project memory files and
+    /// their imports must resolve inside it.
+    pub project_root: PathBuf,
+    /// The person approved, for this project, imports of files outside it (Claude Code's
+    /// `hasClaudeMdExternalIncludesApproved`). Default false.
+    pub external_imports_approved: bool,
 }
 
 impl Roots {
-    pub fn standard(home: Option<PathBuf>, cwd: PathBuf) -> Roots {
+    /// The standard managed file; nothing outside the project approved.
+    pub fn standard(home: Option<PathBuf>, project_root: PathBuf, cwd: PathBuf) -> Roots {
         Roots {
             managed: PathBuf::from("/etc/claude-code/CLAUDE.md"),
             home,
             cwd,
+            project_root,
+            external_imports_approved: false,
+        }
+    }
+
+    /// Files of the project (and below) name only files inside it, or approved outside ones.
+    fn project_bound(&self) -> Bound {
+        Bound::Inside {
+            root: self.project_root.clone(),
+            what: "the project",
+            approvable: true,
+        }
+    }
+
+    /// The bound of the memory files of `dir`: the project's for the project root and below;
+    /// `dir` itself for a directory above it (the person's own, but possibly a repository
+    /// holding a nested project).
+    fn bound_of(&self, dir: &Path) -> Bound {
+        if dir.starts_with(&self.project_root) {
+            self.project_bound()
+        } else {
+            Bound::Inside {
+                root: dir.to_path_buf(),
+                what: "the directory of the memory file",
+                approvable: true,
+            }
         }
     }
 }
 
 /// Load every memory file `roots` leads to, imports included.
 pub fn load(roots: &Roots) -> Memory {
-    let mut candidates: Vec<(PathBuf, Scope)> = vec![(roots.managed.clone(), Scope::Managed)];
+    let mut candidates: Vec<(PathBuf, Scope, Bound)> =
+        vec![(roots.managed.clone(), Scope::Managed, Bound::Anywhere)];
     if let Some(home) = &roots.home {
-        candidates.push((home.join(".claude/CLAUDE.md"), Scope::User));
+        let bound = Bound::Inside {
+            root: home.clone(),
+            what: "your home directory",
+            approvable: false,
+        };
+        candidates.push((home.join(".claude/CLAUDE.md"), Scope::User, bound));
     }
     // Outermost first; the filesystem root itself is not searched.
     let mut dirs: Vec<&Path> = roots
@@ -90,35 +151,30 @@ pub fn load(roots: &Roots) -> Memory {
     dirs.reverse();
     for dir in &dirs {
         for name in ["CLAUDE.md", ".claude/CLAUDE.md", "AGENTS.md"] {
-            candidates.push((dir.join(name), Scope::Project));
+            candidates.push((dir.join(name), Scope::Project, roots.bound_of(dir)));
         }
     }
     for dir in &dirs {
-        candidates.push((dir.join("CLAUDE.local.md"), Scope::Local));
+        let local = dir.join("CLAUDE.local.md");
+        candidates.push((local, Scope::Local, roots.bound_of(dir)));
     }
-    let mut loader = Loader {
-        memory: Memory::default(),
-        seen: Vec::new(),
-        chain: Vec::new(),
-        home: roots.home.clone(),
-    };
-    for (path, scope) in candidates {
+    let mut loader = Loader::new(roots.home.clone(), roots.external_imports_approved);
+    for (path, scope, bound) in candidates {
+        // Metadata only: a link is followed to see that something is there, not opened.
         if path.is_file() {
-            loader.add(&path, scope);
+            loader.add_found(&path, scope, &bound);
         }
     }
-    loader.memory
+    let mut memory = loader.memory;
+    memory.roots = Some(roots.clone());
+    memory
 }
 
-/// One memory file and what it imports (for a subdirectory's file, read when first needed).
-pub fn load_file(path: &Path, home: Option<&Path>) -> Memory {
-    let mut loader = Loader {
-        memory: Memory::default(),
-        seen: Vec::new(),
-        chain: Vec::new(),
-        home: home.map(Path::to_path_buf),
-    };
-    loader.add(path, Scope::Project);
+/// One memory file of a directory below the working directory, and what it imports, under the
+/// session's `roots`: it and its imports stay inside the project unless approved.
+pub fn load_file(path: &Path, roots: &Roots) -> Memory {
+    let mut loader = Loader::new(roots.home.clone(), roots.external_imports_approved);
+    loader.add_found(path, Scope::Project, &roots.project_bound());
     loader.memory
 }
 
@@ -138,7 +194,7 @@ pub fn nested_dirs(file: &Path, cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// The memory files `dir` holds itself (`CLAUDE.md`, `.claude/CLAUDE.md`, `AGENTS.md`,
-/// `CLAUDE.local.md`).
+/// `CLAUDE.local.md`). Metadata only: [`load_file`] decides whether one may be read.
 pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     [
         "CLAUDE.md",
@@ -150,89 +206,6 @@ pub fn files_in(dir: &Path) -> Vec<PathBuf> {
     .map(|name| dir.join(name))
     .filter(|p| p.is_file())
     .collect()
-}
-
-struct Loader {
-    memory: Memory,
-    /// Every file loaded (canonical paths): each is loaded once.
-    seen: Vec<PathBuf>,
-    /// The files whose imports are being followed: a cycle returns to one of them.
-    chain: Vec<PathBuf>,
-    home: Option<PathBuf>,
-}
-
-impl Loader {
-    /// Add `path` (and, after it, what it imports) unless already loaded.
-    fn add(&mut self, path: &Path, scope: Scope) {
-        let key = canonical(path);
-        if self.seen.contains(&key) {
-            return;
-        }
-        self.seen.push(key.clone());
-        let text = match read(path) {
-            Ok(t) => t,
-            Err(e) => {
-                self.memory
-                    .problems
-                    .push(format!("{}: {e}", path.display()));
-                return;
-            }
-        };
-        let imports = imports(&text);
-        self.memory.files.push(MemoryFile {
-            path: path.to_path_buf(),
-            scope,
-            text,
-        });
-        self.chain.push(key);
-        let base = path.parent().unwrap_or(Path::new("/")).to_path_buf();
-        for target in imports {
-            let problem = |why: &str| format!("{}: @{target} not imported: {why}", path.display());
-            let resolved = resolve(&target, &base, self.home.as_deref());
-            if self.chain.contains(&canonical(&resolved)) {
-                self.memory
-                    .problems
-                    .push(problem("it imports back (a cycle)"));
-            } else if !resolved.is_file() {
-                self.memory.problems.push(problem("no such file"));
-            } else if self.chain.len() > MAX_IMPORT_DEPTH {
-                let why = format!("imports nest at most {MAX_IMPORT_DEPTH} deep");
-                self.memory.problems.push(problem(&why));
-            } else {
-                self.add(&resolved, Scope::Imported);
-            }
-        }
-        self.chain.pop();
-    }
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
-}
-
-fn read(path: &Path) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "{} KB, over the {} KB a memory file may have; skipped",
-            meta.len().div_ceil(1024),
-            MAX_FILE_BYTES / 1024
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    String::from_utf8(bytes).map_err(|_| "not UTF-8 text; skipped".to_string())
-}
-
-fn resolve(target: &str, base: &Path, home: Option<&Path>) -> PathBuf {
-    if let Some(rest) = target.strip_prefix("~/") {
-        return home.map_or_else(|| PathBuf::from(target), |h| h.join(rest));
-    }
-    let p = Path::new(target);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
-    }
 }
 
 /// The `@path` imports of `text`, in order: a word starting with `@` outside fenced code blocks

@@ -1,35 +1,38 @@
 //! Memory files on real temp directories: order, scopes, imports (relative, `~/`, absolute,
-//! depth, cycles, missing, not from code), and the prompt section.
+//! depth, cycles, missing, not from code), and the prompt section. Where files may come from
+//! (real symlinks, a fake home): `containment.rs`.
 
 use super::*;
 
-struct Tree {
+pub(super) struct Tree {
     _tmp: tempfile::TempDir,
-    root: PathBuf,
+    pub(super) root: PathBuf,
 }
 
 impl Tree {
-    fn new() -> Tree {
+    pub(super) fn new() -> Tree {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().canonicalize().unwrap();
         Tree { _tmp: tmp, root }
     }
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
+    pub(super) fn write(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, text).unwrap();
         p
     }
-    fn roots(&self) -> Roots {
+    pub(super) fn roots(&self) -> Roots {
         Roots {
             managed: self.root.join("etc/CLAUDE.md"),
             home: Some(self.root.join("home")),
             cwd: self.root.join("work/proj/sub"),
+            project_root: self.root.join("work/proj"),
+            external_imports_approved: false,
         }
     }
 }
 
-fn names(m: &Memory, root: &Path) -> Vec<(String, Scope)> {
+pub(super) fn names(m: &Memory, root: &Path) -> Vec<(String, Scope)> {
     m.files
         .iter()
         .map(|f| {
@@ -78,10 +81,10 @@ fn imports_are_followed_and_problems_reported() {
     let t = Tree::new();
     t.write(
         "work/proj/CLAUDE.md",
-        "See @docs/style.md and @~/prefs.md.\n`@not/this.md` and\n```\n@nor/this.md\n```\n@missing.md\n",
+        "See @docs/style.md and @prefs.md.\n`@not/this.md` and\n```\n@nor/this.md\n```\n@missing.md\n",
     );
     t.write("work/proj/docs/style.md", "style, and @../CLAUDE.md again");
-    t.write("home/prefs.md", "prefs");
+    t.write("work/proj/prefs.md", "prefs");
     std::fs::create_dir_all(t.root.join("work/proj/sub")).unwrap();
     let m = load(&t.roots());
     assert_eq!(
@@ -89,7 +92,7 @@ fn imports_are_followed_and_problems_reported() {
         [
             ("work/proj/CLAUDE.md".into(), Scope::Project),
             ("work/proj/docs/style.md".into(), Scope::Imported),
-            ("home/prefs.md".into(), Scope::Imported),
+            ("work/proj/prefs.md".into(), Scope::Imported),
         ]
     );
     let problems = m.problems.join("\n");
@@ -150,6 +153,9 @@ fn a_read_below_the_working_directory_names_the_directories_and_files_on_its_way
         .collect();
     assert_eq!(rel, ["api/CLAUDE.md", "api/v2/AGENTS.md"]);
     assert!(nested_dirs(&t.root.join("elsewhere/x.rs"), &cwd).is_empty());
-    let m = load_file(&found[1], None);
+    let m = load_file(&found[1], &t.roots());
     assert_eq!(m.files.len(), 2, "the file and its import");
 }
+
+#[path = "containment_tests.rs"]
+mod containment;

@@ -59,6 +59,8 @@ pub struct SessionContext {
     todos: Mutex<Vec<Todo>>,
     /// Subdirectories whose memory files were already looked for (each is looked at once).
     memory_dirs: Mutex<Vec<PathBuf>>,
+    /// The roots the session's memory was loaded under, for subdirectories' memory files.
+    memory_roots: Option<crate::memory::Roots>,
     /// The model a skill asked for, for the rest of the turn.
     turn_model: Mutex<Option<String>>,
     /// The checkpoints of the working directories (`/rewind`).
@@ -86,6 +88,7 @@ impl SessionContext {
             changes: broadcast::channel(64).0,
             todos: Mutex::new(Vec::new()),
             memory_dirs: Mutex::new(Vec::new()),
+            memory_roots: None,
             turn_model: Mutex::new(None),
             checkpoints: SessionCheckpoints::disabled(),
         }
@@ -101,6 +104,21 @@ impl SessionContext {
     pub fn with_tool_env(mut self, env: Vec<(String, String)>) -> SessionContext {
         self.tool_env = env;
         self
+    }
+
+    /// Read subdirectories' memory files under `roots` (the session's memory's).
+    pub fn with_memory_roots(mut self, roots: Option<crate::memory::Roots>) -> SessionContext {
+        self.memory_roots = roots;
+        self
+    }
+
+    /// The roots for subdirectories' memory files: those the session's memory was loaded
+    /// under, else the project directory as the project with nothing outside approved.
+    pub fn memory_roots(&self) -> crate::memory::Roots {
+        self.memory_roots.clone().unwrap_or_else(|| {
+            let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+            crate::memory::Roots::standard(home, self.project_dir.clone(), self.cwd())
+        })
     }
 
     pub fn tool_env(&self) -> &[(String, String)] {

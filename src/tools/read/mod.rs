@@ -258,9 +258,13 @@ fn remind_nested_memory(path: &Path, session: &SessionContext) {
     if fresh.is_empty() {
         return;
     }
-    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    // Each file resolved and kept inside the project (or approved) before it is opened.
+    let roots = session.memory_roots();
     for file in fresh.iter().flat_map(|d| crate::memory::files_in(d)) {
-        let memory = crate::memory::load_file(&file, home.as_deref());
+        let memory = crate::memory::load_file(&file, &roots);
+        for problem in &memory.problems {
+            tracing::warn!("memory file: {problem}");
+        }
         let text: Vec<String> = memory
             .files
             .iter()
