@@ -9,9 +9,12 @@
 //! calls pass) -> plan mode -> hook deny -> ask rules (and hook
 //! ask) -> hook allow -> bypassPermissions -> safety (paths as given, every symlink hop and
 //! resolved; protected paths; outside the working directories) -> acceptEdits -> allow rules ->
-//! session grants -> read-only allowances -> ask the person (or, headless / dontAsk, refuse
-//! with a message naming what would allow it). Invariant: nothing allows a call that a deny
-//! rule matches — not allow rules, not modes, not hooks, not session grants.
+//! session grants -> the running skill's or command's `allowed-tools` (only inside the working
+//! directories and off protected paths) -> read-only allowances -> ask the person (or,
+//! headless / dontAsk, refuse with a message naming what would allow it). Invariant: nothing
+//! allows a call that a deny rule matches — not allow rules, not modes, not hooks, not session
+//! grants; and nothing the repository wrote (a skill's or command's `allowed-tools`) allows a
+//! path outside the working directories, a protected path, or another skill.
 //!
 //! Before a tool reads anything for its validation or preview, the executor asks
 //! [`PermissionGate::check_before_io`] for the refusals that rest on the call's paths alone, so
@@ -199,7 +202,9 @@ pub struct PermissionGate {
     working: Roots,
     data: Roots,
     session_allow: Mutex<Vec<Rule>>,
-    /// `allowed-tools` of the slash command or skill now running; cleared when the turn ends.
+    /// `allowed-tools` of the slash command or skill now running (the person invoked it or
+    /// approved it); cleared when the turn ends. Weaker than the rules above: see
+    /// `decide::gaps`.
     turn_allow: Mutex<Vec<Rule>>,
     session_deny: Mutex<Vec<Rule>>,
     pending: Mutex<HashMap<String, Pending>>,
@@ -284,14 +289,16 @@ impl PermissionGate {
         })
     }
 
-    /// Problems with the flag rules (the settings' own are in `LoadedSettings::diagnostics`).
-    /// Allow `rules` (a command's or skill's `allowed-tools`) until [`Self::end_turn`]. Deny
-    /// and ask rules, plan mode and protected paths still apply. Returns the rules that do not
-    /// parse, each with why.
+    /// Allow `rules` (a command's or skill's `allowed-tools`, once the person invoked or approved
+    /// it) until [`Self::end_turn`]. Deny and ask rules and plan mode still apply, and these
+    /// grants cover only paths inside the working directories and off protected paths (and
+    /// commands naming only such paths); anything else is decided as without them. Returns the
+    /// rules that do not parse, each with why.
     pub fn allow_for_turn(&self, rules: &[String]) -> Vec<String> {
         let mut problems = Vec::new();
         let mut turn = lock(&self.turn_allow);
-        for text in rules {
+        // Claude Code's lists are comma- or space-separated (`Bash(git add *) Read`).
+        for text in &split_rule_list(rules) {
             match Rule::parse(text, &self.rule_ctx) {
                 Ok(rule) => turn.push(rule),
                 Err(e) => problems.push(format!("allowed-tools `{text}`: {e}; not allowed")),
@@ -305,6 +312,7 @@ impl PermissionGate {
         lock(&self.turn_allow).clear();
     }
 
+    /// Problems with the flag rules (the settings' own are in `LoadedSettings::diagnostics`).
     pub fn diagnostics(&self) -> &[String] {
         &self.diagnostics
     }
