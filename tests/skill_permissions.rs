@@ -425,3 +425,37 @@ async fn a_skill_the_person_invokes_allows_its_tools_inside_the_project_until_th
     assert!(asked[0].contains("touch again.txt"), "{asked:?}");
     assert!(!w.project().join("again.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agents_skill_grants_end_with_its_run_and_never_reach_the_parent() {
+    let w = World::new();
+    w.skill("toucher", "Bash(touch *)");
+    let script = json!({
+        "turns": [
+            {"tool_calls": [call("a", "Agent", json!({
+                "description": "touch", "prompt": "use the toucher skill",
+                "subagent_type": "general-purpose"}))]},
+            {"tool_calls": [call("p", "Bash", json!({"command": "touch by-parent.txt"}))]},
+            {"text": "done"}
+        ],
+        "by_system": [{"system_contains": "general-purpose agent", "turns": [
+            {"tool_calls": [skill_call("s", "toucher")]},
+            {"tool_calls": [call("t", "Bash", json!({"command": "touch by-sub.txt"}))]},
+            {"text": "sub done"}
+        ]}]
+    });
+    let mut agent = Agent::start(&script, w.setup(false, &["Skill(toucher)"], &[]));
+    agent.prompt("go").await;
+    // The sub-agent's approved skill let it touch inside the project...
+    assert!(w.project().join("by-sub.txt").exists());
+    // ...and nothing more: the parent's own `touch` is decided without that grant.
+    assert!(!w.project().join("by-parent.txt").exists());
+    let results = last_results(&agent);
+    let parent = &results.last().unwrap().0;
+    assert!(
+        parent.starts_with(
+            "Permission to use Bash was denied: no rule allows the command `touch by-parent.txt`"
+        ),
+        "{results:?}"
+    );
+}

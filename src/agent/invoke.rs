@@ -61,7 +61,7 @@ pub(crate) async fn invoke(
 }
 
 fn grant(env: &CallEnv, rules: &[String]) {
-    for message in env.gate.allow_for_turn(rules) {
+    for message in env.gate.allow_for_turn(&env.session.conversation, rules) {
         env.session
             .events
             .send(crate::protocol::Event::Notice { message });

@@ -38,6 +38,8 @@ struct CommandItem {
 /// Everything rules are matched against, for one call.
 struct Facts<'a> {
     tool: &'a str,
+    /// The conversation making the call (whose turn grants apply).
+    conversation: &'a str,
     kind: ToolKind,
     read_only: bool,
     /// The plan the call asks the person to approve (it leaves plan mode).
@@ -176,6 +178,7 @@ impl PermissionGate {
     fn facts<'a>(&self, call: &CallInfo<'a>, read_only: bool) -> Result<Facts<'a>, String> {
         let mut f = Facts {
             tool: call.tool.name(),
+            conversation: call.conversation,
             kind: call.tool.kind(),
             read_only,
             plan: None,
@@ -295,7 +298,8 @@ impl PermissionGate {
     fn gaps(&self, f: &Facts<'_>, mode: PermissionMode) -> Vec<Gap> {
         let allow = lock(&self.allow);
         let session = lock(&self.session_allow);
-        let turn = lock(&self.turn_allow);
+        let turns = lock(&self.turn_allow);
+        let turn: &[Rule] = turns.get(f.conversation).map_or(&[], Vec::as_slice);
         let firm = || allow.iter().map(|r| &r.rule).chain(session.iter());
         let all_rules = || firm().chain(turn.iter());
         let bare_rule = |r: &Rule| r.is_bare() && r.names_tool(f.tool, f.kind);

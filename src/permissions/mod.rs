@@ -47,6 +47,9 @@ use safety::Roots;
 /// What the gate knows about one call.
 pub struct CallInfo<'a> {
     pub call_id: &'a str,
+    /// The conversation making the call (`SessionContext::conversation`): only its own
+    /// turn grants apply.
+    pub conversation: &'a str,
     pub tool: &'a dyn DynTool,
     pub input: &'a ParsedInput,
     pub raw_input: &'a Value,
@@ -203,9 +206,9 @@ pub struct PermissionGate {
     data: Roots,
     session_allow: Mutex<Vec<Rule>>,
     /// `allowed-tools` of the slash command or skill now running (the person invoked it or
-    /// approved it); cleared when the turn ends. Weaker than the rules above: see
-    /// `decide::gaps`.
-    turn_allow: Mutex<Vec<Rule>>,
+    /// approved it), by conversation; cleared when that conversation's turn ends. Weaker than
+    /// the rules above: see `decide::gaps`.
+    turn_allow: Mutex<HashMap<String, Vec<Rule>>>,
     session_deny: Mutex<Vec<Rule>>,
     pending: Mutex<HashMap<String, Pending>>,
     /// Whether PreToolUse hooks are configured: their answer could lift refusals that
@@ -280,7 +283,7 @@ impl PermissionGate {
             working: Roots::new(&dirs),
             data: Roots::new(&[config.session_data_dir]),
             session_allow: Mutex::new(Vec::new()),
-            turn_allow: Mutex::new(Vec::new()),
+            turn_allow: Mutex::new(HashMap::new()),
             session_deny: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             pre_tool_hooks: settings.hooks.has(HookEvent::PreToolUse),
@@ -290,13 +293,15 @@ impl PermissionGate {
     }
 
     /// Allow `rules` (a command's or skill's `allowed-tools`, once the person invoked or approved
-    /// it) until [`Self::end_turn`]. Deny and ask rules and plan mode still apply, and these
-    /// grants cover only paths inside the working directories and off protected paths (and
-    /// commands naming only such paths); anything else is decided as without them. Returns the
-    /// rules that do not parse, each with why.
-    pub fn allow_for_turn(&self, rules: &[String]) -> Vec<String> {
+    /// it) to the calls of `conversation` until [`Self::end_turn`] for it (not to its
+    /// sub-agents, nor to the conversation that started it). Deny and ask rules and plan mode
+    /// still apply, and these grants cover only paths inside the working directories and off
+    /// protected paths (and commands naming only such paths); anything else is decided as
+    /// without them. Returns the rules that do not parse, each with why.
+    pub fn allow_for_turn(&self, conversation: &str, rules: &[String]) -> Vec<String> {
         let mut problems = Vec::new();
-        let mut turn = lock(&self.turn_allow);
+        let mut all = lock(&self.turn_allow);
+        let turn = all.entry(conversation.to_string()).or_default();
         // Claude Code's lists are comma- or space-separated (`Bash(git add *) Read`).
         for text in &split_rule_list(rules) {
             match Rule::parse(text, &self.rule_ctx) {
@@ -307,9 +312,9 @@ impl PermissionGate {
         problems
     }
 
-    /// Drop the grants of [`Self::allow_for_turn`].
-    pub fn end_turn(&self) {
-        lock(&self.turn_allow).clear();
+    /// Drop the grants of [`Self::allow_for_turn`] to `conversation`.
+    pub fn end_turn(&self, conversation: &str) {
+        lock(&self.turn_allow).remove(conversation);
     }
 
     /// Problems with the flag rules (the settings' own are in `LoadedSettings::diagnostics`).

@@ -6,8 +6,9 @@
 //! model and its `allowed-tools` widen what runs: so a call asks the person first ("Execute
 //! skill: name", with the description, `allowed-tools` and `model` in the preview) unless one of
 //! their own rules allows `Skill(name)` (or `Skill`); `Skill(name)` deny rules refuse it. Once
-//! approved, the skill's `allowed-tools` are allowed, and its `model` used, until the turn ends
-//! (the gate keeps those grants inside the working directories and off protected paths).
+//! approved, the skill's `allowed-tools` are allowed, and its `model` used, until the turn of
+//! the conversation that loaded it ends (a sub-agent's run is its turn); the gate keeps those
+//! grants to that conversation, inside the working directories and off protected paths.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
