@@ -81,6 +81,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let info = CallInfo {
                 call_id: "c",
+                conversation: &session.conversation,
                 tool: &bash,
                 input: &parsed,
                 raw_input: &input,

@@ -1116,9 +1116,15 @@ async fn skills_are_listed_loaded_by_the_skill_tool_and_run_as_slash_commands() 
         },
     );
     agent.submit("fill the form");
+    // Loading a skill the model chose asks first; the person says yes.
+    let mut asked = Vec::new();
     agent
-        .run_turn_answering(|r| panic!("asked about {}", r.tool))
+        .run_turn_answering(|r| {
+            asked.push(r.tool.clone());
+            Decision::AllowOnce
+        })
         .await;
+    assert_eq!(asked, ["Skill"]);
     let first = agent.request_body(0);
     let tools = first["tools"].to_string();
     assert!(

@@ -77,6 +77,7 @@ fn fixture() -> Fixture {
             (
                 ".claude/settings.json",
                 r#"{"apiKeyHelper": "echo helper-key",
+                    "permissions": {"allow": ["Skill(deploy)"]},
                     "env": {"ANTHROPIC_DEFAULT_SONNET_MODEL": "sonnet-of-the-user"}}"#,
             ),
         ],
@@ -220,7 +221,8 @@ async fn subdirectory_memory_and_a_skill_arrive_when_used() {
     );
     assert!(!text[1].contains("DEPLOY-BODY-MARKER"));
     assert!(messages(&requests[2]).contains("DEPLOY-BODY-MARKER"));
-    // The skill's `allowed-tools` let the write through in -p, where it would be refused.
+    // The user's own `Skill(deploy)` rule lets the model load it in -p; then the skill's
+    // `allowed-tools` let the write inside the project through, where it would be refused.
     assert!(
         f.project.path().join("deployed").exists(),
         "{}",

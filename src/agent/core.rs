@@ -475,7 +475,7 @@ impl Core {
         }
         self.count_subagent_usage();
         // What a command or skill allowed, and its model, end with the turn.
-        self.gate.end_turn();
+        self.gate.end_turn(&self.session.conversation);
         self.session.set_turn_model(None);
         // The files as the turn left them: a file that differs from this later was changed
         // outside cairn, and a rewind asks before undoing that.

@@ -493,6 +493,8 @@ struct Checked {
     preview: Option<Preview>,
     /// The validation or preview error, reported unless the call is denied.
     invalid: Option<ToolError>,
+    /// The conversation making the call.
+    conversation: String,
 }
 
 impl Checked {
@@ -503,6 +505,7 @@ impl Checked {
             raw,
             preview: None,
             invalid: None,
+            conversation: env.session.conversation.clone(),
         }
     }
 
@@ -521,6 +524,7 @@ impl Checked {
     fn info<'a>(&'a self, tool: &'a dyn DynTool, call_id: &'a str, title: &'a str) -> CallInfo<'a> {
         CallInfo {
             call_id,
+            conversation: &self.conversation,
             tool,
             input: &self.input,
             raw_input: &self.raw,
@@ -551,7 +555,8 @@ fn apply_effects(env: &CallEnv, effects: &[Effect]) {
                 allowed_tools,
                 model,
             } => {
-                for message in env.gate.allow_for_turn(allowed_tools) {
+                let conversation = &env.session.conversation;
+                for message in env.gate.allow_for_turn(conversation, allowed_tools) {
                     env.session.events.send(Event::Notice { message });
                 }
                 if model.is_some() {

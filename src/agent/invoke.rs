@@ -1,11 +1,15 @@
 //! What a prompt invokes before it goes to the model: `/init`, one of the person's slash
 //! commands, or one of their skills (`/name args`).
 //!
-//! A command's or skill's `allowed-tools` are allowed for the rest of the turn (deny and ask
-//! rules still win) and its `model` is used for the turn; both end with the turn. A command's
-//! `` !`cmd` `` parts run first, each as a Bash call through the executor — so the permission
-//! rules, the prompt and the hooks apply as to any call — and their output replaces them. A
-//! part that is refused or fails says so in its place; the prompt still goes to the model.
+//! The person typed the invocation, so a command's or skill's `allowed-tools` are allowed for
+//! the rest of the turn and its `model` is used for the turn; both end with the turn. These
+//! grants are the gate's weaker kind: deny and ask rules still win, and they never cover a path
+//! outside the working directories or a protected one (the call is then decided as without
+//! them). A command's `` !`cmd` `` parts run first, each as a Bash call through the executor —
+//! so the permission rules, the prompt and the hooks apply exactly as to the model's calls —
+//! and their output replaces them. A part that is refused or fails says so in its place; the
+//! prompt still goes to the model. (A skill the model loads grants nothing until the person
+//! approves the call: `tools/skill.rs`.)
 
 use std::sync::Arc;
 
@@ -57,7 +61,7 @@ pub(crate) async fn invoke(
 }
 
 fn grant(env: &CallEnv, rules: &[String]) {
-    for message in env.gate.allow_for_turn(rules) {
+    for message in env.gate.allow_for_turn(&env.session.conversation, rules) {
         env.session
             .events
             .send(crate::protocol::Event::Notice { message });

@@ -4,7 +4,8 @@
 //! to read-only commands; or the ones a custom agent names), and its own read-file state (it
 //! must read a file before editing it, like any agent), sharing the session's permission gate,
 //! hooks and pending decisions — so the person is asked about its calls as about any other,
-//! each labelled with the agent (`Explore › Grep parse`). Never plan mode; the Agent tool only
+//! each labelled with the agent (`Explore › Grep parse`). What a skill or command allowed for
+//! the parent's turn does not reach it; what a skill it loads allows ends with its run. Never plan mode; the Agent tool only
 //! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
 //! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
 //! permission requests and notices as the session's own; its streamed text not at all. Its
@@ -421,8 +422,19 @@ impl Core {
         }
     }
 
-    /// Work on `prompt` until the model answers without tools; the answer.
+    /// Work on `prompt` until the model answers without tools; the answer. The run is the
+    /// sub-agent's one turn: what a skill it loaded allowed ends with it.
     pub(super) async fn run_subagent(
+        &mut self,
+        prompt: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<String, String> {
+        let result = self.work_on(prompt, cancel).await;
+        self.gate.end_turn(&self.session.conversation);
+        result
+    }
+
+    async fn work_on(
         &mut self,
         prompt: &str,
         cancel: &tokio_util::sync::CancellationToken,

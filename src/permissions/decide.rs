@@ -38,6 +38,8 @@ struct CommandItem {
 /// Everything rules are matched against, for one call.
 struct Facts<'a> {
     tool: &'a str,
+    /// The conversation making the call (whose turn grants apply).
+    conversation: &'a str,
     kind: ToolKind,
     read_only: bool,
     /// The plan the call asks the person to approve (it leaves plan mode).
@@ -51,6 +53,8 @@ struct Facts<'a> {
     hazards: Vec<String>,
     hosts: Vec<String>,
     names: Vec<String>,
+    /// Names of what the call would run on the person's say-so (a skill).
+    invoked: Vec<String>,
 }
 
 impl PermissionGate {
@@ -174,6 +178,7 @@ impl PermissionGate {
     fn facts<'a>(&self, call: &CallInfo<'a>, read_only: bool) -> Result<Facts<'a>, String> {
         let mut f = Facts {
             tool: call.tool.name(),
+            conversation: call.conversation,
             kind: call.tool.kind(),
             read_only,
             plan: None,
@@ -184,6 +189,7 @@ impl PermissionGate {
             hazards: Vec::new(),
             hosts: Vec::new(),
             names: Vec::new(),
+            invoked: Vec::new(),
         };
         for access in call.accesses {
             match access {
@@ -232,6 +238,7 @@ impl PermissionGate {
                 }
                 Access::Fetch(url) => f.hosts.push(host_of(url)),
                 Access::Named(n) => f.names.push(n.clone()),
+                Access::Invoke(n) => f.invoked.push(n.clone()),
                 Access::ApprovePlan(text) => f.plan = Some(text.clone()),
                 Access::AskPerson(q) => f.questions = Some(q.clone()),
             }
@@ -282,13 +289,22 @@ impl PermissionGate {
     }
 
     /// Everything no rule, mode, grant or allowance covers. Empty = allowed.
+    ///
+    /// The person's rules and session grants are *firm*. The `allowed-tools` of the skill or
+    /// command now running ([`Self::allow_for_turn`]) are weaker: they cover a path only
+    /// inside the working directories and off protected paths, and a command only when it is
+    /// literal and every path it names is such a path; what they do not cover is decided as if
+    /// they were not there. They never allow running another skill.
     fn gaps(&self, f: &Facts<'_>, mode: PermissionMode) -> Vec<Gap> {
         let allow = lock(&self.allow);
         let session = lock(&self.session_allow);
-        let turn = lock(&self.turn_allow);
-        let settings_rules = || allow.iter().map(|r| &r.rule);
-        let all_rules = || settings_rules().chain(session.iter()).chain(turn.iter());
-        let bare = all_rules().any(|r| r.is_bare() && r.names_tool(f.tool, f.kind));
+        let turns = lock(&self.turn_allow);
+        let turn: &[Rule] = turns.get(f.conversation).map_or(&[], Vec::as_slice);
+        let firm = || allow.iter().map(|r| &r.rule).chain(session.iter());
+        let all_rules = || firm().chain(turn.iter());
+        let bare_rule = |r: &Rule| r.is_bare() && r.names_tool(f.tool, f.kind);
+        let bare = firm().any(bare_rule);
+        let bare_turn = turn.iter().any(bare_rule);
         let accept_edits = mode == PermissionMode::AcceptEdits;
         let mut gaps = Vec::new();
         for item in &f.paths {
@@ -305,14 +321,15 @@ impl PermissionGate {
                         )
                     })
             };
+            let turn_may = item.facts.inside && !item.facts.protected;
             let why = if item.write && item.facts.protected {
                 // Only a session grant for this very path overrides protection.
                 (!session.iter().any(all_match)).then_some(PathWhy::Protected)
-            } else if all_rules().any(all_match) {
+            } else if firm().any(all_match) || (turn_may && turn.iter().any(all_match)) {
                 None
             } else if item.write {
                 let edit_tool = matches!(f.kind, ToolKind::Edit | ToolKind::Execute);
-                let granted = bare || (accept_edits && edit_tool);
+                let granted = bare || bare_turn || (accept_edits && edit_tool);
                 match (item.facts.inside, granted) {
                     (true, true) => None,
                     (true, false) => Some(PathWhy::NotAllowed),
@@ -320,7 +337,8 @@ impl PermissionGate {
                 }
             } else if item.facts.inside || item.facts.in_data_dir {
                 // Reading inside is fine for read-only tools and for a shell's `< file`.
-                (!(f.read_only || bare || f.kind == ToolKind::Execute))
+                let granted = bare || (bare_turn && item.facts.inside);
+                (!(f.read_only || granted || f.kind == ToolKind::Execute))
                     .then_some(PathWhy::NotAllowed)
             } else {
                 Some(PathWhy::Outside)
@@ -342,10 +360,19 @@ impl PermissionGate {
                         .is_ok_and(|p| (p.inside || p.in_data_dir) && !(protect && p.protected))
                 })
             };
-            let covered = all_rules().any(|r| {
+            let rule_covers = |r: &Rule| {
                 matches!(r.spec, Specifier::Command(_))
                     && r.matches_target(Target::Command(&text), false)
-            }) || (bare && f.kind == ToolKind::Execute)
+            };
+            let execute = f.kind == ToolKind::Execute;
+            let turn_may = item.cmd.literal
+                && item
+                    .args
+                    .iter()
+                    .all(|a| a.as_ref().is_ok_and(|p| p.inside && !p.protected));
+            let covered = firm().any(rule_covers)
+                || (bare && execute)
+                || (turn_may && (turn.iter().any(rule_covers) || (bare_turn && execute)))
                 || (item.read_only && args_inside(false))
                 || (accept_edits
                     && item.cmd.literal
@@ -361,8 +388,9 @@ impl PermissionGate {
                 });
             }
         }
+        let any_bare = bare || bare_turn;
         for host in &f.hosts {
-            if !(bare
+            if !(any_bare
                 || all_rules().any(|r| {
                     r.names_tool(f.tool, f.kind) && r.matches_target(Target::Host(host), false)
                 }))
@@ -370,14 +398,18 @@ impl PermissionGate {
                 gaps.push(Gap::Host(host.clone()));
             }
         }
+        let names = |r: &Rule, name: &str| {
+            r.names_tool(f.tool, f.kind) && r.matches_target(Target::Name(name), false)
+        };
         for name in &f.names {
-            // A read-only call's names need no grant (loading a skill); deny rules still apply.
-            if !(bare
-                || f.read_only
-                || all_rules().any(|r| {
-                    r.names_tool(f.tool, f.kind) && r.matches_target(Target::Name(name), false)
-                }))
-            {
+            // A read-only call's names need no grant (which agent runs); deny rules still apply.
+            if !(any_bare || f.read_only || all_rules().any(|r| names(r, name))) {
+                gaps.push(Gap::Name(name.clone()));
+            }
+        }
+        for name in &f.invoked {
+            // Only the person says which skill runs: their rules, or their answer.
+            if !(bare || firm().any(|r| names(r, name))) {
                 gaps.push(Gap::Name(name.clone()));
             }
         }
@@ -385,8 +417,9 @@ impl PermissionGate {
             && f.commands.is_empty()
             && f.hazards.is_empty()
             && f.hosts.is_empty()
-            && f.names.is_empty());
-        if !(has_targets || f.read_only || bare) {
+            && f.names.is_empty()
+            && f.invoked.is_empty());
+        if !(has_targets || f.read_only || any_bare) {
             gaps.push(Gap::Tool);
         }
         gaps
@@ -503,7 +536,8 @@ impl PermissionGate {
         }));
         let hosts = f.hosts.iter();
         texts.extend(hosts.filter_map(|h| ToolKind::Fetch.rule(&format!("domain:{h}"))));
-        texts.extend(f.names.iter().map(|n| format!("{tool}({n})")));
+        let names = f.names.iter().chain(&f.invoked);
+        texts.extend(names.map(|n| format!("{tool}({n})")));
         if texts.is_empty() {
             texts.push(tool.to_string());
         }
@@ -564,6 +598,7 @@ fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
             rule.names_tool(f.tool, f.kind)
                 && f.names
                     .iter()
+                    .chain(&f.invoked)
                     .any(|n| rule.matches_target(Target::Name(n), true))
         }
         Specifier::Any => rule.names_tool(f.tool, f.kind),

@@ -9,9 +9,12 @@
 //! calls pass) -> plan mode -> hook deny -> ask rules (and hook
 //! ask) -> hook allow -> bypassPermissions -> safety (paths as given, every symlink hop and
 //! resolved; protected paths; outside the working directories) -> acceptEdits -> allow rules ->
-//! session grants -> read-only allowances -> ask the person (or, headless / dontAsk, refuse
-//! with a message naming what would allow it). Invariant: nothing allows a call that a deny
-//! rule matches — not allow rules, not modes, not hooks, not session grants.
+//! session grants -> the running skill's or command's `allowed-tools` (only inside the working
+//! directories and off protected paths) -> read-only allowances -> ask the person (or,
+//! headless / dontAsk, refuse with a message naming what would allow it). Invariant: nothing
+//! allows a call that a deny rule matches — not allow rules, not modes, not hooks, not session
+//! grants; and nothing the repository wrote (a skill's or command's `allowed-tools`) allows a
+//! path outside the working directories, a protected path, or another skill.
 //!
 //! Before a tool reads anything for its validation or preview, the executor asks
 //! [`PermissionGate::check_before_io`] for the refusals that rest on the call's paths alone, so
@@ -44,6 +47,9 @@ use safety::Roots;
 /// What the gate knows about one call.
 pub struct CallInfo<'a> {
     pub call_id: &'a str,
+    /// The conversation making the call (`SessionContext::conversation`): only its own
+    /// turn grants apply.
+    pub conversation: &'a str,
     pub tool: &'a dyn DynTool,
     pub input: &'a ParsedInput,
     pub raw_input: &'a Value,
@@ -199,8 +205,10 @@ pub struct PermissionGate {
     working: Roots,
     data: Roots,
     session_allow: Mutex<Vec<Rule>>,
-    /// `allowed-tools` of the slash command or skill now running; cleared when the turn ends.
-    turn_allow: Mutex<Vec<Rule>>,
+    /// `allowed-tools` of the slash command or skill now running (the person invoked it or
+    /// approved it), by conversation; cleared when that conversation's turn ends. Weaker than
+    /// the rules above: see `decide::gaps`.
+    turn_allow: Mutex<HashMap<String, Vec<Rule>>>,
     session_deny: Mutex<Vec<Rule>>,
     pending: Mutex<HashMap<String, Pending>>,
     /// Whether PreToolUse hooks are configured: their answer could lift refusals that
@@ -275,7 +283,7 @@ impl PermissionGate {
             working: Roots::new(&dirs),
             data: Roots::new(&[config.session_data_dir]),
             session_allow: Mutex::new(Vec::new()),
-            turn_allow: Mutex::new(Vec::new()),
+            turn_allow: Mutex::new(HashMap::new()),
             session_deny: Mutex::new(Vec::new()),
             pending: Mutex::new(HashMap::new()),
             pre_tool_hooks: settings.hooks.has(HookEvent::PreToolUse),
@@ -284,14 +292,18 @@ impl PermissionGate {
         })
     }
 
-    /// Problems with the flag rules (the settings' own are in `LoadedSettings::diagnostics`).
-    /// Allow `rules` (a command's or skill's `allowed-tools`) until [`Self::end_turn`]. Deny
-    /// and ask rules, plan mode and protected paths still apply. Returns the rules that do not
-    /// parse, each with why.
-    pub fn allow_for_turn(&self, rules: &[String]) -> Vec<String> {
+    /// Allow `rules` (a command's or skill's `allowed-tools`, once the person invoked or approved
+    /// it) to the calls of `conversation` until [`Self::end_turn`] for it (not to its
+    /// sub-agents, nor to the conversation that started it). Deny and ask rules and plan mode
+    /// still apply, and these grants cover only paths inside the working directories and off
+    /// protected paths (and commands naming only such paths); anything else is decided as
+    /// without them. Returns the rules that do not parse, each with why.
+    pub fn allow_for_turn(&self, conversation: &str, rules: &[String]) -> Vec<String> {
         let mut problems = Vec::new();
-        let mut turn = lock(&self.turn_allow);
-        for text in rules {
+        let mut all = lock(&self.turn_allow);
+        let turn = all.entry(conversation.to_string()).or_default();
+        // Claude Code's lists are comma- or space-separated (`Bash(git add *) Read`).
+        for text in &split_rule_list(rules) {
             match Rule::parse(text, &self.rule_ctx) {
                 Ok(rule) => turn.push(rule),
                 Err(e) => problems.push(format!("allowed-tools `{text}`: {e}; not allowed")),
@@ -300,11 +312,12 @@ impl PermissionGate {
         problems
     }
 
-    /// Drop the grants of [`Self::allow_for_turn`].
-    pub fn end_turn(&self) {
-        lock(&self.turn_allow).clear();
+    /// Drop the grants of [`Self::allow_for_turn`] to `conversation`.
+    pub fn end_turn(&self, conversation: &str) {
+        lock(&self.turn_allow).remove(conversation);
     }
 
+    /// Problems with the flag rules (the settings' own are in `LoadedSettings::diagnostics`).
     pub fn diagnostics(&self) -> &[String] {
         &self.diagnostics
     }

@@ -40,6 +40,9 @@ impl EventSender {
 #[derive(Debug)]
 pub struct SessionContext {
     pub session_id: String,
+    /// This conversation among the session's (the main one, each sub-agent's): what the
+    /// permission gate allows for one conversation's turn is kept under it.
+    pub conversation: String,
     /// Where cairn was started: the root for relative permission rules.
     pub project_dir: PathBuf,
     /// The current directory for tools; Bash's `cd` moves it within the working directories.
@@ -77,6 +80,7 @@ impl SessionContext {
     ) -> SessionContext {
         SessionContext {
             session_id,
+            conversation: uuid::Uuid::new_v4().simple().to_string(),
             cwd: RwLock::new(project_dir.clone()),
             project_dir,
             additional_dirs,

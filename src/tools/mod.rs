@@ -65,8 +65,13 @@ pub enum Access {
     Exec { command: String, cwd: PathBuf },
     /// Fetches a URL.
     Fetch(String),
-    /// Anything else matched by a specifier (`Agent(name)`, `Skill(name)`).
+    /// Anything else matched by a specifier (`Agent(name)`).
     Named(String),
+    /// Runs something named whose instructions then steer the conversation, and whose
+    /// `allowed-tools` are allowed while it runs (`Skill(name)`): even from a read-only call it
+    /// needs the person's approval or one of their own rules naming it, never a grant of
+    /// another skill or command.
+    Invoke(String),
     /// Needs the person's approval of this plan, and ends plan mode when given (ExitPlanMode).
     /// Outside plan mode there is nothing to approve, and the call is refused.
     ApprovePlan(String),

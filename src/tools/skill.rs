@@ -1,16 +1,24 @@
 //! The Skill tool: the model loads one of the person's skills (`.claude/skills/*/SKILL.md`) by
 //! name. The description lists every skill with its description, never its body; a call returns
-//! the body, with the skill's directory so the files it names can be read. `Skill(name)` rules
-//! allow or deny skills; loading one only reads, so by default it needs no permission. A
-//! skill's `allowed-tools` are allowed, and its `model` used, until the turn ends.
+//! the body, with the skill's directory so the files it names can be read.
+//!
+//! Skills come from the repository, which may be anyone's, and a skill's instructions steer the
+//! model and its `allowed-tools` widen what runs: so a call asks the person first ("Execute
+//! skill: name", with the description, `allowed-tools` and `model` in the preview) unless one of
+//! their own rules allows `Skill(name)` (or `Skill`); `Skill(name)` deny rules refuse it. Once
+//! approved, the skill's `allowed-tools` are allowed, and its `model` used, until the turn of
+//! the conversation that loaded it ends (a sub-agent's run is its turn); the gate keeps those
+//! grants to that conversation, inside the working directories and off protected paths.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Access, Effect, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
+use super::{
+    Access, Effect, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput,
+};
 use crate::commands::skills::Skill;
-use crate::protocol::Display;
+use crate::protocol::{Display, Field};
 use crate::session::context::SessionContext;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -78,7 +86,38 @@ impl Tool for SkillTool {
     }
 
     fn accesses(&self, input: &SkillInput, _ctx: &SessionContext) -> Vec<Access> {
-        vec![Access::Named(input.skill.clone())]
+        vec![Access::Invoke(input.skill.clone())]
+    }
+
+    async fn preview(
+        &self,
+        input: &SkillInput,
+        _ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        let Some(skill) = self.find(&input.skill) else {
+            return Ok(None);
+        };
+        let allowed = if skill.allowed_tools.is_empty() {
+            "(none)".to_string()
+        } else {
+            skill.allowed_tools.join(", ")
+        };
+        let mut fields = vec![
+            Field::text("Execute skill", skill.name.as_str()),
+            Field::text("description", skill.description.as_str()),
+            Field::text("allowed-tools", allowed),
+        ];
+        if let Some(model) = &skill.model {
+            fields.push(Field::text("model", model.as_str()));
+        }
+        if let Some(args) = input.args.as_deref().filter(|a| !a.trim().is_empty()) {
+            fields.push(Field::text("arguments", args));
+        }
+        fields.push(Field::text("from", skill.dir.display().to_string()));
+        Ok(Some(Preview {
+            display: Display::Fields { fields },
+            new_content: None,
+        }))
     }
 
     async fn validate(&self, input: &SkillInput, _ctx: &ToolContext) -> Result<(), ToolError> {

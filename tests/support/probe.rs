@@ -141,6 +141,7 @@ fn decide(
     let accesses = tool.accesses(&parsed, session);
     let info = CallInfo {
         call_id,
+        conversation: &session.conversation,
         tool,
         input: &parsed,
         raw_input: input,

@@ -115,11 +115,22 @@ fn field_lines(
     highlighter: &Highlighter,
     out: &mut Vec<Line<'static>>,
 ) {
+    // The label column: ten wide, or one more than the longest plain label (up to twenty).
+    let column = fields
+        .iter()
+        .filter(|f| f.syntax.is_none())
+        .map(|f| f.label.chars().count() + 1)
+        .max()
+        .unwrap_or(0)
+        .clamp(10, 20);
     for f in fields {
         let Some(syntax) = &f.syntax else {
             wrap_spans(
-                &[Span::styled(format!("{:<10}", f.label), dim())],
-                &[Span::raw(" ".repeat(10))],
+                &[Span::styled(
+                    format!("{:<column$}", format!("{} ", f.label)),
+                    dim(),
+                )],
+                &[Span::raw(" ".repeat(column))],
                 &[Span::raw(sanitize(&f.value).into_owned())],
                 width,
                 out,

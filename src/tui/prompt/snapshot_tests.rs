@@ -150,6 +150,26 @@ fn mcp_tool() {
 }
 
 #[test]
+fn a_skill_the_model_wants_to_load() {
+    // As the gate asks for a repository's skill (issue 22): what it would allow is in view.
+    let mut req = tool_request("Skill", "Skill deploy", json!({"skill": "deploy"}));
+    req.reason = "no rule allows Skill deploy".into();
+    req.preview = Some(Display::Fields {
+        fields: vec![
+            Field::text("Execute skill", "deploy"),
+            Field::text("description", "Deploy the app to staging"),
+            Field::text("allowed-tools", "Bash(touch *), Read"),
+            Field::text("model", "haiku"),
+            Field::text("from", "/work/project/.claude/skills/deploy"),
+        ],
+    });
+    req.session_scope = Some("Skill deploy".into());
+    req.saveable_rule = Some("Skill(deploy)".into());
+    let mut h = asking(req);
+    insta::assert_snapshot!(screen(&mut h, 80, 24));
+}
+
+#[test]
 fn plan_approval() {
     let mut h = asking(plan_request(1));
     insta::assert_snapshot!(screen(&mut h, 80, 26));
