@@ -878,3 +878,54 @@ fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Issue 22: a background sub-agent's command must not outlive `cairn -p`. The sub-agent
+/// starts `sleep 2; touch marker`; the main agent ends its turn while the sleep runs; after
+/// `-p` has exited, and well past the sleep, the marker must not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_agents_command_ends_with_headless_cairn() {
+    for _ in 0..3 {
+        let outside = tempfile::tempdir().unwrap();
+        let marker = outside.path().join("marker");
+        let command = format!("sleep 2; touch '{}'", marker.display());
+        let s = server(json!({
+            "turns": [
+                {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                    "description": "touch later", "prompt": "run it",
+                    "subagent_type": "worker", "run_in_background": true}}]},
+                // Answer only once the sub-agent's command is surely running (the delay is
+                // per event: six events, 0.6 s in all, well short of the sleep).
+                {"text": "Started it.", "delay_ms": 100, "chunk_chars": 100}
+            ],
+            "by_system": [{"system_contains": "WORKER-ROLE", "turns": [
+                {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": command}}]},
+                {"text": "touched"}
+            ]}]
+        }))
+        .await;
+        let agent = "---\ndescription: runs commands\ntools: Bash\n---\nWORKER-ROLE\n";
+        let run = cairn_with(
+            Some(&s),
+            false,
+            &["-p", "go", "--allowedTools", "Bash"],
+            "",
+            &[(".claude/agents/worker.md", agent)],
+        )
+        .await;
+        assert_eq!(run.code(), 0, "stderr: {}", run.stderr());
+        assert_eq!(run.stdout(), "Started it.\n");
+        // The sub-agent did start its command before cairn exited.
+        let asked = s
+            .requests()
+            .iter()
+            .filter(|r| r.body.to_string().contains("WORKER-ROLE"))
+            .count();
+        assert!(asked >= 1, "the sub-agent never asked the model");
+        tokio::time::sleep(std::time::Duration::from_millis(2600)).await;
+        assert!(
+            !marker.exists(),
+            "the background agent's command outlived cairn -p (stderr: {})",
+            run.stderr()
+        );
+    }
+}

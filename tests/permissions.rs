@@ -1071,6 +1071,94 @@ async fn git_in_a_hostile_repository_asks() {
     assert_eq!(verdict(&got), "allow", "{got:?}");
 }
 
+/// Issue 22 §4: settings `env` that changes what commands execute (`PATH=./bin:…`,
+/// `BASH_ENV`, git configuration through the environment) takes away the read-only allowance
+/// of every command; an allow rule still allows, and a harmless variable changes nothing.
+#[tokio::test]
+async fn settings_env_that_changes_execution_takes_away_the_read_only_allowance() {
+    for (var, value) in [
+        ("PATH", "./bin:/usr/bin:/bin"),
+        ("BASH_ENV", "./evil.sh"),
+        ("GIT_CONFIG_COUNT", "1"),
+        ("LD_PRELOAD", "./evil.so"),
+        ("PAGER", "./evil"),
+    ] {
+        let ws = ws();
+        ws.write_settings(".claude/settings.json", &json!({ "env": { var: value } }));
+        let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+        for cmd in ["ls", "git status", "cat a.txt | wc -l"] {
+            let got = check_one(&ws, &gate, "Bash", cmd).await;
+            let GateOutcome::Ask(req) = &got else {
+                panic!("{cmd} with {var}: {got:?}");
+            };
+            let first = cmd.split(" |").next().unwrap();
+            assert_eq!(
+                req.reason,
+                format!(
+                    "`{first}` would run with the settings' `env` setting {var}, which changes \
+                     what commands run, so no command is allowed as read-only"
+                )
+            );
+        }
+        // Headless: refused, naming the rule that would allow it.
+        let gate = ws.gate(PermissionMode::Default, false, &[], &[]);
+        let got = check_one(&ws, &gate, "Bash", "ls").await;
+        assert_eq!(verdict(&got), "deny", "{got:?}");
+        // The person's rule still allows it.
+        let gate = ws.gate(PermissionMode::Default, false, &["Bash(ls)"], &[]);
+        assert_eq!(verdict_of(&ws, &gate, "Bash", "ls").await, "allow");
+    }
+    let ws = ws();
+    ws.write_settings(
+        ".claude/settings.json",
+        &json!({ "env": { "RUST_LOG": "debug", "NODE_ENV": "test" } }),
+    );
+    let gate = ws.gate(PermissionMode::Default, false, &[], &[]);
+    for cmd in ["ls", "git status", "cat a.txt | wc -l"] {
+        assert_eq!(verdict_of(&ws, &gate, "Bash", cmd).await, "allow", "{cmd}");
+    }
+}
+
+/// The git check on its own reads configuration given through the command's environment.
+#[test]
+fn the_git_check_reads_config_from_the_environment() {
+    let ws = ws();
+    std::fs::create_dir_all(ws.proj.join(".git")).unwrap();
+    std::fs::write(ws.proj.join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    std::fs::write(
+        ws.proj.join("global"),
+        "[core]\n\tfsmonitor = touch pwned\n",
+    )
+    .unwrap();
+    let status = &shell::analyze("git status").commands[0];
+    let settings: Vec<(String, String)> = Vec::new();
+    let env_of = |vars: Vec<(&str, &str)>| {
+        let vars: Vec<(String, String)> = vars
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name: &str| shell::env_policy::tool_var(&vars, name)
+    };
+    assert!(shell::readonly::is_read_only_in(status, &ws.proj, &|n| {
+        shell::env_policy::tool_var(&settings, n)
+    }));
+    for vars in [
+        vec![
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+        ],
+        vec![("GIT_CONFIG_PARAMETERS", "'core.fsmonitor'='touch pwned'")],
+        vec![("GIT_CONFIG_GLOBAL", "global")],
+        vec![("GIT_CONFIG_SYSTEM", "global")],
+    ] {
+        let env = env_of(vars.clone());
+        assert!(
+            !shell::readonly::is_read_only_in(status, &ws.proj, &env),
+            "{vars:?}"
+        );
+    }
+}
+
 /// The fsmonitor hook really runs on `git status`: the threat the check above guards against.
 #[test]
 fn git_status_runs_a_repository_fsmonitor() {
@@ -1097,6 +1185,7 @@ fn git_status_runs_a_repository_fsmonitor() {
     assert!(marker.exists(), "git status ran core.fsmonitor");
     assert!(!shell::readonly::is_read_only_in(
         &shell::analyze("git status").commands[0],
-        dir.path()
+        dir.path(),
+        &|name| std::env::var(name).ok()
     ));
 }

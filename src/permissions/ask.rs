@@ -29,6 +29,12 @@ pub enum Gap {
         cmd: ShellCommand,
         why: String,
     },
+    /// A command read-only by its words, run with settings `env` variables that change what
+    /// it executes.
+    ToolEnv {
+        cmd: ShellCommand,
+        vars: String,
+    },
     /// Something in a command line that is never auto-allowed.
     Hazard(String),
     Host(String),
@@ -145,7 +151,7 @@ pub fn gap_rule(gap: &Gap, tool: &str, project_dir: &Path) -> Option<(String, St
             String::new(),
             format!("edits to {}", shown(path)),
         )),
-        Gap::Command(cmd) | Gap::RepoConfig { cmd, .. } => {
+        Gap::Command(cmd) | Gap::RepoConfig { cmd, .. } | Gap::ToolEnv { cmd, .. } => {
             let pattern = command_pattern(cmd);
             let rule = kind_rule(ToolKind::Execute, &pattern);
             Some((rule.clone(), rule, format!("commands matching `{pattern}`")))
@@ -190,6 +196,11 @@ pub fn gap_reason(gap: &Gap, tool: &str, project_dir: &Path) -> String {
         Gap::Command(cmd) => format!("no rule allows the command `{}`", cmd.text()),
         Gap::RepoConfig { cmd, why } => format!(
             "`{}` would use this repository's git configuration, and {why}",
+            cmd.text()
+        ),
+        Gap::ToolEnv { cmd, vars } => format!(
+            "`{}` would run with the settings' `env` setting {vars}, which changes what commands \
+             run, so no command is allowed as read-only",
             cmd.text()
         ),
         Gap::Hazard(h) => format!("the command contains {h}, which is never auto-allowed"),

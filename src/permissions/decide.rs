@@ -13,7 +13,7 @@ use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, plan, question
 use crate::hooks::PreToolAnswer;
 use crate::protocol::{PermissionMode, PermissionRequest, RequestKind};
 use crate::rules::{Rule, Specifier, Target};
-use crate::shell::{Dirs, ShellCommand, analyze, git_config, path_arguments, readonly};
+use crate::shell::{Dirs, ShellCommand, analyze, env_policy, git_config, path_arguments, readonly};
 use crate::tools::{Access, ToolKind};
 
 /// What acceptEdits lets Bash do inside the working directories.
@@ -33,6 +33,9 @@ struct CommandItem {
     read_only: bool,
     /// Why a command read-only by its words is not, given the repository it would run in.
     concern: Option<String>,
+    /// The settings' `env` variables that change what it executes, when it would otherwise
+    /// be read-only (`PATH, BASH_ENV`).
+    exec_env: Option<String>,
 }
 
 /// Everything rules are matched against, for one call.
@@ -274,17 +277,26 @@ impl PermissionGate {
             }
         }
         let by_words = readonly::is_read_only_command(&cmd);
+        // Variables that make any command run something else: no read-only allowance at all.
+        let exec_env = (by_words && !self.exec_env.is_empty()).then(|| self.exec_env.join(", "));
+        let env = |name: &str| env_policy::tool_var(&self.tool_env, name);
         let concern = match cmd.program() {
-            "git" if by_words => dirs.iter().find_map(|d| git_config::check(d).err()),
+            "git" if by_words && exec_env.is_none() => {
+                dirs.iter().find_map(|d| git_config::check(d, &env).err())
+            }
             _ => None,
         };
-        let read_only =
-            by_words && concern.is_none() && !dirs.is_empty() && matches!(cmd.dir, Dirs::Known(_));
+        let read_only = by_words
+            && exec_env.is_none()
+            && concern.is_none()
+            && !dirs.is_empty()
+            && matches!(cmd.dir, Dirs::Known(_));
         CommandItem {
             cmd,
             args,
             read_only,
             concern,
+            exec_env,
         }
     }
 
@@ -379,12 +391,16 @@ impl PermissionGate {
                     && ACCEPT_EDITS_COMMANDS.contains(&item.cmd.program())
                     && args_inside(true));
             if !covered {
-                gaps.push(match &item.concern {
-                    Some(why) => Gap::RepoConfig {
+                gaps.push(match (&item.exec_env, &item.concern) {
+                    (Some(vars), _) => Gap::ToolEnv {
+                        cmd: item.cmd.clone(),
+                        vars: vars.clone(),
+                    },
+                    (None, Some(why)) => Gap::RepoConfig {
                         cmd: item.cmd.clone(),
                         why: why.clone(),
                     },
-                    None => Gap::Command(item.cmd.clone()),
+                    (None, None) => Gap::Command(item.cmd.clone()),
                 });
             }
         }

@@ -218,6 +218,11 @@ pub struct PermissionGate {
     /// Settings problems that may have hidden a deny rule, an ask rule or a PreToolUse hook
     /// (`file:line: what`). While any stands, every call that is not read-only is refused.
     settings_broken: Vec<String>,
+    /// The settings' `env`, which the commands of tools get on top of cairn's environment.
+    tool_env: Vec<(String, String)>,
+    /// Its variables that change what a command executes (`PATH`, `BASH_ENV`, `GIT_CONFIG_*`,
+    /// …: [`crate::shell::exec_env`]): while any is set, no command is read-only.
+    exec_env: Vec<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -289,6 +294,12 @@ impl PermissionGate {
             pre_tool_hooks: settings.hooks.has(HookEvent::PreToolUse),
             diagnostics,
             settings_broken,
+            tool_env: settings
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            exec_env: crate::shell::exec_env::names_in(settings.env.keys().map(String::as_str)),
         })
     }
 

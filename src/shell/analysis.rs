@@ -424,35 +424,14 @@ fn is_statement(node: Node) -> bool {
     })
 }
 
-/// Variables that change which program runs or what a shell does: never auto-allowed.
-const DANGEROUS_VARS: &[&str] = &[
-    "PATH",
-    "BASH_ENV",
-    "ENV",
-    "IFS",
-    "PS4",
-    "PROMPT_COMMAND",
-    "SHELLOPTS",
-    "BASHOPTS",
-    "NODE_OPTIONS",
-    "PYTHONPATH",
-    "PYTHONSTARTUP",
-    "PERL5OPT",
-    "RUBYOPT",
-    "GIT_EXEC_PATH",
-    "GIT_SSH_COMMAND",
-    "GIT_PAGER",
-    "PAGER",
-    "EDITOR",
-    "GIT_EDITOR",
-];
 /// Variables that change where `cd` and `~` lead: paths after them cannot be resolved.
 const PATH_VARS: &[&str] = &["HOME", "CDPATH", "OLDPWD", "PWD"];
 
 /// Note a `NAME=value` before a command (or after `env`, or as a statement).
 fn assignment(name: &str, seen: &mut bool, out: &mut ShellAnalysis) {
     *seen = true;
-    if DANGEROUS_VARS.contains(&name) || name.starts_with("LD_") || name.starts_with("DYLD_") {
+    // Never auto-allowed, whatever rule matches the command (see `exec_env`).
+    if super::exec_env::changes_execution(name) && !PATH_VARS.contains(&name) {
         out.hazards
             .push(format!("sets {name}, which changes what the command runs"));
     }

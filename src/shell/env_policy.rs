@@ -65,6 +65,19 @@ pub fn plan<'a>(
     }
 }
 
+/// The value `name` has in the environment of a command cairn starts with `settings_env`:
+/// the settings' value, else cairn's own unless the policy removes it (the opt-in to keep
+/// credentials aside: a lookup for the checks, which never need one).
+pub fn tool_var(settings_env: &[(String, String)], name: &str) -> Option<String> {
+    if let Some((_, v)) = settings_env.iter().rev().find(|(k, _)| k == name) {
+        return Some(v.clone());
+    }
+    if CREDENTIALS.contains(&name) || DROPPED.contains(&name) {
+        return None;
+    }
+    std::env::var(name).ok()
+}
+
 /// Apply the policy to a command about to start, from cairn's own environment.
 pub fn apply(cmd: &mut tokio::process::Command, settings_env: &[(String, String)]) {
     let names: Vec<OsString> = std::env::vars_os().map(|(k, _)| k).collect();

@@ -9,6 +9,13 @@
 //! own configurations git would consult), `GIT_DIR` in the environment — fails closed: the
 //! command is not read-only and the person is asked. The user's own `~/.gitconfig` and the
 //! system configuration are theirs, not the repository's, and are not inspected.
+//!
+//! Configuration can also come through the environment the command gets (cairn's, with the
+//! settings' `env` on top: [`super::env_policy::tool_var`]), and that is checked the same way:
+//! `GIT_CONFIG_COUNT` with its `GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_PARAMETERS`, and the files
+//! `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM` and `GIT_CONFIG` name, read as `.git/config` is
+//! read (cairn cannot tell such a file from one the repository planted). `GIT_EXEC_PATH` and
+//! `GIT_EXTERNAL_DIFF`, which make even read-only git commands run programs, fail closed too.
 
 use std::path::{Path, PathBuf};
 
@@ -122,15 +129,23 @@ const SUBSECTION_KEYS: &[(&str, &[&str])] = &[
 /// Sections whose every key is harmless (colours, GUI state, advice toggles).
 const FREE_SECTIONS: &[&str] = &["color", "gui", "advice"];
 
-/// Ok when git, run in `dir`, would find no repository configuration that can run anything.
-pub fn check(dir: &Path) -> Result<(), String> {
+/// Ok when git, run in `dir` with the environment `env` looks up (the command's, see
+/// [`super::env_policy::tool_var`]), would find no configuration that can run anything: none
+/// in the repository, none given through the environment.
+pub fn check(dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
     for var in ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR"] {
-        if std::env::var_os(var).is_some() {
+        if env(var).is_some() {
             return Err(format!(
                 "{var} is set, so the repository cannot be inspected"
             ));
         }
     }
+    for var in ["GIT_EXEC_PATH", "GIT_EXTERNAL_DIFF"] {
+        if env(var).is_some() {
+            return Err(format!("{var} is set, and git would run programs it names"));
+        }
+    }
+    check_env_config(dir, env)?;
     let dir = std::fs::canonicalize(dir)
         .map_err(|e| format!("the directory {} cannot be resolved: {e}", dir.display()))?;
     let Some(repo) = discover(&dir)? else {
@@ -158,6 +173,116 @@ pub fn check(dir: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Most `GIT_CONFIG_COUNT` git is asked to read here; more fails closed.
+const MAX_ENV_CONFIG: usize = 1000;
+
+/// The configuration given through the environment: counted keys, `GIT_CONFIG_PARAMETERS`
+/// (what `git -c` passes to its children) and the files named by `GIT_CONFIG_GLOBAL`,
+/// `GIT_CONFIG_SYSTEM` and `GIT_CONFIG` (relative to `dir`, as git resolves them).
+fn check_env_config(dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+    if let Some(count) = env("GIT_CONFIG_COUNT") {
+        let n: usize = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n <= MAX_ENV_CONFIG)
+            .ok_or_else(|| {
+                format!("GIT_CONFIG_COUNT is `{count}`, which git may read differently")
+            })?;
+        for i in 0..n {
+            let var = format!("GIT_CONFIG_KEY_{i}");
+            let key =
+                env(&var).ok_or_else(|| format!("GIT_CONFIG_COUNT is {n} but {var} is not set"))?;
+            check_key(&key).map_err(|why| format!("{var} {why}"))?;
+        }
+    }
+    if let Some(params) = env("GIT_CONFIG_PARAMETERS") {
+        for key in parameter_keys(&params).ok_or_else(|| {
+            "GIT_CONFIG_PARAMETERS is not in the form git writes, so it cannot be inspected"
+                .to_string()
+        })? {
+            check_key(&key).map_err(|why| format!("GIT_CONFIG_PARAMETERS {why}"))?;
+        }
+    }
+    for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"] {
+        let Some(file) = env(var).filter(|f| !f.is_empty()) else {
+            continue;
+        };
+        let path = resolve(dir, &file);
+        if let Some(text) = read_optional(&path)? {
+            inspect(&text).map_err(|why| format!("{} (named by {var}) {why}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// One `section[.subsection].key` against the allow-list.
+fn check_key(full: &str) -> Result<(), String> {
+    let (section, rest) = full
+        .split_once('.')
+        .ok_or_else(|| format!("names `{full}`, which is not a configuration key"))?;
+    let (sub, key) = match rest.rsplit_once('.') {
+        Some((sub, key)) => (Some(sub), key),
+        None => (None, rest),
+    };
+    let (section, key) = (section.to_ascii_lowercase(), key.to_ascii_lowercase());
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        return Err(format!("names `{full}`, which git may read differently"));
+    }
+    if allowed(&section, sub, &key) {
+        Ok(())
+    } else {
+        Err(format!(
+            "sets `{full}`, which is not known to be harmless (git may run a program for such \
+             settings)"
+        ))
+    }
+}
+
+/// The keys of `GIT_CONFIG_PARAMETERS`: single-quoted entries separated by spaces, each
+/// `'key'='value'`, `'key=value'` or `'key'`, with `'` written as `'\''`. `None` when the text
+/// is not in that form.
+fn parameter_keys(text: &str) -> Option<Vec<String>> {
+    let mut keys = Vec::new();
+    let mut rest = text.trim_start();
+    while !rest.is_empty() {
+        let (first, after) = sq_word(rest)?;
+        rest = after;
+        let key = if let Some(after_eq) = rest.strip_prefix('=') {
+            let (_value, after) = sq_word(after_eq)?;
+            rest = after;
+            first
+        } else {
+            first.split('=').next().unwrap_or("").to_string()
+        };
+        keys.push(key);
+        let trimmed = rest.trim_start();
+        if trimmed.len() == rest.len() && !rest.is_empty() {
+            return None; // entries are separated by spaces
+        }
+        rest = trimmed;
+    }
+    Some(keys)
+}
+
+/// One single-quoted word (`'a'\''b'` is `a'b`) and what follows it.
+fn sq_word(text: &str) -> Option<(String, &str)> {
+    let mut rest = text.strip_prefix('\'')?;
+    let mut word = String::new();
+    loop {
+        let end = rest.find('\'')?;
+        word.push_str(&rest[..end]);
+        rest = &rest[end + 1..];
+        match rest.strip_prefix("\\''") {
+            Some(more) => {
+                word.push('\'');
+                rest = more;
+            }
+            None => return Some((word, rest)),
+        }
+    }
 }
 
 struct Repo {
@@ -343,5 +468,103 @@ mod tests {
         }
         // A continued value could hide a key: refused.
         assert!(inspect("[user]\n name = a ; \\\npager = b\n").is_err());
+    }
+
+    /// An environment of exactly these variables.
+    fn env_of(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn config_given_through_the_environment_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let check_env = |vars: &[(&str, &str)]| check(d, &env_of(vars));
+        assert_eq!(check_env(&[]), Ok(()));
+        // Counted keys.
+        assert_eq!(
+            check_env(&[
+                ("GIT_CONFIG_COUNT", "1"),
+                ("GIT_CONFIG_KEY_0", "color.ui"),
+                ("GIT_CONFIG_VALUE_0", "never")
+            ]),
+            Ok(())
+        );
+        assert_eq!(
+            check_env(&[
+                ("GIT_CONFIG_COUNT", "2"),
+                ("GIT_CONFIG_KEY_0", "user.name"),
+                ("GIT_CONFIG_KEY_1", "core.fsmonitor"),
+                ("GIT_CONFIG_VALUE_1", "touch x")
+            ]),
+            Err(
+                "GIT_CONFIG_KEY_1 sets `core.fsmonitor`, which is not known to be harmless \
+                 (git may run a program for such settings)"
+                    .into()
+            )
+        );
+        assert!(check_env(&[("GIT_CONFIG_COUNT", "x")]).is_err());
+        assert!(check_env(&[("GIT_CONFIG_COUNT", "1")]).is_err());
+        assert!(
+            check_env(&[
+                ("GIT_CONFIG_COUNT", "1"),
+                ("GIT_CONFIG_KEY_0", "diff.x.textconv")
+            ])
+            .is_err()
+        );
+        // What `git -c` hands its children.
+        assert_eq!(
+            check_env(&[(
+                "GIT_CONFIG_PARAMETERS",
+                "'color.ui'='never' 'user.name=a'\\''b'"
+            )]),
+            Ok(())
+        );
+        for hostile in [
+            "'core.pager'='sh -c evil'",
+            "'user.name'='x' 'core.fsmonitor=evil'",
+            "'Core.FSMonitor'",
+            "'core.pager",
+            "core.pager=evil",
+        ] {
+            assert!(
+                check_env(&[("GIT_CONFIG_PARAMETERS", hostile)]).is_err(),
+                "{hostile}"
+            );
+        }
+        // Files named by the environment, relative to the command's directory.
+        std::fs::write(d.join("inert"), "[user]\n name = x\n").unwrap();
+        std::fs::write(d.join("hostile"), "[core]\n fsmonitor = touch x\n").unwrap();
+        for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG"] {
+            assert_eq!(check_env(&[(var, "inert")]), Ok(()));
+            assert_eq!(check_env(&[(var, "/dev/null")]), Ok(()));
+            assert_eq!(check_env(&[(var, "missing")]), Ok(()));
+            let err = check_env(&[(var, "hostile")]).unwrap_err();
+            assert!(
+                err.ends_with(&format!(
+                    "hostile (named by {var}) sets `core.fsmonitor`, which is \
+                     not known to be harmless (git may run a program for such settings)"
+                )),
+                "{err}"
+            );
+        }
+        for var in ["GIT_DIR", "GIT_EXEC_PATH", "GIT_EXTERNAL_DIFF"] {
+            assert!(check_env(&[(var, "x")]).is_err(), "{var}");
+        }
+    }
+
+    #[test]
+    fn parameter_keys_follow_gits_quoting() {
+        assert_eq!(
+            parameter_keys("'a.b'='1' 'c.d=2' 'e.f'"),
+            Some(vec!["a.b".into(), "c.d".into(), "e.f".into()])
+        );
+        assert_eq!(parameter_keys("'a.'\\''b'='x'"), Some(vec!["a.'b".into()]));
+        assert_eq!(parameter_keys("'a.b''c.d'"), None);
+        assert_eq!(parameter_keys("a.b"), None);
     }
 }

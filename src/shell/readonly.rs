@@ -141,9 +141,14 @@ pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
 }
 
 /// As [`is_read_only_command`], and, for git, the repository git would find from `dir` has
-/// no configuration that could run a program.
-pub fn is_read_only_in(cmd: &ShellCommand, dir: &Path) -> bool {
-    is_read_only_command(cmd) && (cmd.program() != "git" || git_config::check(dir).is_ok())
+/// no configuration that could run a program, nor does the environment `env` looks up give it
+/// any.
+pub fn is_read_only_in(
+    cmd: &ShellCommand,
+    dir: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> bool {
+    is_read_only_command(cmd) && (cmd.program() != "git" || git_config::check(dir, env).is_ok())
 }
 
 fn find(args: &[String]) -> bool {

@@ -76,7 +76,9 @@ struct ShellState {
 
 struct Shell {
     command: String,
-    pgid: u32,
+    /// Kills the group when the shell is forgotten: the registry and its reader task are
+    /// both gone (cairn exits).
+    group: process::GroupKill,
     state: Mutex<ShellState>,
 }
 
@@ -128,12 +130,11 @@ impl BackgroundShells {
         cwd: &Path,
         env: &[(String, String)],
     ) -> std::io::Result<String> {
-        let mut child = process::spawn(shell, command, cwd, env)?;
-        let pgid = child.id().unwrap_or(0);
+        let process::GroupChild { mut child, group } = process::spawn(shell, command, cwd, env)?;
         let id = format!("bash_{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let entry = Arc::new(Shell {
             command: command.to_string(),
-            pgid,
+            group,
             state: Mutex::new(ShellState {
                 stdout: Unread::default(),
                 stderr: Unread::default(),
@@ -189,7 +190,7 @@ impl BackgroundShells {
         if st.status != ShellStatus::Running {
             return Some(Err(st.status));
         }
-        signal_group(shell.pgid, libc::SIGKILL);
+        signal_group(shell.group.pgid(), libc::SIGKILL);
         st.status = ShellStatus::Killed;
         Some(Ok(shell.command.clone()))
     }
@@ -199,7 +200,7 @@ impl BackgroundShells {
         for shell in self.map().values() {
             let mut st = shell.state();
             if st.status == ShellStatus::Running {
-                signal_group(shell.pgid, libc::SIGKILL);
+                signal_group(shell.group.pgid(), libc::SIGKILL);
                 st.status = ShellStatus::Killed;
             }
         }

@@ -169,6 +169,10 @@ impl Tool for BashTool {
             session.set_cwd(cwd.clone());
             notes.push(format!("Shell cwd was reset to {}", cwd.display()));
         }
+        // A call whose run was stopped (the session is ending) starts nothing new.
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::new("Interrupted: the command was not started."));
+        }
         let shell = process::shell_program();
         if input.run_in_background.unwrap_or(false) {
             let id = self

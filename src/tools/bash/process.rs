@@ -5,7 +5,9 @@
 //! Invariants: every process we start leads a new session and process group (no controlling
 //! terminal), so signals reach its children too; stdin is /dev/null and there is no TTY, so nothing can wait for input; capture is
 //! bounded in memory; when the shell has exited, whatever it left running in its group is killed
-//! so no stray process holds our pipes.
+//! so no stray process holds our pipes; and a [`GroupChild`] that is dropped — its call
+//! cancelled, its task dropped because cairn is exiting and the runtime goes down — kills its
+//! whole group, so nothing cairn started outlives it, whatever the timing.
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -54,7 +56,7 @@ pub fn spawn(
     script: &str,
     cwd: &Path,
     env: &[(String, String)],
-) -> std::io::Result<Child> {
+) -> std::io::Result<GroupChild> {
     let mut cmd = Command::new(shell);
     crate::shell::env_policy::apply(&mut cmd, env);
     cmd.arg("-c")
@@ -75,7 +77,39 @@ pub fn spawn(
             Ok(())
         });
     }
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    let pgid = child.id().unwrap_or(0);
+    Ok(GroupChild {
+        child,
+        group: GroupKill { pgid },
+    })
+}
+
+/// A started command and the process group it leads.
+#[derive(Debug)]
+pub struct GroupChild {
+    pub child: Child,
+    pub group: GroupKill,
+}
+
+/// Kills a process group with SIGKILL when dropped. Held for as long as the group may run:
+/// when the future or task holding it is dropped (an interrupted call, or every task at once
+/// as the runtime shuts down when cairn exits), the group dies with it.
+#[derive(Debug)]
+pub struct GroupKill {
+    pgid: u32,
+}
+
+impl GroupKill {
+    pub fn pgid(&self) -> u32 {
+        self.pgid
+    }
+}
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        signal_group(self.pgid, libc::SIGKILL);
+    }
 }
 
 /// Send `signal` to every process in the group `pgid`.
@@ -140,12 +174,13 @@ async fn sleep_until_opt(at: Option<Instant>) {
 /// Run `child` to the end: until it exits, the timeout passes or `cancel` fires. `progress` is
 /// called with the last lines of combined output, at most every ~100 ms.
 pub async fn run_foreground(
-    mut child: Child,
+    started: GroupChild,
     timeout: Duration,
     cancel: &CancellationToken,
     mut progress: impl FnMut(String),
 ) -> RunOutcome {
-    let pgid = child.id().unwrap_or(0);
+    let GroupChild { mut child, group } = started;
+    let pgid = group.pgid();
     let mut out = child.stdout.take();
     let mut err = child.stderr.take();
     let (mut obuf, mut ebuf) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
@@ -237,7 +272,7 @@ pub async fn run_foreground(
         outcome.status = child.wait().await.ok();
     }
     // Leftovers in the group (a `cmd &` the shell did not wait for) die with the call.
-    signal_group(pgid, libc::SIGKILL);
+    drop(group);
     outcome
 }
 
