@@ -14,7 +14,7 @@ use crate::hooks::PreToolAnswer;
 use crate::protocol::{PermissionMode, PermissionRequest, RequestKind};
 use crate::rules::{Rule, Specifier, Target};
 use crate::shell::{Dirs, ShellCommand, analyze, git_config, path_arguments, readonly};
-use crate::tools::{Access, ToolKind};
+use crate::tools::{Access, McpName, ToolKind};
 
 /// What acceptEdits lets Bash do inside the working directories.
 const ACCEPT_EDITS_COMMANDS: &[&str] = &["mkdir", "touch", "mv", "cp"];
@@ -39,6 +39,8 @@ struct CommandItem {
 struct Facts<'a> {
     tool: &'a str,
     kind: ToolKind,
+    /// For an MCP tool, the (server, tool) pair rules match on.
+    mcp: Option<McpName<'a>>,
     read_only: bool,
     /// The plan the call asks the person to approve (it leaves plan mode).
     plan: Option<String>,
@@ -175,6 +177,7 @@ impl PermissionGate {
         let mut f = Facts {
             tool: call.tool.name(),
             kind: call.tool.kind(),
+            mcp: call.tool.mcp_name(),
             read_only,
             plan: None,
             questions: None,
@@ -288,7 +291,7 @@ impl PermissionGate {
         let turn = lock(&self.turn_allow);
         let settings_rules = || allow.iter().map(|r| &r.rule);
         let all_rules = || settings_rules().chain(session.iter()).chain(turn.iter());
-        let bare = all_rules().any(|r| r.is_bare() && r.names_tool(f.tool, f.kind));
+        let bare = all_rules().any(|r| r.is_bare() && r.names_tool(f.tool, f.kind, f.mcp));
         let accept_edits = mode == PermissionMode::AcceptEdits;
         let mut gaps = Vec::new();
         for item in &f.paths {
@@ -364,7 +367,8 @@ impl PermissionGate {
         for host in &f.hosts {
             if !(bare
                 || all_rules().any(|r| {
-                    r.names_tool(f.tool, f.kind) && r.matches_target(Target::Host(host), false)
+                    r.names_tool(f.tool, f.kind, f.mcp)
+                        && r.matches_target(Target::Host(host), false)
                 }))
             {
                 gaps.push(Gap::Host(host.clone()));
@@ -375,7 +379,8 @@ impl PermissionGate {
             if !(bare
                 || f.read_only
                 || all_rules().any(|r| {
-                    r.names_tool(f.tool, f.kind) && r.matches_target(Target::Name(name), false)
+                    r.names_tool(f.tool, f.kind, f.mcp)
+                        && r.matches_target(Target::Name(name), false)
                 }))
             {
                 gaps.push(Gap::Name(name.clone()));
@@ -517,7 +522,7 @@ impl PermissionGate {
 /// Whether a deny/ask-side rule matches any part of the call.
 fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
     if rule.is_bare() {
-        return rule.names_tool(f.tool, f.kind);
+        return rule.names_tool(f.tool, f.kind, f.mcp);
     }
     match rule.spec {
         Specifier::Path { .. } => {
@@ -561,12 +566,12 @@ fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
             .iter()
             .any(|h| rule.matches_target(Target::Host(h), true)),
         Specifier::Name(_) => {
-            rule.names_tool(f.tool, f.kind)
+            rule.names_tool(f.tool, f.kind, f.mcp)
                 && f.names
                     .iter()
                     .any(|n| rule.matches_target(Target::Name(n), true))
         }
-        Specifier::Any => rule.names_tool(f.tool, f.kind),
+        Specifier::Any => rule.names_tool(f.tool, f.kind, f.mcp),
     }
 }
 
