@@ -3,7 +3,9 @@
 //! A rule is `Tool` or `Tool(specifier)`. The specifier's meaning depends on the tool: a
 //! command pattern for `Bash`, a gitignore-style path pattern with anchors for `Read`/`Edit`
 //! (and the other file tools), `domain:` for `WebFetch`, a name for `Agent`/`Skill`. MCP tools
-//! are matched by name (`mcp__server`, `mcp__server__*`, `mcp__server__tool`). Parsing never
+//! are matched on their (server, tool) pair, never on the joined name: `mcp__server` (every
+//! tool of that server), `mcp__server__*` (the same), `mcp__server__tool`, with `*` as a
+//! wildcard inside either part (`mcp__*` is every MCP tool). Parsing never
 //! panics: a rule that cannot be understood is an error the settings loader reports and skips.
 //! This module only answers "does this rule match"; the order of evaluation is the gate's.
 
@@ -13,7 +15,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use regex::Regex;
 
 use crate::tools::ToolKind;
-use crate::tools::kind::{RuleSyntax, canonical_rule_word, rule_syntax};
+use crate::tools::kind::{McpName, RuleSyntax, canonical_rule_word, rule_syntax};
 
 /// Everything a path pattern's anchors resolve against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +42,10 @@ pub enum RuleError {
     BadDomain { tool: String },
     #[error("MCP rules take no specifier: write `mcp__server` or `mcp__server__tool`")]
     McpSpecifier,
+    #[error(
+        "`{0}` is not an MCP rule: write `mcp__server`, `mcp__server__*` or `mcp__server__tool`"
+    )]
+    BadMcpRule(String),
     #[error("bad pattern `{pattern}`: {message}")]
     BadPattern { pattern: String, message: String },
     #[error("`~/` needs a home directory, and none is known")]
@@ -77,6 +83,66 @@ pub struct Rule {
     /// The tool part (`Bash`, `Edit`, `mcp__github__*`).
     pub tool: String,
     pub spec: Specifier,
+    /// For an MCP rule (`mcp__…`): the server and tool it names.
+    mcp: Option<McpPattern>,
+}
+
+/// What an MCP rule names: a server (and a tool of it), each part a pattern where `*` is any
+/// text. `mcp__a__b__c` is server `a`, tool `b__c`: server names never contain `__` (the MCP
+/// configuration refuses them), so the first `__` after `mcp__` is where the server ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct McpPattern {
+    server: String,
+    /// `None`: every tool of the server.
+    tool: Option<String>,
+}
+
+impl McpPattern {
+    fn parse(word: &str) -> Result<Option<McpPattern>, RuleError> {
+        let Some(rest) = word.strip_prefix("mcp__") else {
+            return Ok(None);
+        };
+        let bad = || RuleError::BadMcpRule(word.to_string());
+        let (server, tool) = match rest.split_once("__") {
+            Some((server, tool)) => (server, Some(tool)),
+            None => (rest, None),
+        };
+        if server.is_empty() || tool.is_some_and(str::is_empty) {
+            return Err(bad());
+        }
+        Ok(Some(McpPattern {
+            server: server.to_string(),
+            tool: tool.filter(|t| *t != "*").map(str::to_string),
+        }))
+    }
+
+    fn matches(&self, name: McpName<'_>) -> bool {
+        wildcard_match(&self.server, name.server)
+            && self
+                .tool
+                .as_deref()
+                .is_none_or(|t| wildcard_match(t, name.tool))
+    }
+}
+
+/// `pattern` with `*` as any text (possibly empty), against the whole of `text`.
+fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let mut parts = pattern.split('*');
+    let first = parts.next().unwrap_or_default();
+    let Some(mut rest) = text.strip_prefix(first) else {
+        return false;
+    };
+    let tail: Vec<&str> = parts.collect();
+    let Some((last, middle)) = tail.split_last() else {
+        return rest.is_empty();
+    };
+    for part in middle {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 /// What a call touches, as rules see it.
@@ -116,6 +182,7 @@ impl Rule {
             return Err(RuleError::BadToolName(tool.to_string()));
         }
         let tool = canonical_rule_word(tool);
+        let mcp = McpPattern::parse(tool)?;
         let spec = match spec {
             None | Some("*") => Specifier::Any,
             Some("") => return Err(RuleError::EmptySpecifier),
@@ -126,6 +193,7 @@ impl Rule {
             text: text.to_string(),
             tool: tool.to_string(),
             spec,
+            mcp,
         })
     }
 
@@ -134,9 +202,23 @@ impl Rule {
         matches!(self.spec, Specifier::Any)
     }
 
-    /// Whether the rule names the tool `tool` of kind `kind` (by name, by a word its kind
-    /// shares, or by MCP prefix).
-    pub fn names_tool(&self, tool: &str, kind: ToolKind) -> bool {
+    /// Whether the rule names the tool `tool` of kind `kind` (by name, or by a word its kind
+    /// shares); a tool of an MCP server (`mcp` is its pair) is named only by MCP rules, on
+    /// the pair.
+    pub fn names_tool(&self, tool: &str, kind: ToolKind, mcp: Option<McpName<'_>>) -> bool {
+        match (&self.mcp, mcp) {
+            (Some(pattern), Some(name)) => return pattern.matches(name),
+            // An MCP rule names no other tool; an MCP tool is named by no other rule but a
+            // wildcard over every name that starts like theirs (`mcp*`).
+            (Some(_), None) => return false,
+            (None, Some(_)) => {
+                return self
+                    .tool
+                    .strip_suffix('*')
+                    .is_some_and(|prefix| "mcp__".starts_with(prefix));
+            }
+            (None, None) => {}
+        }
         let rule = self.tool.as_str();
         let tool = canonical_rule_word(tool);
         if rule == tool {
@@ -145,16 +227,7 @@ impl Rule {
         if let Some(prefix) = rule.strip_suffix('*') {
             return tool.starts_with(prefix);
         }
-        if kind.shares_rules() && ToolKind::of_rule_word(rule) == Some(kind) {
-            return true;
-        }
-        // `mcp__server` covers every tool of that server.
-        if rule.starts_with("mcp__") && rule.matches("__").count() == 1 {
-            return tool
-                .strip_prefix(rule)
-                .is_some_and(|rest| rest.starts_with("__"));
-        }
-        false
+        kind.shares_rules() && ToolKind::of_rule_word(rule) == Some(kind)
     }
 
     /// Whether a path rule speaks about this target (regardless of tool names): a Read rule
@@ -391,6 +464,69 @@ mod tests {
             "WebFetch rules take `domain:<host>` (e.g. `WebFetch(domain:example.com)`)"
         );
         assert_eq!(e("(x)"), "`` is not a tool name");
+    }
+
+    #[test]
+    fn mcp_rules_match_the_server_and_tool_pair() {
+        let mcp = |server, tool| Some(McpName { server, tool });
+        let names = |r: &str, server, tool| {
+            let name = format!("mcp__{server}__{tool}");
+            rule(r).names_tool(&name, ToolKind::Mcp, mcp(server, tool))
+        };
+        for r in ["mcp__safe", "mcp__safe__*"] {
+            assert!(names(r, "safe", "wipe"), "{r}");
+            assert!(names(r, "safe", "evil__wipe"), "{r}");
+            // `mcp__safe__evil__wipe` of a server `safe__evil` is not a tool of `safe`.
+            assert!(!names(r, "safe__evil", "wipe"), "{r}");
+            assert!(!names(r, "safe_", "_wipe"), "{r}");
+            assert!(!names(r, "safer", "wipe"), "{r}");
+        }
+        assert!(names("mcp__safe__wipe", "safe", "wipe"));
+        assert!(!names("mcp__safe__wipe", "safe", "wiper"));
+        assert!(!names("mcp__safe__evil", "safe", "evil__wipe"));
+        assert!(names("mcp__safe__evil__wipe", "safe", "evil__wipe"));
+        assert!(names("mcp__*", "any", "thing"));
+        assert!(names("mcp__gh__create_*", "gh", "create_issue"));
+        assert!(!names("mcp__gh__create_*", "gh", "delete_issue"));
+        assert!(names("mcp__g*", "gh", "x") && !names("mcp__g*", "fs", "x"));
+        assert!(
+            names("mcp*", "any", "thing"),
+            "a wildcard over `mcp…` covers MCP tools"
+        );
+        // MCP rules name only MCP tools, and other rules no MCP tool.
+        assert!(!rule("mcp__safe").names_tool("mcp__safe__x", ToolKind::Other, None));
+        assert!(!rule("Bash").names_tool("Bash", ToolKind::Mcp, mcp("Bash", "x")));
+        let e = |s: &str| Rule::parse(s, &ctx()).unwrap_err().to_string();
+        for bad in ["mcp__", "mcp____x", "mcp__a__"] {
+            assert_eq!(
+                e(bad),
+                format!(
+                    "`{bad}` is not an MCP rule: write `mcp__server`, `mcp__server__*` or \
+                     `mcp__server__tool`"
+                )
+            );
+        }
+        assert_eq!(
+            e("mcp__a(x)"),
+            "MCP rules take no specifier: write `mcp__server` or `mcp__server__tool`"
+        );
+        assert!(rule("mcp__a(*)").is_bare());
+    }
+
+    #[test]
+    fn wildcards_match_whole_names() {
+        for (p, t, m) in [
+            ("a*c", "abc", true),
+            ("a*c", "abcd", false),
+            ("*", "", true),
+            ("a**", "a", true),
+            ("*b*", "abc", true),
+            ("ab*ba", "aba", false),
+            ("x", "x", true),
+            ("x", "xx", false),
+        ] {
+            assert_eq!(wildcard_match(p, t), m, "{p} {t}");
+        }
     }
 
     #[test]

@@ -78,7 +78,7 @@ fn fuzz_command_rules_match_as_documented() {
             let rule =
                 Rule::parse(bare, &ctx).map_err(|e| TestCaseError::fail(format!("{bare}: {e}")))?;
             prop_assert!(
-                rule.is_bare() && rule.names_tool("Bash", cairn::tools::ToolKind::Execute)
+                rule.is_bare() && rule.names_tool("Bash", cairn::tools::ToolKind::Execute, None)
             );
         }
         Ok(())

@@ -77,8 +77,9 @@ pub struct LoadedSettings {
     /// The diagnostics that may have hidden a deny rule, an ask rule or a PreToolUse hook
     /// (each is also in `diagnostics`). Not empty: the gate fails closed.
     pub broken: Vec<String>,
-    /// MCP approval of the project's `.mcp.json` servers (not read from a checked-in project
-    /// settings file: a repository must not approve its own servers).
+    /// MCP approval of the project's `.mcp.json` servers (approvals are not read from a
+    /// checked-in project settings file: a repository must not approve its own servers;
+    /// refusals are).
     pub mcp_approval: McpApprovalSettings,
     /// Whether the folder is trusted: untrusted, the project's settings only narrow.
     pub trust: Trust,
@@ -94,6 +95,9 @@ pub struct McpApprovalSettings {
     pub enable_all: bool,
     pub enabled: Vec<String>,
     pub disabled: Vec<String>,
+    /// Set when a `disabledMcpjsonServers` could not be read (not a list of names): the
+    /// refusals it meant are unknown, so no project server starts. Says where and why.
+    pub blocked: Option<String>,
 }
 
 impl LoadedSettings {
@@ -220,8 +224,39 @@ fn merge_mcp_approval(into: &mut McpApprovalSettings, src: &SettingsSource, diag
         "enabledMcpjsonServers",
         "disabledMcpjsonServers",
     ];
+    // A list of server names, or `Err` with the diagnostic when the value is anything else.
+    let names = |key: &str, v: &serde_json::Value, then: &str| -> Result<Vec<String>, String> {
+        v.as_array()
+            .and_then(|items| {
+                items
+                    .iter()
+                    .map(|i| i.as_str().map(String::from))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| {
+                src.diagnostic(
+                    &format!("\"{key}\""),
+                    &format!("`{key}` must be a list of server names; {then}"),
+                )
+            })
+    };
+    // Refusing only narrows, so a disabled list counts from every layer, a repository's too;
+    // one that cannot be read fails closed: no project server starts.
+    if let Some(v) = obj.get(keys[2]) {
+        match names(
+            keys[2],
+            v,
+            "no server of the project's .mcp.json starts until it is fixed",
+        ) {
+            Ok(list) => into.disabled.extend(list),
+            Err(message) => {
+                into.blocked.get_or_insert_with(|| message.clone());
+                diags.push(message);
+            }
+        }
+    }
     if src.origin.layer == Layer::Project {
-        for key in keys.iter().filter(|k| obj.get(**k).is_some()) {
+        for key in keys[..2].iter().filter(|k| obj.get(**k).is_some()) {
             diags.push(src.diagnostic(
                 &format!("\"{key}\""),
                 &format!(
@@ -237,18 +272,15 @@ fn merge_mcp_approval(into: &mut McpApprovalSettings, src: &SettingsSource, diag
             Some(b) => into.enable_all |= b,
             None => diags.push(src.diagnostic(
                 "\"enableAllProjectMcpServers\"",
-                "`enableAllProjectMcpServers` must be true or false; ignored",
+                "`enableAllProjectMcpServers` must be true or false; it approves nothing",
             )),
         }
     }
-    for (key, list) in [(keys[1], &mut into.enabled), (keys[2], &mut into.disabled)] {
-        let Some(v) = obj.get(key) else { continue };
-        match v.as_array() {
-            Some(items) => list.extend(items.iter().filter_map(|i| i.as_str().map(String::from))),
-            None => diags.push(src.diagnostic(
-                &format!("\"{key}\""),
-                &format!("`{key}` must be a list of server names; ignored"),
-            )),
+    // A malformed approval list approves nothing (not even the names it does hold).
+    if let Some(v) = obj.get(keys[1]) {
+        match names(keys[1], v, "it approves nothing") {
+            Ok(list) => into.enabled.extend(list),
+            Err(message) => diags.push(message),
         }
     }
 }

@@ -20,13 +20,13 @@ use rmcp::model::{
 use rmcp::service::{
     NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError,
 };
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ServiceExt, model::JsonObject};
-use tokio::io::AsyncBufReadExt;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+use super::stdio::{LineTransport, MAX_MESSAGE_BYTES};
 use crate::tools::ProgressSender;
 
 /// Where each running call's progress notifications go, by progress token.
@@ -130,6 +130,33 @@ impl Drop for ProcessGroup {
                 libc::killpg(pgid, libc::SIGKILL);
             }
         }
+    }
+}
+
+/// A stdio server's transport, which owns the child (killed when the transport goes).
+struct ChildTransport {
+    lines: LineTransport<tokio::process::ChildStdout, tokio::process::ChildStdin>,
+    _child: tokio::process::Child,
+}
+
+impl rmcp::transport::Transport<RoleClient> for ChildTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.lines.send(item)
+    }
+
+    fn receive(
+        &mut self,
+    ) -> impl Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+        self.lines.receive()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.lines.close().await
     }
 }
 
@@ -272,23 +299,25 @@ async fn connect_inner(
             crate::shell::env_policy::apply(&mut cmd, tool_env);
             cmd.envs(env.iter().map(|(k, v)| (k, v)));
             cmd.process_group(0).kill_on_drop(true);
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(std::process::Stdio::piped())
+            cmd.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let mut child = cmd
                 .spawn()
                 .map_err(|e| format!("cannot start {command:?}: {e}"))?;
-            let pid = transport.id();
-            if let Some(stderr) = stderr {
-                let name = server.name.clone();
-                tokio::spawn(async move {
-                    let mut lines = tokio::io::BufReader::new(stderr).lines();
-                    while let Ok(Some(line)) = lines.next_line().await {
-                        let line: String = line.chars().take(2000).collect();
-                        tracing::debug!(target: "cairn::mcp", server = %name, "stderr: {line}");
-                    }
-                });
-            }
+            let pid = child.id();
             // A pid that does not fit a pgid cannot be ours; then only kill_on_drop acts.
             let group = ProcessGroup(pid.and_then(|p| i32::try_from(p).ok()));
+            let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                return Err(format!("cannot start {command:?}: no pipes to it"));
+            };
+            if let Some(stderr) = child.stderr.take() {
+                tokio::spawn(super::stdio::log_stderr(stderr, server.name.clone()));
+            }
+            let transport = ChildTransport {
+                lines: LineTransport::new(stdout, stdin, MAX_MESSAGE_BYTES),
+                _child: child,
+            };
             let service = handler
                 .serve(transport)
                 .await
@@ -297,13 +326,15 @@ async fn connect_inner(
         }
         Transport::Http { url, headers } => {
             let headers = header_map(headers)?;
-            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                 .custom_headers(
                     headers
                         .iter()
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect(),
                 );
+            // rmcp's default (16 MiB) is below what a stdio server may send.
+            config.max_sse_event_size = MAX_MESSAGE_BYTES;
             let transport = StreamableHttpClientTransport::from_config(config);
             let service = handler.serve(transport).await.map_err(|e| {
                 let e = e.to_string();

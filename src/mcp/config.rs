@@ -5,13 +5,30 @@
 //!
 //! `${VAR}` and `${VAR:-default}` are expanded in command, args, env, url and headers; an unset
 //! variable without a default makes the server a reported problem and it is skipped. Project
-//! servers start only when approved ([`Approval`]). Nothing here does I/O beyond reading the
-//! files named, and nothing panics: every problem is a line `source: what is wrong`.
+//! servers start only when approved ([`Approval`]); a `disabledMcpjsonServers` that could not be
+//! read starts none of them. Server names that would make `mcp__<server>__<tool>` ambiguous are
+//! refused ([`super::names`]), and so are two servers whose names become the same there.
+//!
+//! Bounds (a repository's file is untrusted): a file is read through a reader that stops past
+//! [`MAX_CONFIG_BYTES`] (`~/.claude.json`, which also holds Claude Code's history:
+//! [`MAX_CLAUDE_JSON_BYTES`]), and a larger one is reported and skipped whole; one
+//! `mcpServers` object yields at most [`MAX_SERVERS_PER_FILE`] servers, in file order, and
+//! the rest are reported and not started. Nothing here does I/O beyond reading the files
+//! named, and nothing panics: every problem is a line `source: what is wrong`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use super::names::{normalize, server_name_problem};
+
+/// The most bytes a `.mcp.json` or `--mcp-config` file (or inline JSON) may have.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// The most bytes `~/.claude.json` may have (Claude Code keeps its project history there too).
+pub const MAX_CLAUDE_JSON_BYTES: u64 = 16 * 1024 * 1024;
+/// The most servers one `mcpServers` object may configure; the rest are not started.
+pub const MAX_SERVERS_PER_FILE: usize = 100;
 
 /// Where a server was configured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -78,10 +95,11 @@ pub struct ServerConfig {
 pub use crate::config::settings::McpApprovalSettings as Approval;
 
 impl Approval {
-    /// Whether a project server may start: `disabledMcpjsonServers` wins over everything, then
-    /// `enableAllProjectMcpServers`, then `enabledMcpjsonServers`.
+    /// Whether a project server may start: an unreadable `disabledMcpjsonServers` refuses all,
+    /// `disabledMcpjsonServers` wins over everything else, then `enableAllProjectMcpServers`,
+    /// then `enabledMcpjsonServers`.
     pub fn approves(&self, name: &str) -> bool {
-        if self.disabled.iter().any(|n| n == name) {
+        if self.blocked.is_some() || self.disabled.iter().any(|n| n == name) {
             return false;
         }
         self.enable_all || self.enabled.iter().any(|n| n == name)
@@ -152,22 +170,84 @@ pub fn load(
     // A project server shadowed by another scope is not waiting for approval.
     out.unapproved.retain(|s| !chosen.contains_key(&s.name));
     out.servers = chosen.into_values().collect();
+    refuse_clashing_names(&mut out);
     out
 }
 
-fn read_json_file(path: &Path, problems: &mut Vec<String>) -> Option<Value> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => {
-            problems.push(format!("{}: cannot read: {e}", path.display()));
-            return None;
+/// Servers whose names differ but become the same in tool names (`a.b` and `a_b` are both
+/// `mcp__a_b__…`): a rule or a tool name could not tell them apart, so none of them starts.
+fn refuse_clashing_names(out: &mut McpConfig) {
+    let mut by_normal: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in out.servers.iter().chain(&out.unapproved) {
+        by_normal
+            .entry(normalize(&s.name))
+            .or_default()
+            .push(format!("\"{}\" ({})", s.name, s.source));
+    }
+    by_normal.retain(|_, names| names.len() > 1);
+    for (normal, names) in &by_normal {
+        out.problems.push(format!(
+            "servers {} all become mcp__{normal}__<tool> in tool names, so rules could not \
+             tell them apart; none of them is started: rename all but one",
+            names.join(" and ")
+        ));
+    }
+    let keep = |s: &ServerConfig| !by_normal.contains_key(&normalize(&s.name));
+    out.servers.retain(keep);
+    out.unapproved.retain(keep);
+}
+
+/// The JSON document in `path`, read through a reader that stops past `limit` bytes; None
+/// (with a problem line unless the file does not exist) when it cannot be had.
+fn read_json_file(path: &Path, limit: u64, problems: &mut Vec<String>) -> Option<Value> {
+    match read_bounded(path, limit) {
+        Ok(Some(bytes)) => parse_json(&bytes, &path.display().to_string(), problems),
+        Ok(None) => None,
+        Err(why) => {
+            problems.push(format!("{}: {why}", path.display()));
+            None
         }
+    }
+}
+
+/// The bytes of the regular file `path`, at most `limit` of them: `Ok(None)` when there is no
+/// such file, `Err` (why, for a problem line) when it cannot be read or is larger.
+fn read_bounded(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
+    use std::io::Read as _;
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read: {e}")),
     };
-    match serde_json::from_str(&text) {
+    // A FIFO or a device would block or never end.
+    if !meta.is_file() {
+        return Err("cannot read: not a regular file".into());
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(limit));
+    }
+    Ok(Some(bytes))
+}
+
+fn too_large(limit: u64) -> String {
+    format!(
+        "larger than {} KiB, the most cairn reads of an MCP configuration; skipped (no server \
+         from it starts)",
+        limit / 1024
+    )
+}
+
+fn parse_json(bytes: &[u8], source: &str, problems: &mut Vec<String>) -> Option<Value> {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    match serde_json::from_slice(bytes) {
         Ok(v) => Some(v),
         Err(e) => {
-            problems.push(format!("{}: not valid JSON: {e}", path.display()));
+            problems.push(format!("{source}: not valid JSON: {e}"));
             None
         }
     }
@@ -180,11 +260,21 @@ fn read_project(
     out: &mut McpConfig,
 ) -> Vec<ServerConfig> {
     let path = project_dir.join(".mcp.json");
-    let Some(doc) = read_json_file(&path, &mut out.problems) else {
+    let Some(doc) = read_json_file(&path, MAX_CONFIG_BYTES, &mut out.problems) else {
         return Vec::new();
     };
     let source = path.display().to_string();
     let servers = servers_of(&doc, Scope::Project, &source, env, &mut out.problems);
+    if let Some(why) = &approval.blocked {
+        if !servers.is_empty() {
+            out.problems.push(format!(
+                "{source}: no server of this file is started, because the settings' list of \
+                 refused servers could not be read ({why})"
+            ));
+        }
+        out.disabled.extend(servers.into_iter().map(|s| s.name));
+        return Vec::new();
+    }
     servers
         .into_iter()
         .filter(|s| {
@@ -208,7 +298,7 @@ fn read_claude_json(
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut McpConfig,
 ) -> (Vec<ServerConfig>, Vec<ServerConfig>) {
-    let Some(doc) = read_json_file(path, &mut out.problems) else {
+    let Some(doc) = read_json_file(path, MAX_CLAUDE_JSON_BYTES, &mut out.problems) else {
         return (Vec::new(), Vec::new());
     };
     let source = path.display().to_string();
@@ -232,25 +322,23 @@ fn read_cli_arg(
 ) -> Vec<ServerConfig> {
     let trimmed = arg.trim();
     let (doc, source) = if trimmed.starts_with('{') {
-        match serde_json::from_str::<Value>(trimmed) {
-            Ok(v) => (v, "--mcp-config (inline JSON)".to_string()),
-            Err(e) => {
-                problems.push(format!("--mcp-config (inline JSON): not valid JSON: {e}"));
-                return Vec::new();
-            }
+        let source = "--mcp-config (inline JSON)".to_string();
+        if trimmed.len() as u64 > MAX_CONFIG_BYTES {
+            problems.push(format!("{source}: {}", too_large(MAX_CONFIG_BYTES)));
+            return Vec::new();
+        }
+        match parse_json(trimmed.as_bytes(), &source, problems) {
+            Some(v) => (v, source),
+            None => return Vec::new(),
         }
     } else {
         let path = Path::new(trimmed);
-        match std::fs::read_to_string(path) {
-            Ok(text) => match serde_json::from_str::<Value>(&text) {
-                Ok(v) => (v, path.display().to_string()),
-                Err(e) => {
-                    problems.push(format!("{}: not valid JSON: {e}", path.display()));
-                    return Vec::new();
+        match read_json_file(path, MAX_CONFIG_BYTES, problems) {
+            Some(v) => (v, path.display().to_string()),
+            None => {
+                if !path.exists() {
+                    problems.push(format!("{}: cannot read: no such file", path.display()));
                 }
-            },
-            Err(e) => {
-                problems.push(format!("{}: cannot read: {e}", path.display()));
                 return Vec::new();
             }
         }
@@ -277,8 +365,17 @@ fn servers_of(
         problems.push(format!("{source}: \"mcpServers\" must be an object"));
         return Vec::new();
     };
+    if servers.len() > MAX_SERVERS_PER_FILE {
+        problems.push(format!(
+            "{source}: {} servers, more than the {MAX_SERVERS_PER_FILE} cairn takes from one \
+             file; the first {MAX_SERVERS_PER_FILE} (in file order) are read, the other {} are \
+             not started",
+            servers.len(),
+            servers.len() - MAX_SERVERS_PER_FILE
+        ));
+    }
     let mut out = Vec::new();
-    for (name, value) in servers {
+    for (name, value) in servers.iter().take(MAX_SERVERS_PER_FILE) {
         match parse_server(name, value, env) {
             Ok(transport) => out.push(ServerConfig {
                 name: name.clone(),
@@ -298,8 +395,8 @@ pub fn parse_server(
     value: &Value,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Transport, String> {
-    if name.is_empty() {
-        return Err("the name is empty".into());
+    if let Some(why) = server_name_problem(name) {
+        return Err(why);
     }
     let Some(obj) = value.as_object() else {
         return Err("must be an object".into());

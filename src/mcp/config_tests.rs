@@ -79,6 +79,7 @@ fn approval_rules_disabled_wins_then_all_then_listed() {
         enable_all: false,
         enabled: vec!["a".into()],
         disabled: vec![],
+        blocked: None,
     };
     assert!(a.approves("a"));
     assert!(!a.approves("b"));
@@ -86,6 +87,7 @@ fn approval_rules_disabled_wins_then_all_then_listed() {
         enable_all: true,
         enabled: vec![],
         disabled: vec!["b".into()],
+        blocked: None,
     };
     assert!(all.approves("a"));
     assert!(!all.approves("b"));
@@ -93,6 +95,7 @@ fn approval_rules_disabled_wins_then_all_then_listed() {
         enable_all: false,
         enabled: vec!["b".into()],
         disabled: vec!["b".into()],
+        blocked: None,
     };
     assert!(!both.approves("b"));
 }
@@ -131,6 +134,7 @@ fn scopes_merge_local_over_project_over_user_and_project_needs_approval() {
         enable_all: false,
         enabled: vec!["proj".into(), "shared".into(), "off".into()],
         disabled: vec!["off".into()],
+        blocked: None,
     };
     let cfg = load(&sources, &approval, &env);
     assert!(cfg.problems.is_empty(), "{:?}", cfg.problems);
@@ -206,6 +210,168 @@ fn a_broken_file_is_a_problem_line_not_a_panic() {
     let cfg = load(&sources, &Approval::default(), &env);
     assert!(
         cfg.problems[0].contains("not valid JSON"),
+        "{:?}",
+        cfg.problems
+    );
+}
+
+fn project_sources(dir: &Path) -> Sources {
+    Sources {
+        project_dir: dir.to_path_buf(),
+        claude_json: None,
+        cli: vec![],
+        strict: false,
+    }
+}
+
+fn all_approved() -> Approval {
+    Approval {
+        enable_all: true,
+        ..Approval::default()
+    }
+}
+
+#[test]
+fn ambiguous_and_clashing_server_names_are_refused_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".mcp.json"),
+        r#"{"mcpServers": {"safe": {"command": "s"}, "safe__evil": {"command": "e"},
+            "a.b": {"command": "x"}, "ok_": {"command": "t"}}}"#,
+    );
+    let inline = r#"{"mcpServers": {"a_b": {"command": "y"}}}"#;
+    let sources = Sources {
+        cli: vec![inline.into()],
+        ..project_sources(dir.path())
+    };
+    let cfg = load(&sources, &all_approved(), &env);
+    let names: Vec<&str> = cfg.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["safe"]);
+    let problems = cfg.problems.join("\n");
+    assert!(
+        problems.contains("server \"safe__evil\": the name contains \"__\", which makes its tools' names mcp__<server>__<tool> ambiguous"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("server \"ok_\": the name ends with \"_\""),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("servers \"a.b\" (")
+            && problems.contains(
+                "and \"a_b\" (--mcp-config (inline JSON)) all become mcp__a_b__<tool> in tool names"
+            ),
+        "{problems}"
+    );
+    // A waiting project server that clashes is not offered for approval either.
+    let cfg = load(&sources, &Approval::default(), &env);
+    assert!(
+        cfg.servers.iter().all(|s| s.name != "a_b"),
+        "{:?}",
+        cfg.servers
+    );
+    assert!(
+        cfg.unapproved.iter().all(|s| s.name != "a.b"),
+        "{:?}",
+        cfg.unapproved
+    );
+}
+
+#[test]
+fn a_file_over_the_size_limit_is_reported_and_skipped_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    // Valid JSON, over 1 MiB: refused whole, without being parsed.
+    let filler = "x".repeat(MAX_CONFIG_BYTES as usize);
+    write(
+        &dir.path().join(".mcp.json"),
+        &format!(r#"{{"mcpServers": {{"s": {{"command": "s"}}}}, "pad": "{filler}"}}"#),
+    );
+    let cfg = load(&project_sources(dir.path()), &all_approved(), &env);
+    assert!(cfg.servers.is_empty());
+    assert_eq!(cfg.problems.len(), 1, "{:?}", cfg.problems);
+    assert!(
+        cfg.problems[0].ends_with(
+            ".mcp.json: larger than 1024 KiB, the most cairn reads of an MCP configuration; \
+             skipped (no server from it starts)"
+        ),
+        "{:?}",
+        cfg.problems
+    );
+    // The same for --mcp-config, inline or a file; and a FIFO is not waited on.
+    let big = dir.path().join("big.json");
+    std::fs::copy(dir.path().join(".mcp.json"), &big).unwrap();
+    let fifo = dir.path().join("fifo.json");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let sources = Sources {
+        cli: vec![
+            std::fs::read_to_string(&big).unwrap(),
+            big.display().to_string(),
+            fifo.display().to_string(),
+        ],
+        strict: true,
+        ..project_sources(dir.path())
+    };
+    let cfg = load(&sources, &all_approved(), &env);
+    assert!(cfg.servers.is_empty());
+    assert_eq!(cfg.problems.len(), 3, "{:?}", cfg.problems);
+    assert!(cfg.problems[0].starts_with("--mcp-config (inline JSON): larger than 1024 KiB"));
+    assert!(cfg.problems[1].contains("big.json: larger than 1024 KiB"));
+    assert!(cfg.problems[2].ends_with("fifo.json: cannot read: not a regular file"));
+}
+
+#[test]
+fn servers_past_the_cap_of_one_file_are_reported_and_not_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let servers: Map<String, Value> = (0..MAX_SERVERS_PER_FILE + 50)
+        .map(|i| (format!("s{i:04}"), serde_json::json!({"command": "c"})))
+        .collect();
+    write(
+        &dir.path().join(".mcp.json"),
+        &serde_json::json!({ "mcpServers": servers }).to_string(),
+    );
+    let cfg = load(&project_sources(dir.path()), &all_approved(), &env);
+    assert_eq!(cfg.servers.len(), MAX_SERVERS_PER_FILE);
+    assert_eq!(cfg.servers.last().unwrap().name, "s0099");
+    assert_eq!(cfg.problems.len(), 1, "{:?}", cfg.problems);
+    assert!(
+        cfg.problems[0].ends_with(
+            ".mcp.json: 150 servers, more than the 100 cairn takes from one file; the first \
+             100 (in file order) are read, the other 50 are not started"
+        ),
+        "{:?}",
+        cfg.problems
+    );
+}
+
+#[test]
+fn an_unreadable_refusal_list_starts_no_project_server() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".mcp.json"),
+        r#"{"mcpServers": {"a": {"command": "a"}, "b": {"command": "b"}}}"#,
+    );
+    let approval = Approval {
+        enable_all: true,
+        enabled: vec!["a".into()],
+        disabled: vec![],
+        blocked: Some("settings.json:3: `disabledMcpjsonServers` must be a list".into()),
+    };
+    assert!(!approval.approves("a"));
+    let cfg = load(&project_sources(dir.path()), &approval, &env);
+    assert!(cfg.servers.is_empty() && cfg.unapproved.is_empty());
+    assert_eq!(cfg.disabled, ["a", "b"]);
+    assert!(
+        cfg.problems[0].ends_with(
+            ".mcp.json: no server of this file is started, because the settings' list of \
+             refused servers could not be read (settings.json:3: `disabledMcpjsonServers` \
+             must be a list)"
+        ),
         "{:?}",
         cfg.problems
     );

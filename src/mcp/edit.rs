@@ -154,6 +154,9 @@ pub fn add(files: &Files, scope: EditScope, name: &str, entry: Value) -> Result<
             "{name:?}: a server name may use only letters, digits, '_' and '-'"
         ));
     }
+    if let Some(why) = super::names::server_name_problem(name) {
+        return Err(format!("{name:?}: {why}"));
+    }
     let path = files.path(scope);
     let mut doc = read_doc(&path)?;
     let key = files.project_dir.to_string_lossy().to_string();
@@ -317,5 +320,7 @@ mod tests {
         assert!(err.contains("not valid JSON"), "{err}");
         assert_eq!(std::fs::read_to_string(&claude_json).unwrap(), "{ broken");
         assert!(add(&files, EditScope::User, "bad name", json!({})).is_err());
+        let err = add(&files, EditScope::User, "safe__evil", json!({})).unwrap_err();
+        assert!(err.contains("contains \"__\""), "{err}");
     }
 }

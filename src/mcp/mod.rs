@@ -9,9 +9,11 @@ pub mod config;
 pub mod edit;
 pub mod listing;
 pub mod manager;
+pub mod names;
 pub mod server;
 pub mod session;
 pub mod sse;
+pub mod stdio;
 pub mod tool;
 
 pub use client::Timeouts;

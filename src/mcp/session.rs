@@ -165,4 +165,79 @@ mod tests {
         assert_eq!(sources.claude_json, Some(home.join(".claude.json")));
         assert!(approval.approves("a") && approval.approves("b") && !approval.approves("c"));
     }
+
+    #[test]
+    fn malformed_lists_fail_closed_a_refusal_list_stops_every_project_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::create_dir_all(project.join(".claude")).unwrap();
+        std::fs::write(
+            home.join(".claude/settings.json"),
+            r#"{"enableAllProjectMcpServers": true, "disabledMcpjsonServers": "evil"}"#,
+        )
+        .unwrap();
+        // One name that is not a string makes the whole approval list approve nothing.
+        std::fs::write(
+            project.join(".claude/settings.local.json"),
+            r#"{"enabledMcpjsonServers": ["good", 1], "enableAllProjectMcpServers": "yes"}"#,
+        )
+        .unwrap();
+        // Refusing only narrows: a repository's own refusal list counts.
+        std::fs::write(
+            project.join(".claude/settings.json"),
+            r#"{"disabledMcpjsonServers": ["repo-off"]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            project.join(".mcp.json"),
+            r#"{"mcpServers": {"good": {"command": "g"}, "evil": {"command": "e"}}}"#,
+        )
+        .unwrap();
+        let home_s = home.display().to_string();
+        let env = |k: &str| (k == "HOME").then(|| home_s.clone());
+        let settings =
+            crate::config::load_settings(&project, None, &env, crate::config::Trust::Trusted);
+        let a = &settings.mcp_approval;
+        assert!(a.enabled.is_empty(), "{a:?}");
+        assert_eq!(a.disabled, ["repo-off"]);
+        let blocked = a.blocked.as_deref().unwrap_or_default();
+        assert!(
+            blocked.ends_with(
+                "`disabledMcpjsonServers` must be a list of server names; no server of the \
+                 project's .mcp.json starts until it is fixed"
+            ),
+            "{blocked}"
+        );
+        let diags = settings.diagnostics.join("\n");
+        assert!(diags.contains(blocked), "{diags}");
+        assert!(
+            diags.contains(
+                "`enabledMcpjsonServers` must be a list of server names; it approves nothing"
+            ),
+            "{diags}"
+        );
+        assert!(
+            diags.contains(
+                "`enableAllProjectMcpServers` must be true or false; it approves nothing"
+            ),
+            "{diags}"
+        );
+        let (sources, approval) = sources(&project, &settings, &McpFlags::default());
+        let cfg = config::load(&sources, &approval, &|_| None);
+        assert!(cfg.servers.is_empty(), "{:?}", cfg.servers);
+        assert!(
+            cfg.unapproved.is_empty(),
+            "nothing is offered for approval either"
+        );
+        let lines = notices(&cfg).join("\n");
+        assert!(
+            lines.contains(
+                ".mcp.json: no server of this file is started, because the settings' \
+                            list of refused servers could not be read"
+            ),
+            "{lines}"
+        );
+    }
 }

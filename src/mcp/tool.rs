@@ -1,6 +1,8 @@
 //! The bridge from a server's tool to a cairn tool: `mcp__<server>__<tool>`, kind
-//! [`ToolKind::Mcp`], read-only and concurrency-safe only when the server says `readOnlyHint`
-//! (and not `destructiveHint`). The input is validated against the tool's `inputSchema` with
+//! [`ToolKind::Mcp`], carrying its (server, tool) pair for the rules. A server's annotations
+//! describe, they do not permit: a tool is never read-only for the permission gate, whatever
+//! `readOnlyHint` says, so it asks (or is refused in plan mode) like any tool that may write;
+//! the hint (without `destructiveHint`) only lets calls run beside others. The input is validated against the tool's `inputSchema` with
 //! `jsonschema` before anything is sent, and the server's result (untrusted) becomes content
 //! blocks: text, base64 images, embedded resources, resource links, and `structuredContent` as
 //! JSON when there is no text. Restarts and timeouts are the [`Server`]'s business.
@@ -10,11 +12,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
+use super::names::normalize;
 use super::server::Server;
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
 use crate::tools::{
-    Access, DynTool, ParsedInput, Preview, ToolContext, ToolError, ToolKind, ToolOutput,
+    Access, DynTool, McpName, ParsedInput, Preview, ToolContext, ToolError, ToolKind, ToolOutput,
     ToolResultBlock, attachment,
 };
 
@@ -31,28 +34,21 @@ pub fn tool_prefix(server: &str) -> String {
     format!("mcp__{}__", normalize(server))
 }
 
-pub fn normalize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// One tool of one server.
 pub struct McpTool {
     /// Leaked once per tool a server lists: the registry hands out `&'static str` names, and a
     /// session lists a bounded number of tools (a restarted server's tools reuse these).
     name: &'static str,
+    /// The server and tool parts of `name`, normalised, for rules.
+    server_part: String,
+    tool_part: String,
     remote_name: String,
     description: String,
     schema: Value,
     validator: Result<jsonschema::Validator, String>,
-    read_only: bool,
+    /// The server's `readOnlyHint` (without `destructiveHint`): concurrency only, never
+    /// permission.
+    hinted_read_only: bool,
     deferred: bool,
     max_chars: usize,
     server: Arc<Server>,
@@ -73,7 +69,7 @@ impl McpTool {
         let validator = jsonschema::validator_for(&schema)
             .map_err(|e| format!("the server's inputSchema is not a valid JSON Schema: {e}"));
         let annotations = remote.annotations.as_ref();
-        let read_only = annotations
+        let hinted_read_only = annotations
             .is_some_and(|a| a.read_only_hint == Some(true) && a.destructive_hint != Some(true));
         let description: String = remote
             .description
@@ -84,11 +80,13 @@ impl McpTool {
             .collect();
         McpTool {
             name: Box::leak(full.into_boxed_str()),
+            server_part: normalize(server.name()),
+            tool_part: normalize(&remote.name),
             remote_name: remote.name.to_string(),
             description,
             schema,
             validator,
-            read_only,
+            hinted_read_only,
             deferred,
             max_chars,
             server,
@@ -113,6 +111,12 @@ impl DynTool for McpTool {
     }
     fn kind(&self) -> ToolKind {
         ToolKind::Mcp
+    }
+    fn mcp_name(&self) -> Option<McpName<'_>> {
+        Some(McpName {
+            server: &self.server_part,
+            tool: &self.tool_part,
+        })
     }
     fn prompt(&self) -> String {
         String::new()
@@ -155,13 +159,16 @@ impl DynTool for McpTool {
         Ok(ParsedInput::new(object.clone()))
     }
     fn is_concurrency_safe(&self, _input: &ParsedInput) -> bool {
-        self.read_only
+        // Scheduling only: every call still goes through the gate on its own.
+        self.hinted_read_only
     }
     fn is_read_only(&self, _input: &ParsedInput) -> bool {
-        self.read_only
+        // A server's claim about its tool is not a permission (a destructive tool can say
+        // `readOnlyHint: true`): the gate treats every MCP call as one that may write.
+        false
     }
     fn is_destructive(&self, _input: &ParsedInput) -> bool {
-        !self.read_only
+        !self.hinted_read_only
     }
     fn title(&self, input: &ParsedInput, _ctx: &SessionContext) -> String {
         let args = self

@@ -14,7 +14,7 @@ use crate::hooks::PreToolAnswer;
 use crate::protocol::{PermissionMode, PermissionRequest, RequestKind};
 use crate::rules::{Rule, Specifier, Target};
 use crate::shell::{Dirs, ShellCommand, analyze, env_policy, git_config, path_arguments, readonly};
-use crate::tools::{Access, ToolKind};
+use crate::tools::{Access, McpName, ToolKind};
 
 /// What acceptEdits lets Bash do inside the working directories.
 const ACCEPT_EDITS_COMMANDS: &[&str] = &["mkdir", "touch", "mv", "cp"];
@@ -44,6 +44,8 @@ struct Facts<'a> {
     /// The conversation making the call (whose turn grants apply).
     conversation: &'a str,
     kind: ToolKind,
+    /// For an MCP tool, the (server, tool) pair rules match on.
+    mcp: Option<McpName<'a>>,
     read_only: bool,
     /// The plan the call asks the person to approve (it leaves plan mode).
     plan: Option<String>,
@@ -183,6 +185,7 @@ impl PermissionGate {
             tool: call.tool.name(),
             conversation: call.conversation,
             kind: call.tool.kind(),
+            mcp: call.tool.mcp_name(),
             read_only,
             plan: None,
             questions: None,
@@ -314,7 +317,7 @@ impl PermissionGate {
         let turn: &[Rule] = turns.get(f.conversation).map_or(&[], Vec::as_slice);
         let firm = || allow.iter().map(|r| &r.rule).chain(session.iter());
         let all_rules = || firm().chain(turn.iter());
-        let bare_rule = |r: &Rule| r.is_bare() && r.names_tool(f.tool, f.kind);
+        let bare_rule = |r: &Rule| r.is_bare() && r.names_tool(f.tool, f.kind, f.mcp);
         let bare = firm().any(bare_rule);
         let bare_turn = turn.iter().any(bare_rule);
         let accept_edits = mode == PermissionMode::AcceptEdits;
@@ -408,14 +411,15 @@ impl PermissionGate {
         for host in &f.hosts {
             if !(any_bare
                 || all_rules().any(|r| {
-                    r.names_tool(f.tool, f.kind) && r.matches_target(Target::Host(host), false)
+                    r.names_tool(f.tool, f.kind, f.mcp)
+                        && r.matches_target(Target::Host(host), false)
                 }))
             {
                 gaps.push(Gap::Host(host.clone()));
             }
         }
         let names = |r: &Rule, name: &str| {
-            r.names_tool(f.tool, f.kind) && r.matches_target(Target::Name(name), false)
+            r.names_tool(f.tool, f.kind, f.mcp) && r.matches_target(Target::Name(name), false)
         };
         for name in &f.names {
             // A read-only call's names need no grant (which agent runs); deny rules still apply.
@@ -567,7 +571,7 @@ impl PermissionGate {
 /// Whether a deny/ask-side rule matches any part of the call.
 fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
     if rule.is_bare() {
-        return rule.names_tool(f.tool, f.kind);
+        return rule.names_tool(f.tool, f.kind, f.mcp);
     }
     match rule.spec {
         Specifier::Path { .. } => {
@@ -611,13 +615,13 @@ fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
             .iter()
             .any(|h| rule.matches_target(Target::Host(h), true)),
         Specifier::Name(_) => {
-            rule.names_tool(f.tool, f.kind)
+            rule.names_tool(f.tool, f.kind, f.mcp)
                 && f.names
                     .iter()
                     .chain(&f.invoked)
                     .any(|n| rule.matches_target(Target::Name(n), true))
         }
-        Specifier::Any => rule.names_tool(f.tool, f.kind),
+        Specifier::Any => rule.names_tool(f.tool, f.kind, f.mcp),
     }
 }
 

@@ -363,10 +363,9 @@ impl PermissionGate {
 
     /// Whether a tool is offered to the model at all (a bare deny rule hides it).
     pub fn offers_tool(&self, tool: &dyn DynTool) -> bool {
-        !self
-            .deny
-            .iter()
-            .any(|r| r.rule.is_bare() && r.rule.names_tool(tool.name(), tool.kind()))
+        !self.deny.iter().any(|r| {
+            r.rule.is_bare() && r.rule.names_tool(tool.name(), tool.kind(), tool.mcp_name())
+        })
     }
 
     /// Whether a deny rule (or session denial) forbids reading `path`: for search tools to

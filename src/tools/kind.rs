@@ -28,6 +28,15 @@ pub enum ToolKind {
     Other,
 }
 
+/// Which server and which of its tools an MCP tool is (both normalised as in its full name
+/// `mcp__<server>__<tool>`). Rules match MCP tools on this pair, never on the joined name:
+/// `mcp__safe` names the tools of server `safe`, not those of a server `safe__evil`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct McpName<'a> {
+    pub server: &'a str,
+    pub tool: &'a str,
+}
+
 /// The built-in tool words of the rule language and the kind each speaks for. A rule word
 /// that is not here (an MCP tool, a test's tool) takes name specifiers.
 const RULE_WORDS: &[(&str, ToolKind)] = &[

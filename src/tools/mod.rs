@@ -51,7 +51,7 @@ use crate::session::context::SessionContext;
 /// without conversion.
 pub use crate::llm::{ToolResultBlock, ToolResultContent};
 
-pub use kind::ToolKind;
+pub use kind::{McpName, ToolKind};
 pub use registry::{LateTools, ToolRegistry};
 
 /// What a call touches, for permission rules and path-safety checks.
@@ -250,6 +250,8 @@ pub struct ToolInfo {
     pub concurrency_safe: bool,
     /// Only the name is announced until ToolSearch loads the tool.
     pub deferred: bool,
+    /// For a tool of an MCP server: the server and the tool, which rules match on.
+    pub mcp: Option<McpName<'static>>,
 }
 
 impl ToolInfo {
@@ -261,6 +263,7 @@ impl ToolInfo {
             read_only: false,
             concurrency_safe: false,
             deferred: false,
+            mcp: None,
         }
     }
 
@@ -281,6 +284,12 @@ impl ToolInfo {
 
     pub const fn deferred(mut self) -> ToolInfo {
         self.deferred = true;
+        self
+    }
+
+    /// The tool `tool` of MCP server `server` (names as in `mcp__<server>__<tool>`).
+    pub const fn mcp(mut self, server: &'static str, tool: &'static str) -> ToolInfo {
+        self.mcp = Some(McpName { server, tool });
         self
     }
 }
@@ -371,6 +380,8 @@ pub trait DynTool: Send + Sync {
     fn aliases(&self) -> &'static [&'static str];
     fn description(&self) -> String;
     fn kind(&self) -> ToolKind;
+    /// For a tool of an MCP server, the (server, tool) pair permission rules match on.
+    fn mcp_name(&self) -> Option<McpName<'_>>;
     fn prompt(&self) -> String;
     fn is_deferred(&self) -> bool;
     fn input_schema(&self) -> Value;
@@ -409,6 +420,9 @@ impl<T: Tool> DynTool for T {
     }
     fn kind(&self) -> ToolKind {
         self.info().kind
+    }
+    fn mcp_name(&self) -> Option<McpName<'_>> {
+        self.info().mcp
     }
     fn prompt(&self) -> String {
         Tool::prompt(self)

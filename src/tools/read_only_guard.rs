@@ -8,7 +8,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::{
-    Access, DynTool, ParsedInput, Preview, ToolContext, ToolError, ToolHandle, ToolKind, ToolOutput,
+    Access, DynTool, McpName, ParsedInput, Preview, ToolContext, ToolError, ToolHandle, ToolKind,
+    ToolOutput,
 };
 use crate::session::context::SessionContext;
 
@@ -39,6 +40,9 @@ impl DynTool for ReadOnlyGuard {
     }
     fn kind(&self) -> ToolKind {
         self.inner.kind()
+    }
+    fn mcp_name(&self) -> Option<McpName<'_>> {
+        self.inner.mcp_name()
     }
     fn prompt(&self) -> String {
         self.inner.prompt()

@@ -1,7 +1,7 @@
 //! The probe tool for permission tests: a tool of any name whose input lists what it touches
 //! (`read`, `write`, `exec`, `fetch`, `named`), so a case chooses the accesses the gate sees;
 //! its kind is the kind the rule language gives its name (a probe named `Edit` is an edit
-//! tool). [`check_call`] puts one call through the gate as the executor does, and
+//! tool; one named `mcp__server__tool` is that MCP server's tool). [`check_call`] puts one call through the gate as the executor does, and
 //! [`check_with_hooks`] runs the PreToolUse hooks first. Include with
 //! `#[path = "support/probe.rs"] mod probe;`.
 
@@ -53,8 +53,19 @@ pub struct ProbeInput {
 impl Tool for Probe {
     type Input = ProbeInput;
     fn info(&self) -> ToolInfo {
-        let kind = ToolKind::of_rule_word(self.name).unwrap_or(ToolKind::Other);
-        let info = ToolInfo::new(self.name, kind);
+        // A probe named `mcp__server__tool` is that server's tool (the first `__` ends the
+        // server, as the MCP configuration guarantees).
+        let mcp = self.name.strip_prefix("mcp__").map(|rest| {
+            rest.split_once("__")
+                .map_or((rest, ""), |(server, tool)| (server, tool))
+        });
+        let info = match mcp {
+            Some((server, tool)) => ToolInfo::new(self.name, ToolKind::Mcp).mcp(server, tool),
+            None => {
+                let kind = ToolKind::of_rule_word(self.name).unwrap_or(ToolKind::Other);
+                ToolInfo::new(self.name, kind)
+            }
+        };
         if self.read_only {
             info.read_only()
         } else {
