@@ -10,7 +10,8 @@
 //! (`/diff`), `status` (status line and header), `status_command` (the settings' `statusLine`
 //! command), `shell`
 //! (`!command`), `terminal`, `event_loop`. The conversation view (`conversation`, `markdown`,
-//! `highlight`, `theme`) is drawn by its own modules.
+//! `highlight`, `theme`) is drawn by its own modules; `untrusted` makes text from the model, a
+//! file or a server safe to show as data.
 
 pub mod app;
 pub mod composer;
@@ -32,6 +33,7 @@ pub mod status_command;
 pub mod tasks;
 pub mod terminal;
 pub mod theme;
+pub mod untrusted;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

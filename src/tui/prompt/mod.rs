@@ -11,6 +11,7 @@
 //! no terminal I/O here (the editor is run by the event loop on request).
 
 mod choices;
+mod data;
 pub mod editor;
 mod preview;
 mod render;
@@ -18,6 +19,8 @@ mod render;
 mod snapshot_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod untrusted_tests;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
