@@ -1,7 +1,13 @@
 //! Drawing the prompt panel: a block between two rules, titled "Allow this?" (or "Approve the plan?")
-//! with "1 of N" when more requests wait, then the title and reason, any on-disk-change notice,
-//! the preview (diff view or scrolled text), the options with their keys (the focused one
-//! marked), and a line of key hints. Reads state; only scroll bookkeeping is written.
+//! with "1 of N" when more requests wait, then the title and reason, the question, any
+//! on-disk-change notice, the preview (diff view or scrolled text), the options with their keys
+//! (the focused one marked), and a line of key hints. Reads state; only scroll bookkeeping is
+//! written.
+//!
+//! Everything the model, a file or a server wrote is laid out as data (`data.rs`): one-line
+//! fields never break a row, multi-line ones are framed by the gutter, and both are clipped so
+//! the panel's own rows (the question, every option's label, the hints) always fit; a
+//! question's clipped text is shown in full in the preview area, which PgUp/PgDn scroll.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -133,7 +139,7 @@ impl PermissionPrompt {
             let style = Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD);
-            let text = [Span::styled(notice.clone(), style)];
+            let text = [Span::styled(one_line(notice).into_owned(), style)];
             wrap_spans(
                 &[Span::styled("⚠ ", style)],
                 &[Span::raw("  ")],
@@ -200,13 +206,9 @@ impl PermissionPrompt {
             // framed under it.
             let option = question.and_then(|q| q.options.get(i));
             if option.is_none() {
-                wrap_spans(
-                    &first,
-                    &rest,
-                    &[Span::styled(c.label, style)],
-                    width,
-                    &mut out,
-                );
+                // cairn's words, but a session scope or a rule may quote the command.
+                let label = [Span::styled(one_line(&c.label).into_owned(), style)];
+                wrap_spans(&first, &rest, &label, width, &mut out);
                 continue;
             }
             clipped |= one_line_rows(&first, &rest, &c.label, style, width, 1, &mut out);

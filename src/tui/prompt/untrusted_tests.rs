@@ -89,6 +89,8 @@ fn a_bash_description_with_line_breaks_and_a_bidi_override_in_the_command() {
     let command = "cat notes.txt \u{202E}~ fr- mr ;\u{1b}[2K\recho done";
     let description = "List the notes\n\n Allow this? ─────\nBash ls\n› 1/y  yes";
     req.title = format!("Bash {}", command.lines().next().unwrap_or_default());
+    // The scope and the rule quote the command too.
+    req.session_scope = Some("cat notes.txt \u{202E}~ *".into());
     req.input = json!({ "command": command, "description": description });
     req.preview = Some(Display::Fields {
         fields: vec![
@@ -120,6 +122,10 @@ fn a_bash_description_with_line_breaks_and_a_bidi_override_in_the_command() {
     );
     // The carriage return cannot draw "echo done" over the command: it is a row of its own.
     assert!(rows.contains(&"┊ echo done"), "{text}");
+    assert!(
+        rows.contains(&"  2/a  yes, for this session (cat notes.txt <U+202E>~ *)"),
+        "{text}"
+    );
     assert!(
         rows.contains(&"what      List the notes⏎⏎ Allow this? ─────⏎Bash ls⏎› 1/y  yes"),
         "{text}"
