@@ -88,6 +88,13 @@ fn push_escaped(out: &mut String, c: char) {
     let _ = write!(out, "<U+{:04X}>", u32::from(c));
 }
 
+/// How `c` is shown escaped: `<U+202E>` (ASCII, one column a byte).
+pub fn escaped(c: char) -> String {
+    let mut out = String::with_capacity(10);
+    push_escaped(&mut out, c);
+    out
+}
+
 /// Whether `s` has anything that [`one_line`] or [`lines`] would change.
 fn is_clean(s: &str) -> bool {
     !s.chars()
