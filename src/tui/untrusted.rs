@@ -72,6 +72,16 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
+/// Whether `c` is a bidi control: it reorders the text drawn after it (Trojan Source). The
+/// conversation's own cleaning ([`crate::tui::conversation::wrap::sanitize`]) escapes these
+/// too, while it leaves the gentler invisible characters (joiners in emoji and Persian) be.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+    )
+}
+
 /// Whether `c` ends a line (besides `\r`, which callers pair with a following `\n`).
 fn is_line_break(c: char) -> bool {
     matches!(c, '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
