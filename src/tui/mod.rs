@@ -11,7 +11,8 @@
 //! command), `shell`
 //! (`!command`), `terminal`, `event_loop`, `trust_dialog` (the folder-trust question, asked
 //! before the session starts). The conversation view (`conversation`, `markdown`,
-//! `highlight`, `theme`) is drawn by its own modules.
+//! `highlight`, `theme`) is drawn by its own modules; `untrusted` makes text from the model, a
+//! file or a server safe to show as data.
 
 pub mod app;
 pub mod composer;
@@ -34,6 +35,7 @@ pub mod tasks;
 pub mod terminal;
 pub mod theme;
 pub mod trust_dialog;
+pub mod untrusted;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

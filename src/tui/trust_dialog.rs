@@ -254,30 +254,11 @@ fn folder_lines(q: &TrustQuestion) -> Vec<Line<'static>> {
     lines
 }
 
-/// The folder's text as data: line breaks, controls, bidi and other invisible format
-/// characters are shown escaped, so nothing can start a fake row or reorder the screen.
+/// The folder's text as data ([`super::untrusted::one_line`]): line breaks, controls, bidi and
+/// other invisible format characters are shown marked or escaped, so nothing can start a fake
+/// row or reorder the screen.
 fn shown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\n' => out.push('⏎'),
-            '\t' => out.push(' '),
-            c if c.is_control() || is_invisible_format(c) => {
-                out.push_str(&format!("<U+{:04X}>", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Bidi controls, zero-width characters and other format characters a terminal shows as
-/// nothing (or as a reordering of what follows).
-fn is_invisible_format(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}'
-        | '\u{E0000}'..='\u{E007F}')
+    super::untrusted::one_line(text).into_owned()
 }
 
 /// Ask on the real terminal; the terminal is given back before this returns.
@@ -432,7 +413,10 @@ mod tests {
 
     #[test]
     fn the_folders_text_cannot_break_a_row_or_reorder_it() {
-        assert_eq!(shown("a\nb"), "a⏎b");
+        assert_eq!(
+            shown("a\nb"),
+            format!("a{}b", crate::tui::untrusted::NEWLINE_MARK)
+        );
         assert_eq!(
             shown("x\u{202E}y\u{200B}z\u{1b}[31m"),
             "x<U+202E>y<U+200B>z<U+001B>[31m"

@@ -9,10 +9,11 @@ use ratatui::text::{Line, Span};
 
 use super::body::{self, Body};
 use super::layout::{COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
-use super::wrap::{sanitize, wrap_spans};
+use super::wrap::wrap_spans;
 use crate::protocol::Event;
 use crate::tui::status::compact;
 use crate::tui::theme::Theme;
+use crate::tui::untrusted::one_line;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum CallState {
@@ -128,11 +129,11 @@ impl AgentActivity {
             .or(self.calls.last());
         let mut spans = match current {
             Some(c) if c.state == CallState::Waiting => vec![
-                Span::styled(sanitize(&c.title).into_owned(), theme.tool_body),
+                Span::styled(one_line(&c.title).into_owned(), theme.tool_body),
                 Span::styled(" · waiting for permission", theme.tool_waiting),
             ],
             Some(c) => vec![Span::styled(
-                sanitize(&c.title).into_owned(),
+                one_line(&c.title).into_owned(),
                 theme.tool_body,
             )],
             None => vec![Span::styled("Starting…", theme.dim)],
@@ -191,7 +192,7 @@ impl AgentActivity {
                 };
                 let first = [Span::raw("    "), Span::styled(glyph, style)];
                 let title = [Span::styled(
-                    sanitize(&c.title).into_owned(),
+                    one_line(&c.title).into_owned(),
                     theme.tool_title,
                 )];
                 wrap_spans(&first, &inner, &title, ctx.width, out);

@@ -14,9 +14,10 @@ use ratatui::text::{Line, Span};
 use super::agent::AgentActivity;
 use super::body::{self, Body, Keep};
 use super::layout::{COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
-use super::wrap::{sanitize, wrap_spans};
+use super::wrap::wrap_spans;
 use crate::protocol::{CallOutcome, Display};
 use crate::tui::theme::Theme;
+use crate::tui::untrusted::one_line;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 const SPINNER_FRAME_MS: u128 = 80;
@@ -164,7 +165,7 @@ impl ToolCell {
             theme.tool_title
         };
         let mut title = vec![
-            Span::styled(sanitize(&self.title).into_owned(), title_style),
+            Span::styled(one_line(&self.title).into_owned(), title_style),
             Span::styled(suffix, glyph_style),
         ];
         if self.changed_on_disk {

@@ -12,6 +12,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::tui::untrusted::{escaped, is_bidi_control};
+
 /// Columns a tab advances; tabs have no width of their own on a terminal grid we draw ourselves.
 const TAB_WIDTH: usize = 4;
 
@@ -25,10 +27,15 @@ fn char_width(c: char) -> usize {
 }
 
 /// Make untrusted text safe to draw: tabs become spaces, ANSI escape sequences are removed, a
-/// carriage return keeps only what was written after it on that line (progress bars), and other
-/// control characters are dropped. Newlines are kept.
+/// carriage return keeps only what was written after it on that line (progress bars), other
+/// control characters are dropped, and bidi controls are shown escaped (`<U+202E>`), so no text
+/// reads in another order than it is. Newlines are kept. (The permission prompt shows text
+/// stricter still: [`crate::tui::untrusted`].)
 pub fn sanitize(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| c.is_control() && c != '\n') {
+    if !s
+        .chars()
+        .any(|c| (c.is_control() && c != '\n') || is_bidi_control(c))
+    {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -49,6 +56,7 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
             }
             '\u{1b}' => crate::media::ansi::skip_escape(&mut chars),
             c if c.is_control() => {}
+            c if is_bidi_control(c) => out.push_str(&escaped(c)),
             c => out.push(c),
         }
     }
@@ -310,6 +318,19 @@ mod tests {
         );
         assert_eq!(sanitize("10%\r50%\r100%\ndone"), "100%\ndone");
         assert_eq!(sanitize("a\u{1b}]0;title\u{7}b\u{0}c"), "abc");
+    }
+
+    #[test]
+    fn sanitize_shows_bidi_controls_escaped_and_keeps_joiners() {
+        assert_eq!(
+            sanitize("access \u{202E}nimda\u{202C} \u{2066}x\u{2069}"),
+            "access <U+202E>nimda<U+202C> <U+2066>x<U+2069>"
+        );
+        // Joiners are not reorderings: emoji and Persian text keep them here.
+        assert_eq!(
+            sanitize("👩\u{200D}💻 می\u{200C}خواهم"),
+            "👩\u{200D}💻 می\u{200C}خواهم"
+        );
     }
 
     proptest! {

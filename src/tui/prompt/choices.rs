@@ -107,12 +107,8 @@ pub fn question_choices(q: &Question, picked: &[usize]) -> Vec<Choice> {
                 (true, false) => "[ ] ",
                 _ => "",
             };
-            let label = if o.description.trim().is_empty() {
-                format!("{mark}{}", o.label)
-            } else {
-                format!("{mark}{} — {}", o.label, o.description)
-            };
-            choice(keys, label, action)
+            // The description is drawn under the label, framed as the model's words.
+            choice(keys, format!("{mark}{}", o.label), action)
         })
         .collect();
     out.push(choice(

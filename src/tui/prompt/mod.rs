@@ -6,11 +6,14 @@
 //! see `preview`), and numbered options with fixed keys. A diff approved with rejected hunks or
 //! after an `$EDITOR` round trip is answered with [`Decision::AllowEdited`]. When the file under
 //! an open diff changes on disk, the core plans the change again and replaces the request
-//! ([`PermissionPrompt::replace`]); the prompt shows the new proposal and says why.
+//! ([`PermissionPrompt::replace`]); the prompt shows the new proposal and says why. What the
+//! model or a server wrote is shown as data ([`crate::tui::untrusted`], `data.rs`): it cannot
+//! draw rows that pass for the prompt's own, nor push the question and options out of view.
 //! Invariants: one answer per request; keys never reach the composer while a prompt is open;
 //! no terminal I/O here (the editor is run by the event loop on request).
 
 mod choices;
+mod data;
 pub mod editor;
 mod preview;
 mod render;
@@ -18,6 +21,8 @@ mod render;
 mod snapshot_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod untrusted_tests;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

@@ -12,12 +12,14 @@ use std::sync::Arc;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use super::data::{framed_rows, gutter};
 use crate::protocol::{Display, Field, PermissionRequest, RequestKind};
-use crate::tui::conversation::wrap::{sanitize, wrap_spans};
+use crate::tui::conversation::wrap::wrap_spans;
 use crate::tui::highlight::{Highlighter, Lookup};
 use crate::tui::markdown;
 use crate::tui::review::{self, DiffView};
 use crate::tui::theme::Theme;
+use crate::tui::untrusted::{lines, one_line};
 
 /// The preview of one request.
 pub enum Preview {
@@ -107,8 +109,9 @@ pub fn text_lines(
     out
 }
 
-/// Labelled fields: plain values after a label column; code highlighted, after a short prompt
-/// label (`$ `) or on indented lines under a longer one.
+/// Labelled fields: plain values after a label column, as one-line fields (a line break in
+/// a value is shown as a mark, never as a row of its own); code highlighted, after a short
+/// prompt label (`$ `) or under a longer one, every row after the first framed by the gutter.
 fn field_lines(
     fields: &[Field],
     width: usize,
@@ -125,29 +128,34 @@ fn field_lines(
         .clamp(10, 20);
     for f in fields {
         let Some(syntax) = &f.syntax else {
+            let value = one_line(&f.value).into_owned();
             wrap_spans(
                 &[Span::styled(
-                    format!("{:<column$}", format!("{} ", f.label)),
+                    format!("{:<column$}", format!("{} ", one_line(&f.label))),
                     dim(),
                 )],
                 &[Span::raw(" ".repeat(column))],
-                &[Span::raw(sanitize(&f.value).into_owned())],
+                &[Span::raw(value)],
                 width,
                 out,
             );
             continue;
         };
         let inline = f.label.chars().count() <= 2;
-        let (first, rest) = if inline {
-            let first = Span::styled(format!("{} ", f.label), Style::default().fg(Color::Cyan));
-            let rest = Span::raw(" ".repeat(f.label.chars().count() + 1));
-            (first, rest)
+        let first = if inline {
+            Span::styled(
+                format!("{} ", one_line(&f.label)),
+                Style::default().fg(Color::Cyan),
+            )
         } else {
-            out.push(Line::styled(f.label.clone(), dim()));
-            (Span::raw("  "), Span::raw("  "))
+            out.push(Line::styled(one_line(&f.label).into_owned(), dim()));
+            gutter()
         };
-        let (first, rest) = ([first], [rest]);
-        match highlighter.get(syntax, &f.value) {
+        let (first, rest) = ([first], [gutter()]);
+        // The highlighter sees the cleaned text, so its spans carry no control or invisible
+        // character, and its lines are the lines shown.
+        let clean = lines(&f.value).join("\n");
+        match highlighter.get(syntax, &clean) {
             Lookup::Ready(lines) => {
                 for (i, spans) in lines.iter().enumerate() {
                     let p = if i == 0 { &first[..] } else { &rest[..] };
@@ -155,14 +163,14 @@ fn field_lines(
                 }
             }
             _ => {
-                for (i, line) in f.value.split('\n').enumerate() {
+                for (i, line) in clean.split('\n').enumerate() {
                     let p = if i == 0 { &first[..] } else { &rest[..] };
                     let style = if inline {
                         Style::default().add_modifier(Modifier::BOLD)
                     } else {
                         Style::default()
                     };
-                    let spans = [Span::styled(sanitize(line).into_owned(), style)];
+                    let spans = [Span::styled(line.to_string(), style)];
                     wrap_spans(p, &rest, &spans, width, out);
                 }
             }
@@ -174,7 +182,8 @@ fn dim() -> Style {
     Style::default().fg(Color::DarkGray)
 }
 
-/// A tool's preview as lines.
+/// A tool's preview as lines: text framed by the gutter, one-line items (paths, matches) as
+/// one-line fields.
 fn display_lines(
     display: &Display,
     width: usize,
@@ -182,14 +191,18 @@ fn display_lines(
     out: &mut Vec<Line<'static>>,
 ) {
     let plain = |out: &mut Vec<Line<'static>>, s: &str| {
-        wrap_spans(&[], &[], &[Span::raw(sanitize(s).into_owned())], width, out);
+        let content = [Span::raw(one_line(s).into_owned())];
+        wrap_spans(&[], &[Span::raw("  ")], &content, width, out);
     };
     match display {
         Display::Empty => {}
         Display::Text { text } | Display::Markdown { text } => {
-            text.lines().for_each(|l| plain(out, l));
+            framed_rows("", text, Style::default(), width, usize::MAX, out);
         }
-        Display::Command { command, .. } => plain(out, &format!("$ {command}")),
+        Display::Command { command, .. } => {
+            let field = Field::code("$", "bash", command.clone());
+            field_lines(&[field], width, highlighter, out);
+        }
         Display::FileList { files, more } => {
             files
                 .iter()

@@ -1,7 +1,13 @@
 //! Drawing the prompt panel: a block between two rules, titled "Allow this?" (or "Approve the plan?")
-//! with "1 of N" when more requests wait, then the title and reason, any on-disk-change notice,
-//! the preview (diff view or scrolled text), the options with their keys (the focused one
-//! marked), and a line of key hints. Reads state; only scroll bookkeeping is written.
+//! with "1 of N" when more requests wait, then the title and reason, the question, any
+//! on-disk-change notice, the preview (diff view or scrolled text), the options with their keys
+//! (the focused one marked), and a line of key hints. Reads state; only scroll bookkeeping is
+//! written.
+//!
+//! Everything the model, a file or a server wrote is laid out as data (`data.rs`): one-line
+//! fields never break a row, multi-line ones are framed by the gutter, and both are clipped so
+//! the panel's own rows (the question, every option's label, the hints) always fit; a
+//! question's clipped text is shown in full in the preview area, which PgUp/PgDn scroll.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -9,58 +15,131 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
+use super::data::{framed_rows, one_line_rows};
 use super::preview::text_lines;
 use super::{Pending, PermissionPrompt, Preview};
-use crate::protocol::RequestKind;
+use crate::protocol::{Question, RequestKind};
 use crate::tui::conversation::wrap::{sanitize, wrap_spans};
 use crate::tui::overlay::Overlay;
+use crate::tui::untrusted::one_line;
 
 /// Rows a preview keeps at least when the panel is squeezed.
 const MIN_PREVIEW_ROWS: usize = 3;
 
+/// How many rows the untrusted text around the panel's own words may take before it is clipped
+/// with `…`; the panel tries each in turn until its own rows fit. What is clipped of a question
+/// can be read whole in the preview area (PgUp/PgDn).
+#[derive(Clone, Copy)]
+struct Limits {
+    /// The call's title and the reason, each.
+    title: usize,
+    /// The question's text.
+    question: usize,
+    /// Each option's description.
+    description: usize,
+}
+
+const LIMITS: [Limits; 4] = [
+    Limits {
+        title: 2,
+        question: 6,
+        description: 2,
+    },
+    Limits {
+        title: 1,
+        question: 3,
+        description: 1,
+    },
+    Limits {
+        title: 1,
+        question: 2,
+        description: 0,
+    },
+    Limits {
+        title: 1,
+        question: 1,
+        description: 0,
+    },
+];
+
+/// The panel's rows at one [`Limits`]: above the preview, below it, and whether any untrusted
+/// text was clipped.
+struct Rows {
+    head: Vec<Line<'static>>,
+    foot: Vec<Line<'static>>,
+    clipped: bool,
+}
+
+/// Where an option's label starts: after the focus mark and the keys column.
+const OPTION_INDENT: usize = 7;
+
 impl PermissionPrompt {
-    /// Lines above the preview: title, reason, notice (wrapped to `width`).
-    fn head_lines(&self, p: &Pending, width: usize) -> Vec<Line<'static>> {
+    fn rows(&self, p: &Pending, width: usize, limits: Limits) -> Rows {
+        let (head, head_clipped) = self.head_lines(p, width, limits);
+        let (foot, foot_clipped) = self.foot_lines(p, width, limits);
+        Rows {
+            head,
+            foot,
+            clipped: head_clipped || foot_clipped,
+        }
+    }
+
+    /// Lines above the preview: title, reason, the question, notice (wrapped to `width`).
+    fn head_lines(&self, p: &Pending, width: usize, limits: Limits) -> (Vec<Line<'static>>, bool) {
         let req = &p.req;
         let bold = Style::default().add_modifier(Modifier::BOLD);
+        let indent = [Span::raw("  ")];
         let mut out = Vec::new();
-        // Titles usually start with the tool name already (`Bash npm test`).
-        let title = if req.title.starts_with(&req.tool) {
-            vec![Span::styled(sanitize(&req.title).into_owned(), bold)]
+        // Titles usually start with the tool name already (`Bash npm test`); the tool name
+        // itself is a registry name (MCP names are normalised), the rest is the call's.
+        let tool = if req.title.starts_with(&req.tool) {
+            Vec::new()
         } else {
-            vec![
-                Span::styled(format!("{} ", req.tool), bold.fg(Color::Yellow)),
-                Span::styled(sanitize(&req.title).into_owned(), bold),
-            ]
+            vec![Span::styled(
+                format!("{} ", one_line(&req.tool)),
+                bold.fg(Color::Yellow),
+            )]
         };
-        wrap_spans(&[], &[], &title, width, &mut out);
+        one_line_rows(
+            &tool,
+            &indent,
+            &req.title,
+            bold,
+            width,
+            limits.title,
+            &mut out,
+        );
         if !req.reason.is_empty() {
-            let reason = [Span::styled(
-                sanitize(&req.reason).into_owned(),
-                Style::default().fg(Color::DarkGray),
-            )];
-            wrap_spans(&[], &[], &reason, width, &mut out);
+            let dim = Style::default().fg(Color::DarkGray);
+            one_line_rows(
+                &[],
+                &indent,
+                &req.reason,
+                dim,
+                width,
+                limits.title,
+                &mut out,
+            );
         }
+        let mut clipped = false;
         if let Some((i, n, q)) = p.question() {
             let style = Style::default()
                 .fg(Color::Cyan)
                 .add_modifier(Modifier::BOLD);
             let count = if n > 1 {
-                format!(" ({} of {n})", i + 1)
+                format!("Question {} of {n} · ", i + 1)
             } else {
-                String::new()
+                "Question · ".to_string()
             };
-            let text = [Span::styled(
-                format!("{}{count}: {}", sanitize(&q.header), sanitize(&q.question)),
-                style,
-            )];
-            wrap_spans(&[], &[], &text, width, &mut out);
+            let first = [Span::styled(count, style)];
+            clipped |= one_line_rows(&first, &indent, &q.header, style, width, 1, &mut out);
+            clipped |= framed_rows("", &q.question, bold, width, limits.question, &mut out);
         }
         if let Some(notice) = &p.notice {
             let style = Style::default()
                 .fg(Color::Yellow)
                 .add_modifier(Modifier::BOLD);
-            let text = [Span::styled(notice.clone(), style)];
+            let text = [Span::styled(one_line(notice).into_owned(), style)];
             wrap_spans(
                 &[Span::styled("⚠ ", style)],
                 &[Span::raw("  ")],
@@ -71,11 +150,11 @@ impl PermissionPrompt {
         }
         // A blank row between what is asked and what it would do.
         out.push(Line::default());
-        out
+        (out, clipped)
     }
 
     /// Lines below the preview: the options (or the feedback input) and the key hints.
-    fn foot_lines(&self, p: &Pending, width: usize) -> Vec<Line<'static>> {
+    fn foot_lines(&self, p: &Pending, width: usize, limits: Limits) -> (Vec<Line<'static>>, bool) {
         let dim = Style::default().fg(Color::DarkGray);
         let bold = Style::default().add_modifier(Modifier::BOLD);
         let plan = matches!(p.req.kind, RequestKind::PlanApproval { .. });
@@ -101,9 +180,11 @@ impl PermissionPrompt {
                 &mut out,
             );
             out.push(Line::styled("Enter send · Esc back", dim));
-            return out;
+            return (out, false);
         }
         let edit = matches!(p.preview, Preview::Diff(_));
+        let question = p.question().map(|(_, _, q)| q);
+        let mut clipped = false;
         for (i, c) in p.options(edit).into_iter().enumerate() {
             let focused = i == p.focus;
             let (marker, style) = if focused {
@@ -120,24 +201,43 @@ impl PermissionPrompt {
                 Span::styled(marker, style),
                 Span::styled(format!("{:<4} ", c.keys), style.fg(Color::Cyan)),
             ];
-            wrap_spans(
-                &first,
-                &[Span::raw(" ".repeat(7))],
-                &[Span::styled(c.label, style)],
-                width,
-                &mut out,
-            );
+            let rest = [Span::raw(" ".repeat(OPTION_INDENT))];
+            // A question's own options are the model's words: one row each, the description
+            // framed under it.
+            let option = question.and_then(|q| q.options.get(i));
+            if option.is_none() {
+                // cairn's words, but a session scope or a rule may quote the command.
+                let label = [Span::styled(one_line(&c.label).into_owned(), style)];
+                wrap_spans(&first, &rest, &label, width, &mut out);
+                continue;
+            }
+            clipped |= one_line_rows(&first, &rest, &c.label, style, width, 1, &mut out);
+            if let Some(o) = option.filter(|o| !o.description.trim().is_empty()) {
+                let indent = " ".repeat(OPTION_INDENT);
+                let max = limits.description;
+                clipped |= framed_rows(&indent, &o.description, dim, width, max, &mut out);
+            }
         }
         let hints = self.key_hints();
         wrap_spans(&[], &[], &[Span::styled(hints, dim)], width, &mut out);
-        out
+        (out, clipped)
+    }
+
+    /// The text the preview area shows: the tool's preview, or for a question whose words were
+    /// clipped above and below, all of them in full.
+    fn text(&self, p: &Pending, width: usize, clipped: bool) -> Vec<Line<'static>> {
+        match p.question() {
+            Some((_, _, q)) if clipped => question_in_full(q, width),
+            Some(_) => Vec::new(),
+            None => text_lines(&p.req, width, &self.highlighter),
+        }
     }
 
     /// Preview rows wanted at inner `width`.
-    fn preview_rows(&self, p: &Pending, width: usize) -> usize {
+    fn preview_rows(&self, p: &Pending, width: usize, clipped: bool) -> usize {
         match &p.preview {
             Preview::Diff(d) => d.rows_at(u16::try_from(width).unwrap_or(u16::MAX)) + 1,
-            Preview::Text { .. } => text_lines(&p.req, width, &self.highlighter).len(),
+            Preview::Text { .. } => self.text(p, width, clipped).len(),
         }
     }
 
@@ -147,11 +247,10 @@ impl PermissionPrompt {
             return 0;
         };
         let inner = usize::from(width.max(1));
-        let rows = 2
-            + self.head_lines(p, inner).len()
-            + self.preview_rows(p, inner)
-            + self.foot_lines(p, inner).len();
-        u16::try_from(rows).unwrap_or(max).min(max)
+        let rows = self.rows(p, inner, LIMITS[0]);
+        let total =
+            2 + rows.head.len() + self.preview_rows(p, inner, rows.clipped) + rows.foot.len();
+        u16::try_from(total).unwrap_or(max).min(max)
     }
 
     /// Draw the panel into `area`.
@@ -182,13 +281,32 @@ impl PermissionPrompt {
         let inner = block.inner(area);
         block.render(area, buf);
         let width = usize::from(inner.width);
-        let head = self.head_lines(p, width);
-        let foot = self.foot_lines(p, width);
         let total = usize::from(inner.height);
-        // Options first, then the title and reason, then the preview with what is left; the
-        // head yields rows only to keep a few preview rows.
+        // The panel's own words first: the untrusted text around them is clipped harder until
+        // the title, the question, every option and the hints fit with a few preview rows.
+        let mut fitted = None;
+        for limits in LIMITS {
+            let rows = self.rows(p, width, limits);
+            let text = self.text(p, width, rows.clipped);
+            let wanted = match &p.preview {
+                Preview::Diff(_) => self.preview_rows(p, width, rows.clipped),
+                Preview::Text { .. } => text.len(),
+            };
+            let keep = MIN_PREVIEW_ROWS.min(wanted);
+            let fits = rows.head.len() + rows.foot.len() + keep <= total;
+            fitted = Some((rows, text, keep));
+            if fits {
+                break;
+            }
+        }
+        let Some((Rows { head, foot, .. }, text, keep)) = fitted else {
+            return;
+        };
+        // Options first, then the title and the question, then the preview with what is left;
+        // the head yields rows only to keep a few rows of a tool's preview (a question's text
+        // in full is only a copy of what the head shows).
+        let keep = if p.question().is_some() { 0 } else { keep };
         let foot_rows = foot.len().min(total);
-        let keep = MIN_PREVIEW_ROWS.min(self.preview_rows(p, width));
         let head_rows = head.len().min(total.saturating_sub(foot_rows + keep));
         let preview_rows = total.saturating_sub(foot_rows + head_rows);
         let mut y = inner.y;
@@ -205,10 +323,6 @@ impl PermissionPrompt {
             inner.width,
             u16::try_from(preview_rows).unwrap_or(0),
         );
-        let text = match &p.preview {
-            Preview::Text { .. } => text_lines(&p.req, width, &self.highlighter),
-            Preview::Diff(_) => Vec::new(),
-        };
         if let Some(p) = self.queue.front_mut() {
             match &mut p.preview {
                 Preview::Diff(d) => d.render(preview_area, buf),
@@ -233,4 +347,32 @@ impl PermissionPrompt {
         y = preview_area.bottom();
         put(&foot, foot_rows, buf, &mut y);
     }
+}
+
+/// A question and its options with nothing clipped, framed, under a line saying how to scroll.
+fn question_in_full(q: &Question, width: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().fg(Color::DarkGray);
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut out = vec![Line::styled(
+        "In full (PgUp/PgDn or j/k to scroll):",
+        dim.add_modifier(Modifier::ITALIC),
+    )];
+    framed_rows("", &q.question, bold, width, usize::MAX, &mut out);
+    for (i, o) in q.options.iter().enumerate() {
+        let first = [Span::styled(format!("Option {}: ", i + 1), dim)];
+        let rest = [Span::raw(" ".repeat(5))];
+        one_line_rows(
+            &first,
+            &rest,
+            &o.label,
+            Style::default(),
+            width,
+            usize::MAX,
+            &mut out,
+        );
+        if !o.description.trim().is_empty() {
+            framed_rows("     ", &o.description, dim, width, usize::MAX, &mut out);
+        }
+    }
+    out
 }

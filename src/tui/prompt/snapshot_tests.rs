@@ -14,7 +14,7 @@ use crate::tui::app::tests::{Harness, request, session};
 use crate::tui::input::Key;
 use crate::tui::terminal::TestScreen;
 
-fn screen(h: &mut Harness, width: u16, height: u16) -> String {
+pub(super) fn screen(h: &mut Harness, width: u16, height: u16) -> String {
     let mut s = TestScreen::new(width, height);
     let now = h
         .app
@@ -28,7 +28,7 @@ fn screen(h: &mut Harness, width: u16, height: u16) -> String {
 }
 
 /// A harness with a session, a prompt typed, and `req` pending.
-fn asking(req: PermissionRequest) -> Harness {
+pub(super) fn asking(req: PermissionRequest) -> Harness {
     let mut h = Harness::new();
     h.event(session(PermissionMode::Default));
     h.type_text("please do it");
@@ -38,7 +38,7 @@ fn asking(req: PermissionRequest) -> Harness {
     h
 }
 
-fn tool_request(tool: &str, title: &str, input: serde_json::Value) -> PermissionRequest {
+pub(super) fn tool_request(tool: &str, title: &str, input: serde_json::Value) -> PermissionRequest {
     PermissionRequest {
         id: 1,
         call_id: "call-1".into(),

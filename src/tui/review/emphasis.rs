@@ -12,6 +12,7 @@ use similar::{ChangeTag, TextDiff};
 use unicode_width::UnicodeWidthChar;
 
 use crate::diff::{Hunk, LineKind};
+use crate::tui::untrusted::{escaped, is_invisible};
 
 /// Lines longer than this (in bytes) get no word-level emphasis: the word diff would cost more
 /// than it tells on a minified line.
@@ -151,11 +152,17 @@ fn spells(segs: &[(Style, String)], line: &str) -> bool {
 }
 
 /// Expand tabs (stops every [`TAB_WIDTH`] columns from the line start, carried across pieces)
-/// and replace control characters, which the terminal would otherwise interpret.
+/// and replace control characters, which the terminal would otherwise interpret; bidi controls
+/// and other invisible format characters are shown escaped (`<U+202E>`), so a proposed line
+/// cannot read differently from what would be written.
 fn visible(pieces: &mut [Piece]) {
     let mut col = 0;
     for piece in pieces {
-        if !piece.text.chars().any(|c| c.is_control()) {
+        if !piece
+            .text
+            .chars()
+            .any(|c| c.is_control() || is_invisible(c))
+        {
             col += unicode_width::UnicodeWidthStr::width(piece.text.as_str());
             continue;
         }
@@ -168,6 +175,10 @@ fn visible(pieces: &mut [Piece]) {
             } else if c.is_control() {
                 text.push('\u{fffd}');
                 col += 1;
+            } else if is_invisible(c) {
+                let shown = escaped(c);
+                col += shown.len();
+                text.push_str(&shown);
             } else {
                 text.push(c);
                 col += c.width().unwrap_or(0);
@@ -235,6 +246,20 @@ mod tests {
         assert_eq!(
             texts(&p),
             vec![("a", false), ("b", true), ("  c\u{fffd}  d", false)]
+        );
+    }
+
+    #[test]
+    fn bidi_controls_in_a_proposed_line_are_shown_escaped() {
+        // Trojan Source: the override would make the comment's end look like code order.
+        let p = pieces(
+            "x = 1; /* \u{202E} } \u{2066}if (admin)\u{2069} */",
+            None,
+            &[],
+        );
+        assert_eq!(
+            texts(&p),
+            vec![("x = 1; /* <U+202E> } <U+2066>if (admin)<U+2069> */", false)]
         );
     }
 }
