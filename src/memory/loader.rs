@@ -111,12 +111,11 @@ impl Loader {
             } => (*what, *approvable),
             Bound::Anywhere => ("the places memory may come from", false),
         };
+        if !resolved.is_file() {
+            return Err(format!("{} is not a regular file", resolved.display()));
+        }
         if approvable && self.approved {
-            return if resolved.is_file() {
-                Ok(resolved)
-            } else {
-                Err(format!("{} is not a regular file", resolved.display()))
-            };
+            return Ok(resolved);
         }
         let why = format!(
             "{} is outside {what} ({})",
