@@ -225,3 +225,23 @@ fn a_subdirectory_memory_file_after_a_read_stays_inside_the_project() {
         .collect();
     assert!(text.contains(SECRET) && text.contains(KEY), "{text}");
 }
+
+#[test]
+fn a_home_import_without_a_home_is_not_guessed() {
+    let t = secrets();
+    t.write("work/proj/CLAUDE.md", "rules @~/.ssh/id_rsa");
+    // `~/…` taken as a relative name would resolve against the process's directory.
+    t.write("work/proj/~/.ssh/id_rsa", KEY);
+    let roots = Roots {
+        home: None,
+        ..approved(&t)
+    };
+    let m = load(&roots);
+    assert_eq!(m.files.len(), 1);
+    assert!(!render(&m).contains(KEY));
+    assert!(
+        m.problems[0].ends_with("@~/.ssh/id_rsa not imported: the home directory is unknown"),
+        "{:?}",
+        m.problems
+    );
+}

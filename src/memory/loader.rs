@@ -111,12 +111,11 @@ impl Loader {
             } => (*what, *approvable),
             Bound::Anywhere => ("the places memory may come from", false),
         };
+        if !resolved.is_file() {
+            return Err(format!("{} is not a regular file", resolved.display()));
+        }
         if approvable && self.approved {
-            return if resolved.is_file() {
-                Ok(resolved)
-            } else {
-                Err(format!("{} is not a regular file", resolved.display()))
-            };
+            return Ok(resolved);
         }
         let why = format!(
             "{} is outside {what} ({})",
@@ -162,7 +161,11 @@ impl Loader {
                 importer: path,
                 target: &target,
             };
-            let resolved = resolve(&target, &base, self.home.as_deref());
+            let Some(resolved) = resolve(&target, &base, self.home.as_deref()) else {
+                let why = "the home directory is unknown";
+                self.memory.problems.push(named.problem(path, why));
+                continue;
+            };
             if self.chain.len() > MAX_IMPORT_DEPTH {
                 let why = format!("imports nest at most {MAX_IMPORT_DEPTH} deep");
                 self.memory.problems.push(named.problem(path, &why));
@@ -195,16 +198,17 @@ fn read(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "not UTF-8 text; skipped".to_string())
 }
 
-/// An import's target as a path: relative to the importing file's directory, `~/` in the home,
-/// or absolute. Lexical: the bound decides afterwards what it really is.
-fn resolve(target: &str, base: &Path, home: Option<&Path>) -> PathBuf {
+/// An import's target as a path: relative to the importing file's directory, `~/` in the home
+/// (`None` when the home is unknown), or absolute. Lexical: the bound decides afterwards what
+/// it really is.
+fn resolve(target: &str, base: &Path, home: Option<&Path>) -> Option<PathBuf> {
     if let Some(rest) = target.strip_prefix("~/") {
-        return home.map_or_else(|| PathBuf::from(target), |h| h.join(rest));
+        return home.map(|h| h.join(rest));
     }
     let p = Path::new(target);
-    if p.is_absolute() {
+    Some(if p.is_absolute() {
         p.to_path_buf()
     } else {
         base.join(p)
-    }
+    })
 }
