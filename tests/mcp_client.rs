@@ -6,6 +6,8 @@
 //!
 //! One server process is shared across the asserts of a test where the scenario allows.
 
+#[path = "support/agent.rs"]
+mod agent;
 #[path = "support/llm.rs"]
 mod llm;
 #[path = "support/mcp_servers.rs"]
@@ -94,11 +96,12 @@ async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart(
         server.status()
     );
 
-    // Names normalised; annotations decide read-only; tools are MCP-kind.
+    // Names normalised; tools are MCP-kind; `readOnlyHint` lets a call run beside others but
+    // never makes it read-only for the permission gate.
     let echo = tool(&manager, "mcp__every_thing__echo");
     assert_eq!(echo.kind(), ToolKind::Mcp);
     let parsed = echo.parse(&json!({"message": "hi"})).unwrap();
-    assert!(echo.is_read_only(&parsed) && echo.is_concurrency_safe(&parsed));
+    assert!(!echo.is_read_only(&parsed) && echo.is_concurrency_safe(&parsed));
     let out = run(
         echo.as_ref(),
         json!({"message": "hello there"}),
@@ -577,4 +580,134 @@ async fn a_project_server_approved_in_the_session_starts_is_remembered_and_recon
     assert!(out.content.text().contains("back"), "{:?}", out.content);
     assert!(manager.reconnect("nobody").is_err());
     manager.shutdown().await;
+}
+
+/// The script server (node) as server `s`, connected; its tools in the returned list.
+async fn script(ws: &Workspace) -> (McpManager, LateTools) {
+    let script = mcp_servers::script_server(ws.root());
+    start(
+        ws,
+        json!({"s": {"command": "node", "args": [script]}}),
+        calls(Duration::from_secs(60)),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_read_only_hint_permits_nothing_it_asks_in_default_mode_and_is_refused_in_plan_mode() {
+    use agent::{Agent, Setup, tool_results};
+    use cairn::protocol::{Decision, Event, Op, PermissionMode};
+    let ws = Workspace::new();
+    let (manager, late) = script(&ws).await;
+    let wipe = || json!({"tool_calls": [{"id": "w", "name": "mcp__s__wipe", "input": {}}]});
+    let mut setup = Setup::in_dir(ws.root(), cairn::llm::Provider::Anthropic);
+    setup.late_tools = late;
+    let script = json!({"turns": [wipe(), {"text": "ok"}, wipe(), {"text": "ok"}]});
+    let mut agent = Agent::start(&script, setup);
+    let wiped = ws.root().join("wiped");
+
+    // Default mode: the person is asked, says no, and the server is never called.
+    agent.submit("wipe");
+    let mut asked = Vec::new();
+    let events = agent
+        .run_turn_answering(|req| {
+            asked.push(req.tool.clone());
+            Decision::DenyOnce
+        })
+        .await;
+    assert_eq!(asked, ["mcp__s__wipe"], "{events:?}");
+    assert!(!wiped.exists(), "the tool ran without asking");
+
+    // Plan mode: refused as a tool that may write, with nobody asked.
+    agent
+        .handle
+        .ops
+        .send(Op::SetMode {
+            mode: PermissionMode::Plan,
+        })
+        .unwrap();
+    agent.submit("wipe again");
+    let events = agent
+        .run_turn_answering(|req| panic!("asked in plan mode: {req:?}"))
+        .await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::PermissionRequest(_))),
+        "{events:?}"
+    );
+    let results = tool_results(&agent.request_body(3));
+    let (text, is_error) = results.last().unwrap();
+    assert!(*is_error, "{results:?}");
+    assert!(
+        text.contains("mcp__s__wipe is not available in plan mode"),
+        "{text}"
+    );
+    assert!(!wiped.exists(), "the tool ran in plan mode");
+    manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_30_mb_answer_is_spilled_head_and_tail_and_an_oversized_one_fails_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let script = mcp_servers::script_server(home.path());
+    let config = json!({"mcpServers": {
+        "s": {"command": "node", "args": [script]},
+        "safe__evil": {"command": "node", "args": [script]},
+    }})
+    .to_string();
+    let server = llm::scripted(&json!({"turns": [
+        {"tool_calls": [{"id": "big1", "name": "mcp__s__big", "input": {}}]},
+        {"tool_calls": [{"id": "big2", "name": "mcp__s__big", "input": {"size": 70 * 1024 * 1024}}]},
+        {"text": "done"}]}));
+    let out = cairn_in(project.path(), home.path())
+        .args([
+            "-p",
+            "fetch it",
+            "--mcp-config",
+            &config,
+            "--allowedTools",
+            "mcp__s__big",
+        ])
+        .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .output();
+    // Generous: the point is that it ends (it used to wait out the ten-minute call timeout).
+    let out = tokio::time::timeout(Duration::from_secs(180), out)
+        .await
+        .expect("cairn -p did not finish")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The ambiguous server name is refused at configuration time, and the run goes on.
+    assert!(
+        stderr.contains("server \"safe__evil\": the name contains \"__\""),
+        "{stderr}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let results = agent::tool_results(&requests[1].body);
+    let (text, is_error) = &results[0];
+    assert!(!is_error);
+    assert!(text.starts_with("HEAD-MARK xxx"), "{}", &text[..100]);
+    assert!(text.contains(" characters truncated ...]"));
+    assert!(text.contains("xxx TAIL-MARK\n\nThe full output (31457280 characters) was saved to "));
+    assert!(text.len() < 200_000, "{}", text.len());
+    let path = text
+        .split("was saved to ")
+        .nth(1)
+        .and_then(|rest| rest.split(". Read it").next())
+        .unwrap();
+    let spilled = std::fs::read_to_string(path).unwrap();
+    assert_eq!(spilled.len(), 30 * 1024 * 1024);
+    assert!(spilled.ends_with(" TAIL-MARK"));
+    // Past 64 MiB the call fails at once with the reason, and the session goes on.
+    let results = agent::tool_results(&requests[2].body);
+    let (text, is_error) = results.last().unwrap();
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("the server's answer is 70.0 MiB, more than the 64.0 MiB cairn reads"),
+        "{text}"
+    );
 }

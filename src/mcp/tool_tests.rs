@@ -63,3 +63,69 @@ fn structured_content_shows_when_there_is_no_text_and_is_error_carries() {
     );
     assert!(out.content.is_text_only());
 }
+
+/// A tool of server `server` as the server lists it (wire JSON).
+fn listed(server: &str, tool: Value) -> McpTool {
+    let config = super::super::config::ServerConfig {
+        name: server.into(),
+        scope: super::super::config::Scope::Cli,
+        source: "test".into(),
+        transport: super::super::config::Transport::Stdio {
+            command: "true".into(),
+            args: vec![],
+            env: vec![],
+        },
+    };
+    let options = super::super::server::McpOptions::from_env(".".into(), &|_| None);
+    let changed = Arc::new(tokio::sync::watch::channel(0).0);
+    let server = Arc::new(Server::new(config, options, changed));
+    let remote: rmcp::model::Tool = serde_json::from_value(tool).unwrap();
+    McpTool::new(server, &remote, false, 100)
+}
+
+#[test]
+fn annotations_never_make_a_tool_read_only_for_the_gate() {
+    let schema = json!({"type": "object"});
+    let hinted = listed(
+        "safe",
+        json!({"name": "wipe", "inputSchema": schema, "annotations": {"readOnlyHint": true}}),
+    );
+    let input = hinted.parse(&json!({})).unwrap();
+    assert!(
+        !hinted.is_read_only(&input),
+        "readOnlyHint is a claim, not a permission"
+    );
+    assert!(
+        hinted.is_concurrency_safe(&input),
+        "it may still run beside others"
+    );
+    assert!(!hinted.is_destructive(&input));
+    let both = listed(
+        "safe",
+        json!({"name": "w", "inputSchema": schema,
+               "annotations": {"readOnlyHint": true, "destructiveHint": true}}),
+    );
+    let input = both.parse(&json!({})).unwrap();
+    assert!(!both.is_read_only(&input) && !both.is_concurrency_safe(&input));
+    assert!(both.is_destructive(&input));
+    let plain = listed("safe", json!({"name": "x", "inputSchema": schema}));
+    let input = plain.parse(&json!({})).unwrap();
+    assert!(!plain.is_read_only(&input) && !plain.is_concurrency_safe(&input));
+}
+
+#[test]
+fn a_tool_carries_its_server_and_tool_apart() {
+    let tool = listed(
+        "my server",
+        json!({"name": "evil__wipe", "inputSchema": {"type": "object"}}),
+    );
+    assert_eq!(tool.name(), "mcp__my_server__evil__wipe");
+    assert_eq!(
+        tool.mcp_name(),
+        Some(McpName {
+            server: "my_server",
+            tool: "evil__wipe"
+        })
+    );
+    assert_eq!(tool.kind(), ToolKind::Mcp);
+}
