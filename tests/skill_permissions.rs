@@ -3,20 +3,24 @@
 //! rule allows `Skill(name)`; a skill's or command's `allowed-tools` never reach outside the
 //! working directories or onto protected paths, from the main conversation or a sub-agent;
 //! and a command's `` !`cmd` `` lines pass the same gate as the model's Bash calls. The real
-//! core against the scripted model server, with a project and a fake HOME in temp dirs.
+//! core against the scripted model server, with a project and a fake HOME in temp dirs; and
+//! the gate's weaker turn grants case by case, through the probe tool.
 
 use std::path::Path;
 
 use cairn::config::LoadedSettings;
 use cairn::llm::Provider;
-use cairn::permissions::{GateConfig, PermissionGate};
+use cairn::permissions::{GateConfig, GateOutcome, PermissionGate};
 use cairn::protocol::{Decision, Display, PermissionMode, PermissionRequest};
+use cairn::session::context::SessionContext;
 use serde_json::{Value, json};
 
 #[path = "support/agent.rs"]
 mod agent;
 #[path = "support/llm.rs"]
 mod llm;
+#[path = "support/probe.rs"]
+mod probe;
 
 use agent::{Agent, Setup, tool_results};
 
@@ -458,4 +462,78 @@ async fn a_sub_agents_skill_grants_end_with_its_run_and_never_reach_the_parent()
         ),
         "{results:?}"
     );
+}
+
+/// The gate's verdict in one word.
+fn verdict(o: &GateOutcome) -> &'static str {
+    match o {
+        GateOutcome::Allow => "allow",
+        GateOutcome::Deny { .. } => "deny",
+        GateOutcome::Ask(_) => "ask",
+    }
+}
+
+#[tokio::test]
+async fn turn_grants_cover_only_literal_paths_inside_and_off_protected_ones() {
+    let w = World::new();
+    let gate = w.setup(true, &[], &[]).gate;
+    let session = SessionContext::for_dir(w.project());
+    let other = SessionContext::for_dir(w.project());
+    let problems = gate.allow_for_turn(&session.conversation, &["Bash Edit".to_string()]);
+    assert!(problems.is_empty(), "{problems:?}");
+    let home = w.home().display().to_string();
+    let project = w.project().display().to_string();
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("Bash", json!({"exec": ["touch made.txt"]}), "allow"),
+        ("Bash", json!({"exec": ["rm victim.txt"]}), "allow"),
+        ("Bash", json!({"exec": [format!("touch {home}/x")]}), "ask"),
+        ("Bash", json!({"exec": ["touch ../beside.txt"]}), "ask"),
+        ("Bash", json!({"exec": ["touch $HOME/x"]}), "ask"),
+        (
+            "Bash",
+            json!({"exec": ["touch .git/hooks/post-checkout"]}),
+            "ask",
+        ),
+        (
+            "Bash",
+            json!({"exec": ["touch ok.txt && rm .bashrc"]}),
+            "ask",
+        ),
+        (
+            "Bash",
+            json!({"exec": ["echo x > .claude/settings.json"]}),
+            "ask",
+        ),
+        (
+            "Edit",
+            json!({"write": [format!("{project}/src/a.rs")]}),
+            "allow",
+        ),
+        (
+            "Edit",
+            json!({"write": [format!("{project}/.vscode/tasks.json")]}),
+            "ask",
+        ),
+        ("Edit", json!({"write": [format!("{home}/.bashrc")]}), "ask"),
+        (
+            "Edit",
+            json!({"write": [format!("{home}/notes.txt")]}),
+            "ask",
+        ),
+    ];
+    for (i, (tool, input, want)) in cases.iter().enumerate() {
+        let probe = probe::Probe::named(tool, false);
+        let got = probe::check_call(&gate, &session, &probe, input, &format!("c{i}")).await;
+        assert_eq!(verdict(&got), *want, "{tool} {input}: {got:?}");
+        gate.withdraw(&format!("c{i}"));
+    }
+    // Another conversation (a sub-agent, the parent) does not have them; after the turn,
+    // neither does this one.
+    let touch = json!({"exec": ["touch made.txt"]});
+    let bash = probe::Probe::named("Bash", false);
+    let got = probe::check_call(&gate, &other, &bash, &touch, "o").await;
+    assert_eq!(verdict(&got), "ask", "{got:?}");
+    gate.end_turn(&session.conversation);
+    let got = probe::check_call(&gate, &session, &bash, &touch, "e").await;
+    assert_eq!(verdict(&got), "ask", "{got:?}");
 }
