@@ -336,6 +336,10 @@ impl PermissionPrompt {
         p.answers.push(answer);
         p.picked.clear();
         p.focus = 0;
+        // The next question's text in full starts at its top.
+        if let Preview::Text { top, .. } = &mut p.preview {
+            *top = 0;
+        }
         if p.question().is_some() {
             return Outcome::Consumed;
         }
