@@ -161,7 +161,8 @@ impl Subagents {
             self.session.data_dir.clone(),
             EventSender::new(tx),
         )
-        .with_tool_env(self.session.tool_env().to_vec());
+        .with_tool_env(self.session.tool_env().to_vec())
+        .with_settings_check(self.session.settings_check());
         // The session's checkpoints: a sub-agent's writing tools record one first too.
         sub.checkpoints = self.session.checkpoints.clone();
         Arc::new(sub)
