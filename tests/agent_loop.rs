@@ -337,20 +337,27 @@ fn retries(events: &[Event]) -> Vec<(String, bool)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_cut_mid_text_is_retried_and_the_partial_text_discarded() {
-    for provider in FORMATS {
+    // The connection dropped after six events, or the seventh event's JSON cut in half
+    // (issue 22 §6: the event arrives whole, its data does not decode).
+    let faults = [
+        json!({"drop_after_events": 6, "times": 1}),
+        json!({"cut_event_at": 6, "times": 1}),
+    ];
+    for (provider, fault) in FORMATS
+        .into_iter()
+        .flat_map(|p| faults.iter().map(move |f| (p, f)))
+    {
         let full = "a long answer that breaks off";
         let mut h = harness(
             provider,
-            json!({"turns": [
-                {"text": full, "chunk_chars": 3,
-                 "faults": [{"drop_after_events": 6, "times": 1}]}]}),
+            json!({"turns": [{"text": full, "chunk_chars": 3, "faults": [fault]}]}),
         )
         .await;
         let events = h.prompt("hi").await;
         assert_eq!(
             finished(&events),
             (TurnEnd::Completed, full.into(), 1),
-            "{provider:?}"
+            "{provider:?} {fault}"
         );
         // The client saw part of the first attempt, was told to discard it, then the whole.
         let cut = events
