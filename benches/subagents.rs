@@ -208,6 +208,7 @@ fn session(
         extra_tools: vec![Arc::new(AskDirectly { client })],
         late_tools: Default::default(),
         tool_env: Vec::new(),
+        settings_files: Vec::new(),
         memory: Default::default(),
         commands: Vec::new(),
         skills: Vec::new(),

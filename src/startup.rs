@@ -413,6 +413,7 @@ pub async fn start_session(cli: &Cli, interactive: bool, trust: Trust) -> anyhow
         extra_tools: Vec::new(),
         late_tools,
         tool_env: tool_env.clone(),
+        settings_files: settings.files.clone(),
         memory,
         resume,
         auto_compact_pct: settings_env(&settings)("CAIRN_AUTOCOMPACT_PCT")

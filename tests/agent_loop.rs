@@ -337,20 +337,27 @@ fn retries(events: &[Event]) -> Vec<(String, bool)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_cut_mid_text_is_retried_and_the_partial_text_discarded() {
-    for provider in FORMATS {
+    // The connection dropped after six events, or the seventh event's JSON cut in half
+    // (issue 22 §6: the event arrives whole, its data does not decode).
+    let faults = [
+        json!({"drop_after_events": 6, "times": 1}),
+        json!({"cut_event_at": 6, "times": 1}),
+    ];
+    for (provider, fault) in FORMATS
+        .into_iter()
+        .flat_map(|p| faults.iter().map(move |f| (p, f)))
+    {
         let full = "a long answer that breaks off";
         let mut h = harness(
             provider,
-            json!({"turns": [
-                {"text": full, "chunk_chars": 3,
-                 "faults": [{"drop_after_events": 6, "times": 1}]}]}),
+            json!({"turns": [{"text": full, "chunk_chars": 3, "faults": [fault]}]}),
         )
         .await;
         let events = h.prompt("hi").await;
         assert_eq!(
             finished(&events),
             (TurnEnd::Completed, full.into(), 1),
-            "{provider:?}"
+            "{provider:?} {fault}"
         );
         // The client saw part of the first attempt, was told to discard it, then the whole.
         let cut = events
@@ -1358,4 +1365,65 @@ async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_i
         .filter(|e| matches!(e, Event::Usage { model, .. } if model == "haiku"))
         .count();
     assert_eq!(sub_usage, 2, "{events:?}");
+}
+
+/// Issue 22 §6: in bypassPermissions, a Write that leaves `.claude/settings.json` unparsable
+/// and an Edit that drops a deny rule are refused through the real tools (nothing written,
+/// the reason given to the model); a change that keeps the rules goes through.
+#[tokio::test]
+async fn writes_that_break_a_settings_file_are_refused_even_in_bypass_mode() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let file = dir.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let original =
+        "{\n  \"permissions\": {\n    \"deny\": [\"Bash(curl *)\", \"Read(./.env)\"]\n  }\n}\n";
+    std::fs::write(&file, original).unwrap();
+    let path = file.display().to_string();
+    let script = json!({"turns": [
+        {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": path}}]},
+        {"tool_calls": [{"id": "w", "name": "Write", "input": {"file_path": path,
+            "content": "{\n  \"permissions\": {\"deny\": [\"Bash(curl *)\"],}\n}\n"}}]},
+        {"tool_calls": [{"id": "e", "name": "Edit", "input": {"file_path": path,
+            "old_string": "\"Bash(curl *)\", ", "new_string": ""}}]},
+        {"tool_calls": [{"id": "m", "name": "MultiEdit", "input": {"file_path": path,
+            "edits": [{"old_string": "\"deny\"", "new_string": "\"allow\": [\"Bash(ls)\"],\n    \"deny\""}]}}]},
+        {"text": "done"}
+    ]});
+    let setup = Setup::in_dir(dir, Provider::Anthropic);
+    setup.gate.set_mode(PermissionMode::BypassPermissions);
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("edit the settings").await;
+    assert_eq!(finished(&events).0, TurnEnd::Completed);
+    let results = tool_results(&agent.request_body(4));
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(!results[0].1, "{results:?}");
+    assert_eq!(
+        results[1],
+        (
+            format!(
+                "Refused: this would leave the settings file {path} unusable, and cairn would \
+                 lose its deny rules and hooks: {path}:2:44: invalid JSON: trailing comma; the \
+                 file cannot be used. Nothing was written; write valid settings JSON."
+            ),
+            true
+        )
+    );
+    assert_eq!(
+        results[2],
+        (
+            format!(
+                "Refused: this would remove the deny rule `Bash(curl *)` from the settings file \
+                 {path}. Deny rules are the user's to remove; nothing was written. Keep them, or \
+                 ask the user to remove them."
+            ),
+            true
+        )
+    );
+    assert!(!results[3].1, "{results:?}");
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"],\n    \"deny\": [\"Bash(curl *)\", \
+         \"Read(./.env)\"]\n  }\n}\n"
+    );
 }

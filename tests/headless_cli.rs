@@ -921,6 +921,13 @@ async fn a_background_agents_command_ends_with_headless_cairn() {
             .filter(|r| r.body.to_string().contains("WORKER-ROLE"))
             .count();
         assert!(asked >= 1, "the sub-agent never asked the model");
+        // It was still running when the answer was done: the case under test.
+        assert!(
+            run.stderr()
+                .contains("cairn: stopped 1 background agent(s) still running"),
+            "{}",
+            run.stderr()
+        );
         tokio::time::sleep(std::time::Duration::from_millis(2600)).await;
         assert!(
             !marker.exists(),

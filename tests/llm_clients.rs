@@ -442,6 +442,61 @@ async fn malformed_event_is_retried_with_a_clear_reason() {
     }
 }
 
+/// Issue 22 §6: an event whose JSON was cut in half (the event itself complete) fails the
+/// attempt, whatever came before it: the partial text is voided and the retry answers whole.
+#[tokio::test]
+async fn an_event_cut_in_half_fails_the_attempt_and_is_retried_whole() {
+    for provider in BOTH {
+        // The second text delta: Anthropic message_start, ping, block start, delta, delta;
+        // OpenAI role chunk, delta, delta.
+        let at = match provider {
+            Provider::Anthropic => 4,
+            Provider::OpenAi => 2,
+        };
+        let server =
+            start(vec![text_turn("partial text here").with_fault(
+                cairn::llm::scripted::FaultKind::CutEventAt(at),
+                1,
+            )]);
+        let c = client(provider, &server, Duration::from_secs(5));
+        let stream = stream_with_retry(Arc::clone(&c), request("hi"), fast_policy());
+        let (all, err) = collect(stream).await;
+        assert_eq!(err, None, "{provider:?}");
+        let restart = all
+            .iter()
+            .position(|e| matches!(e, StreamEvent::Restart(_)))
+            .expect("the cut event was read on without a retry");
+        assert_eq!(text_deltas(&all[..restart]), vec!["part"], "{provider:?}");
+        assert_eq!(blocks(&all[..restart]), vec![]);
+        let StreamEvent::Restart(notice) = &all[restart] else {
+            unreachable!()
+        };
+        let expected = match provider {
+            Provider::Anthropic => {
+                "the model server sent something unreadable: event `content_block_delta` is not \
+                 JSON (EOF while parsing a string"
+            }
+            Provider::OpenAi => {
+                "the model server sent something unreadable: a stream chunk is not JSON (EOF \
+                 while parsing"
+            }
+        };
+        let got = notice.error.to_string();
+        assert!(got.starts_with(expected), "{provider:?}: {got}");
+        assert_eq!(
+            text_deltas(&all[restart + 1..]).concat(),
+            "partial text here"
+        );
+        assert_eq!(
+            blocks(&all[restart + 1..]),
+            vec![ContentBlock::Text {
+                text: "partial text here".into()
+            }]
+        );
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
 #[tokio::test]
 async fn invalid_tool_json_becomes_invalid_tool_use() {
     for provider in BOTH {

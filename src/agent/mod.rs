@@ -76,6 +76,9 @@ pub struct AgentSetup {
     pub late_tools: crate::tools::LateTools,
     /// The settings' `env`, for the commands tools run.
     pub tool_env: Vec<(String, String)>,
+    /// The files the settings layers read: the file tools refuse writes that would break one
+    /// (files shaped like settings files are guarded whether listed or not).
+    pub settings_files: Vec<std::path::PathBuf>,
     /// The person's memory files (CLAUDE.md, AGENTS.md), for the system prompt.
     pub memory: crate::memory::Memory,
     /// The person's own slash commands, expanded before a prompt goes to the model.
@@ -147,7 +150,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         EventSender::new(events_tx),
     )
     .with_tool_env(setup.tool_env.clone())
-    .with_memory_roots(setup.memory.roots.clone());
+    .with_memory_roots(setup.memory.roots.clone())
+    .with_settings_check(Some(settings_check(setup.settings_files.clone())));
     let session = Arc::new(if setup.checkpoints {
         session.with_checkpoints(checkpoint_dir, checkpoint_skip)
     } else {
@@ -276,4 +280,12 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         ops: ops_tx,
         events: events_rx,
     }
+}
+
+/// The check of the file tools' writes to settings files ([`crate::config::settings_write`]).
+fn settings_check(files: Vec<std::path::PathBuf>) -> crate::session::context::SettingsWriteCheck {
+    let files = crate::config::settings_write::SettingsFiles::new(files);
+    crate::session::context::SettingsWriteCheck(Arc::new(move |path, before, after| {
+        files.check(path, before, after)
+    }))
 }

@@ -1,6 +1,6 @@
 //! Configuration: which model to talk to ([`model`]), the settings layers ([`layers`]) and
-//! their merge ([`settings`]), the hooks they configure ([`hooks`]), and saving "always allow"
-//! rules ([`local`]). Rules are parsed with the rule language in `crate::rules`; deciding with
+//! their merge ([`settings`]), the hooks they configure ([`hooks`]), saving "always allow"
+//! rules ([`local`]), and checking the model's writes to settings files ([`settings_write`]). Rules are parsed with the rule language in `crate::rules`; deciding with
 //! them and running hooks is `permissions`' business (which imports this, never the reverse).
 
 pub mod appearance;
@@ -10,6 +10,7 @@ pub mod layers;
 pub mod local;
 pub mod model;
 pub mod settings;
+pub mod settings_write;
 pub mod tool_search;
 pub mod tracked;
 pub mod trust;

@@ -73,6 +73,9 @@ pub struct LoadedSettings {
     pub origins: BTreeMap<String, Origin>,
     /// Every settings document that was read, highest layer first.
     pub sources: Vec<Origin>,
+    /// Every file the layers read or would read if it existed (writes to them are checked:
+    /// [`super::settings_write`]).
+    pub files: Vec<PathBuf>,
     pub diagnostics: Vec<String>,
     /// The diagnostics that may have hidden a deny rule, an ask rule or a PreToolUse hook
     /// (each is also in `diagnostics`). Not empty: the gate fails closed.
@@ -157,6 +160,7 @@ pub fn load_settings_from(
             sources.extend(parse_source(cli.to_string(), origin, &mut diagnostics));
         } else {
             let path = expand_path(cli, project_dir).unwrap_or_else(|_| PathBuf::from(cli));
+            loaded.files.push(path.clone());
             match read_source(&path, Layer::Cli, &mut diagnostics) {
                 Some(s) => sources.push(s),
                 // Named on purpose, so it is meant to apply: its rules are missing.
@@ -186,6 +190,17 @@ pub fn load_settings_from(
             sources.push(src);
         }
     }
+    loaded.files.extend(
+        [
+            &paths.managed,
+            &paths.project_local,
+            &paths.project,
+            &paths.user,
+        ]
+        .into_iter()
+        .flatten()
+        .cloned(),
+    );
     let ctx = loaded.rule_context();
     for src in &sources {
         merge_source(&mut loaded, src, &ctx, &mut diagnostics);
@@ -285,7 +300,7 @@ fn merge_mcp_approval(into: &mut McpApprovalSettings, src: &SettingsSource, diag
     }
 }
 
-fn merge_source(
+pub(super) fn merge_source(
     loaded: &mut LoadedSettings,
     src: &SettingsSource,
     ctx: &RuleContext,

@@ -357,6 +357,42 @@ mod tests {
         out
     }
 
+    /// Issue 22 §6: a chunk whose data does not decode fails, whatever the event's name;
+    /// keep-alive chunks and `[DONE]` still work.
+    #[test]
+    fn a_chunk_whose_data_does_not_decode_fails() {
+        for (event, data) in [
+            (
+                "message",
+                r#"{"choices":[{"index":0,"delta":{"content":"hel"#,
+            ),
+            ("message", ""),
+            ("ping", "{oops"),
+        ] {
+            let mut d = OpenAiDecoder::default();
+            let f = SseFrame {
+                event: event.into(),
+                data: data.into(),
+            };
+            let got = d.frame(&f, &mut Vec::new());
+            let Err(LlmError::Malformed(why)) = got else {
+                panic!("{event} {data:?}: {got:?}");
+            };
+            assert!(why.starts_with("a stream chunk is not JSON ("), "{why}");
+        }
+        let out = decode(&[
+            r#"{"choices":[{"index":0,"delta":{"content":""}}]}"#,
+            r#"{"choices":[]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#,
+            "[DONE]",
+        ]);
+        assert_eq!(
+            out.last(),
+            Some(&StreamEvent::Finished(StopReason::EndTurn))
+        );
+        assert!(out.contains(&StreamEvent::TextDelta("hi".into())));
+    }
+
     #[test]
     fn maps_the_conversation() {
         let request = ModelRequest {

@@ -6,8 +6,10 @@
 //! space after the colon is dropped), several `data:` lines joined with `\n`, comment lines
 //! starting with `:`, LF, CRLF or lone CR line endings, and a UTF-8 byte-order mark at the very
 //! start (dropped). A frame is dispatched at a blank
-//! line, and only if it carried at least one `data:` line. Other fields (`id:`, `retry:`) are
-//! ignored. Nothing here does I/O.
+//! line when it carried at least one `data:` line, or an `event:` name: unlike the browser
+//! rules, a named event whose data was cut off is dispatched with empty data, so the client
+//! fails on it (the payloads it reads are JSON or `[DONE]`) instead of the event vanishing.
+//! Other fields (`id:`, `retry:`) are ignored. Nothing here does I/O.
 //!
 //! Memory is bounded: one line, and one frame's joined data, may hold at most
 //! [`SseParser::limit`] bytes (default [`MAX_EVENT_BYTES`]). A longer one is refused with
@@ -221,6 +223,12 @@ impl SseParser {
     fn dispatch(&mut self, out: &mut Vec<SseFrame>) {
         let event = self.event.take();
         if !self.has_data {
+            if let Some(event) = event.filter(|e| !e.is_empty()) {
+                out.push(SseFrame {
+                    event,
+                    data: String::new(),
+                });
+            }
             return;
         }
         self.has_data = false;
@@ -269,10 +277,10 @@ mod tests {
     }
 
     #[test]
-    fn frame_without_data_is_not_dispatched_and_event_resets() {
+    fn a_named_frame_without_data_is_dispatched_empty_and_event_resets() {
         assert_eq!(
-            parse_all(&[b"event: a\n\ndata: 1\n\n"]),
-            vec![frame("message", "1")]
+            parse_all(&[b"event: a\n\ndata: 1\n\nid: 3\n\nevent:\n\n: c\n\n"]),
+            vec![frame("a", ""), frame("message", "1")]
         );
     }
 

@@ -36,6 +36,19 @@ impl EventSender {
     }
 }
 
+/// Checks the new content of a file (`path`, `before`, `after`): an error when it is a
+/// settings file the write would leave unusable or without some of its deny rules.
+#[derive(Clone)]
+pub struct SettingsWriteCheck(
+    pub Arc<dyn Fn(&Path, &str, &str) -> Result<(), String> + Send + Sync>,
+);
+
+impl std::fmt::Debug for SettingsWriteCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SettingsWriteCheck")
+    }
+}
+
 /// Shared per-session state. Cheap to clone through its `Arc`.
 #[derive(Debug)]
 pub struct SessionContext {
@@ -56,6 +69,8 @@ pub struct SessionContext {
     reminders: Mutex<Vec<String>>,
     /// The settings' `env`: added to the environment of the commands tools run.
     tool_env: Vec<(String, String)>,
+    /// Checks a write to a settings file (set by whoever knows the settings layers).
+    settings_check: Option<SettingsWriteCheck>,
     /// Tracked files that changed on disk (from outside), as the watcher notices them.
     changes: broadcast::Sender<PathBuf>,
     /// The model's todo list (TodoWrite), whole.
@@ -89,6 +104,7 @@ impl SessionContext {
             events,
             reminders: Mutex::new(Vec::new()),
             tool_env: Vec::new(),
+            settings_check: None,
             changes: broadcast::channel(64).0,
             todos: Mutex::new(Vec::new()),
             memory_dirs: Mutex::new(Vec::new()),
@@ -127,6 +143,31 @@ impl SessionContext {
 
     pub fn tool_env(&self) -> &[(String, String)] {
         &self.tool_env
+    }
+
+    /// Set the check of writes to settings files.
+    pub fn with_settings_check(mut self, check: Option<SettingsWriteCheck>) -> SessionContext {
+        self.settings_check = check;
+        self
+    }
+
+    /// The check of writes to settings files, to hand to a sub-agent's context.
+    pub fn settings_check(&self) -> Option<SettingsWriteCheck> {
+        self.settings_check.clone()
+    }
+
+    /// Ok unless writing `after` over `before` at `path` would break a settings file (the
+    /// error says how, for the model).
+    pub fn check_settings_write(
+        &self,
+        path: &Path,
+        before: &str,
+        after: &str,
+    ) -> Result<(), String> {
+        match &self.settings_check {
+            Some(check) => (check.0)(path, before, after),
+            None => Ok(()),
+        }
     }
 
     /// A context for tests and benchmarks: everything under `dir`, events dropped.

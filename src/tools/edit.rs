@@ -89,12 +89,7 @@ old_string to make it unique.\n\
         let path = input_path(&input.file_path, &ctx.session)?;
         let spec = input.spec();
         self.prepared
-            .preview(
-                &ctx.session.read_files,
-                &ctx.call_id,
-                &path,
-                Change::Edits(&spec),
-            )
+            .preview(&ctx.session, &ctx.call_id, &path, Change::Edits(&spec))
             .map(Some)
     }
 

@@ -9,6 +9,8 @@
 //! the result differs from what the person approved — their own version when they changed it. Then it writes atomically in the file's own encoding and line
 //! endings and records the write — with no await anywhere between the last disk check and the
 //! rename. `ctx.content_override` replaces the content when the person edited the proposal.
+//! A write that would leave a settings file unusable or drop its deny rules is refused, at the
+//! preview and again at the commit ([`SessionContext::check_settings_write`]), in every mode.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -21,8 +23,9 @@ use super::{Preview, ToolContext, ToolError, ToolOutput};
 use crate::diff::changes;
 use crate::files::atomic::write_atomic;
 use crate::files::encoding::{self, TextFormat};
-use crate::files::state::{ReadFileState, WriteRecord, content_hash};
+use crate::files::state::{WriteRecord, content_hash};
 use crate::protocol::Display;
+use crate::session::context::SessionContext;
 
 /// Previews kept waiting for their call; older ones (denied calls) are dropped.
 const MAX_PREPARED: usize = 16;
@@ -77,15 +80,19 @@ impl PreparedWrites {
         waiting.remove(i)
     }
 
-    /// Plan the change and return what the person is asked to approve. Writes nothing.
+    /// Plan the change and return what the person is asked to approve. Writes nothing. A
+    /// change that would break a settings file is refused here, before anyone is asked.
     pub fn preview(
         &self,
-        state: &ReadFileState,
+        session: &SessionContext,
         call_id: &str,
         path: &Path,
         change: Change<'_>,
     ) -> Result<Preview, ToolError> {
-        let plan = plan(state, path, change)?;
+        let plan = plan(&session.read_files, path, change)?;
+        session
+            .check_settings_write(path, &plan.before, &plan.after)
+            .map_err(ToolError::new)?;
         {
             let mut waiting = self.lock();
             waiting.retain(|p| p.call_id != call_id);
@@ -159,6 +166,11 @@ impl PreparedWrites {
             }
             None => &after,
         };
+        // What is written, the person's own version included, must not break a settings file
+        // whatever the mode: checked last, against the disk text it replaces.
+        ctx.session
+            .check_settings_write(path, &before, written)
+            .map_err(ToolError::new)?;
         let bytes = encoding::encode_cow(written, prep.format);
         let stamp = write_atomic(path, &bytes)
             .map_err(|e| ToolError::new(format!("Cannot write {}: {e}", path.display())))?;

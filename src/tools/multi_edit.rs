@@ -101,12 +101,7 @@ so do not repeat text an earlier edit already replaced."
         let path = input_path(&input.file_path, &ctx.session)?;
         let specs = input.specs();
         self.prepared
-            .preview(
-                &ctx.session.read_files,
-                &ctx.call_id,
-                &path,
-                Change::Edits(&specs),
-            )
+            .preview(&ctx.session, &ctx.call_id, &path, Change::Edits(&specs))
             .map(Some)
     }
 

@@ -155,9 +155,8 @@ notebook first; cells are named by the ids Read shows."
     ) -> Result<Option<Preview>, ToolError> {
         let (path, applied) = apply(input, ctx).await?;
         let change = Change::Write(&applied.text);
-        let state = &ctx.session.read_files;
         self.prepared
-            .preview(state, &ctx.call_id, &path, change)
+            .preview(&ctx.session, &ctx.call_id, &path, change)
             .map(Some)
     }
 

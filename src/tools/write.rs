@@ -69,7 +69,7 @@ existing files."
         let path = input_path(&input.file_path, &ctx.session)?;
         self.prepared
             .preview(
-                &ctx.session.read_files,
+                &ctx.session,
                 &ctx.call_id,
                 &path,
                 Change::Write(&input.content),

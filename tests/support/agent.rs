@@ -159,6 +159,7 @@ impl Agent {
             extra_tools: setup.tools,
             late_tools: setup.late_tools,
             tool_env: Vec::new(),
+            settings_files: Vec::new(),
             memory: Default::default(),
             commands: setup.commands,
             skills: setup.skills,

@@ -7,7 +7,8 @@
 //! each `Usage` event carries the whole usage known so far; `Finished` comes at `message_stop`,
 //! which is what makes a message complete (a `message_stop` while a block is still open is an
 //! error, so an unclosed tool call is never dropped silently). `ping`s and empty deltas are
-//! keep-alives.
+//! keep-alives. An event whose data is not JSON (cut in half, or missing) fails the attempt
+//! whatever its type, so the retry answers whole and no text goes missing silently.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -183,6 +184,11 @@ impl Decoder for AnthropicDecoder {
     }
 
     fn frame(&mut self, frame: &SseFrame, out: &mut Vec<StreamEvent>) -> Result<Seen, LlmError> {
+        // A bare `event: ping` carries nothing to lose. Any other event whose data does not
+        // decode — cut in half, or cut off entirely — fails the attempt, whatever its type.
+        if frame.event == "ping" && frame.data.trim().is_empty() {
+            return Ok(Seen::KeepAlive);
+        }
         let v: Value = serde_json::from_str(&frame.data).map_err(|e| {
             malformed(
                 &format!("event `{}` is not JSON ({e})", frame.event),

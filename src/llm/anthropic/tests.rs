@@ -247,3 +247,30 @@ fn tool_event_variants() {
         StreamEvent::InvalidToolUse { .. }
     ));
 }
+
+/// Issue 22 §6: data that does not decode fails, whatever the event's type; a bare ping and
+/// a ping with its JSON are keep-alives.
+#[test]
+fn an_event_whose_data_does_not_decode_fails_whatever_its_type() {
+    for (event, data) in [
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"ty"#,
+        ),
+        ("content_block_delta", ""),
+        ("ping", r#"{"type": "pi"#),
+        ("some_future_event", "{oops"),
+        ("message", "not json"),
+    ] {
+        let (_, result) = decode(&[(event, data)]);
+        let Err(LlmError::Malformed(why)) = result else {
+            panic!("{event} {data:?}: {result:?}");
+        };
+        assert!(
+            why.starts_with(&format!("event `{event}` is not JSON (")),
+            "{why}"
+        );
+    }
+    let (out, result) = decode(&[("ping", ""), ("ping", r#"{"type": "ping"}"#)]);
+    assert_eq!((out, result), (Vec::new(), Ok(())));
+}

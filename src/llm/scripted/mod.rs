@@ -14,7 +14,7 @@
 //!    "chunk_chars": 8, "delay_ms": 0,
 //!    "faults": [{"status": 529, "body": "{...}", "retry_after": 1, "times": 1},
 //!               {"drop_after_events": 3, "times": 1},
-//!               {"malformed_event_at": 2, "times": 1},
+//!               {"malformed_event_at": 2, "times": 1}, {"cut_event_at": 2},
 //!               {"invalid_tool_json": true, "times": 1},
 //!               {"stream_error": "overloaded_error", "times": 1},
 //!               {"truncate": true}, {"unclosed_tool_use": true},
@@ -421,6 +421,11 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
             Some(f) => *f = wire::malformed_frame(wire),
             None => frames.push(wire::malformed_frame(wire)),
         },
+        Some(FaultKind::CutEventAt(i)) => {
+            if let Some(f) = frames.get_mut(*i) {
+                *f = wire::cut_in_half(f);
+            }
+        }
         Some(FaultKind::StreamError(kind)) => {
             frames.truncate(1);
             frames.push(wire::error_frame(wire, kind));

@@ -249,6 +249,9 @@ pub enum FaultKind {
     DropAfterEvents(usize),
     /// Replace the event at this index (0-based) with one whose data is not JSON.
     MalformedEventAt(usize),
+    /// Cut the JSON of the event at this index (0-based) in half, keeping its `event:` line
+    /// and the blank line that ends it: the event arrives whole, its data does not decode.
+    CutEventAt(usize),
     /// Send tool-call input that is not valid JSON (the object without its closing brace).
     InvalidToolJson,
     /// After the first event, send an in-stream error of this type (e.g. `overloaded_error`)
@@ -273,6 +276,7 @@ struct FaultSpec {
     retry_after: Option<u64>,
     drop_after_events: Option<usize>,
     malformed_event_at: Option<usize>,
+    cut_event_at: Option<usize>,
     invalid_tool_json: Option<bool>,
     stream_error: Option<String>,
     truncate: Option<bool>,
@@ -313,6 +317,9 @@ impl TryFrom<FaultSpec> for Fault {
         if let Some(n) = spec.malformed_event_at {
             kinds.push(("malformed_event_at", FaultKind::MalformedEventAt(n)));
         }
+        if let Some(n) = spec.cut_event_at {
+            kinds.push(("cut_event_at", FaultKind::CutEventAt(n)));
+        }
         if spec.invalid_tool_json == Some(true) {
             kinds.push(("invalid_tool_json", FaultKind::InvalidToolJson));
         }
@@ -335,7 +342,8 @@ impl TryFrom<FaultSpec> for Fault {
             let given: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();
             return Err(format!(
                 "a fault needs exactly one of `status`, `drop_after_events`, \
-                 `malformed_event_at`, `invalid_tool_json`, `stream_error`, `truncate`, \
+                 `malformed_event_at`, `cut_event_at`, `invalid_tool_json`, `stream_error`, \
+                 `truncate`, \
                  `unclosed_tool_use`, `keep_alive_forever_ms` (given: {})",
                 if given.is_empty() {
                     "none".to_string()

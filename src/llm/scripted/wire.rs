@@ -237,6 +237,21 @@ pub(crate) fn keep_alives(wire: Wire) -> [&'static str; 2] {
     }
 }
 
+/// `frame` with the JSON of its `data:` line cut in half (at a character boundary); the
+/// `event:` line and the blank line that ends the event are kept.
+pub(crate) fn cut_in_half(frame: &str) -> String {
+    let Some(at) = frame.find("data: ") else {
+        return frame.to_string();
+    };
+    let start = at + "data: ".len();
+    let end = frame[start..].find('\n').map_or(frame.len(), |n| start + n);
+    let mut half = start + (end - start) / 2;
+    while !frame.is_char_boundary(half) {
+        half -= 1;
+    }
+    format!("{}{}", &frame[..half], &frame[end..])
+}
+
 /// A frame whose data is not JSON.
 pub(crate) fn malformed_frame(wire: Wire) -> String {
     match wire {
