@@ -65,6 +65,24 @@ pub fn start_servers(config: McpConfig, options: McpOptions, late: LateTools) ->
     manager
 }
 
+/// The tools of a server that can be named: one without a name, or one whose name becomes the
+/// same as an earlier one's in `mcp__<server>__<tool>` (`a.b` after `a_b`), is left out (and
+/// logged): the model could not call it, and a rule could not tell it from the other.
+fn distinct_tools<'a>(
+    server: &'a str,
+    tools: &'a [rmcp::model::Tool],
+) -> impl Iterator<Item = &'a rmcp::model::Tool> {
+    let mut seen = std::collections::HashSet::new();
+    tools.iter().filter(move |t| {
+        let keep = !t.name.is_empty() && seen.insert(super::names::normalize(&t.name));
+        if !keep {
+            tracing::warn!(target: "cairn::mcp", server, tool = %t.name,
+                "tool left out: its name is empty or the same as another's in mcp__<server>__<tool>");
+        }
+        keep
+    })
+}
+
 impl McpManager {
     /// Add `config` to the servers and connect it in the background.
     fn launch(&self, config: ServerConfig) {
@@ -93,9 +111,7 @@ impl McpManager {
                 tracing::warn!(target: "cairn::mcp", server = %server.name(), "{}", server.status());
                 return;
             };
-            let tools: Vec<ToolHandle> = conn
-                .tools
-                .iter()
+            let tools: Vec<ToolHandle> = distinct_tools(server.name(), &conn.tools)
                 .map(|t| {
                     Arc::new(McpTool::new(Arc::clone(&server), t, deferred, max_chars))
                         as ToolHandle
@@ -271,5 +287,20 @@ impl Drop for McpManager {
         for s in lock(&self.servers).iter() {
             s.stop_now();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tools_whose_names_clash_or_are_empty_are_left_out() {
+        let tool = |name: &str| -> rmcp::model::Tool {
+            serde_json::from_value(serde_json::json!({"name": name, "inputSchema": {}})).unwrap()
+        };
+        let tools = [tool("a_b"), tool("a.b"), tool(""), tool("c")];
+        let kept: Vec<&str> = super::distinct_tools("s", &tools)
+            .map(|t| t.name.as_ref())
+            .collect();
+        assert_eq!(kept, ["a_b", "c"]);
     }
 }

@@ -21,6 +21,9 @@ use crate::tools::{
     ToolResultBlock, attachment,
 };
 
+/// What people are shown of a result's text, at most (head and tail).
+const MAX_DISPLAY_CHARS: usize = 20_000;
+
 /// Descriptions longer than this are cut (a server can send anything).
 const MAX_DESCRIPTION: usize = 2048;
 
@@ -293,8 +296,9 @@ pub fn output_from_result(result: &Value) -> ToolOutput {
     let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
     let display = match blocks.iter().find_map(attachment::display) {
         Some(image) if texts.is_empty() => image,
+        // People see a bounded copy (the model gets the spilled text, its file the whole).
         _ => Display::Text {
-            text: texts.join("\n"),
+            text: crate::tools::spill::head_tail(&texts.join("\n"), MAX_DISPLAY_CHARS),
         },
     };
     let mut output = ToolOutput::blocks(blocks, display);

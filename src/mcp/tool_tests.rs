@@ -57,6 +57,15 @@ fn structured_content_shows_when_there_is_no_text_and_is_error_carries() {
     assert!(out.content.text().contains("\"sum\": 3"));
     let out = output_from_result(&json!({}));
     assert_eq!(out.content.text(), "(no content)");
+    // People are shown a bounded copy of a long text; the model's content is whole here
+    // (the executor spills it).
+    let long = "y".repeat(1_000_000);
+    let out = output_from_result(&json!({"content": [{"type": "text", "text": long}]}));
+    assert_eq!(out.content.text().len(), 1_000_000);
+    let Display::Text { text } = &out.display else {
+        panic!("{:?}", out.display);
+    };
+    assert!(text.chars().count() <= MAX_DISPLAY_CHARS, "{}", text.len());
     // A bad image (unknown type) becomes a text note, not a block the API would refuse.
     let out = output_from_result(
         &json!({"content": [{"type": "image", "mimeType": "image/x-evil", "data": "AAAA"}]}),
