@@ -1384,7 +1384,7 @@ async fn writes_that_break_a_settings_file_are_refused_even_in_bypass_mode() {
             "edits": [{"old_string": "\"deny\"", "new_string": "\"allow\": [\"Bash(ls)\"],\n    \"deny\""}]}}]},
         {"text": "done"}
     ]});
-    let mut setup = Setup::in_dir(dir, Provider::Anthropic);
+    let setup = Setup::in_dir(dir, Provider::Anthropic);
     setup.gate.set_mode(PermissionMode::BypassPermissions);
     let mut agent = Agent::start(&script, setup);
     let events = agent.prompt("edit the settings").await;
