@@ -36,13 +36,13 @@ impl EventSender {
     }
 }
 
-/// The check itself: `(path, before, after)` to an error when the write must not happen.
-pub type SettingsWriteFn = dyn Fn(&Path, &str, &str) -> Result<(), String> + Send + Sync;
-
 /// Checks the new content of a file (`path`, `before`, `after`): an error when it is a
 /// settings file the write would leave unusable or without some of its deny rules.
 #[derive(Clone)]
-pub struct SettingsWriteCheck(pub Arc<SettingsWriteFn>);
+pub struct SettingsWriteCheck(pub Arc<SettingsCheckFn>);
+
+/// The function inside a [`SettingsWriteCheck`].
+pub type SettingsCheckFn = dyn Fn(&Path, &str, &str) -> Result<(), String> + Send + Sync;
 
 impl std::fmt::Debug for SettingsWriteCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
