@@ -9,7 +9,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
 #[path = "support/checkpoint.rs"]
 mod support;
-use support::{Ws, actions, ws};
+use support::{Op, actions, apply_op, ws};
 
 use cairn::checkpoint::{
     CheckpointId, CheckpointOptions, CheckpointStore, RestoreAction, Uncovered,
@@ -553,61 +553,11 @@ fn an_unknown_checkpoint_is_a_clear_error() {
     assert_eq!(err.to_string(), "no checkpoint 7 in this session");
 }
 
-/// One step of a random history of the tree.
-#[derive(Debug, Clone)]
-enum Op {
-    Write(usize, u8),
-    Remove(usize),
-    RemoveDir(usize),
-    Link(usize, usize),
-    Chmod(usize, bool),
-    Record,
-}
-
-const PATHS: &[&str] = &["a", "b.txt", "d/c", "d/e/f.rs", "d/e/g", "h/i"];
-const DIRS: &[&str] = &["d", "d/e", "h"];
-
-fn apply_op(w: &Ws, op: &Op) {
-    // A step that does not fit the tree as it is (a file where a directory is) is skipped.
-    let _ = match op {
-        Op::Write(p, v) => {
-            let path = w.p(PATHS[*p]);
-            fs::create_dir_all(path.parent().unwrap())
-                .and_then(|()| fs::write(&path, format!("v{v}\n").repeat(usize::from(*v) + 1)))
-        }
-        Op::Remove(p) => fs::remove_file(w.p(PATHS[*p])),
-        Op::RemoveDir(d) => fs::remove_dir_all(w.p(DIRS[*d])),
-        Op::Link(p, q) => {
-            let path = w.p(PATHS[*p]);
-            let _ = fs::remove_file(&path);
-            fs::create_dir_all(path.parent().unwrap()).and_then(|()| symlink(PATHS[*q], &path))
-        }
-        Op::Chmod(p, exec) => {
-            let mode = if *exec { 0o755 } else { 0o600 };
-            let path = w.p(PATHS[*p]);
-            match fs::symlink_metadata(&path) {
-                Ok(m) if m.is_file() => {
-                    fs::set_permissions(&path, fs::Permissions::from_mode(mode))
-                }
-                _ => Ok(()),
-            }
-        }
-        Op::Record => Ok(()),
-    };
-}
-
 #[test]
 fn any_history_restores_to_every_checkpoint_and_back() {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
-    let op = prop_oneof![
-        4 => (0..PATHS.len(), 0u8..4).prop_map(|(p, v)| Op::Write(p, v)),
-        2 => (0..PATHS.len()).prop_map(Op::Remove),
-        1 => (0..DIRS.len()).prop_map(Op::RemoveDir),
-        1 => (0..PATHS.len(), 0..PATHS.len()).prop_map(|(p, q)| Op::Link(p, q)),
-        1 => (0..PATHS.len(), any::<bool>()).prop_map(|(p, x)| Op::Chmod(p, x)),
-        3 => Just(Op::Record),
-    ];
+    let op = support::op_strategy();
     // Few cases: every one records and restores with fsyncs on a real disk.
     let config = Config {
         cases: 24,

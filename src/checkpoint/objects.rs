@@ -117,6 +117,17 @@ impl ObjectStore {
         if self.known.contains_key(hash) {
             return Ok(false);
         }
+        self.add(hash, bytes)
+    }
+
+    /// Adds `bytes` to the pack being written even though the store lists their hash: its
+    /// stored copy did not read back (a pack damaged or altered since it was indexed). Once
+    /// flushed, the new copy is the one read.
+    pub fn put_again(&self, hash: &Hash, bytes: &[u8]) -> io::Result<bool> {
+        self.add(hash, bytes)
+    }
+
+    fn add(&self, hash: &Hash, bytes: &[u8]) -> io::Result<bool> {
         let compressed = compress(bytes)?;
         let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if guard.as_ref().is_some_and(|p| p.index.contains_key(hash)) {
