@@ -19,9 +19,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use super::durable::{in_parallel, stage};
-use super::index::{Content, Entry, Index, merge_walk};
+use super::index::{Content, Entry, Index, merge_walk, plain_path};
 use super::objects::ObjectStore;
-use super::verify::plain_path;
 use super::{CheckpointId, FileProblem, NotCoveredFile, join_rel};
 use crate::files::temp_files::{TempFile, temp_name};
 

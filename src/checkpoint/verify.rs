@@ -10,25 +10,13 @@
 //! rewrites or removes: a stored copy that does not read back is stored again from the file
 //! itself. This module reads but never changes the working tree.
 
-use std::ffi::OsStr;
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use super::index::{Content, Entry, Index, NotCovered};
+use super::index::{Content, Entry, Index, NotCovered, plain_path};
 use super::objects::{ObjectStore, hash_bytes};
 use super::restore::{RestoreAction, RestorePlan};
-
-/// Whether `rel` is a path a checkpoint may store: relative, non-empty, without NUL, made of
-/// plain names only (no `..`, `.` or root).
-pub fn plain_path(rel: &[u8]) -> bool {
-    !rel.is_empty()
-        && !rel.contains(&0)
-        && Path::new(OsStr::from_bytes(rel))
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)))
-}
 
 /// Every root of a checkpoint is a working directory of the session (`session`, canonical).
 pub fn roots(checkpoint: &[PathBuf], session: &[PathBuf]) -> Result<(), String> {
