@@ -443,3 +443,60 @@ async fn a_resumed_session_refuses_a_checkpoint_whose_roots_were_changed() {
     );
     assert_eq!(tree(tmp.path()), project_before);
 }
+
+/// Issue 29, section 2: what a rewind of the files cannot undo is named, in the list and in
+/// the summary: an approved write outside the project (it stays), and a file over the
+/// checkpoints' size cap that the turn overwrote (never copied, so it cannot come back).
+#[tokio::test]
+async fn a_rewind_names_the_writes_outside_and_the_files_over_the_cap_it_cannot_undo() {
+    let tmp = project();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::write(root.join("big.bin"), vec![b'x'; 6 * 1024 * 1024]).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let out_file = std::fs::canonicalize(outside.path())
+        .unwrap()
+        .join("out.txt");
+    let script = json!({"turns": [
+        {"tool_calls": [
+            {"id": "w1", "name": "Write",
+             "input": {"file_path": out_file.display().to_string(), "content": "out\n"}},
+            {"id": "w2", "name": "Write", "input": {"file_path": "new.txt", "content": "new\n"}},
+            {"id": "b1", "name": "Bash", "input": {"command": "printf small > big.bin"}}
+        ]},
+        {"text": "Done."}
+    ]});
+    let mut agent = Agent::start(&script, Setup::in_dir(tmp.path(), Provider::Anthropic));
+    agent.prompt("regenerate").await;
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "out\n");
+
+    let expected = [
+        format!(
+            "{} (written outside the working directories)",
+            out_file.display()
+        ),
+        format!(
+            "{} (over the 5 MiB size cap)",
+            root.join("big.bin").display()
+        ),
+    ];
+    let (points, _) = list_points(&mut agent).await;
+    assert_eq!(points[0].not_undone, expected);
+
+    let target = RewindTarget::Prompt {
+        id: points[0].id.clone(),
+    };
+    let done = rewind(&mut agent, target, true, false, true).await;
+    let Event::Rewound { summary, .. } = done else {
+        panic!("{done:?}")
+    };
+    assert!(
+        summary.ends_with(&format!("Not undone: {}; {}.", expected[0], expected[1])),
+        "{summary}"
+    );
+    assert!(!root.join("new.txt").exists(), "the rest went back");
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "out\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("big.bin")).unwrap(),
+        "small"
+    );
+}

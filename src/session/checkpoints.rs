@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::task::JoinHandle;
 
 use crate::checkpoint::{
-    CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, CheckpointStore, Recorded,
-    RestorePlan, Restored,
+    CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, CheckpointStore,
+    NotCoveredFile, Recorded, RestorePlan, Restored,
 };
 
 /// The store's directory inside a session's data dir.
@@ -152,6 +152,11 @@ impl SessionCheckpoints {
     /// The readable checkpoints, oldest first.
     pub async fn list(&self) -> Result<Vec<CheckpointInfo>, String> {
         self.run(|store| Ok(store.list())).await
+    }
+
+    /// The files checkpoint `id` does not hold (over the size cap, unreadable, special).
+    pub async fn not_covered(&self, id: CheckpointId) -> Result<Vec<NotCoveredFile>, String> {
+        self.run(move |store| store.not_covered(id)).await
     }
 
     /// What restoring checkpoint `id` would do now.
