@@ -596,3 +596,62 @@ fn any_history_restores_to_every_checkpoint_and_back() {
         panic!("{e}");
     }
 }
+
+/// Issue 29, section 3: a store over its budget loses its oldest checkpoints (never the
+/// latest) and the packs only they needed; every checkpoint kept still restores exactly.
+#[test]
+fn pruning_to_a_budget_removes_the_oldest_checkpoints_and_their_packs() {
+    let w = ws();
+    let mut store = w.open_with(CheckpointOptions {
+        full_every: 4,
+        ..CheckpointOptions::default()
+    });
+    let mut states = Vec::new();
+    for n in 0..6u8 {
+        // Incompressible contents, so each checkpoint's pack has a size of its own.
+        let bytes: Vec<u8> = (0..200_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> (n % 8 + 3)) as u8 ^ n)
+            .collect();
+        fs::write(w.p("big.dat"), &bytes).unwrap();
+        w.write("small.txt", &format!("round {n}\n"));
+        states.push((store.record("round").unwrap().id, w.tree_bytes()));
+    }
+    let before = store.disk_usage();
+    let budget = before / 2;
+    let pruned = store.prune(budget).unwrap();
+    assert!(pruned.after <= budget, "{pruned:?}");
+    assert_eq!(pruned.before, before);
+    assert_eq!(pruned.after, store.disk_usage());
+    let kept: Vec<_> = store.list().into_iter().map(|c| c.id).collect();
+    assert_eq!(
+        pruned.removed,
+        states[..6 - kept.len()]
+            .iter()
+            .map(|s| s.0)
+            .collect::<Vec<_>>()
+    );
+    assert!(pruned.packs_removed >= pruned.removed.len(), "{pruned:?}");
+    assert!(!kept.is_empty() && kept.len() < 6);
+    // Reopened (as after a restart), every kept checkpoint restores exactly.
+    drop(store);
+    let mut store = w.open();
+    assert!(store.damaged().is_empty(), "{:?}", store.damaged());
+    for (id, state) in states.iter().filter(|(id, _)| kept.contains(id)).rev() {
+        let done = store.restore(*id, "check").unwrap();
+        assert!(done.problems.is_empty(), "{:?}", done.problems);
+        assert_eq!(&w.tree_bytes(), state, "checkpoint {id}");
+    }
+    // The latest is never pruned, whatever the budget.
+    let latest = store.latest_id();
+    store.prune(0).unwrap();
+    assert_eq!(store.list().len(), 1);
+    assert_eq!(store.latest_id(), latest);
+}
+
+#[test]
+fn the_default_budget_is_ten_times_the_tree_between_50_mb_and_1_gb() {
+    use cairn::checkpoint::default_budget;
+    assert_eq!(default_budget(1_000), 50_000_000);
+    assert_eq!(default_budget(6_100_000), 61_000_000);
+    assert_eq!(default_budget(500_000_000), 1_000_000_000);
+}

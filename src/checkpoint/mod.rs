@@ -23,6 +23,7 @@
 //! session's roots; a checkpoint that fails a check is refused whole. It knows nothing of the agent:
 //! the caller decides when to record and what to call each checkpoint.
 
+mod budget;
 mod codec;
 mod durable;
 mod index;
@@ -45,6 +46,7 @@ mod verify;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use budget::{Pruned, default_budget, dir_bytes};
 pub use index::Uncovered;
 pub use prune::{FullScanReason, ScanKind};
 pub use restore::{EntryKind, PlannedFile, RestoreAction, RestorePlan, Restored};

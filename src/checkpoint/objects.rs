@@ -219,6 +219,28 @@ impl ObjectStore {
         Ok(n)
     }
 
+    /// The complete packs: id, and the hashes of the objects the store reads from it.
+    pub fn packs(&self) -> Vec<(u64, Vec<Hash>)> {
+        let mut by_pack: HashMap<u64, Vec<Hash>> = HashMap::new();
+        for (hash, loc) in &self.known {
+            by_pack.entry(loc.pack).or_default().push(*hash);
+        }
+        let mut out: Vec<_> = by_pack.into_iter().collect();
+        out.sort_by_key(|(id, _)| *id);
+        out
+    }
+
+    /// Removes pack `id` (none of its objects is needed any more) and forgets its objects.
+    pub fn remove_pack(&mut self, id: u64) -> io::Result<()> {
+        let path = self.dir.join(format!("{id:010}{SUFFIX}"));
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        self.known.retain(|_, loc| loc.pack != id);
+        Ok(())
+    }
+
     /// Drops the pack being written (its checkpoint was not committed).
     pub fn discard(&mut self) {
         self.pending

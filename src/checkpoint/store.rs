@@ -27,8 +27,8 @@ use super::{
     join_rel,
 };
 
-const CHECKPOINTS: &str = "checkpoints";
-const PACKS: &str = "packs";
+pub(super) const CHECKPOINTS: &str = "checkpoints";
+pub(super) const PACKS: &str = "packs";
 const SUFFIX: &str = ".cp";
 
 /// A checkpoint file that was ignored, and why.
@@ -53,20 +53,20 @@ pub struct Recorded {
     pub scan: ScanKind,
 }
 
-struct Known {
-    header: Header,
+pub(super) struct Known {
+    pub(super) header: Header,
     /// Checkpoints replayed to read this one (0 for a full index).
-    depth: u32,
+    pub(super) depth: u32,
 }
 
 pub struct CheckpointStore {
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
     roots: Vec<PathBuf>,
     /// The store's own directory and the options' `skip`, canonical where they exist.
     skip: Vec<PathBuf>,
     options: CheckpointOptions,
-    objects: ObjectStore,
-    known: BTreeMap<u64, Known>,
+    pub(super) objects: ObjectStore,
+    pub(super) known: BTreeMap<u64, Known>,
     damaged: Vec<DamagedCheckpoint>,
     next_id: u64,
     /// The full index of the latest checkpoint, once read or recorded.
@@ -484,7 +484,11 @@ impl CheckpointStore {
     }
 
     /// Writes a checkpoint file durably, after the objects it names.
-    fn commit(&mut self, header: &Header, body: BodyRef<'_>) -> Result<(), CheckpointError> {
+    pub(super) fn commit(
+        &mut self,
+        header: &Header,
+        body: BodyRef<'_>,
+    ) -> Result<(), CheckpointError> {
         let cp_dir = self.dir.join(CHECKPOINTS);
         let path = cp_dir.join(file_name(header.id));
         let err = |source| CheckpointError::Store {
@@ -550,7 +554,10 @@ impl CheckpointStore {
     }
 
     /// The roots and full index of checkpoint `id`, replaying deltas from the last full one.
-    fn read(&mut self, id: CheckpointId) -> Result<(Vec<PathBuf>, Index), CheckpointError> {
+    pub(super) fn read(
+        &mut self,
+        id: CheckpointId,
+    ) -> Result<(Vec<PathBuf>, Index), CheckpointError> {
         let Some(known) = self.known.get(&id.0) else {
             return Err(CheckpointError::NoSuchCheckpoint(id));
         };
@@ -589,7 +596,7 @@ impl CheckpointStore {
     }
 }
 
-fn file_name(id: u64) -> String {
+pub(super) fn file_name(id: u64) -> String {
     format!("{id:010}{SUFFIX}")
 }
 

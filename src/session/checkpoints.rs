@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, CheckpointStore,
-    NotCoveredFile, Recorded, RestorePlan, Restored,
+    NotCoveredFile, Recorded, RestorePlan, Restored, default_budget,
 };
 
 /// The store's directory inside a session's data dir.
@@ -146,7 +146,12 @@ impl SessionCheckpoints {
 
     /// Record a checkpoint now (after the background one) and wait for it.
     pub async fn record(&self, label: String) -> Result<Recorded, String> {
-        self.run(move |store| store.record(&label)).await
+        self.run(move |store| {
+            let recorded = store.record(&label)?;
+            keep_to_budget(store);
+            Ok(recorded)
+        })
+        .await
     }
 
     /// The readable checkpoints, oldest first.
@@ -198,7 +203,28 @@ impl SessionCheckpoints {
 fn record(inner: &Mutex<Inner>, label: &str) {
     let mut inner = lock(inner);
     let Ok(store) = inner.store() else { return };
-    if let Err(e) = store.record(label) {
-        tracing::warn!("checkpoint \"{label}\" not recorded: {e}");
+    match store.record(label) {
+        Ok(_) => keep_to_budget(store),
+        Err(e) => tracing::warn!("checkpoint \"{label}\" not recorded: {e}"),
+    }
+}
+
+/// Prunes the oldest checkpoints while the store is over its budget (ten times the working
+/// tree, 50 MB to 1 GB), saying so in the log.
+fn keep_to_budget(store: &mut CheckpointStore) {
+    let budget = default_budget(store.tree_bytes());
+    if store.disk_usage() <= budget {
+        return;
+    }
+    match store.prune(budget) {
+        Ok(p) if !p.removed.is_empty() => tracing::warn!(
+            "checkpoint store over its budget of {budget} bytes: pruned the {} oldest \
+             checkpoint(s), {} to {} bytes",
+            p.removed.len(),
+            p.before,
+            p.after
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!("checkpoint store over its budget, not pruned: {e}"),
     }
 }

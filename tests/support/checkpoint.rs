@@ -53,6 +53,20 @@ impl Ws {
     pub fn tree(&self) -> BTreeMap<String, String> {
         tree(&self.root)
     }
+    /// Every path with its kind, mode and the SHA-256 of its bytes (for binary files).
+    pub fn tree_bytes(&self) -> BTreeMap<String, String> {
+        use sha2::{Digest, Sha256};
+        let mut out = BTreeMap::new();
+        for entry in fs::read_dir(&self.root).unwrap().flatten() {
+            let meta = entry.metadata().unwrap();
+            let bytes = fs::read(entry.path()).unwrap_or_default();
+            out.insert(
+                entry.file_name().to_string_lossy().into_owned(),
+                format!("{:o} {:x}", meta.mode() & 0o7777, Sha256::digest(bytes)),
+            );
+        }
+        out
+    }
 }
 
 /// Every path under `root` (but `.git`) with what it is: kind, mode and content or target.
