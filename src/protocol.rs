@@ -93,6 +93,10 @@ pub struct RewindPoint {
     pub code: bool,
     /// The conversation can be put back (the transcript holds it).
     pub conversation: bool,
+    /// What rewinding the files to before this prompt cannot undo, a line per file
+    /// ("/tmp/out.txt (written outside the working directories)").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_undone: Vec<String>,
 }
 
 /// Core -> client.

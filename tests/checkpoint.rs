@@ -9,7 +9,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
 #[path = "support/checkpoint.rs"]
 mod support;
-use support::{Ws, actions, ws};
+use support::{Op, actions, apply_op, ws};
 
 use cairn::checkpoint::{
     CheckpointId, CheckpointOptions, CheckpointStore, RestoreAction, Uncovered,
@@ -553,61 +553,11 @@ fn an_unknown_checkpoint_is_a_clear_error() {
     assert_eq!(err.to_string(), "no checkpoint 7 in this session");
 }
 
-/// One step of a random history of the tree.
-#[derive(Debug, Clone)]
-enum Op {
-    Write(usize, u8),
-    Remove(usize),
-    RemoveDir(usize),
-    Link(usize, usize),
-    Chmod(usize, bool),
-    Record,
-}
-
-const PATHS: &[&str] = &["a", "b.txt", "d/c", "d/e/f.rs", "d/e/g", "h/i"];
-const DIRS: &[&str] = &["d", "d/e", "h"];
-
-fn apply_op(w: &Ws, op: &Op) {
-    // A step that does not fit the tree as it is (a file where a directory is) is skipped.
-    let _ = match op {
-        Op::Write(p, v) => {
-            let path = w.p(PATHS[*p]);
-            fs::create_dir_all(path.parent().unwrap())
-                .and_then(|()| fs::write(&path, format!("v{v}\n").repeat(usize::from(*v) + 1)))
-        }
-        Op::Remove(p) => fs::remove_file(w.p(PATHS[*p])),
-        Op::RemoveDir(d) => fs::remove_dir_all(w.p(DIRS[*d])),
-        Op::Link(p, q) => {
-            let path = w.p(PATHS[*p]);
-            let _ = fs::remove_file(&path);
-            fs::create_dir_all(path.parent().unwrap()).and_then(|()| symlink(PATHS[*q], &path))
-        }
-        Op::Chmod(p, exec) => {
-            let mode = if *exec { 0o755 } else { 0o600 };
-            let path = w.p(PATHS[*p]);
-            match fs::symlink_metadata(&path) {
-                Ok(m) if m.is_file() => {
-                    fs::set_permissions(&path, fs::Permissions::from_mode(mode))
-                }
-                _ => Ok(()),
-            }
-        }
-        Op::Record => Ok(()),
-    };
-}
-
 #[test]
 fn any_history_restores_to_every_checkpoint_and_back() {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
-    let op = prop_oneof![
-        4 => (0..PATHS.len(), 0u8..4).prop_map(|(p, v)| Op::Write(p, v)),
-        2 => (0..PATHS.len()).prop_map(Op::Remove),
-        1 => (0..DIRS.len()).prop_map(Op::RemoveDir),
-        1 => (0..PATHS.len(), 0..PATHS.len()).prop_map(|(p, q)| Op::Link(p, q)),
-        1 => (0..PATHS.len(), any::<bool>()).prop_map(|(p, x)| Op::Chmod(p, x)),
-        3 => Just(Op::Record),
-    ];
+    let op = support::op_strategy();
     // Few cases: every one records and restores with fsyncs on a real disk.
     let config = Config {
         cases: 24,
@@ -645,4 +595,63 @@ fn any_history_restores_to_every_checkpoint_and_back() {
     if let Err(e) = result {
         panic!("{e}");
     }
+}
+
+/// Issue 29, section 3: a store over its budget loses its oldest checkpoints (never the
+/// latest) and the packs only they needed; every checkpoint kept still restores exactly.
+#[test]
+fn pruning_to_a_budget_removes_the_oldest_checkpoints_and_their_packs() {
+    let w = ws();
+    let mut store = w.open_with(CheckpointOptions {
+        full_every: 4,
+        ..CheckpointOptions::default()
+    });
+    let mut states = Vec::new();
+    for n in 0..6u8 {
+        // Incompressible contents, so each checkpoint's pack has a size of its own.
+        let bytes: Vec<u8> = (0..200_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> (n % 8 + 3)) as u8 ^ n)
+            .collect();
+        fs::write(w.p("big.dat"), &bytes).unwrap();
+        w.write("small.txt", &format!("round {n}\n"));
+        states.push((store.record("round").unwrap().id, w.tree_bytes()));
+    }
+    let before = store.disk_usage();
+    let budget = before / 2;
+    let pruned = store.prune(budget).unwrap();
+    assert!(pruned.after <= budget, "{pruned:?}");
+    assert_eq!(pruned.before, before);
+    assert_eq!(pruned.after, store.disk_usage());
+    let kept: Vec<_> = store.list().into_iter().map(|c| c.id).collect();
+    assert_eq!(
+        pruned.removed,
+        states[..6 - kept.len()]
+            .iter()
+            .map(|s| s.0)
+            .collect::<Vec<_>>()
+    );
+    assert!(pruned.packs_removed >= pruned.removed.len(), "{pruned:?}");
+    assert!(!kept.is_empty() && kept.len() < 6);
+    // Reopened (as after a restart), every kept checkpoint restores exactly.
+    drop(store);
+    let mut store = w.open();
+    assert!(store.damaged().is_empty(), "{:?}", store.damaged());
+    for (id, state) in states.iter().filter(|(id, _)| kept.contains(id)).rev() {
+        let done = store.restore(*id, "check").unwrap();
+        assert!(done.problems.is_empty(), "{:?}", done.problems);
+        assert_eq!(&w.tree_bytes(), state, "checkpoint {id}");
+    }
+    // The latest is never pruned, whatever the budget.
+    let latest = store.latest_id();
+    store.prune(0).unwrap();
+    assert_eq!(store.list().len(), 1);
+    assert_eq!(store.latest_id(), latest);
+}
+
+#[test]
+fn the_default_budget_is_ten_times_the_tree_between_50_mb_and_1_gb() {
+    use cairn::checkpoint::default_budget;
+    assert_eq!(default_budget(1_000), 50_000_000);
+    assert_eq!(default_budget(6_100_000), 61_000_000);
+    assert_eq!(default_budget(500_000_000), 1_000_000_000);
 }

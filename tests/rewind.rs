@@ -18,6 +18,8 @@ use serde_json::{Value, json};
 mod agent;
 #[path = "support/llm.rs"]
 mod llm;
+#[path = "support/checkpoint_file.rs"]
+mod tampering;
 
 use agent::{Agent, Setup};
 
@@ -348,24 +350,29 @@ async fn a_rewind_is_undone_files_and_conversation() {
     assert_eq!(tree(tmp.path()), before);
 }
 
-#[tokio::test]
-async fn a_session_resumed_later_rewinds_what_it_did_before() {
-    let tmp = project();
-    let before = tree(tmp.path());
-    let mut first = Agent::start(
-        &changing_script(),
-        Setup::in_dir(tmp.path(), Provider::Anthropic),
-    );
+/// One session in `dir` runs the changing prompt and ends.
+async fn change_everything_and_quit(dir: &Path) {
+    let mut first = Agent::start(&changing_script(), Setup::in_dir(dir, Provider::Anthropic));
     first.prompt("change everything").await;
     first.handle.ops.send(Op::Shutdown).unwrap();
     // The core finishes (its checkpoints written) and closes its events.
     while first.handle.events.recv().await.is_some() {}
-    drop(first);
+}
 
-    let transcript = tmp.path().join(".data/t.jsonl");
-    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+/// A new process resuming the session in `dir` (as `--resume` does).
+fn resume(dir: &Path) -> Agent {
+    let transcript = dir.join(".data/t.jsonl");
+    let mut setup = Setup::in_dir(dir, Provider::Anthropic);
     setup.resume = Some(cairn::session::resume::load(&transcript).unwrap());
-    let mut second = Agent::start(&json!({"turns": [{"text": "hi"}]}), setup);
+    Agent::start(&json!({"turns": [{"text": "hi"}]}), setup)
+}
+
+#[tokio::test]
+async fn a_session_resumed_later_rewinds_what_it_did_before() {
+    let tmp = project();
+    let before = tree(tmp.path());
+    change_everything_and_quit(tmp.path()).await;
+    let mut second = resume(tmp.path());
     let (points, _) = list_points(&mut second).await;
     assert_eq!(points.len(), 1);
     assert!(
@@ -393,5 +400,103 @@ async fn rewinding_is_refused_while_the_model_works() {
             .iter()
             .any(|e| matches!(e, Event::Notice { message } if message.contains("Cannot rewind"))),
         "{events:?}"
+    );
+}
+
+/// Issue 29: a checkpoint rewritten to cover a directory outside the project (its digest
+/// recomputed) is refused after a resume, and nothing there or in the project is touched.
+#[tokio::test]
+async fn a_resumed_session_refuses_a_checkpoint_whose_roots_were_changed() {
+    let tmp = project();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_dir = std::fs::canonicalize(outside.path()).unwrap();
+    std::fs::write(outside_dir.join("mine.txt"), "keep\n").unwrap();
+    change_everything_and_quit(tmp.path()).await;
+    let store = tmp.path().join(".data/rewind");
+    let root = outside_dir.as_os_str().as_encoded_bytes().to_vec();
+    for entry in std::fs::read_dir(store.join("checkpoints")).unwrap() {
+        let path = entry.unwrap().path();
+        let mut cp = tampering::CpFile::read(&path);
+        cp.roots = vec![root.clone()];
+        cp.write(&path);
+    }
+    let project_before = tree(tmp.path());
+
+    let mut second = resume(tmp.path());
+    let (points, _) = list_points(&mut second).await;
+    let target = RewindTarget::Prompt {
+        id: points[0].id.clone(),
+    };
+    let answer = rewind(&mut second, target, true, false, true).await;
+    let Event::Error { message } = answer else {
+        panic!("{answer:?}")
+    };
+    assert!(
+        message.starts_with("Cannot rewind: checkpoint ")
+            && message.contains("is refused and nothing was restored: it covers ")
+            && message.ends_with("which is not a working directory of this session"),
+        "{message}"
+    );
+    assert_eq!(
+        tree(&outside_dir),
+        [("mine.txt".to_string(), "keep\n".to_string())].into()
+    );
+    assert_eq!(tree(tmp.path()), project_before);
+}
+
+/// Issue 29, section 2: what a rewind of the files cannot undo is named, in the list and in
+/// the summary: an approved write outside the project (it stays), and a file over the
+/// checkpoints' size cap that the turn overwrote (never copied, so it cannot come back).
+#[tokio::test]
+async fn a_rewind_names_the_writes_outside_and_the_files_over_the_cap_it_cannot_undo() {
+    let tmp = project();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::write(root.join("big.bin"), vec![b'x'; 6 * 1024 * 1024]).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let out_file = std::fs::canonicalize(outside.path())
+        .unwrap()
+        .join("out.txt");
+    let script = json!({"turns": [
+        {"tool_calls": [
+            {"id": "w1", "name": "Write",
+             "input": {"file_path": out_file.display().to_string(), "content": "out\n"}},
+            {"id": "w2", "name": "Write", "input": {"file_path": "new.txt", "content": "new\n"}},
+            {"id": "b1", "name": "Bash", "input": {"command": "printf small > big.bin"}}
+        ]},
+        {"text": "Done."}
+    ]});
+    let mut agent = Agent::start(&script, Setup::in_dir(tmp.path(), Provider::Anthropic));
+    agent.prompt("regenerate").await;
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "out\n");
+
+    let expected = [
+        format!(
+            "{} (written outside the working directories)",
+            out_file.display()
+        ),
+        format!(
+            "{} (over the 5 MiB size cap)",
+            root.join("big.bin").display()
+        ),
+    ];
+    let (points, _) = list_points(&mut agent).await;
+    assert_eq!(points[0].not_undone, expected);
+
+    let target = RewindTarget::Prompt {
+        id: points[0].id.clone(),
+    };
+    let done = rewind(&mut agent, target, true, false, true).await;
+    let Event::Rewound { summary, .. } = done else {
+        panic!("{done:?}")
+    };
+    assert!(
+        summary.ends_with(&format!("Not undone: {}; {}.", expected[0], expected[1])),
+        "{summary}"
+    );
+    assert!(!root.join("new.txt").exists(), "the rest went back");
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "out\n");
+    assert_eq!(
+        std::fs::read_to_string(root.join("big.bin")).unwrap(),
+        "small"
     );
 }

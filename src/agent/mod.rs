@@ -16,6 +16,7 @@ pub mod output_style;
 pub mod prompt;
 mod resume;
 mod rewind;
+mod rewind_report;
 mod running_tasks;
 mod subagent;
 

@@ -11,7 +11,8 @@
 use std::collections::HashSet;
 
 use super::core::Core;
-use crate::checkpoint::{CheckpointId, RestoreAction};
+use super::rewind_report::{describe, over_cap, writes};
+use crate::checkpoint::{CheckpointId, CheckpointInfo, CheckpointOptions, RestoreAction};
 use crate::protocol::{Event, RewindPoint, RewindTarget};
 use crate::session::checkpoints::prompt_label;
 use crate::session::resume::rebuild;
@@ -39,30 +40,67 @@ impl Core {
         Some((bytes, seg))
     }
 
+    /// For each prompt of `seg` (oldest first), what rewinding the files to before it cannot
+    /// undo (`rewind_report.rs`), as lines for the person.
+    async fn not_undone(
+        &self,
+        bytes: &[u8],
+        seg: &Segment,
+        checkpoints: &[CheckpointInfo],
+    ) -> Vec<Vec<String>> {
+        let cap_mib = CheckpointOptions::default().max_file_size / (1024 * 1024);
+        let latest = match checkpoints.last() {
+            Some(c) => self.session.checkpoints.not_covered(c.id).await,
+            None => Ok(Vec::new()),
+        }
+        .unwrap_or_default();
+        let (mut outside, mut inside) = (Vec::new(), Vec::new());
+        let mut out = vec![Vec::new(); seg.prompts.len()];
+        for (n, p) in seg.prompts.iter().enumerate().rev() {
+            let end = seg.prompts.get(n + 1).map_or(seg.end, |next| next.at);
+            let turn = writes(
+                bytes.get(p.at..end).unwrap_or_default(),
+                &self.registry,
+                &self.session,
+            );
+            for (all, new) in [(&mut outside, turn.outside), (&mut inside, turn.inside)] {
+                for path in new {
+                    if !all.contains(&path) {
+                        all.push(path);
+                    }
+                }
+            }
+            let label = prompt_label(&p.id);
+            let large = match checkpoints.iter().rev().find(|c| c.label == label) {
+                Some(c) => {
+                    let then = self.session.checkpoints.not_covered(c.id).await;
+                    over_cap(&then.unwrap_or_default(), &latest, &inside)
+                }
+                None => Vec::new(),
+            };
+            out[n] = describe(&outside, &large, cap_mib);
+        }
+        out
+    }
+
     /// `/rewind`: the prompts of the conversation, newest first, and the last rewind when it
     /// can be undone.
     pub(crate) async fn rewind_points(&mut self) {
-        let labels: HashSet<String> = self
-            .session
-            .checkpoints
-            .list()
-            .await
-            .unwrap_or_default()
+        let checkpoints = self.session.checkpoints.list().await.unwrap_or_default();
+        let labels: HashSet<String> = checkpoints.iter().map(|c| c.label.clone()).collect();
+        let (bytes, seg) = self.transcript_segment().unwrap_or_default();
+        let not_undone = self.not_undone(&bytes, &seg, &checkpoints).await;
+        let points = seg
+            .prompts
             .into_iter()
-            .map(|c| c.label)
-            .collect();
-        let prompts = self
-            .transcript_segment()
-            .map(|(_, seg)| seg.prompts)
-            .unwrap_or_default();
-        let points = prompts
-            .into_iter()
+            .zip(not_undone)
             .rev()
-            .map(|p| RewindPoint {
+            .map(|(p, not_undone)| RewindPoint {
                 code: labels.contains(&prompt_label(&p.id)),
                 conversation: true,
                 id: p.id,
                 text: p.text,
+                not_undone,
             })
             .collect();
         self.events().send(Event::RewindPoints {
@@ -107,16 +145,16 @@ impl Core {
         let (bytes, seg) = self
             .transcript_segment()
             .ok_or("this session has no transcript to find its prompts in")?;
-        let point = seg
+        let at = seg
             .prompts
             .iter()
-            .find(|p| p.id == id)
-            .ok_or("that prompt is no longer in the conversation")?
-            .clone();
+            .position(|p| p.id == id)
+            .ok_or("that prompt is no longer in the conversation")?;
+        let point = seg.prompts[at].clone();
         let checkpoint = if code {
             let label = prompt_label(id);
             let list = self.session.checkpoints.list().await?;
-            let found = list.into_iter().rev().find(|c| c.label == label);
+            let found = list.iter().rev().find(|c| c.label == label).cloned();
             Some(
                 found
                     .ok_or("no checkpoint of the files was recorded before that prompt")?
@@ -141,9 +179,26 @@ impl Core {
         };
         let mut summary = Vec::new();
         if let Some(cp) = checkpoint {
+            let list = self.session.checkpoints.list().await?;
+            let mut not_undone = self.not_undone(&bytes, &seg, &list).await;
             let (undo_id, line) = self.restore_files(cp, &what, !conversation).await?;
             undo.code = Some(undo_id);
             summary.push(line);
+            let not_undone = not_undone.swap_remove(at);
+            if !not_undone.is_empty() {
+                let named: Vec<&str> = not_undone
+                    .iter()
+                    .take(NAMED_FILES)
+                    .map(String::as_str)
+                    .collect();
+                let more = not_undone.len().saturating_sub(NAMED_FILES);
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
+                summary.push(format!("Not undone: {}{more}.", named.join("; ")));
+            }
         }
         if conversation {
             let kept = kept_lines(&bytes[seg.start..point.at]);
@@ -266,12 +321,6 @@ impl Core {
                 .map(ToString::to_string)
                 .collect();
             line.push_str(&format!(" Not restored: {}.", named.join("; ")));
-        }
-        if !restored.left_alone.is_empty() {
-            line.push_str(&format!(
-                " {} file(s) no checkpoint holds (too large or unreadable) were left alone.",
-                restored.left_alone.len()
-            ));
         }
         if tell_model && !restored.done.is_empty() {
             let root = &self.session.project_dir;

@@ -8,6 +8,9 @@
 //! always parents-first and children-first respectively. This module does no I/O.
 
 use std::cmp::Ordering;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path};
 
 /// A SHA-256 digest of a file's content.
 pub type Hash = [u8; 32];
@@ -217,4 +220,14 @@ pub fn merge_walk<'a>(
             }
         }
     }
+}
+
+/// Whether `rel` is a path a checkpoint may store: relative, non-empty, without NUL, made of
+/// plain names only (no `..`, `.` or root).
+pub fn plain_path(rel: &[u8]) -> bool {
+    !rel.is_empty()
+        && !rel.contains(&0)
+        && Path::new(OsStr::from_bytes(rel))
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)))
 }

@@ -16,11 +16,14 @@
 //!
 //! [`CheckpointStore::plan_restore`] says what rewinding to a checkpoint would do, file by
 //! file, and whether each file is still what the latest checkpoint recorded (if not, someone
-//! changed it since and the UI should ask). [`CheckpointStore::restore`] first records the
-//! current state (so a rewind can itself be rewound) and then puts every file back, one atomic
-//! write at a time, never touching anything outside the roots. It knows nothing of the agent:
+//! changed it since and the UI should ask). [`CheckpointStore::restore`] first checks the
+//! checkpoint (its roots must be the session's, its paths plain, its contents readable:
+//! `verify.rs`) and records the current state (so a rewind can itself be rewound), and then
+//! puts every file back, one atomic write at a time, never touching anything outside the
+//! session's roots; a checkpoint that fails a check is refused whole. It knows nothing of the agent:
 //! the caller decides when to record and what to call each checkpoint.
 
+mod budget;
 mod codec;
 mod durable;
 mod index;
@@ -38,10 +41,12 @@ mod scan;
 mod store;
 #[cfg(test)]
 mod tests;
+mod verify;
 
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use budget::{Pruned, default_budget, dir_bytes};
 pub use index::Uncovered;
 pub use prune::{FullScanReason, ScanKind};
 pub use restore::{EntryKind, PlannedFile, RestoreAction, RestorePlan, Restored};
@@ -149,6 +154,9 @@ pub enum CheckpointError {
     NoSuchCheckpoint(CheckpointId),
     #[error("checkpoint {id} cannot be read: {why}")]
     Damaged { id: CheckpointId, why: String },
+    /// A check failed before anything was touched: the checkpoint is refused whole.
+    #[error("checkpoint {id} is refused and nothing was restored: {why}")]
+    Refused { id: CheckpointId, why: String },
 }
 
 /// `root` joined with a relative path the scan produced (never absolute, never `..`).

@@ -117,6 +117,17 @@ impl ObjectStore {
         if self.known.contains_key(hash) {
             return Ok(false);
         }
+        self.add(hash, bytes)
+    }
+
+    /// Adds `bytes` to the pack being written even though the store lists their hash: its
+    /// stored copy did not read back (a pack damaged or altered since it was indexed). Once
+    /// flushed, the new copy is the one read.
+    pub fn put_again(&self, hash: &Hash, bytes: &[u8]) -> io::Result<bool> {
+        self.add(hash, bytes)
+    }
+
+    fn add(&self, hash: &Hash, bytes: &[u8]) -> io::Result<bool> {
         let compressed = compress(bytes)?;
         let mut guard = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if guard.as_ref().is_some_and(|p| p.index.contains_key(hash)) {
@@ -206,6 +217,28 @@ impl ObjectStore {
         self.known.extend(pending.entries);
         self.next_pack += 1;
         Ok(n)
+    }
+
+    /// The complete packs: id, and the hashes of the objects the store reads from it.
+    pub fn packs(&self) -> Vec<(u64, Vec<Hash>)> {
+        let mut by_pack: HashMap<u64, Vec<Hash>> = HashMap::new();
+        for (hash, loc) in &self.known {
+            by_pack.entry(loc.pack).or_default().push(*hash);
+        }
+        let mut out: Vec<_> = by_pack.into_iter().collect();
+        out.sort_by_key(|(id, _)| *id);
+        out
+    }
+
+    /// Removes pack `id` (none of its objects is needed any more) and forgets its objects.
+    pub fn remove_pack(&mut self, id: u64) -> io::Result<()> {
+        let path = self.dir.join(format!("{id:010}{SUFFIX}"));
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        self.known.retain(|_, loc| loc.pack != id);
+        Ok(())
     }
 
     /// Drops the pack being written (its checkpoint was not committed).

@@ -16,10 +16,10 @@ use std::fs;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::durable::{in_parallel, stage};
-use super::index::{Content, Entry, Index, merge_walk};
+use super::index::{Content, Entry, Index, merge_walk, plain_path};
 use super::objects::ObjectStore;
 use super::{CheckpointId, FileProblem, NotCoveredFile, join_rel};
 use crate::files::temp_files::{TempFile, temp_name};
@@ -61,8 +61,8 @@ pub struct PlannedFile {
     /// kind, or absent in both). `false` means it changed since the latest checkpoint — by a
     /// shell command, an editor, the person — and the UI should ask before undoing that.
     pub matches_latest: bool,
-    root: u16,
-    rel: Box<[u8]>,
+    pub(super) root: u16,
+    pub(super) rel: Box<[u8]>,
     current: Option<EntryKind>,
 }
 
@@ -337,12 +337,7 @@ fn locate(roots: &[PathBuf], root: u16, rel: &[u8], create: bool) -> io::Result<
         )));
     }
     let rel_path = Path::new(OsStr::from_bytes(rel));
-    let plain = !rel.is_empty()
-        && !rel.contains(&0)
-        && rel_path
-            .components()
-            .all(|c| matches!(c, Component::Normal(_)));
-    if !plain {
+    if !plain_path(rel) {
         return Err(refuse(format!(
             "stored path {:?} is not a plain relative path; refused",
             String::from_utf8_lossy(rel)

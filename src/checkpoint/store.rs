@@ -21,13 +21,14 @@ use super::objects::ObjectStore;
 use super::prune::{FullScanReason, RootPlan, ScanKind};
 use super::restore::{self, RestorePlan, Restored};
 use super::scan::{ScanSetup, Scanned, scan};
+use super::verify;
 use super::{
     CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, FileProblem, NotCoveredFile,
     join_rel,
 };
 
-const CHECKPOINTS: &str = "checkpoints";
-const PACKS: &str = "packs";
+pub(super) const CHECKPOINTS: &str = "checkpoints";
+pub(super) const PACKS: &str = "packs";
 const SUFFIX: &str = ".cp";
 
 /// A checkpoint file that was ignored, and why.
@@ -52,24 +53,27 @@ pub struct Recorded {
     pub scan: ScanKind,
 }
 
-struct Known {
-    header: Header,
+pub(super) struct Known {
+    pub(super) header: Header,
     /// Checkpoints replayed to read this one (0 for a full index).
-    depth: u32,
+    pub(super) depth: u32,
 }
 
 pub struct CheckpointStore {
-    dir: PathBuf,
+    pub(super) dir: PathBuf,
     roots: Vec<PathBuf>,
     /// The store's own directory and the options' `skip`, canonical where they exist.
     skip: Vec<PathBuf>,
     options: CheckpointOptions,
-    objects: ObjectStore,
-    known: BTreeMap<u64, Known>,
+    pub(super) objects: ObjectStore,
+    pub(super) known: BTreeMap<u64, Known>,
     damaged: Vec<DamagedCheckpoint>,
     next_id: u64,
     /// The full index of the latest checkpoint, once read or recorded.
     latest: Option<(u64, Index)>,
+    /// Whether `latest` was recorded by this store rather than read back from disk, where
+    /// anyone may have rewritten it (its hashes are then not trusted for an undo).
+    latest_ours: bool,
     /// The change journal, once started (`journal.rs`).
     journal: Option<Journal>,
     /// The journal could not start or stopped working: every checkpoint is a full scan.
@@ -112,6 +116,7 @@ impl CheckpointStore {
             damaged: Vec::new(),
             next_id: 1,
             latest: None,
+            latest_ours: false,
             journal: None,
             journal_failed: false,
         };
@@ -183,6 +188,8 @@ impl CheckpointStore {
     /// What restoring checkpoint `id` would do now, without changing anything.
     pub fn plan_restore(&mut self, id: CheckpointId) -> Result<RestorePlan, CheckpointError> {
         let (target_roots, target) = self.read(id)?;
+        verify::roots(&target_roots, &self.roots)
+            .map_err(|why| CheckpointError::Refused { id, why })?;
         self.load_latest()?;
         let same_roots = target_roots == self.roots
             && self
@@ -237,30 +244,36 @@ impl CheckpointStore {
     /// Restores checkpoint `id`: records the current state first (its id is
     /// [`Restored::undo`]: restoring that one undoes this restore), then writes back every
     /// file that differs, removes files created since and recreates files deleted since.
-    /// If that first checkpoint cannot be recorded, nothing is restored. Problems with single files are collected in the result; the other files are restored.
+    ///
+    /// Only inside the session's roots: a checkpoint covering another directory, storing a
+    /// path that is not plain, or whose contents do not read back is refused whole
+    /// ([`CheckpointError::Refused`]) before anything is touched. The undo checkpoint is a
+    /// full index, recorded before anything is touched with every file read again unless the
+    /// latest checkpoint was recorded by this store, and every file the restore rewrites or
+    /// removes is checked to read back from it; if it cannot be made, nothing is restored.
+    /// Problems with single files while restoring are collected in the result; the other
+    /// files are restored.
     pub fn restore(&mut self, id: CheckpointId, label: &str) -> Result<Restored, CheckpointError> {
         let (target_roots, target) = self.read(id)?;
-        self.load_latest()?;
+        let refused = |why| CheckpointError::Refused { id, why };
+        verify::roots(&target_roots, &self.roots).map_err(refused)?;
+        if self.load_latest().is_err() {
+            // The undo checkpoint below starts a new chain.
+            self.latest = None;
+        }
         // What the latest checkpoint said before this restore records a new one.
         let latest_before = self
             .latest_view()
             .map(|(roots, index)| (roots.to_vec(), index.clone()));
-        let undo = self.record(label)?;
-        let mut problems = undo.problems.clone();
-        let rescanned;
+        let undo = self.record_as(label, true)?;
+        let problems = undo.problems.clone();
         let current = match self.latest.as_ref() {
-            Some((_, index)) if target_roots == self.roots => index,
-            _ => {
-                // The checkpoint covered other roots: look at those as they are now.
-                let setup = self.setup(&target_roots, None, None);
-                let now = scan(&setup, &Index::default(), None);
-                problems.extend(now.problems);
-                rescanned = now.index;
-                &rescanned
-            }
+            Some((_, index)) => verify::remap(index, &self.roots, &target_roots),
+            None => Index::default(),
         };
         let latest = latest_before.as_ref().map(|(r, i)| (r.as_slice(), i));
-        let plan = restore::plan(id, &target_roots, &target, current, latest, problems);
+        let plan = restore::plan(id, &target_roots, &target, &current, latest, problems);
+        verify::contents(&plan, &target, &current, &mut self.objects).map_err(refused)?;
         Ok(restore::apply(
             plan,
             &target_roots,
@@ -352,6 +365,14 @@ impl CheckpointStore {
     /// Records the current state of the roots as a new checkpoint.
     /// If the latest checkpoint cannot be read back, this one holds a full index.
     pub fn record(&mut self, label: &str) -> Result<Recorded, CheckpointError> {
+        self.record_as(label, false)
+    }
+
+    /// `for_undo`: the checkpoint a restore takes first. It holds a full index (read back
+    /// without replaying files someone may have altered), and unless the latest checkpoint
+    /// is this store's own, every file is read and hashed again rather than trusting the
+    /// hashes of an index read from disk.
+    fn record_as(&mut self, label: &str, for_undo: bool) -> Result<Recorded, CheckpointError> {
         if self.load_latest().is_err() {
             // Its file went bad after `open`: start a new chain rather than refuse to record.
             self.latest = None;
@@ -360,12 +381,13 @@ impl CheckpointStore {
         let same_roots = self
             .latest_view()
             .is_some_and(|(roots, _)| roots == self.roots.as_slice());
+        let trusted = same_roots && (!for_undo || self.latest_ours);
         let previous = match self.latest.take() {
-            Some((_, index)) if same_roots => index,
+            Some((_, index)) if trusted => index,
             _ => Index::default(),
         };
         let roots = self.roots.clone();
-        let latest = latest_id.filter(|_| same_roots).map(|i| i.0);
+        let latest = latest_id.filter(|_| trusted).map(|i| i.0);
         let plans = self.scan_plans(&previous, latest, true);
         let watched = self.journal.as_ref().map(Journal::watched);
         let (index, problems, stored, notes, delta) = if RootPlan::nothing_changed(&plans) {
@@ -387,8 +409,8 @@ impl CheckpointStore {
         let depth = latest_id
             .and_then(|id| self.known.get(&id.0))
             .map_or(0, |k| k.depth);
-        let delta_parent =
-            latest_id.filter(|_| same_roots && depth + 1 < self.options.full_every.max(1));
+        let delta_parent = latest_id
+            .filter(|_| !for_undo && same_roots && depth + 1 < self.options.full_every.max(1));
         let not_covered = index.not_covered().to_vec();
         let body = match delta_parent {
             Some(_) => BodyRef::Delta(&delta, &not_covered),
@@ -428,6 +450,7 @@ impl CheckpointStore {
             scan: RootPlan::kind(&plans),
         };
         self.latest = Some((id, index));
+        self.latest_ours = true;
         Ok(recorded)
     }
 
@@ -461,7 +484,11 @@ impl CheckpointStore {
     }
 
     /// Writes a checkpoint file durably, after the objects it names.
-    fn commit(&mut self, header: &Header, body: BodyRef<'_>) -> Result<(), CheckpointError> {
+    pub(super) fn commit(
+        &mut self,
+        header: &Header,
+        body: BodyRef<'_>,
+    ) -> Result<(), CheckpointError> {
         let cp_dir = self.dir.join(CHECKPOINTS);
         let path = cp_dir.join(file_name(header.id));
         let err = |source| CheckpointError::Store {
@@ -527,7 +554,10 @@ impl CheckpointStore {
     }
 
     /// The roots and full index of checkpoint `id`, replaying deltas from the last full one.
-    fn read(&mut self, id: CheckpointId) -> Result<(Vec<PathBuf>, Index), CheckpointError> {
+    pub(super) fn read(
+        &mut self,
+        id: CheckpointId,
+    ) -> Result<(Vec<PathBuf>, Index), CheckpointError> {
         let Some(known) = self.known.get(&id.0) else {
             return Err(CheckpointError::NoSuchCheckpoint(id));
         };
@@ -557,14 +587,16 @@ impl CheckpointStore {
                 Body::Delta(delta, not_covered) => index.apply(&delta, not_covered),
             };
         }
+        verify::index(&index, roots.len()).map_err(|why| CheckpointError::Refused { id, why })?;
         if self.latest_id() == Some(id) {
             self.latest = Some((id.0, index.clone()));
+            self.latest_ours = false;
         }
         Ok((roots, index))
     }
 }
 
-fn file_name(id: u64) -> String {
+pub(super) fn file_name(id: u64) -> String {
     format!("{id:010}{SUFFIX}")
 }
 

@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::task::JoinHandle;
 
 use crate::checkpoint::{
-    CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, CheckpointStore, Recorded,
-    RestorePlan, Restored,
+    CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, CheckpointStore,
+    NotCoveredFile, Recorded, RestorePlan, Restored, default_budget,
 };
 
 /// The store's directory inside a session's data dir.
@@ -146,12 +146,22 @@ impl SessionCheckpoints {
 
     /// Record a checkpoint now (after the background one) and wait for it.
     pub async fn record(&self, label: String) -> Result<Recorded, String> {
-        self.run(move |store| store.record(&label)).await
+        self.run(move |store| {
+            let recorded = store.record(&label)?;
+            keep_to_budget(store);
+            Ok(recorded)
+        })
+        .await
     }
 
     /// The readable checkpoints, oldest first.
     pub async fn list(&self) -> Result<Vec<CheckpointInfo>, String> {
         self.run(|store| Ok(store.list())).await
+    }
+
+    /// The files checkpoint `id` does not hold (over the size cap, unreadable, special).
+    pub async fn not_covered(&self, id: CheckpointId) -> Result<Vec<NotCoveredFile>, String> {
+        self.run(move |store| store.not_covered(id)).await
     }
 
     /// What restoring checkpoint `id` would do now.
@@ -193,7 +203,28 @@ impl SessionCheckpoints {
 fn record(inner: &Mutex<Inner>, label: &str) {
     let mut inner = lock(inner);
     let Ok(store) = inner.store() else { return };
-    if let Err(e) = store.record(label) {
-        tracing::warn!("checkpoint \"{label}\" not recorded: {e}");
+    match store.record(label) {
+        Ok(_) => keep_to_budget(store),
+        Err(e) => tracing::warn!("checkpoint \"{label}\" not recorded: {e}"),
+    }
+}
+
+/// Prunes the oldest checkpoints while the store is over its budget (ten times the working
+/// tree, 50 MB to 1 GB), saying so in the log.
+fn keep_to_budget(store: &mut CheckpointStore) {
+    let budget = default_budget(store.tree_bytes());
+    if store.disk_usage() <= budget {
+        return;
+    }
+    match store.prune(budget) {
+        Ok(p) if !p.removed.is_empty() => tracing::warn!(
+            "checkpoint store over its budget of {budget} bytes: pruned the {} oldest \
+             checkpoint(s), {} to {} bytes",
+            p.removed.len(),
+            p.before,
+            p.after
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!("checkpoint store over its budget, not pruned: {e}"),
     }
 }

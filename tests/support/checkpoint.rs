@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 
 use cairn::checkpoint::{CheckpointOptions, CheckpointStore, RestoreAction, RestorePlan};
@@ -53,6 +53,20 @@ impl Ws {
     pub fn tree(&self) -> BTreeMap<String, String> {
         tree(&self.root)
     }
+    /// Every path with its kind, mode and the SHA-256 of its bytes (for binary files).
+    pub fn tree_bytes(&self) -> BTreeMap<String, String> {
+        use sha2::{Digest, Sha256};
+        let mut out = BTreeMap::new();
+        for entry in fs::read_dir(&self.root).unwrap().flatten() {
+            let meta = entry.metadata().unwrap();
+            let bytes = fs::read(entry.path()).unwrap_or_default();
+            out.insert(
+                entry.file_name().to_string_lossy().into_owned(),
+                format!("{:o} {:x}", meta.mode() & 0o7777, Sha256::digest(bytes)),
+            );
+        }
+        out
+    }
 }
 
 /// Every path under `root` (but `.git`) with what it is: kind, mode and content or target.
@@ -93,4 +107,60 @@ pub fn actions(plan: &RestorePlan) -> Vec<(String, RestoreAction)> {
             )
         })
         .collect()
+}
+
+/// One step of a random history of the tree.
+#[derive(Debug, Clone)]
+pub enum Op {
+    Write(usize, u8),
+    Remove(usize),
+    RemoveDir(usize),
+    Link(usize, usize),
+    Chmod(usize, bool),
+    Record,
+}
+
+pub const PATHS: &[&str] = &["a", "b.txt", "d/c", "d/e/f.rs", "d/e/g", "h/i"];
+pub const DIRS: &[&str] = &["d", "d/e", "h"];
+
+pub fn apply_op(w: &Ws, op: &Op) {
+    // A step that does not fit the tree as it is (a file where a directory is) is skipped.
+    let _ = match op {
+        Op::Write(p, v) => {
+            let path = w.p(PATHS[*p]);
+            fs::create_dir_all(path.parent().unwrap())
+                .and_then(|()| fs::write(&path, format!("v{v}\n").repeat(usize::from(*v) + 1)))
+        }
+        Op::Remove(p) => fs::remove_file(w.p(PATHS[*p])),
+        Op::RemoveDir(d) => fs::remove_dir_all(w.p(DIRS[*d])),
+        Op::Link(p, q) => {
+            let path = w.p(PATHS[*p]);
+            let _ = fs::remove_file(&path);
+            fs::create_dir_all(path.parent().unwrap()).and_then(|()| symlink(PATHS[*q], &path))
+        }
+        Op::Chmod(p, exec) => {
+            let mode = if *exec { 0o755 } else { 0o600 };
+            let path = w.p(PATHS[*p]);
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.is_file() => {
+                    fs::set_permissions(&path, fs::Permissions::from_mode(mode))
+                }
+                _ => Ok(()),
+            }
+        }
+        Op::Record => Ok(()),
+    };
+}
+
+/// A random step of a history, as the property tests draw them.
+pub fn op_strategy() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => (0..PATHS.len(), 0u8..4).prop_map(|(p, v)| Op::Write(p, v)),
+        2 => (0..PATHS.len()).prop_map(Op::Remove),
+        1 => (0..DIRS.len()).prop_map(Op::RemoveDir),
+        1 => (0..PATHS.len(), 0..PATHS.len()).prop_map(|(p, q)| Op::Link(p, q)),
+        1 => (0..PATHS.len(), any::<bool>()).prop_map(|(p, x)| Op::Chmod(p, x)),
+        3 => Just(Op::Record),
+    ]
 }

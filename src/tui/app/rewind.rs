@@ -86,7 +86,11 @@ impl App {
             } else {
                 "conversation only (no checkpoint of the files)"
             };
-            items.push((one_line(&p.text, 60), format!("#{} · {what}", total - n)));
+            let mut detail = format!("#{} · {what}", total - n);
+            if p.code && !p.not_undone.is_empty() {
+                detail.push_str(&format!(" · {} not undone", p.not_undone.len()));
+            }
+            items.push((one_line(&p.text, 60), detail));
         }
         self.rewind = RewindUi {
             points: points.to_vec(),
@@ -131,6 +135,9 @@ impl App {
                             })
                             .collect();
                         items.push((CANCEL.to_string(), String::new()));
+                        if point.code && !point.not_undone.is_empty() {
+                            self.not_undone_notice(&point.not_undone);
+                        }
                         self.picker = Some(Picker::choices(PickerKind::RewindChoice, items));
                         self.rewind.picked = Some(point);
                     }
@@ -170,6 +177,18 @@ impl App {
             }
             _ => {}
         }
+    }
+
+    /// What restoring the code to the picked prompt cannot undo, above the choices.
+    fn not_undone_notice(&mut self, lines: &[String]) {
+        let mut text = String::from("Restoring the code cannot undo these (not undone):");
+        for line in lines.iter().take(20) {
+            text.push_str(&format!("\n  {line}"));
+        }
+        if lines.len() > 20 {
+            text.push_str(&format!("\n  … and {} more", lines.len() - 20));
+        }
+        self.conversation.push_notice(NoticeKind::Warning, &text);
     }
 
     /// The core asks before undoing changes made outside cairn: list them and ask.

@@ -16,6 +16,7 @@ fn points() -> Event {
         text: text.into(),
         code,
         conversation: true,
+        not_undone: Vec::new(),
     };
     Event::RewindPoints {
         points: vec![
@@ -188,4 +189,30 @@ fn after_a_rewind_diff_shows_the_files_as_they_are_now() {
     let files: Vec<_> = h.app.session_changes().files().collect();
     assert_eq!(files, [(std::path::Path::new("kept.rs"), "1\n", "3\n")]);
     assert_eq!(h.app.session_changes().lines_changed(), (3, 2));
+}
+
+/// Issue 29: what rewinding the code cannot undo is counted in the list and named above the
+/// choices once a prompt is picked.
+#[test]
+fn what_a_rewind_cannot_undo_is_named_before_choosing() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.type_text("/rewind");
+    h.press(Key::Enter);
+    h.event(Event::RewindPoints {
+        points: vec![RewindPoint {
+            id: "p1".into(),
+            text: "regenerate the fixtures".into(),
+            code: true,
+            conversation: true,
+            not_undone: vec![
+                "/tmp/fixtures/out.json (written outside the working directories)".into(),
+                "/work/project/data/big.bin (over the 5 MiB size cap)".into(),
+            ],
+        }],
+        undo: None,
+    });
+    insta::assert_snapshot!("rewind_list_not_undone", screen(&mut h, 90, 12, 0));
+    h.press(Key::Enter);
+    insta::assert_snapshot!("rewind_choices_not_undone", screen(&mut h, 90, 16, 0));
 }
