@@ -3,7 +3,7 @@
 //! (approvals in it do not count).
 //!
 //! The repository is untrusted, so git runs with nothing of it that executes: no system or
-//! global config, `core.fsmonitor` off, no prompts, no optional locks, none of the caller's
+//! global config, `core.fsmonitor` off, no hooks, no prompts, no optional locks, none of the caller's
 //! `GIT_*` variables, and a time limit. Anything but a clear answer counts as tracked (fail
 //! closed: the file then approves nothing).
 
