@@ -406,6 +406,9 @@ pub async fn start_session(cli: &Cli, interactive: bool) -> anyhow::Result<Start
         output_style: style.style.clone(),
         tool_search: tool_search_config(&settings),
         checkpoints: checkpoints_enabled(env_var("CAIRN_CHECKPOINTS").as_deref()),
+        checkpoint_budget: settings
+            .checkpoint_budget_mb
+            .map(|mb| mb.saturating_mul(1_000_000)),
     };
     Ok(Started {
         handle: start(setup),

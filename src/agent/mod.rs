@@ -102,6 +102,9 @@ pub struct AgentSetup {
     /// Record checkpoints of the working directories for `/rewind` (on unless
     /// `CAIRN_CHECKPOINTS=off`).
     pub checkpoints: bool,
+    /// The checkpoint store's size budget in bytes (`checkpointBudgetMB`); `None`: ten times
+    /// the working tree, 50 MB to 1 GB.
+    pub checkpoint_budget: Option<u64>,
 }
 
 impl AgentSetup {
@@ -149,7 +152,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     )
     .with_tool_env(setup.tool_env.clone());
     let session = Arc::new(if setup.checkpoints {
-        session.with_checkpoints(checkpoint_dir, checkpoint_skip)
+        session.with_checkpoints(checkpoint_dir, checkpoint_skip, setup.checkpoint_budget)
     } else {
         session
     });
