@@ -462,6 +462,30 @@ fn session_to_resume(
 }
 
 /// `cairn mcp list|get`.
+/// `cairn checkpoints du|gc` for the project in the current directory.
+pub fn checkpoints_command(
+    cli: &Cli,
+    action: &crate::cli::CheckpointsAction,
+) -> anyhow::Result<String> {
+    use crate::cli::CheckpointsAction;
+    use crate::session::store_report;
+    let project_dir = std::env::current_dir().context("cannot read the current directory")?;
+    let settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var);
+    let data = project_data_dir(&data_root(), &project_dir);
+    let budget = |flag: &Option<u64>| {
+        flag.or(settings.checkpoint_budget_mb)
+            .map(|mb| mb.saturating_mul(1_000_000))
+    };
+    Ok(match action {
+        CheckpointsAction::Du { budget_mb } => {
+            store_report::du(&data, &project_dir, budget(budget_mb))
+        }
+        CheckpointsAction::Gc { budget_mb } => {
+            store_report::gc(&data, &project_dir, budget(budget_mb))
+        }
+    })
+}
+
 pub async fn mcp_command(
     cli: &Cli,
     action: &crate::cli::McpAction,
