@@ -220,6 +220,7 @@ fn session(
         output_style: None,
         tool_search: Default::default(),
         checkpoints: true,
+        checkpoint_budget: None,
     });
     (handle, model)
 }

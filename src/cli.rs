@@ -117,6 +117,29 @@ pub enum Command {
         #[command(subcommand)]
         action: McpAction,
     },
+    /// The `/rewind` checkpoints of this project's sessions: their size, or prune them to the
+    /// budget (the oldest sessions' oldest checkpoints first).
+    Checkpoints {
+        #[command(subcommand)]
+        action: CheckpointsAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CheckpointsAction {
+    /// Each session's store and the total against the budget.
+    Du {
+        /// The budget in MB (default: the `checkpointBudgetMB` setting, else ten times the
+        /// working tree, 50 MB to 1 GB).
+        #[arg(long)]
+        budget_mb: Option<u64>,
+    },
+    /// Prune the stores until together they fit the budget.
+    Gc {
+        /// The budget in MB (default: as for `du`).
+        #[arg(long)]
+        budget_mb: Option<u64>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -49,6 +49,10 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Mcp { action }) => return startup::mcp_command(&cli, action).await,
+        Some(Command::Checkpoints { action }) => {
+            print!("{}", startup::checkpoints_command(&cli, action)?);
+            return Ok(ExitCode::SUCCESS);
+        }
         None => {}
     }
     if cli.print {

@@ -429,6 +429,9 @@ pub async fn start_session(cli: &Cli, interactive: bool, trust: Trust) -> anyhow
         output_style: style.style.clone(),
         tool_search: tool_search_config(&settings),
         checkpoints: checkpoints_enabled(env_var("CAIRN_CHECKPOINTS").as_deref()),
+        checkpoint_budget: settings
+            .checkpoint_budget_mb
+            .map(|mb| mb.saturating_mul(1_000_000)),
     };
     Ok(Started {
         handle: start(setup),
@@ -526,6 +529,31 @@ fn session_to_resume(
         (None, false) => return Ok((None, false)),
     };
     Ok((Some(resume::load(&path)?), false))
+}
+
+/// `cairn checkpoints du|gc` for the project in the current directory.
+pub fn checkpoints_command(
+    cli: &Cli,
+    action: &crate::cli::CheckpointsAction,
+) -> anyhow::Result<String> {
+    use crate::cli::CheckpointsAction;
+    use crate::session::store_report;
+    let project_dir = std::env::current_dir().context("cannot read the current directory")?;
+    let trust = folder_trust(cli, &project_dir).trust;
+    let settings = load_settings(&project_dir, cli.settings.as_deref(), &env_var, trust);
+    let data = project_data_dir(&data_root(), &project_dir);
+    let budget = |flag: &Option<u64>| {
+        flag.or(settings.checkpoint_budget_mb)
+            .map(|mb| mb.saturating_mul(1_000_000))
+    };
+    Ok(match action {
+        CheckpointsAction::Du { budget_mb } => {
+            store_report::du(&data, &project_dir, budget(budget_mb))
+        }
+        CheckpointsAction::Gc { budget_mb } => {
+            store_report::gc(&data, &project_dir, budget(budget_mb))
+        }
+    })
 }
 
 /// `cairn mcp list|get`.

@@ -655,3 +655,83 @@ fn the_default_budget_is_ten_times_the_tree_between_50_mb_and_1_gb() {
     assert_eq!(default_budget(6_100_000), 61_000_000);
     assert_eq!(default_budget(500_000_000), 1_000_000_000);
 }
+
+/// Bytes zstd cannot shrink, different for each `seed`.
+fn noise(seed: u32, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
+/// Issue 29, section 3: `cairn checkpoints du` lists the project's session stores against
+/// the budget, `gc` prunes them to it (never a store's latest checkpoint).
+#[test]
+fn cairn_checkpoints_du_and_gc_report_and_prune_the_project_stores() {
+    let w = ws();
+    let data_root = w.data.join("root");
+    let name: String = w
+        .root
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let project = data_root.join("projects").join(name);
+    let mut seed = 1;
+    for session in ["s-old", "s-new"] {
+        let dir = project.join(session).join("rewind");
+        let mut store = CheckpointStore::open(
+            &dir,
+            std::slice::from_ref(&w.root),
+            CheckpointOptions::default(),
+        )
+        .unwrap();
+        for _ in 0..4 {
+            fs::write(w.p("data.bin"), noise(seed, 300_000)).unwrap();
+            seed += 1;
+            store.record("step").unwrap();
+        }
+    }
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .current_dir(&w.root)
+            .env("CAIRN_DATA_DIR", &data_root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let du = run(&["checkpoints", "du", "--budget-mb", "1"]);
+    assert!(du.starts_with("/rewind checkpoints: 2."), "{du}");
+    assert!(du.contains(" of a 1.0 MB budget, 2 session(s)\n"), "{du}");
+    assert!(du.contains("  s-old  4 checkpoint(s)  1.2 MB\n"), "{du}");
+    assert!(du.contains("  s-new  4 checkpoint(s)  1.2 MB\n"), "{du}");
+
+    let gc = run(&["checkpoints", "gc", "--budget-mb", "1"]);
+    assert!(gc.contains(": pruned "), "{gc}");
+    let counts: Vec<usize> = ["s-old", "s-new"]
+        .iter()
+        .map(|s| {
+            let dir = project.join(s).join("rewind");
+            let store = CheckpointStore::open(
+                &dir,
+                std::slice::from_ref(&w.root),
+                CheckpointOptions::default(),
+            )
+            .unwrap();
+            assert!(store.damaged().is_empty(), "{:?}", store.damaged());
+            store.list().len()
+        })
+        .collect();
+    // 1 MB holds no more than three 300 KB contents: at most one store keeps two checkpoints.
+    assert!(counts.iter().all(|&n| n >= 1), "{counts:?}");
+    assert!(counts.iter().sum::<usize>() <= 3, "{counts:?}\n{gc}");
+    let again = run(&["checkpoints", "gc", "--budget-mb", "1"]);
+    assert!(again.ends_with("Nothing to prune.\n"), "{again}");
+}

@@ -500,3 +500,61 @@ async fn a_rewind_names_the_writes_outside_and_the_files_over_the_cap_it_cannot_
         "small"
     );
 }
+
+/// Issue 29, section 3: a store over its budget prunes its oldest checkpoints and says so at
+/// the end of the turn; `/rewind` shows the store's size, and a prompt whose checkpoint was
+/// pruned rewinds its conversation only.
+#[tokio::test]
+async fn a_store_over_its_budget_is_pruned_and_the_person_is_told() {
+    let tmp = project();
+    let script = json!({"turns": [
+        {"tool_calls": [{"id": "w1", "name": "Write",
+                         "input": {"file_path": "one.txt", "content": "1\n"}}]},
+        {"text": "first"},
+        {"tool_calls": [{"id": "w2", "name": "Write",
+                         "input": {"file_path": "two.txt", "content": "2\n"}}]},
+        {"text": "second"}
+    ]});
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.checkpoint_budget = Some(1);
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("one").await;
+    let pruned: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notice { message } if message.contains("over its budget") => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pruned.len(), 1, "{events:?}");
+    assert!(
+        pruned[0].starts_with("The /rewind store was over its budget (0.0 MB): its 3 oldest")
+            && pruned[0].ends_with("prompts before them can rewind the conversation only."),
+        "{}",
+        pruned[0]
+    );
+    agent.prompt("two").await;
+
+    agent.handle.ops.send(Op::RewindList).unwrap();
+    let events = until(&mut agent, |e| matches!(e, Event::RewindPoints { .. })).await;
+    let size = events.iter().find_map(|e| match e {
+        Event::Notice { message } if message.starts_with("Checkpoints of the files take ") => {
+            Some(message.clone())
+        }
+        _ => None,
+    });
+    assert!(
+        size.as_deref()
+            .is_some_and(|m| m.ends_with(" MB of their 0.0 MB budget.")),
+        "{events:?}"
+    );
+    let Some(Event::RewindPoints { points, .. }) = events.last() else {
+        unreachable!()
+    };
+    let code: Vec<(&str, bool)> = points.iter().map(|p| (p.text.as_str(), p.code)).collect();
+    assert_eq!(
+        code,
+        [("two", false), ("one", false)],
+        "only the latest is kept"
+    );
+}

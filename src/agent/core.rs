@@ -487,6 +487,13 @@ impl Core {
                 .await
         {
             tracing::warn!("checkpoint after turn {turn_id} not recorded: {e}");
+            self.events().send(Event::Notice {
+                message: format!("The checkpoint after this turn was skipped: {e}"),
+            });
+        }
+        // Checkpoints skipped or pruned during the turn: the person hears of it.
+        for message in self.session.checkpoints.take_notices() {
+            self.events().send(Event::Notice { message });
         }
         self.events().send(Event::TurnFinished {
             turn_id,

@@ -105,6 +105,9 @@ pub struct AgentSetup {
     /// Record checkpoints of the working directories for `/rewind` (on unless
     /// `CAIRN_CHECKPOINTS=off`).
     pub checkpoints: bool,
+    /// The checkpoint store's size budget in bytes (`checkpointBudgetMB`); `None`: ten times
+    /// the working tree, 50 MB to 1 GB.
+    pub checkpoint_budget: Option<u64>,
 }
 
 impl AgentSetup {
@@ -154,7 +157,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     .with_memory_roots(setup.memory.roots.clone())
     .with_settings_check(Some(settings_check(setup.settings_files.clone())));
     let session = Arc::new(if setup.checkpoints {
-        session.with_checkpoints(checkpoint_dir, checkpoint_skip)
+        session.with_checkpoints(checkpoint_dir, checkpoint_skip, setup.checkpoint_budget)
     } else {
         session
     });

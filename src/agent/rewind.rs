@@ -14,7 +14,7 @@ use super::core::Core;
 use super::rewind_report::{describe, over_cap, writes};
 use crate::checkpoint::{CheckpointId, CheckpointInfo, CheckpointOptions, RestoreAction};
 use crate::protocol::{Event, RewindPoint, RewindTarget};
-use crate::session::checkpoints::prompt_label;
+use crate::session::checkpoints::{mb, prompt_label};
 use crate::session::resume::rebuild;
 use crate::session::rewind::{RewindUndo, Segment, kept_lines, segment};
 use crate::session::transcript::{Record, parse_transcript};
@@ -103,6 +103,17 @@ impl Core {
                 not_undone,
             })
             .collect();
+        let mut notices = self.session.checkpoints.take_notices();
+        if let Ok((used, budget)) = self.session.checkpoints.usage().await {
+            notices.push(format!(
+                "Checkpoints of the files take {} of their {} budget.",
+                mb(used),
+                mb(budget)
+            ));
+        }
+        for message in notices {
+            self.events().send(Event::Notice { message });
+        }
         self.events().send(Event::RewindPoints {
             points,
             undo: self.rewind_undo.as_ref().map(|u| u.what.clone()),

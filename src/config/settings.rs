@@ -59,6 +59,8 @@ pub struct LoadedSettings {
     pub auto_compact_pct: Option<u8>,
     /// `toolSearch`: `auto`, `auto:N`, `always` or `never`, checked.
     pub tool_search: Option<String>,
+    /// `checkpointBudgetMB`: the `/rewind` store's size budget, in MB.
+    pub checkpoint_budget_mb: Option<u64>,
     pub default_mode: Option<PermissionMode>,
     pub permissions: PermissionRules,
     /// Absolute, `~` expanded.
@@ -352,6 +354,21 @@ pub(super) fn merge_source(
                 "\"autoCompactThreshold\"",
                 "`autoCompactThreshold` must be a percent (0 to 100) or a fraction (0 to 1); \
                  ignored",
+            )),
+        }
+    }
+    if let Some(value) = obj.get("checkpointBudgetMB") {
+        match value.as_u64().filter(|&mb| mb > 0) {
+            Some(mb) if loaded.checkpoint_budget_mb.is_none() => {
+                loaded.checkpoint_budget_mb = Some(mb);
+                loaded
+                    .origins
+                    .insert("checkpointBudgetMB".into(), src.origin.clone());
+            }
+            Some(_) => {}
+            None => diags.push(src.diagnostic(
+                "\"checkpointBudgetMB\"",
+                "`checkpointBudgetMB` must be a whole number of megabytes above 0; ignored",
             )),
         }
     }

@@ -35,6 +35,32 @@ struct Inner {
     store: Option<CheckpointStore>,
     /// Why the store cannot be used, once it failed to open.
     broken: Option<String>,
+    /// The store's size budget in bytes; `None`: [`default_budget`] of the tree.
+    budget: Option<u64>,
+    /// Checkpoints skipped, or a store that could not be pruned, since the person was last
+    /// told.
+    notices: Vec<String>,
+    /// Checkpoints pruned since the person was last told: how many, the budget, the size
+    /// after.
+    pruned: Option<(usize, u64, u64)>,
+}
+
+impl Inner {
+    /// Counts what [`keep_to_budget`] did, for [`SessionCheckpoints::take_notices`].
+    fn note(&mut self, kept: Kept) {
+        match kept {
+            Kept::Within => {}
+            Kept::Pruned {
+                removed,
+                budget,
+                after,
+            } => {
+                let before = self.pruned.map_or(0, |p| p.0);
+                self.pruned = Some((before + removed, budget, after));
+            }
+            Kept::Problem(message) => self.notices.push(message),
+        }
+    }
 }
 
 impl Inner {
@@ -102,9 +128,44 @@ impl SessionCheckpoints {
                 skip,
                 store: None,
                 broken: None,
+                budget: None,
+                notices: Vec::new(),
+                pruned: None,
             })),
             pending: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Keep the store within `budget` bytes (`None`: the default for the tree).
+    pub fn with_budget(self, budget: Option<u64>) -> Self {
+        lock(&self.inner).budget = budget;
+        self
+    }
+
+    /// What pruning the store did since the last call, a line each, for the person.
+    pub fn take_notices(&self) -> Vec<String> {
+        let mut inner = lock(&self.inner);
+        let mut out = std::mem::take(&mut inner.notices);
+        if let Some((removed, budget, after)) = inner.pruned.take() {
+            out.push(format!(
+                "The /rewind store was over its budget ({}): its {removed} oldest checkpoint(s) \
+                 were pruned (it takes {} now); prompts before them can rewind the \
+                 conversation only.",
+                mb(budget),
+                mb(after)
+            ));
+        }
+        out
+    }
+
+    /// The store's size and its budget, in bytes.
+    pub async fn usage(&self) -> Result<(u64, u64), String> {
+        let budget = lock(&self.inner).budget;
+        self.run(move |store| {
+            let budget = budget.unwrap_or_else(|| default_budget(store.tree_bytes()));
+            Ok((store.disk_usage(), budget))
+        })
+        .await
     }
 
     pub fn is_enabled(&self) -> bool {
@@ -146,12 +207,15 @@ impl SessionCheckpoints {
 
     /// Record a checkpoint now (after the background one) and wait for it.
     pub async fn record(&self, label: String) -> Result<Recorded, String> {
-        self.run(move |store| {
-            let recorded = store.record(&label)?;
-            keep_to_budget(store);
-            Ok(recorded)
-        })
-        .await
+        let budget = lock(&self.inner).budget;
+        let (recorded, notice) = self
+            .run(move |store| {
+                let recorded = store.record(&label)?;
+                Ok((recorded, keep_to_budget(store, budget)))
+            })
+            .await?;
+        lock(&self.inner).note(notice);
+        Ok(recorded)
     }
 
     /// The readable checkpoints, oldest first.
@@ -202,29 +266,65 @@ impl SessionCheckpoints {
 
 fn record(inner: &Mutex<Inner>, label: &str) {
     let mut inner = lock(inner);
+    let budget = inner.budget;
     let Ok(store) = inner.store() else { return };
-    match store.record(label) {
-        Ok(_) => keep_to_budget(store),
-        Err(e) => tracing::warn!("checkpoint \"{label}\" not recorded: {e}"),
+    let kept = match store.record(label) {
+        Ok(_) => keep_to_budget(store, budget),
+        Err(e) => {
+            tracing::warn!("checkpoint \"{label}\" not recorded: {e}");
+            Kept::Problem(format!(
+                "The checkpoint \"{label}\" was skipped: {e}. /rewind cannot put the files \
+                 back to that point."
+            ))
+        }
+    };
+    inner.note(kept);
+}
+
+/// What keeping a store to its budget did.
+enum Kept {
+    Within,
+    Pruned {
+        removed: usize,
+        budget: u64,
+        after: u64,
+    },
+    Problem(String),
+}
+
+/// Prunes the oldest checkpoints while the store is over `budget` (by default ten times the
+/// working tree, 50 MB to 1 GB). A store left over its budget with only its latest checkpoint
+/// is only logged.
+fn keep_to_budget(store: &mut CheckpointStore, budget: Option<u64>) -> Kept {
+    let budget = budget.unwrap_or_else(|| default_budget(store.tree_bytes()));
+    if store.disk_usage() <= budget {
+        return Kept::Within;
+    }
+    match store.prune(budget) {
+        Ok(p) => {
+            tracing::warn!(
+                "checkpoint store over its budget of {budget} bytes: {} checkpoint(s) pruned, \
+                 {} to {} bytes",
+                p.removed.len(),
+                p.before,
+                p.after
+            );
+            if p.removed.is_empty() {
+                return Kept::Within;
+            }
+            Kept::Pruned {
+                removed: p.removed.len(),
+                budget,
+                after: p.after,
+            }
+        }
+        Err(e) => Kept::Problem(format!(
+            "The /rewind store is over its budget and could not be pruned: {e}"
+        )),
     }
 }
 
-/// Prunes the oldest checkpoints while the store is over its budget (ten times the working
-/// tree, 50 MB to 1 GB), saying so in the log.
-fn keep_to_budget(store: &mut CheckpointStore) {
-    let budget = default_budget(store.tree_bytes());
-    if store.disk_usage() <= budget {
-        return;
-    }
-    match store.prune(budget) {
-        Ok(p) if !p.removed.is_empty() => tracing::warn!(
-            "checkpoint store over its budget of {budget} bytes: pruned the {} oldest \
-             checkpoint(s), {} to {} bytes",
-            p.removed.len(),
-            p.before,
-            p.after
-        ),
-        Ok(_) => {}
-        Err(e) => tracing::warn!("checkpoint store over its budget, not pruned: {e}"),
-    }
+/// Bytes in megabytes, one decimal.
+pub fn mb(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1_000_000.0)
 }

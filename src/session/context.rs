@@ -116,8 +116,15 @@ impl SessionContext {
     }
 
     /// Keep checkpoints of the working directories in `store_dir`, never walking into `skip`.
-    pub fn with_checkpoints(mut self, store_dir: PathBuf, skip: Vec<PathBuf>) -> SessionContext {
-        self.checkpoints = SessionCheckpoints::new(Some(store_dir), self.working_dirs(), skip);
+    /// `budget`: the store's size budget in bytes (`None`: the default for the tree).
+    pub fn with_checkpoints(
+        mut self,
+        store_dir: PathBuf,
+        skip: Vec<PathBuf>,
+        budget: Option<u64>,
+    ) -> SessionContext {
+        self.checkpoints =
+            SessionCheckpoints::new(Some(store_dir), self.working_dirs(), skip).with_budget(budget);
         self
     }
 

@@ -57,6 +57,8 @@ pub struct Setup {
     /// Deferred tools (`auto`, and references as the client says, by default).
     pub tool_search: cairn::agent::deferral::ToolSearchConfig,
     pub checkpoints: bool,
+    /// The checkpoint store's budget in bytes (`None`: the default).
+    pub checkpoint_budget: Option<u64>,
     /// Tools that join while the session runs (MCP servers' tools).
     pub late_tools: cairn::tools::LateTools,
 }
@@ -87,6 +89,7 @@ impl Setup {
             auto_compact_pct: 85,
             tool_search: Default::default(),
             checkpoints: true,
+            checkpoint_budget: None,
             late_tools: Default::default(),
         }
     }
@@ -171,6 +174,7 @@ impl Agent {
             output_style: None,
             tool_search: setup.tool_search,
             checkpoints: setup.checkpoints,
+            checkpoint_budget: setup.checkpoint_budget,
         });
         Agent { server, handle }
     }
