@@ -163,6 +163,7 @@ pub fn check(dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), Str
     if common.join("modules").exists() {
         return Err("the repository has submodules, whose configuration git would use".into());
     }
+    check_hooks(&common.join("hooks"))?;
     let mut files = vec![common.join("config"), common.join("config.worktree")];
     if repo.git_dir != common {
         files.push(repo.git_dir.join("config.worktree"));
@@ -170,6 +171,30 @@ pub fn check(dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), Str
     for file in files {
         if let Some(text) = read_optional(&file)? {
             inspect(&text).map_err(|why| format!("{} {why}", file.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The repository's own hooks: git runs some on "read-only" commands (`post-index-change`
+/// when `git status` refreshes the index, `reference-transaction`), and a repository handed
+/// over as a folder or archive carries them. A fresh clone has only `*.sample` files; anything
+/// else (or a `hooks` that cannot be listed) fails closed.
+fn check_hooks(hooks: &Path) -> Result<(), String> {
+    let entries = match std::fs::read_dir(hooks) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("{} cannot be listed: {e}", hooks.display())),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{} cannot be listed: {e}", hooks.display()))?;
+        let name = entry.file_name();
+        if !name.to_string_lossy().ends_with(".sample") {
+            return Err(format!(
+                "{} holds the hook `{}`, which git may run",
+                hooks.display(),
+                name.to_string_lossy()
+            ));
         }
     }
     Ok(())
@@ -468,6 +493,22 @@ mod tests {
         }
         // A continued value could hide a key: refused.
         assert!(inspect("[user]\n name = a ; \\\npager = b\n").is_err());
+    }
+
+    #[test]
+    fn a_repository_with_its_own_hooks_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let hooks = dir.path().join(".git/hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(dir.path().join(".git/config"), CLONED).unwrap();
+        std::fs::write(hooks.join("pre-commit.sample"), "#!/bin/sh\n").unwrap();
+        let no_env = |_: &str| None;
+        assert_eq!(check(dir.path(), &no_env), Ok(()));
+        // `git status` runs this one when it refreshes the index.
+        std::fs::write(hooks.join("post-index-change"), "#!/bin/sh\ntouch pwned\n").unwrap();
+        let err = check(dir.path(), &no_env).unwrap_err();
+        assert!(err.contains("post-index-change"), "{err}");
     }
 
     /// An environment of exactly these variables.
