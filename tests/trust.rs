@@ -78,8 +78,12 @@ impl Clone {
     }
 
     async fn cairn(&self, server: &ScriptedServer, args: &[&str]) -> Output {
+        self.cairn_in(&self.repo(), server, args).await
+    }
+
+    async fn cairn_in(&self, dir: &Path, server: &ScriptedServer, args: &[&str]) -> Output {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-        cmd.current_dir(self.repo())
+        cmd.current_dir(dir)
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.home.path())
@@ -209,6 +213,23 @@ async fn trusted_for_the_run_the_folders_settings_apply_and_deny_still_wins() {
     assert!(!stderr.contains("not trusted"), "stderr: {stderr}");
     // Nothing was recorded for a one-run trust.
     assert!(!clone.home.path().join(".claude.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trusted_subfolder_does_not_vouch_for_the_settings_of_the_project_around_it() {
+    let clone = Clone::new();
+    let sub = clone.repo().join("docs");
+    std::fs::create_dir_all(&sub).unwrap();
+    // The person trusted `docs` (Claude Code records the folder it was started in); the
+    // settings that apply there are the project root's, which nobody trusted.
+    trust::trust_folder(clone.home.path(), &sub);
+    let server = llm::scripted(&attack(clone.home.path()));
+    let out = clone.cairn_in(&sub, &server, &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(!clone.ran("session-start-ran"), "stderr: {stderr}");
+    assert!(!clone.ran("prompt-hook-ran"));
+    assert!(stderr.contains("this folder is not trusted"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -63,7 +63,9 @@ pub fn folder_trust(cli: &Cli, dir: &Path) -> FolderTrust {
     let root = project_root(dir, home.as_deref());
     let store = claude_json_path(&env_var).map(TrustStore::new);
     let (recorded, problem) = match &store {
-        Some(s) => match s.is_trusted(dir) {
+        // The root's settings apply, so the root must be covered: a trusted subfolder does
+        // not vouch for the settings of the folder around it.
+        Some(s) => match s.is_trusted(&root) {
             Ok(t) => (t, None),
             Err(e) => (false, Some(e)),
         },
