@@ -232,6 +232,23 @@ async fn a_trusted_subfolder_does_not_vouch_for_the_settings_of_the_project_arou
     assert!(stderr.contains("this folder is not trusted"), "{stderr}");
 }
 
+/// A settings file that is a FIFO (a folder or archive can hold one) would block the start
+/// forever: it is a settings file that cannot be read, so `-p` stops at once and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_settings_file_that_is_a_fifo_does_not_hang_the_start() {
+    let clone = Clone::new();
+    let fifo = clone.repo().join(".cairn/settings.json");
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.unwrap().success());
+    let server = llm::scripted(&attack(clone.home.path()));
+    let out = clone.cairn(&server, &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+    assert!(!clone.ran("session-start-ran"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trust_recorded_in_claude_json_for_an_ancestor_applies() {
     let clone = Clone::new();

@@ -187,7 +187,7 @@ pub fn strip_bom(text: &str) -> &str {
 /// Read a file; `None` when it does not exist (silently) or cannot be used (a broken problem:
 /// a file that exists may hold deny rules).
 pub fn read_source(path: &Path, layer: Layer, problems: &mut Problems) -> Option<SettingsSource> {
-    let text = match std::fs::read(path) {
+    let text = match read_regular(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
@@ -217,6 +217,30 @@ pub fn read_source(path: &Path, layer: Layer, problems: &mut Problems) -> Option
         },
         problems,
     )
+}
+
+/// The most bytes a settings file may have (Claude Code's are a few KiB).
+const MAX_SETTINGS_BYTES: u64 = 16 << 20;
+
+/// The bytes of `path` when it is a regular file of at most [`MAX_SETTINGS_BYTES`]: a FIFO
+/// would block the start forever and a device (a link to `/dev/zero`) would never end, and a
+/// repository can hold either.
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, Read};
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(Error::other("not a regular file (a FIFO or a device?)"));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_SETTINGS_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_SETTINGS_BYTES {
+        return Err(Error::other(format!(
+            "larger than {} MiB",
+            MAX_SETTINGS_BYTES >> 20
+        )));
+    }
+    Ok(bytes)
 }
 
 /// Parse a settings document; a JSON error or a non-object is a broken problem. An empty
@@ -264,4 +288,29 @@ fn strip_position(message: &str) -> &str {
     message
         .find(" at line ")
         .map_or(message, |at| &message[..at])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_settings_file_that_is_a_fifo_or_a_device_is_broken_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("settings.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let zero = dir.path().join("settings.local.json");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for path in [&fifo, &zero] {
+            let mut problems = Problems::default();
+            assert!(read_source(path, Layer::Project, &mut problems).is_none());
+            assert_eq!(problems.broken.len(), 1, "{:?}", problems);
+            assert!(
+                problems.broken[0].contains("not a regular file"),
+                "{:?}",
+                problems
+            );
+        }
+    }
 }

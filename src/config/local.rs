@@ -99,7 +99,9 @@ fn update(
         path: path.clone(),
         message: e.to_string(),
     };
-    let mut root = match std::fs::read_to_string(&path) {
+    let read = crate::config::layers::read_regular(&path)
+        .and_then(|b| String::from_utf8(b).map_err(std::io::Error::other));
+    let mut root = match read {
         Ok(text) if text.trim().is_empty() => Map::new(),
         Ok(text) => match serde_json::from_str::<Value>(crate::config::layers::strip_bom(&text)) {
             Ok(Value::Object(m)) => m,
