@@ -122,7 +122,12 @@ fn git_branch(dir: &std::path::Path) -> Option<String> {
         .ancestors()
         .map(|d| d.join(".git"))
         .find(|g| g.is_dir())?;
-    let head = std::fs::read_to_string(git.join("HEAD")).ok()?;
+    // A FIFO (a folder or archive can hold one) would block the start forever.
+    let head = git.join("HEAD");
+    if !head.is_file() {
+        return None;
+    }
+    let head = std::fs::read_to_string(head).ok()?;
     head.trim()
         .strip_prefix("ref: refs/heads/")
         .map(|b| b.chars().filter(|c| !c.is_control()).collect())

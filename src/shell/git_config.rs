@@ -164,6 +164,8 @@ pub fn check(dir: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), Str
         return Err("the repository has submodules, whose configuration git would use".into());
     }
     check_hooks(&common.join("hooks"))?;
+    // git reads HEAD first: a FIFO there would hold the command until its time limit.
+    read_optional(&repo.git_dir.join("HEAD"))?;
     let mut files = vec![common.join("config"), common.join("config.worktree")];
     if repo.git_dir != common {
         files.push(repo.git_dir.join("config.worktree"));
@@ -360,6 +362,14 @@ fn resolve(base: &Path, target: &str) -> PathBuf {
 
 /// A file's text, `None` when it does not exist; any other failure is an error.
 fn read_optional(path: &Path) -> Result<Option<String>, String> {
+    // A FIFO would block the permission check forever, a device never end; `/dev/null` (as
+    // `GIT_CONFIG_GLOBAL` often names it) is empty.
+    if path == Path::new("/dev/null") {
+        return Ok(Some(String::new()));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
@@ -509,6 +519,28 @@ mod tests {
         std::fs::write(hooks.join("post-index-change"), "#!/bin/sh\ntouch pwned\n").unwrap();
         let err = check(dir.path(), &no_env).unwrap_err();
         assert!(err.contains("post-index-change"), "{err}");
+    }
+
+    #[test]
+    fn a_config_that_is_a_fifo_fails_closed_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join(".git/config"))
+            .status();
+        assert!(made.unwrap().success());
+        let err = check(dir.path(), &|_: &str| None).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        std::fs::remove_file(dir.path().join(".git/config")).unwrap();
+        assert_eq!(check(dir.path(), &|_: &str| None), Ok(()));
+        std::fs::remove_file(dir.path().join(".git/HEAD")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join(".git/HEAD"))
+            .status();
+        assert!(made.unwrap().success());
+        let err = check(dir.path(), &|_: &str| None).unwrap_err();
+        assert!(err.contains("HEAD is not a regular file"), "{err}");
     }
 
     /// An environment of exactly these variables.

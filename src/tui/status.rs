@@ -337,7 +337,12 @@ pub fn git_branch(dir: &Path) -> Option<String> {
             None
         };
         if let Some(g) = git_dir {
-            let head = std::fs::read_to_string(g.join("HEAD")).ok()?;
+            // A FIFO would block the screen forever.
+            let head = g.join("HEAD");
+            if !head.is_file() {
+                return None;
+            }
+            let head = std::fs::read_to_string(head).ok()?;
             let head = head.trim();
             return Some(match head.strip_prefix("ref: ") {
                 Some(r) => r.strip_prefix("refs/heads/").unwrap_or(r).to_string(),
@@ -353,6 +358,17 @@ pub fn git_branch(dir: &Path) -> Option<String> {
 mod tests {
 
     use super::*;
+
+    #[test]
+    fn a_head_that_is_a_fifo_is_no_branch_and_does_not_block() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join(".git/HEAD"))
+            .status();
+        assert!(made.unwrap().success());
+        assert_eq!(git_branch(dir.path()), None);
+    }
 
     #[test]
     fn branch_from_head_file_worktree_and_detached() {
