@@ -82,6 +82,13 @@ impl Clone {
     }
 
     async fn cairn_in(&self, dir: &Path, server: &ScriptedServer, args: &[&str]) -> Output {
+        let mut prompt = vec!["--model", "test-model", "-p", "clean up"];
+        prompt.extend(args);
+        self.run_in(dir, server, &prompt).await
+    }
+
+    /// The binary with `args` in `dir`, nothing else added.
+    async fn run_in(&self, dir: &Path, server: &ScriptedServer, args: &[&str]) -> Output {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
         cmd.current_dir(dir)
             .env_clear()
@@ -92,7 +99,6 @@ impl Clone {
             .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("MCP_TIMEOUT", "3000")
-            .args(["--model", "test-model", "-p", "clean up"])
             .args(args)
             .stdin(Stdio::null())
             .kill_on_drop(true);
@@ -336,4 +342,22 @@ async fn external_imports_reach_the_model_only_once_approved_for_a_trusted_folde
         sent(&server)
     );
     std::fs::remove_file(outside).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_list_and_config_in_an_untrusted_folder_run_nothing_and_say_why() {
+    let clone = Clone::new();
+    let server = llm::scripted(&json!({"turns": []}));
+    let list = clone.run_in(&clone.repo(), &server, &["mcp", "list"]).await;
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.contains("Not started, the folder is not trusted") && text.contains("evil"),
+        "{text}"
+    );
+    let config = clone.run_in(&clone.repo(), &server, &["config"]).await;
+    let text = String::from_utf8_lossy(&config.stdout);
+    assert!(text.contains("folder trust: not trusted"), "{text}");
+    assert!(text.contains("hooks: SessionStart"), "{text}");
+    assert!(!clone.ran("mcp-server-ran") && !clone.ran("session-start-ran"));
+    assert!(server.requests().is_empty());
 }

@@ -54,8 +54,21 @@ async fn started(
 pub async fn list(project_dir: &Path, settings: &LoadedSettings, flags: &McpFlags) -> String {
     let (manager, notices) = started(project_dir, settings, flags).await;
     let mut out = String::new();
-    if manager.servers().is_empty() {
+    let skipped = if settings.trust.is_trusted() {
+        Vec::new()
+    } else {
+        super::session::project_servers(project_dir, settings, flags)
+    };
+    if manager.servers().is_empty() && skipped.is_empty() {
         out.push_str("No MCP servers configured.\n");
+    }
+    if !skipped.is_empty() {
+        let _ = writeln!(
+            out,
+            "Not started, the folder is not trusted (run `cairn` here once and trust it): {} \
+             [project]",
+            skipped.join(", ")
+        );
     }
     for s in manager.servers() {
         let c = s.config();
