@@ -9,7 +9,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
 
 #[path = "support/checkpoint.rs"]
 mod support;
-use support::{Op, actions, apply_op, ws};
+use support::{Op, actions, apply_op, noise, ws};
 
 use cairn::checkpoint::{
     CheckpointId, CheckpointOptions, CheckpointStore, RestoreAction, Uncovered,
@@ -654,19 +654,6 @@ fn the_default_budget_is_ten_times_the_tree_between_50_mb_and_1_gb() {
     assert_eq!(default_budget(1_000), 50_000_000);
     assert_eq!(default_budget(6_100_000), 61_000_000);
     assert_eq!(default_budget(500_000_000), 1_000_000_000);
-}
-
-/// Bytes zstd cannot shrink, different for each `seed`.
-fn noise(seed: u32, len: usize) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
 }
 
 /// Issue 29, section 3: `cairn checkpoints du` lists the project's session stores against

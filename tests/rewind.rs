@@ -538,7 +538,9 @@ async fn a_store_over_its_budget_is_pruned_and_the_person_is_told() {
     agent.handle.ops.send(Op::RewindList).unwrap();
     let events = until(&mut agent, |e| matches!(e, Event::RewindPoints { .. })).await;
     let size = events.iter().find_map(|e| match e {
-        Event::Notice { message } if message.starts_with("Checkpoints of the files take ") => {
+        Event::Notice { message }
+            if message.starts_with("Checkpoints of the project's files take ") =>
+        {
             Some(message.clone())
         }
         _ => None,

@@ -106,7 +106,7 @@ impl Core {
         let mut notices = self.session.checkpoints.take_notices();
         if let Ok((used, budget)) = self.session.checkpoints.usage().await {
             notices.push(format!(
-                "Checkpoints of the files take {} of their {} budget.",
+                "Checkpoints of the project's files take {} of their {} budget.",
                 mb(used),
                 mb(budget)
             ));

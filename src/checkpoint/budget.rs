@@ -51,10 +51,21 @@ pub struct Pruned {
     pub after: u64,
 }
 
+/// Bytes the store in `dir` takes on disk (checkpoint files and content packs), without
+/// opening it.
+pub fn store_bytes(dir: &Path) -> u64 {
+    dir_bytes(&dir.join(CHECKPOINTS)) + dir_bytes(&dir.join(PACKS))
+}
+
+/// Whether `dir` holds a checkpoint store (its folder of checkpoints).
+pub fn is_store(dir: &Path) -> bool {
+    dir.join(CHECKPOINTS).is_dir()
+}
+
 impl CheckpointStore {
     /// Bytes the store takes on disk (checkpoint files and content packs).
     pub fn disk_usage(&self) -> u64 {
-        dir_bytes(&self.dir.join(CHECKPOINTS)) + dir_bytes(&self.dir.join(PACKS))
+        store_bytes(&self.dir)
     }
 
     /// The bytes of the files the latest checkpoint covers (the working tree's size).
@@ -68,13 +79,20 @@ impl CheckpointStore {
     /// Removes the oldest checkpoints (never the latest) until the store fits in `budget`
     /// bytes, and the packs no remaining checkpoint needs.
     pub fn prune(&mut self, budget: u64) -> Result<Pruned, CheckpointError> {
+        self.prune_to(budget, true)
+    }
+
+    /// [`Self::prune`], which may also remove the latest checkpoint unless `keep_latest`
+    /// (the store of a session that has ended may go entirely).
+    pub fn prune_to(&mut self, budget: u64, keep_latest: bool) -> Result<Pruned, CheckpointError> {
+        let keep = usize::from(keep_latest);
         let before = self.disk_usage();
         let mut pruned = Pruned {
             before,
             after: before,
             ..Pruned::default()
         };
-        while pruned.after > budget && self.known.len() > 1 {
+        while pruned.after > budget && self.known.len() > keep {
             let Some(&oldest) = self.known.keys().next() else {
                 break;
             };

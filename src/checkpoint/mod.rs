@@ -46,7 +46,7 @@ mod verify;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use budget::{Pruned, default_budget, dir_bytes};
+pub use budget::{Pruned, default_budget, dir_bytes, is_store, store_bytes};
 pub use index::Uncovered;
 pub use prune::{FullScanReason, ScanKind};
 pub use restore::{EntryKind, PlannedFile, RestoreAction, RestorePlan, Restored};

@@ -8,19 +8,25 @@
 //! writing tool never runs before the checkpoint of its prompt is complete, and the order of
 //! the checkpoints is the order they were asked for. A store that cannot be opened or written
 //! is reported once and the session goes on without checkpoints: they must never stop it.
+//!
+//! The session holds its store's lock (`store_lock.rs`) from opening it to its end. After
+//! each checkpoint it keeps the project's stores (all its sessions') within the budget:
+//! ended sessions' stores are pruned first (`store_report::free_ended`), then its own oldest
+//! checkpoints, never its latest.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::task::JoinHandle;
 
+use super::store_lock::StoreLock;
+pub use super::store_report::{CHECKPOINT_DIR, mb};
+use super::store_report::{free_ended, others_bytes};
+
 use crate::checkpoint::{
     CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, CheckpointStore,
     NotCoveredFile, Recorded, RestorePlan, Restored, default_budget,
 };
-
-/// The store's directory inside a session's data dir.
-pub const CHECKPOINT_DIR: &str = "rewind";
 
 /// The label of the checkpoint taken before the prompt `id` was sent.
 pub fn prompt_label(id: &str) -> String {
@@ -33,6 +39,8 @@ struct Inner {
     roots: Vec<PathBuf>,
     skip: Vec<PathBuf>,
     store: Option<CheckpointStore>,
+    /// The store's lock, held while the store is open.
+    live: Option<StoreLock>,
     /// Why the store cannot be used, once it failed to open.
     broken: Option<String>,
     /// The store's size budget in bytes; `None`: [`default_budget`] of the tree.
@@ -40,9 +48,20 @@ struct Inner {
     /// Checkpoints skipped, or a store that could not be pruned, since the person was last
     /// told.
     notices: Vec<String>,
-    /// Checkpoints pruned since the person was last told: how many, the budget, the size
-    /// after.
-    pruned: Option<(usize, u64, u64)>,
+    /// Checkpoints pruned since the person was last told.
+    pruned: Option<PrunedSoFar>,
+}
+
+/// Checkpoints pruned since the person was last told.
+#[derive(Clone, Copy)]
+struct PrunedSoFar {
+    /// This session's.
+    own: usize,
+    /// Ended sessions'.
+    ended: usize,
+    budget: u64,
+    /// The project's stores' size after.
+    after: u64,
 }
 
 impl Inner {
@@ -50,15 +69,19 @@ impl Inner {
     fn note(&mut self, kept: Kept) {
         match kept {
             Kept::Within => {}
-            Kept::Pruned {
-                removed,
-                budget,
-                after,
-            } => {
-                let before = self.pruned.map_or(0, |p| p.0);
-                self.pruned = Some((before + removed, budget, after));
+            Kept::Pruned(now) => {
+                let (own, ended) = self.pruned.map_or((0, 0), |p| (p.own, p.ended));
+                self.pruned = Some(PrunedSoFar {
+                    own: own + now.own,
+                    ended: ended + now.ended,
+                    ..now
+                });
             }
             Kept::Problem(message) => self.notices.push(message),
+            Kept::Problems(now, messages) => {
+                self.notices.extend(messages);
+                self.note(*now);
+            }
         }
     }
 }
@@ -72,23 +95,42 @@ impl Inner {
             return Err("this session keeps no checkpoints".into());
         };
         if self.store.is_none() {
+            if self.live.is_none() {
+                match StoreLock::take_for_session(&dir) {
+                    Ok(Some(lock)) => self.live = Some(lock),
+                    Ok(None) => {
+                        return Err(self.fail("another cairn process is using its store".into()));
+                    }
+                    Err(e) => return Err(self.fail(format!("its store cannot be locked: {e}"))),
+                }
+            }
             let options = CheckpointOptions {
                 skip: self.skip.clone(),
                 ..CheckpointOptions::default()
             };
             match CheckpointStore::open(&dir, &self.roots, options) {
                 Ok(s) => self.store = Some(s),
-                Err(e) => {
-                    let why = format!("checkpoints are off for this session: {e}");
-                    tracing::warn!("{why}");
-                    self.broken = Some(why.clone());
-                    return Err(why);
-                }
+                Err(e) => return Err(self.fail(e.to_string())),
             }
         }
         self.store
             .as_mut()
             .ok_or_else(|| "no checkpoint store".to_string())
+    }
+
+    /// Turns checkpoints off for this session because of `e`: the message.
+    fn fail(&mut self, e: String) -> String {
+        let why = format!("checkpoints are off for this session: {e}");
+        tracing::warn!("{why}");
+        self.broken = Some(why.clone());
+        why
+    }
+
+    /// The store's directory and the project's data dir (`<project data>/<session>/rewind`).
+    fn project(&self) -> Option<(PathBuf, PathBuf)> {
+        let dir = self.dir.clone()?;
+        let project = dir.parent()?.parent()?.to_path_buf();
+        Some((dir, project))
     }
 }
 
@@ -127,6 +169,7 @@ impl SessionCheckpoints {
                 roots,
                 skip,
                 store: None,
+                live: None,
                 broken: None,
                 budget: None,
                 notices: Vec::new(),
@@ -146,24 +189,40 @@ impl SessionCheckpoints {
     pub fn take_notices(&self) -> Vec<String> {
         let mut inner = lock(&self.inner);
         let mut out = std::mem::take(&mut inner.notices);
-        if let Some((removed, budget, after)) = inner.pruned.take() {
+        if let Some(p) = inner.pruned.take() {
+            let mut what = Vec::new();
+            if p.ended > 0 {
+                what.push(format!("{} checkpoint(s) of ended sessions", p.ended));
+            }
+            if p.own > 0 {
+                what.push(format!("its {} oldest checkpoint(s)", p.own));
+            }
+            let tail = if p.own > 0 {
+                "; prompts before them can rewind the conversation only."
+            } else {
+                "."
+            };
             out.push(format!(
-                "The /rewind store was over its budget ({}): its {removed} oldest checkpoint(s) \
-                 were pruned (it takes {} now); prompts before them can rewind the \
-                 conversation only.",
-                mb(budget),
-                mb(after)
+                "The /rewind store was over its budget ({}): {} were pruned (the project's \
+                 checkpoints take {} now){tail}",
+                mb(p.budget),
+                what.join(" and "),
+                mb(p.after)
             ));
         }
         out
     }
 
-    /// The store's size and its budget, in bytes.
+    /// The size of the project's stores (all its sessions') and their budget, in bytes.
     pub async fn usage(&self) -> Result<(u64, u64), String> {
-        let budget = lock(&self.inner).budget;
+        let (budget, project) = {
+            let inner = lock(&self.inner);
+            (inner.budget, inner.project())
+        };
         self.run(move |store| {
             let budget = budget.unwrap_or_else(|| default_budget(store.tree_bytes()));
-            Ok((store.disk_usage(), budget))
+            let others = project.map_or(0, |(own, project)| others_bytes(&project, &own));
+            Ok((store.disk_usage() + others, budget))
         })
         .await
     }
@@ -178,6 +237,7 @@ impl SessionCheckpoints {
         let mut inner = lock(&self.inner);
         inner.dir = Some(dir.to_path_buf());
         inner.store = None;
+        inner.live = None;
         inner.broken = None;
     }
 
@@ -207,11 +267,11 @@ impl SessionCheckpoints {
 
     /// Record a checkpoint now (after the background one) and wait for it.
     pub async fn record(&self, label: String) -> Result<Recorded, String> {
-        let budget = lock(&self.inner).budget;
+        let within = lock(&self.inner).within();
         let (recorded, notice) = self
             .run(move |store| {
                 let recorded = store.record(&label)?;
-                Ok((recorded, keep_to_budget(store, budget)))
+                Ok((recorded, keep_to_budget(store, &within)))
             })
             .await?;
         lock(&self.inner).note(notice);
@@ -266,10 +326,10 @@ impl SessionCheckpoints {
 
 fn record(inner: &Mutex<Inner>, label: &str) {
     let mut inner = lock(inner);
-    let budget = inner.budget;
+    let within = inner.within();
     let Ok(store) = inner.store() else { return };
     let kept = match store.record(label) {
-        Ok(_) => keep_to_budget(store, budget),
+        Ok(_) => keep_to_budget(store, &within),
         Err(e) => {
             tracing::warn!("checkpoint \"{label}\" not recorded: {e}");
             Kept::Problem(format!(
@@ -281,50 +341,86 @@ fn record(inner: &Mutex<Inner>, label: &str) {
     inner.note(kept);
 }
 
-/// What keeping a store to its budget did.
+/// What keeping the project's stores to their budget did.
 enum Kept {
     Within,
-    Pruned {
-        removed: usize,
-        budget: u64,
-        after: u64,
-    },
+    Pruned(PrunedSoFar),
     Problem(String),
+    /// Pruned or within, and stores that could not be pruned.
+    Problems(Box<Kept>, Vec<String>),
 }
 
-/// Prunes the oldest checkpoints while the store is over `budget` (by default ten times the
-/// working tree, 50 MB to 1 GB). A store left over its budget with only its latest checkpoint
-/// is only logged.
-fn keep_to_budget(store: &mut CheckpointStore, budget: Option<u64>) -> Kept {
-    let budget = budget.unwrap_or_else(|| default_budget(store.tree_bytes()));
-    if store.disk_usage() <= budget {
+/// What [`keep_to_budget`] needs to know besides the store.
+struct Within {
+    budget: Option<u64>,
+    roots: Vec<PathBuf>,
+    /// The store's directory and the project's data dir.
+    project: Option<(PathBuf, PathBuf)>,
+}
+
+impl Inner {
+    fn within(&self) -> Within {
+        Within {
+            budget: self.budget,
+            roots: self.roots.clone(),
+            project: self.project(),
+        }
+    }
+}
+
+/// Keeps the project's stores within the budget (by default ten times the working tree,
+/// 50 MB to 1 GB): first prunes the stores of ended sessions (`store_report::free_ended`),
+/// then this store's oldest checkpoints, never its latest. Stores left over the budget
+/// are only logged.
+fn keep_to_budget(store: &mut CheckpointStore, within: &Within) -> Kept {
+    let budget = within
+        .budget
+        .unwrap_or_else(|| default_budget(store.tree_bytes()));
+    let own = store.disk_usage();
+    let mut others = within
+        .project
+        .as_ref()
+        .map_or(0, |(dir, project)| others_bytes(project, dir));
+    if own + others <= budget {
         return Kept::Within;
     }
-    match store.prune(budget) {
+    let mut ended = 0;
+    let mut problems = Vec::new();
+    if let Some((dir, project)) = within.project.as_ref().filter(|_| others > 0) {
+        let (freed, removed, failed) =
+            free_ended(project, &within.roots, dir, own + others - budget);
+        others = others.saturating_sub(freed);
+        ended = removed;
+        problems = failed;
+    }
+    let kept = match store.prune(budget.saturating_sub(others)) {
         Ok(p) => {
             tracing::warn!(
-                "checkpoint store over its budget of {budget} bytes: {} checkpoint(s) pruned, \
-                 {} to {} bytes",
+                "checkpoint stores over their budget of {budget} bytes: {} checkpoint(s) of \
+                 ended sessions and {} of this one pruned, {} to {} bytes",
+                ended,
                 p.removed.len(),
                 p.before,
                 p.after
             );
-            if p.removed.is_empty() {
-                return Kept::Within;
-            }
-            Kept::Pruned {
-                removed: p.removed.len(),
-                budget,
-                after: p.after,
+            if p.removed.is_empty() && ended == 0 {
+                Kept::Within
+            } else {
+                Kept::Pruned(PrunedSoFar {
+                    own: p.removed.len(),
+                    ended,
+                    budget,
+                    after: p.after + others,
+                })
             }
         }
         Err(e) => Kept::Problem(format!(
             "The /rewind store is over its budget and could not be pruned: {e}"
         )),
+    };
+    if problems.is_empty() {
+        kept
+    } else {
+        Kept::Problems(Box::new(kept), problems)
     }
-}
-
-/// Bytes in megabytes, one decimal.
-pub fn mb(bytes: u64) -> String {
-    format!("{:.1} MB", bytes as f64 / 1_000_000.0)
 }

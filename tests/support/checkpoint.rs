@@ -164,3 +164,16 @@ pub fn op_strategy() -> impl proptest::strategy::Strategy<Value = Op> {
         3 => Just(Op::Record),
     ]
 }
+
+/// Bytes zstd cannot shrink, different for each `seed`.
+pub fn noise(seed: u32, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
