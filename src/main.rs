@@ -88,15 +88,13 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             TrustAnswer::Exit => return Ok(ExitCode::SUCCESS),
         }
     }
-    if !startup::runs_demo(&cli, &dir) {
-        let imports = startup::pending_external_imports(&cli, &dir, folder.trust);
-        if !imports.is_empty() {
-            use cairn::tui::trust_dialog::{TrustAnswer, TrustDialog, ask};
-            match ask(TrustDialog::external_imports(&folder.root, &imports)).await? {
-                TrustAnswer::Yes => folder.allow_external_imports()?,
-                TrustAnswer::No => {}
-                TrustAnswer::Exit => return Ok(ExitCode::SUCCESS),
-            }
+    let imports = folder.pending_external_imports(&dir);
+    if !imports.is_empty() && !startup::runs_demo(&cli, &dir) {
+        use cairn::tui::trust_dialog::{TrustAnswer, TrustDialog, ask};
+        match ask(TrustDialog::external_imports(&folder.root, &imports)).await? {
+            TrustAnswer::Yes => folder.allow_external_imports()?,
+            TrustAnswer::No => {}
+            TrustAnswer::Exit => return Ok(ExitCode::SUCCESS),
         }
     }
     // The demo server (if any) lives until the session ends.

@@ -347,7 +347,12 @@ pub async fn start_session(cli: &Cli, interactive: bool, trust: Trust) -> anyhow
     // The demo's scratch project has none of the person's memory files but the user one.
     // External imports count as approved only in a trusted folder whose approval is recorded
     // (asking is the client's part: `pending_external_imports`).
-    let memory = crate::memory::load(&memory_roots(&settings, &project_dir));
+    let memory = crate::memory::load(&memory_roots(
+        settings.home.clone(),
+        &settings.project_root,
+        settings.trust,
+        &project_dir,
+    ));
     notices.extend(memory.problems.iter().map(|p| format!("memory file: {p}")));
     let commands = crate::commands::discover(&project_dir, settings.home.as_deref());
     notices.extend(
@@ -485,17 +490,6 @@ pub fn runs_demo(cli: &Cli, dir: &Path) -> bool {
         }),
     };
     !matches!(resolve(&flags, &model_settings, env), ModelChoice::Real(..))
-}
-
-/// The files outside the project that the memory files of a trusted folder import and the
-/// person has not approved yet: what the TUI asks about before the session starts. Reads
-/// files, runs nothing.
-pub fn pending_external_imports(cli: &Cli, dir: &Path, trust: Trust) -> Vec<PathBuf> {
-    if !trust.is_trusted() {
-        return Vec::new();
-    }
-    let settings = load_settings(dir, cli.settings.as_deref(), &env_var, trust);
-    crate::memory::load(&memory_roots(&settings, dir)).external_imports
 }
 
 /// Whether `/rewind` checkpoints are recorded: `CAIRN_CHECKPOINTS` set to `off`, `0` or `false`

@@ -10,7 +10,8 @@
 //! `.claude/settings.local.json`, the same under `.cairn/`, `managed-settings.json` and
 //! `managed-settings.d/*.json`), so another project's settings are guarded too.
 
-use std::path::{Component, Path, PathBuf};
+use crate::files::paths::normalize_lexically;
+use std::path::{Path, PathBuf};
 
 use super::layers::{Layer, Origin, Problems, parse_source};
 use super::settings::{LoadedSettings, merge_source};
@@ -24,13 +25,13 @@ pub struct SettingsFiles {
 
 impl SettingsFiles {
     pub fn new(files: Vec<PathBuf>) -> SettingsFiles {
-        let files = files.iter().map(|f| normalize(f)).collect();
+        let files = files.iter().map(|f| normalize_lexically(f)).collect();
         SettingsFiles { files }
     }
 
     /// Whether `path` is a settings file: one the layers read, or shaped like one.
     pub fn covers(&self, path: &Path) -> bool {
-        let path = normalize(path);
+        let path = normalize_lexically(path);
         if self.files.contains(&path) || shaped_like_settings(&path) {
             return true;
         }
@@ -122,21 +123,6 @@ fn shaped_like_settings(path: &Path) -> bool {
     (matches!(dir, ".claude" | ".cairn") && matches!(name, "settings.json" | "settings.local.json"))
         || name == "managed-settings.json"
         || (dir == "managed-settings.d" && name.ends_with(".json"))
-}
-
-/// `a/./b/../c` as `a/c`, without touching the disk.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 fn canonical_file(path: &Path) -> Option<PathBuf> {

@@ -31,6 +31,18 @@ pub struct FolderTrust {
 }
 
 impl FolderTrust {
+    /// The files outside the project that the memory files of this (trusted) folder import and
+    /// the person has not approved yet: what the TUI asks about before the session starts.
+    /// Reads memory files only (no settings), runs nothing.
+    pub fn pending_external_imports(&self, dir: &Path) -> Vec<PathBuf> {
+        if !self.trust.is_trusted() {
+            return Vec::new();
+        }
+        let home = env_var("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+        let roots = memory_roots(home, &self.root, self.trust, dir);
+        crate::memory::load(&roots).external_imports
+    }
+
     /// Record that the person allowed the project's memory to import files outside it.
     pub fn allow_external_imports(&self) -> anyhow::Result<()> {
         let store = self
@@ -87,15 +99,17 @@ pub fn folder_trust(cli: &Cli, dir: &Path) -> FolderTrust {
 
 /// Where memory is read from, and whether imports from outside the project were approved
 /// (recorded in `~/.claude.json` for a trusted folder's root).
-pub(crate) fn memory_roots(settings: &LoadedSettings, project_dir: &Path) -> crate::memory::Roots {
-    let mut roots = crate::memory::Roots::standard(
-        settings.home.clone(),
-        settings.project_root.clone(),
-        project_dir.to_path_buf(),
-    );
-    roots.external_imports_approved = settings.trust.is_trusted()
+pub(crate) fn memory_roots(
+    home: Option<PathBuf>,
+    project_root: &Path,
+    trust: Trust,
+    project_dir: &Path,
+) -> crate::memory::Roots {
+    let mut roots =
+        crate::memory::Roots::standard(home, project_root.to_path_buf(), project_dir.to_path_buf());
+    roots.external_imports_approved = trust.is_trusted()
         && claude_json_path(&env_var)
-            .is_some_and(|p| TrustStore::new(p).external_imports_approved(&settings.project_root));
+            .is_some_and(|p| TrustStore::new(p).external_imports_approved(project_root));
     roots
 }
 
