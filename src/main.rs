@@ -113,7 +113,7 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         tool_env,
         mcp,
         settings_root,
-    } = startup::start_session(&cli, true, folder.trust).await?;
+    } = startup::start_session(&cli, true, &folder).await?;
     let errors = if settings_broken.is_empty() {
         Vec::new()
     } else {
@@ -178,7 +178,7 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
         demo_server: _demo_server,
         mcp,
         ..
-    } = startup::start_session(&cli, false, folder.trust).await?;
+    } = startup::start_session(&cli, false, &folder).await?;
     // Headless has no one to wait for: give the servers their startup time before the first
     // request, as Claude Code's -p does.
     if let Some(mcp) = &mcp {

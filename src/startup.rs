@@ -83,8 +83,8 @@ pub struct Started {
 }
 
 mod folder;
+use folder::untrusted_notice;
 pub use folder::{FolderTrust, folder_trust};
-use folder::{memory_roots, untrusted_notice};
 
 /// Keep large buffers in the heap between uses. glibc maps every allocation over its mmap
 /// threshold fresh from the kernel and returns freed heap above its trim threshold, so each
@@ -229,8 +229,13 @@ pub fn describe_config(cli: &Cli) -> anyhow::Result<String> {
 }
 
 /// Start a session as the command line says. `interactive` is false for headless mode;
-/// `trust` is the folder's ([`folder_trust`], or the person's answer to the trust question).
-pub async fn start_session(cli: &Cli, interactive: bool, trust: Trust) -> anyhow::Result<Started> {
+/// `folder` is the folder's trust ([`folder_trust`], with the person's answers to the questions).
+pub async fn start_session(
+    cli: &Cli,
+    interactive: bool,
+    folder: &FolderTrust,
+) -> anyhow::Result<Started> {
+    let trust = folder.trust;
     let flags = model_flags(cli);
     let mut notices = Vec::new();
     let mut project_dir = std::env::current_dir().context("cannot read the current directory")?;
@@ -347,12 +352,15 @@ pub async fn start_session(cli: &Cli, interactive: bool, trust: Trust) -> anyhow
     // The demo's scratch project has none of the person's memory files but the user one.
     // External imports count as approved only in a trusted folder whose approval is recorded
     // (asking is the client's part: `pending_external_imports`).
-    let memory = crate::memory::load(&memory_roots(
-        settings.home.clone(),
-        &settings.project_root,
-        settings.trust,
-        &project_dir,
-    ));
+    let memory = crate::memory::load(&if demo_server.is_some() {
+        crate::memory::Roots::standard(
+            settings.home.clone(),
+            settings.project_root.clone(),
+            project_dir.clone(),
+        )
+    } else {
+        folder.memory_roots(settings.home.clone(), &project_dir)
+    });
     notices.extend(memory.problems.iter().map(|p| format!("memory file: {p}")));
     let commands = crate::commands::discover(&project_dir, settings.home.as_deref());
     notices.extend(

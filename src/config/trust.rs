@@ -46,6 +46,15 @@ pub fn claude_json_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf>
         .or_else(|| set("HOME").map(|h| h.join(".claude.json")))
 }
 
+/// What the store records for a folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Recorded {
+    /// The folder or an ancestor was trusted.
+    pub trusted: bool,
+    /// Memory imports from outside the project were approved for this folder.
+    pub external_imports_approved: bool,
+}
+
 /// The trust store: `~/.claude.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustStore {
@@ -60,15 +69,22 @@ impl TrustStore {
     /// Whether `dir` (or one of its ancestors) was trusted. An unreadable or unparsable store
     /// trusts nothing: `Err` says why, for a notice.
     pub fn is_trusted(&self, dir: &Path) -> Result<bool, String> {
-        let doc = self.read()?;
-        Ok(dir.ancestors().any(|a| project_flag(&doc, a, TRUST_KEY)))
+        self.lookup(dir).map(|r| r.trusted)
     }
 
     /// Whether memory imports from outside the project were approved for `dir` (this folder
     /// only: an ancestor's approval was given for other files).
     pub fn external_imports_approved(&self, dir: &Path) -> bool {
-        self.read()
-            .is_ok_and(|doc| project_flag(&doc, dir, EXTERNAL_IMPORTS_KEY))
+        self.lookup(dir).is_ok_and(|r| r.external_imports_approved)
+    }
+
+    /// Both answers for `dir`, from one read of the store.
+    pub fn lookup(&self, dir: &Path) -> Result<Recorded, String> {
+        let doc = self.read()?;
+        Ok(Recorded {
+            trusted: dir.ancestors().any(|a| project_flag(&doc, a, TRUST_KEY)),
+            external_imports_approved: project_flag(&doc, dir, EXTERNAL_IMPORTS_KEY),
+        })
     }
 
     /// Record `key: true` in `projects[dir]`, keeping everything else.

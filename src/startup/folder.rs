@@ -10,7 +10,9 @@ use anyhow::Context;
 use crate::cli::Cli;
 use crate::config::LoadedSettings;
 use crate::config::layers::project_root;
-use crate::config::trust::{EXTERNAL_IMPORTS_KEY, TRUST_KEY, Trust, TrustStore, claude_json_path};
+use crate::config::trust::{
+    EXTERNAL_IMPORTS_KEY, Recorded, TRUST_KEY, Trust, TrustStore, claude_json_path,
+};
 
 fn env_var(key: &str) -> Option<String> {
     std::env::var(key).ok()
@@ -28,6 +30,8 @@ pub struct FolderTrust {
     pub problem: Option<String>,
     /// The root is the home directory itself: trusting it trusts every folder under it.
     pub is_home: bool,
+    /// The person allowed the project's memory to import files outside it (recorded).
+    pub external_imports_approved: bool,
 }
 
 impl FolderTrust {
@@ -39,19 +43,33 @@ impl FolderTrust {
             return Vec::new();
         }
         let home = env_var("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-        let roots = memory_roots(home, &self.root, self.trust, dir);
-        crate::memory::load(&roots).external_imports
+        crate::memory::load(&self.memory_roots(home, dir)).external_imports
     }
 
     /// Record that the person allowed the project's memory to import files outside it.
-    pub fn allow_external_imports(&self) -> anyhow::Result<()> {
+    pub fn allow_external_imports(&mut self) -> anyhow::Result<()> {
         let store = self
             .store
             .as_ref()
             .context("no home directory to record the approval in")?;
         store
             .record(&self.root, EXTERNAL_IMPORTS_KEY)
-            .map_err(|e| anyhow::anyhow!("cannot record the approval: {e}"))
+            .map_err(|e| anyhow::anyhow!("cannot record the approval: {e}"))?;
+        self.external_imports_approved = true;
+        Ok(())
+    }
+
+    /// Where memory is read from for a session in `project_dir`, and whether imports from
+    /// outside the project count as approved (only in a trusted folder).
+    pub(crate) fn memory_roots(
+        &self,
+        home: Option<PathBuf>,
+        project_dir: &Path,
+    ) -> crate::memory::Roots {
+        let mut roots =
+            crate::memory::Roots::standard(home, self.root.clone(), project_dir.to_path_buf());
+        roots.external_imports_approved = self.trust.is_trusted() && self.external_imports_approved;
+        roots
     }
 
     /// Record the person's "trust" in `~/.claude.json` and trust the folder for this run.
@@ -77,13 +95,13 @@ pub fn folder_trust(cli: &Cli, dir: &Path) -> FolderTrust {
     let (recorded, problem) = match &store {
         // The root's settings apply, so the root must be covered: a trusted subfolder does
         // not vouch for the settings of the folder around it.
-        Some(s) => match s.is_trusted(&root) {
-            Ok(t) => (t, None),
-            Err(e) => (false, Some(e)),
+        Some(s) => match s.lookup(&root) {
+            Ok(r) => (r, None),
+            Err(e) => (Recorded::default(), Some(e)),
         },
-        None => (false, None),
+        None => (Recorded::default(), None),
     };
-    let trusted = cli.trust_folder || recorded;
+    let trusted = cli.trust_folder || recorded.trusted;
     FolderTrust {
         trust: if trusted {
             Trust::Trusted
@@ -91,26 +109,11 @@ pub fn folder_trust(cli: &Cli, dir: &Path) -> FolderTrust {
             Trust::Untrusted
         },
         is_home: home.as_deref() == Some(root.as_path()),
+        external_imports_approved: recorded.external_imports_approved,
         root,
         store,
         problem,
     }
-}
-
-/// Where memory is read from, and whether imports from outside the project were approved
-/// (recorded in `~/.claude.json` for a trusted folder's root).
-pub(crate) fn memory_roots(
-    home: Option<PathBuf>,
-    project_root: &Path,
-    trust: Trust,
-    project_dir: &Path,
-) -> crate::memory::Roots {
-    let mut roots =
-        crate::memory::Roots::standard(home, project_root.to_path_buf(), project_dir.to_path_buf());
-    roots.external_imports_approved = trust.is_trusted()
-        && claude_json_path(&env_var)
-            .is_some_and(|p| TrustStore::new(p).external_imports_approved(project_root));
-    roots
 }
 
 /// The one notice an untrusted folder gets: what its settings configure that was not applied,
