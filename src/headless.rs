@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::agent::AgentHandle;
+use crate::protocol::Connection as AgentHandle;
 use crate::cli::OutputFormat;
 use crate::protocol::{BackgroundTask, Decision, Event, Op, TaskStatus, TurnEnd, Usage};
 
