@@ -436,7 +436,11 @@ impl Core {
                     // A Stop hook may make the model go on, with its reason as the next input.
                     let stop = services
                         .hooks
-                        .stop(&self.session, services.gate.mode(), forced_continuations > 0)
+                        .stop(
+                            &self.session,
+                            services.gate.mode(),
+                            forced_continuations > 0,
+                        )
                         .await;
                     if let Some(reason) = stop.blocked
                         && forced_continuations < MAX_FORCED_CONTINUATIONS

@@ -162,8 +162,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         background: Arc::clone(&background),
     });
     extra_tools.push(Arc::new(AgentTool::new(subagents.clone())));
-    let search = settings.tool_search;
-    let searching = search.mode != deferral::ToolSearchMode::Never;
+    let searching = settings.tool_search.mode != deferral::ToolSearchMode::Never;
     let registry = ToolRegistry::new(builtin_tools(&session), extra_tools).filtered(|t| {
         gate.offers_tool(t) && (searching || t.name() != crate::tools::tool_search::NAME)
     });
@@ -175,12 +174,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     let _ = subagents.registry.set(sub_tools);
     let late_gate = Arc::clone(&gate);
     let registry = registry.following(setup.late_tools, move |t| late_gate.offers_tool(t));
-    let mut deferral = deferral::Deferral::new(
-        search.mode,
-        search
-            .references
-            .unwrap_or_else(|| services.client.supports_tool_references()),
-    );
+    let mut deferral = services.deferral();
     deferral.publish(&registry, &setup.model.id, 0);
     let system = prompt::system_prompt(
         &env,

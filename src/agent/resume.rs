@@ -1,6 +1,6 @@
 //! The core's side of sessions that last: taking over a resumed session (its messages, mode,
-//! todo list, loaded deferred tools and usage), telling the client what the conversation was, and writing the state
-//! records a later resume reads back (`session::transcript::Record`).
+//! todo list, loaded deferred tools and usage) and telling the client what the conversation
+//! was. The state records a later resume reads back are written by `conversation.rs`.
 
 use std::path::Path;
 

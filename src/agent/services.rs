@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
+use super::deferral::Deferral;
 use super::executor::PendingDecisions;
 use super::output_style::OutputStyle;
 use super::usage::UsageSink;
@@ -87,6 +88,18 @@ impl SessionServices {
             subagent_usage: UsageSink::default(),
             subagent_runs: AtomicU64::new(0),
         }
+    }
+
+    /// A conversation's deferred-tool state as the settings choose it (`toolSearch`; whether
+    /// the endpoint takes references, else as the client says).
+    pub(crate) fn deferral(&self) -> Deferral {
+        let search = self.settings.tool_search;
+        Deferral::new(
+            search.mode,
+            search
+                .references
+                .unwrap_or_else(|| self.client.supports_tool_references()),
+        )
     }
 
     /// The memory files in the system prompt (scope, path), for the client.

@@ -22,7 +22,6 @@ use tokio::sync::mpsc;
 use super::background::Background;
 use super::conversation::Conversation;
 use super::core::{Core, Step};
-use super::deferral::Deferral;
 use super::prompt::{Environment, subagent_prompt};
 use super::services::SessionServices;
 use super::tool_set::ToolSet;
@@ -229,13 +228,7 @@ impl Subagents {
                 .join(format!("{n}.jsonl")),
             &session.session_id,
         );
-        let search = self.services.settings.tool_search;
-        let deferral = Deferral::new(
-            search.mode,
-            search
-                .references
-                .unwrap_or_else(|| self.services.client.supports_tool_references()),
-        );
+        let deferral = self.services.deferral();
         Ok(Core {
             services: Arc::clone(&self.services),
             model,

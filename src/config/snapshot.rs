@@ -194,7 +194,9 @@ mod tests {
             checkpoint_budget_mb: Some(3),
             ..LoadedSettings::default()
         };
-        settings.env.insert("CAIRN_TOOL_REFERENCES".into(), "0".into());
+        settings
+            .env
+            .insert("CAIRN_TOOL_REFERENCES".into(), "0".into());
         let snap = read(
             &settings,
             &[

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::agent::{AgentHandle, AgentSetup, SessionServices, start};
 use crate::config::load_settings;
-use crate::config::snapshot::SessionSettings;
 use crate::config::model::{ModelChoice, ModelSettings, NO_CREDENTIALS, resolve};
+use crate::config::snapshot::SessionSettings;
 use crate::config::trust::Trust;
 use crate::llm::auth::{DEFAULT_HELPER_TTL, HELPER_TTL_ENV, KeyHelper, parse_custom_headers};
 use crate::llm::client::{ClientOptions, build_client};
