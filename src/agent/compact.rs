@@ -71,7 +71,7 @@ impl Core {
         if pct == 0 || self.usage.last_context < limit {
             return;
         }
-        let freed = self.microcompact();
+        let freed = clear_old_results(&mut self.conversation.messages);
         if freed > 0 {
             self.session.read_files.forget_read_results();
             self.usage.last_context = self.usage.last_context.saturating_sub(freed);
@@ -120,31 +120,6 @@ impl Core {
             ],
             last_used: (self.usage.last_context > 0).then_some(self.usage.last_context),
         });
-    }
-
-    /// Replace old, long tool results with a note; the estimated tokens freed.
-    fn microcompact(&mut self) -> u64 {
-        let messages = &mut self.conversation.messages;
-        let users: Vec<usize> = (0..messages.len())
-            .filter(|&i| messages[i].role == Role::User)
-            .collect();
-        let keep_from = users.len().saturating_sub(2);
-        let mut freed = 0;
-        for &i in &users[..keep_from] {
-            for block in &mut messages[i].content {
-                if let ContentBlock::ToolResult { content, .. } = block {
-                    let chars = content.text().chars().count();
-                    if chars >= MICRO_MIN_CHARS {
-                        *content = ToolResultContent::from(format!(
-                            "[This older tool result ({chars} characters) was cleared to save \
-                             context. Run the tool again if you need it.]"
-                        ));
-                        freed += chars as u64 / 4;
-                    }
-                }
-            }
-        }
-        freed
     }
 
     /// `/compact [instructions]`.
@@ -363,5 +338,88 @@ impl Core {
         }
         out.truncate(REATTACH_FILES);
         out
+    }
+}
+
+/// Microcompaction: replace the long tool results of all but the last two user messages with
+/// a note; the estimated tokens freed.
+fn clear_old_results(messages: &mut [Message]) -> u64 {
+    let users: Vec<usize> = (0..messages.len())
+        .filter(|&i| messages[i].role == Role::User)
+        .collect();
+    let keep_from = users.len().saturating_sub(2);
+    let mut freed = 0;
+    for &i in &users[..keep_from] {
+        for block in &mut messages[i].content {
+            if let ContentBlock::ToolResult { content, .. } = block {
+                let chars = content.text().chars().count();
+                if chars >= MICRO_MIN_CHARS {
+                    *content = ToolResultContent::from(format!(
+                        "[This older tool result ({chars} characters) was cleared to save \
+                         context. Run the tool again if you need it.]"
+                    ));
+                    freed += chars as u64 / 4;
+                }
+            }
+        }
+    }
+    freed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(texts: &[&str]) -> Message {
+        Message {
+            role: Role::User,
+            content: texts
+                .iter()
+                .enumerate()
+                .map(|(n, t)| ContentBlock::ToolResult {
+                    tool_use_id: format!("t{n}"),
+                    content: ToolResultContent::from(t.to_string()),
+                    is_error: false,
+                })
+                .collect(),
+        }
+    }
+
+    fn answer() -> Message {
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text {
+                text: "answer".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn only_long_results_before_the_last_two_user_messages_are_cleared() {
+        let long = "x".repeat(MICRO_MIN_CHARS);
+        let short = "y".repeat(MICRO_MIN_CHARS - 1);
+        let mut messages = vec![
+            results(&[&long, &short]),
+            answer(),
+            results(&[&long]),
+            answer(),
+            results(&[&long]),
+        ];
+        let freed = clear_old_results(&mut messages);
+        assert_eq!(freed, MICRO_MIN_CHARS as u64 / 4);
+        let text = |m: &Message, n: usize| match &m.content[n] {
+            ContentBlock::ToolResult { content, .. } => content.text().into_owned(),
+            _ => String::new(),
+        };
+        assert_eq!(
+            text(&messages[0], 0),
+            format!(
+                "[This older tool result ({MICRO_MIN_CHARS} characters) was cleared to save \
+                 context. Run the tool again if you need it.]"
+            )
+        );
+        assert_eq!(text(&messages[0], 1), short);
+        assert_eq!(text(&messages[2], 0), long);
+        assert_eq!(text(&messages[4], 0), long);
     }
 }
