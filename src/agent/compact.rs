@@ -241,6 +241,7 @@ impl Core {
             tools: self.deferral.specs(&self.registry, &self.messages),
             max_tokens: self.max_tokens,
             thinking_budget: None,
+            server_tools: Vec::new(),
         };
         let mut stream = stream_with_retry(
             std::sync::Arc::clone(&self.client),

@@ -63,6 +63,7 @@ impl Core {
             tools: self.deferral.specs(&self.registry, &self.messages),
             max_tokens: self.max_tokens,
             thinking_budget: None,
+            server_tools: Vec::new(),
         };
         let events = self.events().clone();
         // Retries (a failed send, a stream that breaks or is cut short) come inside the stream
