@@ -222,6 +222,7 @@ fn session(
         tool_search: Default::default(),
         checkpoints: true,
         checkpoint_budget: None,
+        web_search: None,
     });
     (handle, model)
 }

@@ -18,6 +18,7 @@ mod resume;
 mod rewind;
 mod rewind_report;
 mod running_tasks;
+mod server_blocks;
 mod subagent;
 
 use std::path::PathBuf;
@@ -104,6 +105,8 @@ pub struct AgentSetup {
     /// The checkpoint store's size budget in bytes (`checkpointBudgetMB`); `None`: ten times
     /// the working tree, 50 MB to 1 GB.
     pub checkpoint_budget: Option<u64>,
+    /// The web search service WebSearch asks (none: the tool says how to configure one).
+    pub web_search: Option<Arc<dyn crate::session::search::SearchBackend>>,
 }
 
 impl AgentSetup {
@@ -155,6 +158,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         EventSender::new(events_tx),
     )
     .with_tool_env(setup.tool_env.clone())
+    .with_search(setup.web_search.clone())
     .with_memory_roots(setup.memory.roots.clone())
     .with_settings_check(Some(settings_check(setup.settings_files.clone())));
     let session = Arc::new(if setup.checkpoints {

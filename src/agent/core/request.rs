@@ -143,6 +143,9 @@ impl Core {
                                 ContentBlock::ToolUse { id, name, input } => {
                                     executor.submit(id.clone(), name.clone(), input.clone());
                                 }
+                                ContentBlock::Server(server) => {
+                                    crate::agent::server_blocks::show(server, &events);
+                                }
                                 _ => {}
                             }
                             blocks.push(block);
