@@ -8,48 +8,7 @@
 use serde_json::Value;
 
 use super::layers::{Layer, Problems, SettingsSource};
-
-/// Search services cairn can ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchProvider {
-    /// A SearXNG instance's JSON API (`/search?q=..&format=json`), no key needed.
-    Searxng,
-    /// Brave Search's web search API (`X-Subscription-Token`).
-    Brave,
-    /// Tavily's search API (a bearer key).
-    Tavily,
-}
-
-impl SearchProvider {
-    pub fn name(self) -> &'static str {
-        match self {
-            SearchProvider::Searxng => "searxng",
-            SearchProvider::Brave => "brave",
-            SearchProvider::Tavily => "tavily",
-        }
-    }
-
-    fn parse(text: &str) -> Option<SearchProvider> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "searxng" => Some(SearchProvider::Searxng),
-            "brave" => Some(SearchProvider::Brave),
-            "tavily" => Some(SearchProvider::Tavily),
-            _ => None,
-        }
-    }
-}
-
-/// The `webSearch` setting as read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WebSearchSetting {
-    pub provider: SearchProvider,
-    /// The service's address (required for SearXNG; the others have a default).
-    pub url: Option<String>,
-    /// The environment variable holding the key (only from the person's own settings).
-    pub api_key_env: Option<String>,
-    /// The file it came from, for messages.
-    pub source: String,
-}
+pub use crate::session::search::{SearchProvider, WebSearchSetting};
 
 /// Variables that hold a model provider's credentials: never sent to a search service.
 const PROVIDER_CREDENTIALS: &[&str] = &[
@@ -61,7 +20,11 @@ const PROVIDER_CREDENTIALS: &[&str] = &[
 
 /// Read `webSearch` from one settings document into `slot` (left alone when a higher layer
 /// already set it).
-pub(super) fn read(src: &SettingsSource, slot: &mut Option<WebSearchSetting>, diags: &mut Problems) {
+pub(super) fn read(
+    src: &SettingsSource,
+    slot: &mut Option<WebSearchSetting>,
+    diags: &mut Problems,
+) {
     let Some(value) = src.value.get("webSearch") else {
         return;
     };

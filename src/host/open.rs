@@ -305,7 +305,9 @@ fn search_service(
         };
     }
     (endpoint.provider == crate::llm::Provider::Anthropic).then(|| {
-        Arc::new(ProviderSearch::new(Arc::clone(client), endpoint.model.clone()))
-            as Arc<dyn crate::session::search::SearchBackend>
+        Arc::new(ProviderSearch::new(
+            Arc::clone(client),
+            endpoint.model.clone(),
+        )) as Arc<dyn crate::session::search::SearchBackend>
     })
 }

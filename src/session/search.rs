@@ -6,6 +6,48 @@
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+/// Search services cairn can ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchProvider {
+    /// A SearXNG instance's JSON API (`/search?q=..&format=json`), no key needed.
+    Searxng,
+    /// Brave Search's web search API (`X-Subscription-Token`).
+    Brave,
+    /// Tavily's search API (a bearer key).
+    Tavily,
+}
+
+impl SearchProvider {
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchProvider::Searxng => "searxng",
+            SearchProvider::Brave => "brave",
+            SearchProvider::Tavily => "tavily",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SearchProvider> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "searxng" => Some(SearchProvider::Searxng),
+            "brave" => Some(SearchProvider::Brave),
+            "tavily" => Some(SearchProvider::Tavily),
+            _ => None,
+        }
+    }
+}
+
+/// The `webSearch` setting as read (`config::web_search` reads it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSearchSetting {
+    pub provider: SearchProvider,
+    /// The service's address (required for SearXNG; the others have a default).
+    pub url: Option<String>,
+    /// The environment variable holding the key (only from the person's own settings).
+    pub api_key_env: Option<String>,
+    /// The file it came from, for messages.
+    pub source: String,
+}
+
 /// What the model asked for. The domain lists are applied to whatever the service returns,
 /// whichever service it is; a service that can filter itself is also told.
 #[derive(Debug, Clone, PartialEq, Eq)]

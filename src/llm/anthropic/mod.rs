@@ -126,7 +126,10 @@ enum Partial {
     /// A block the provider made or ran itself (`server_tool_use`, `web_search_tool_result`,
     /// `redacted_thinking`, types cairn does not know), kept as its start event gave it; the
     /// input of a server tool call streams into `json` as a client tool's does.
-    Server { block: Value, json: String },
+    Server {
+        block: Value,
+        json: String,
+    },
     /// A block with nothing in it to keep (never started with content).
     Ignored,
 }

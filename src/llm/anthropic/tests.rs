@@ -298,7 +298,9 @@ fn server_blocks_are_kept_as_received_and_sent_back_the_same() {
         ),
         (
             "content_block_start",
-            &format!(r#"{{"type":"content_block_start","index":1,"content_block":{result_block}}}"#),
+            &format!(
+                r#"{{"type":"content_block_start","index":1,"content_block":{result_block}}}"#
+            ),
         ),
         (
             "content_block_stop",
@@ -327,7 +329,11 @@ fn server_blocks_are_kept_as_received_and_sent_back_the_same() {
             "name": "web_search", "input": {"query": "rust lang"}}))
     );
     // Never a tool call of cairn's.
-    assert!(!blocks.iter().any(|b| matches!(b, ContentBlock::ToolUse { .. })));
+    assert!(
+        !blocks
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolUse { .. }))
+    );
     // In the next request, each block goes back exactly as it came, in its order of keys.
     let request = ModelRequest {
         model: "m".into(),

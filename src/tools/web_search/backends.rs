@@ -9,8 +9,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::web_search::{SearchProvider, WebSearchSetting};
-use crate::session::search::{SearchAnswer, SearchBackend, SearchHit, SearchQuery};
+use crate::session::search::{
+    SearchAnswer, SearchBackend, SearchHit, SearchProvider, SearchQuery, WebSearchSetting,
+};
 
 /// One search's time limit.
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -57,7 +58,10 @@ impl HttpSearch {
             (SearchProvider::Brave, None) => BRAVE_URL.into(),
             (SearchProvider::Tavily, None) => TAVILY_URL.into(),
             (SearchProvider::Searxng, None) => {
-                return Err(format!("{}: webSearch needs a url for searxng", setting.source));
+                return Err(format!(
+                    "{}: webSearch needs a url for searxng",
+                    setting.source
+                ));
             }
         };
         if key.is_none() && setting.provider != SearchProvider::Searxng {
@@ -93,7 +97,10 @@ impl HttpSearch {
             )?),
             SearchProvider::Brave => self
                 .client
-                .get(url(&self.url, &[("q", query.query.as_str()), ("count", "20")])?)
+                .get(url(
+                    &self.url,
+                    &[("q", query.query.as_str()), ("count", "20")],
+                )?)
                 .header("Accept", "application/json")
                 .header("X-Subscription-Token", self.key.as_deref().unwrap_or("")),
             SearchProvider::Tavily => {

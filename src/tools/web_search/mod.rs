@@ -219,17 +219,18 @@ impl Tool for WebSearchTool {
         format!("WebSearch \"{}\"", one_line(&input.query, 80))
     }
 
-    fn accesses(&self, input: &WebSearchInput, _ctx: &SessionContext) -> Vec<Access> {
-        vec![Access::Named(input.query.clone())]
+    /// None: `WebSearch` rules name the tool, not a query (as in Claude Code), so the person
+    /// is asked about the tool and "always" allows `WebSearch`.
+    fn accesses(&self, _input: &WebSearchInput, _ctx: &SessionContext) -> Vec<Access> {
+        Vec::new()
     }
 
     async fn validate(&self, input: &WebSearchInput, _ctx: &ToolContext) -> Result<(), ToolError> {
         if input.query.trim().chars().count() < 2 {
-            return Err(ToolError::new(
-                "query must be at least 2 characters long",
-            ));
+            return Err(ToolError::new("query must be at least 2 characters long"));
         }
-        if !domains(&input.allowed_domains).is_empty() && !domains(&input.blocked_domains).is_empty()
+        if !domains(&input.allowed_domains).is_empty()
+            && !domains(&input.blocked_domains).is_empty()
         {
             return Err(ToolError::new(
                 "Give either allowed_domains or blocked_domains, not both.",
@@ -258,7 +259,11 @@ impl Tool for WebSearchTool {
         }))
     }
 
-    async fn call(&self, input: WebSearchInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(
+        &self,
+        input: WebSearchInput,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
         let Some(service) = ctx.session.search().cloned() else {
             return Err(ToolError::new(NOT_CONFIGURED));
         };

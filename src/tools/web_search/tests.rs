@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::config::web_search::SearchProvider;
+use crate::session::search::SearchProvider;
 
 fn hit(url: &str) -> SearchHit {
     SearchHit {
@@ -45,10 +45,7 @@ fn filtering_drops_and_counts_and_caps() {
         .collect();
     hits.insert(1, hit("https://spam.test/x"));
     let (kept, dropped) = filter(
-        SearchAnswer {
-            hits,
-            answer: None,
-        },
+        SearchAnswer { hits, answer: None },
         &query(&[], &["spam.test"]),
     );
     assert_eq!(dropped, 1);
