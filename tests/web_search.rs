@@ -1,8 +1,11 @@
-//! WebSearch end to end through the binary (`cairn -p`) against the scripted model server:
+//! WebSearch and WebFetch's reader end to end through the binary (`cairn -p`) against the
+//! scripted model server. WebSearch:
 //! a SearXNG-shaped JSON service on 127.0.0.1 (for an OpenAI-compatible provider), the
 //! Anthropic API's server-side search in a side request, server blocks the model returns in
 //! the main conversation kept byte for byte, the domain lists, the permission rule, and the
-//! message when no service is configured.
+//! message when no service is configured. WebFetch: the page and the prompt go to the small
+//! fast model, whose answer is the result; the cache serves a second prompt; a reader that
+//! fails falls back to the page.
 
 #[path = "support/llm.rs"]
 mod llm;
@@ -17,12 +20,17 @@ use serde_json::{Value, json};
 /// A SearXNG-shaped service: answers every `/search` with `results`, records the request
 /// lines.
 async fn searxng(results: Value) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let body = json!({"query": "x", "results": results}).to_string();
+    serve("application/json", body).await
+}
+
+/// A server answering every request with `body` of `content_type`; records the request lines.
+async fn serve(content_type: &'static str, body: String) -> (u16, Arc<Mutex<Vec<String>>>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let log = seen.clone();
-    let body = json!({"query": "x", "results": results}).to_string();
     tokio::spawn(async move {
         loop {
             let Ok((mut sock, _)) = listener.accept().await else {
@@ -43,7 +51,7 @@ async fn searxng(results: Value) -> (u16, Arc<Mutex<Vec<String>>>) {
                     .unwrap()
                     .push(req.lines().next().unwrap_or("").to_string());
                 let reply = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                    "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
                      Connection: close\r\n\r\n{body}",
                     body.len()
                 );
@@ -279,4 +287,100 @@ async fn without_a_service_the_model_is_told_how_to_configure_one_and_rules_appl
     let (_, _, _) = cairn(&s, true, json!({"permissions": {"deny": ["WebSearch"]}})).await;
     let first = s.requests()[0].body.to_string();
     assert!(!first.contains("\"WebSearch\""), "denied tool not offered");
+}
+
+const PAGE: &str = "<html><head><title>Rust</title></head><body><h1>Rust</h1>\
+                    <p>Rust is a systems language.</p><p>Editions: 2015, 2018, 2021, 2024.</p>\
+                    </body></html>";
+
+fn fetch_call(id: &str, url: &str, prompt: &str) -> Value {
+    json!({"tool_calls": [{"id": id, "name": "WebFetch",
+        "input": {"url": url, "prompt": prompt}}]})
+}
+
+fn is_reader(r: &cairn::llm::scripted::RecordedRequest) -> bool {
+    r.body["system"]
+        .to_string()
+        .contains("question about one web page")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_fetch_asks_the_small_model_and_the_cache_serves_a_second_prompt() {
+    let (port, seen) = serve("text/html", PAGE.into()).await;
+    let url = format!("http://127.0.0.1:{port}/rust");
+    let s = llm::scripted(&json!({
+        "turns": [
+            fetch_call("f1", &url, "Which editions are there?"),
+            fetch_call("f2", &url, "What kind of language is it?"),
+            {"text": "done"}
+        ],
+        "by_system": [{"system_contains": "question about one web page", "turns": [
+            {"text": "Four: 2015, 2018, 2021 and 2024."}
+        ]}]
+    }));
+    let settings = json!({"permissions": {"allow": ["WebFetch(domain:127.0.0.1)"]}});
+    let (code, stdout, stderr) = cairn(&s, false, settings).await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "done");
+    let requests = s.requests();
+    let side: Vec<_> = requests.iter().filter(|r| is_reader(r)).collect();
+    assert_eq!(side.len(), 2, "one reader request per prompt");
+    // The small model (the haiku alias) got the page as Markdown and the prompt.
+    assert_eq!(side[0].body["model"], "claude-haiku-4-5");
+    let asked = side[0].body["messages"][0].to_string();
+    assert!(asked.contains("Rust is a systems language."), "{asked}");
+    assert!(asked.contains("Which editions are there?"), "{asked}");
+    assert!(!asked.contains("<p>"), "the page went as Markdown: {asked}");
+    let main: Vec<_> = requests.iter().filter(|r| !is_reader(r)).collect();
+    let first = main[1].body.to_string();
+    assert!(
+        first.contains(&format!("Summary of {url} by claude-haiku-4-5")),
+        "{first}"
+    );
+    assert!(
+        first.contains("Four: 2015, 2018, 2021 and 2024."),
+        "{first}"
+    );
+    assert!(
+        !first.contains("Rust is a systems language."),
+        "the page itself stays out of the conversation: {first}"
+    );
+    // The second prompt went to the reader with the same page.
+    let second = side[1].body["messages"][0].to_string();
+    assert!(second.contains("What kind of language is it?"), "{second}");
+    assert!(second.contains("Rust is a systems language."), "{second}");
+    assert!(main[2].body.to_string().contains("Summary of"));
+    // The second prompt reused the cached page.
+    assert_eq!(seen.lock().unwrap().len(), 1, "{:?}", seen.lock().unwrap());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_fetch_falls_back_to_the_page_when_the_reader_fails_and_says_so() {
+    let (port, _) = serve("text/html", PAGE.into()).await;
+    let url = format!("http://127.0.0.1:{port}/rust");
+    let s = llm::scripted(&json!({
+        "turns": [fetch_call("f1", &url, "editions"), {"text": "done"}],
+        "by_system": [{"system_contains": "question about one web page", "turns": [
+            {"text": "never", "faults": [{"status": 400, "times": 9}]}
+        ]}]
+    }));
+    let settings = json!({"permissions": {"allow": ["WebFetch(domain:127.0.0.1)"]}});
+    let (code, _, stderr) = cairn(&s, false, settings).await;
+    assert_eq!(code, 0, "{stderr}");
+    let result = s
+        .requests()
+        .into_iter()
+        .filter(|r| !is_reader(r))
+        .nth(1)
+        .expect("a second main request")
+        .body
+        .to_string();
+    assert!(
+        result.contains("The page could not be summarised ("),
+        "{result}"
+    );
+    assert!(
+        result.contains("Editions: 2015, 2018, 2021, 2024."),
+        "{result}"
+    );
 }

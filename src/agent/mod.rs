@@ -132,6 +132,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     )
     .with_tool_env(settings.env.clone())
     .with_search(services.web_search.clone())
+    .with_small_model(services.small_model.clone())
     .with_memory_roots(services.memory.roots.clone())
     .with_settings_check(Some(settings_check(settings.files.clone())));
     let session = Arc::new(if settings.checkpoints {

@@ -49,6 +49,8 @@ pub struct SessionServices {
     pub demo: bool,
     /// The web search service WebSearch asks (none: the tool says how to configure one).
     pub web_search: Option<Arc<dyn crate::session::search::SearchBackend>>,
+    /// The small, fast model tools may ask (WebFetch's reader).
+    pub small_model: Option<crate::session::small_model::SmallModel>,
     /// Each request of a sub-agent (the model and its usage), for the session's core to
     /// count.
     pub subagent_usage: UsageSink,
@@ -88,6 +90,7 @@ impl SessionServices {
             output_style: None,
             demo: false,
             web_search: None,
+            small_model: None,
             subagent_usage: UsageSink::default(),
             subagent_runs: AtomicU64::new(0),
         }

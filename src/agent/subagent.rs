@@ -140,6 +140,7 @@ impl Subagents {
         )
         .with_tool_env(self.session.tool_env().to_vec())
         .with_search(self.session.search().cloned())
+        .with_small_model(self.session.small_model().cloned())
         .with_memory_roots(Some(self.session.memory_roots()))
         .with_settings_check(self.session.settings_check());
         // The session's checkpoints: a sub-agent's writing tools record one first too.

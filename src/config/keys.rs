@@ -20,6 +20,7 @@ pub const READ: &[&str] = &[
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
     "webSearch",
+    "smallModel",
 ];
 
 /// Keys of `permissions` cairn reads.
@@ -137,7 +138,7 @@ mod tests {
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
                  $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
                  enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers, \
-                 webSearch, autoCompactThreshold, toolSearch, checkpointBudgetMB)",
+                 webSearch, smallModel, autoCompactThreshold, toolSearch, checkpointBudgetMB)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \

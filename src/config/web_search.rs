@@ -1,4 +1,5 @@
-//! The `webSearch` setting: which search service the WebSearch tool asks when the provider's
+//! The `webSearch` and `smallModel` settings (the services tools ask beside the session's model).
+//! `webSearch`: which search service the WebSearch tool asks when the provider's
 //! own search is not used (`{"provider": "searxng" | "brave" | "tavily", "url": ...,
 //! "apiKeyEnv": ...}`). The highest layer that sets it wins. A key is read from the variable
 //! `apiKeyEnv` names only when the setting comes from the person's own settings (user,
@@ -80,4 +81,24 @@ pub(super) fn read(
         api_key_env,
         source: src.origin.source.clone(),
     });
+}
+
+/// Read `smallModel` (the fast model tools ask, for providers without a haiku alias) from one
+/// settings document into `slot` (left alone when a higher layer already set it).
+pub(super) fn read_small_model(
+    src: &SettingsSource,
+    slot: &mut Option<String>,
+    diags: &mut Problems,
+) {
+    let Some(value) = src.value.get("smallModel") else {
+        return;
+    };
+    match value.as_str().map(str::trim).filter(|m| !m.is_empty()) {
+        Some(model) if slot.is_none() => *slot = Some(model.to_string()),
+        Some(_) => {}
+        None => diags.push(src.diagnostic(
+            "\"smallModel\"",
+            "`smallModel` must be a model id (a string); ignored",
+        )),
+    }
 }

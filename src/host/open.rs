@@ -195,6 +195,10 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         Arc::new(manager)
     });
     let web_search = search_service(&settings, &endpoint, &client, &mut notices);
+    let small_model = crate::session::small_model::SmallModel {
+        client: Arc::clone(&client),
+        model: small_model_id(&settings, &endpoint, &aliases),
+    };
     let session_settings = SessionSettings::read(&settings, &env_var);
     let services = SessionServices {
         aliases,
@@ -205,6 +209,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         output_style: style.style.clone(),
         demo: demo.is_some(),
         web_search,
+        small_model: Some(small_model),
         ..SessionServices::new(
             Arc::clone(&client),
             gate,
@@ -301,4 +306,27 @@ fn search_service(
             endpoint.model.clone(),
         )) as Arc<dyn crate::session::search::SearchBackend>
     })
+}
+
+/// The small, fast model tools ask (WebFetch's reader): `ANTHROPIC_SMALL_FAST_MODEL`, else the
+/// haiku alias (`ANTHROPIC_DEFAULT_HAIKU_MODEL` respected) for the Anthropic API; for other
+/// providers the `smallModel` setting; else the session's own model.
+fn small_model_id(
+    settings: &crate::config::LoadedSettings,
+    endpoint: &crate::llm::ModelEndpoint,
+    aliases: &crate::config::model::Aliases,
+) -> String {
+    let env = settings_env(settings);
+    if endpoint.provider == crate::llm::Provider::Anthropic {
+        if let Some(model) = env("ANTHROPIC_SMALL_FAST_MODEL").filter(|m| !m.trim().is_empty()) {
+            return model.trim().to_string();
+        }
+        if let Some(alias) = aliases.fast() {
+            return aliases.pick(alias).id;
+        }
+    }
+    settings
+        .small_model
+        .clone()
+        .unwrap_or_else(|| endpoint.model.clone())
 }

@@ -72,6 +72,8 @@ pub struct SessionContext {
     tool_env: Vec<(String, String)>,
     /// The web search service WebSearch asks, when one is configured or the provider has one.
     search: Option<Arc<dyn super::search::SearchBackend>>,
+    /// The small, fast model tools may ask (WebFetch's reader).
+    small_model: Option<super::small_model::SmallModel>,
     /// Checks a write to a settings file (set by whoever knows the settings layers).
     settings_check: Option<SettingsWriteCheck>,
     /// Tracked files that changed on disk (from outside), as the watcher notices them.
@@ -108,6 +110,7 @@ impl SessionContext {
             reminders: Mutex::new(Vec::new()),
             tool_env: Vec::new(),
             search: None,
+            small_model: None,
             settings_check: None,
             changes: broadcast::channel(64).0,
             todos: Mutex::new(Vec::new()),
@@ -144,6 +147,20 @@ impl SessionContext {
     ) -> SessionContext {
         self.search = search;
         self
+    }
+
+    /// Set the small, fast model tools may ask (sub-agents share their parent's).
+    pub fn with_small_model(
+        mut self,
+        model: Option<super::small_model::SmallModel>,
+    ) -> SessionContext {
+        self.small_model = model;
+        self
+    }
+
+    /// The small, fast model, if the session has one.
+    pub fn small_model(&self) -> Option<&super::small_model::SmallModel> {
+        self.small_model.as_ref()
     }
 
     /// The web search service, if the session has one.
