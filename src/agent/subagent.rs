@@ -164,7 +164,8 @@ impl Subagents {
         )
         .with_tool_env(self.session.tool_env().to_vec())
         .with_memory_roots(Some(self.session.memory_roots()))
-        .with_settings_check(self.session.settings_check());
+        .with_settings_check(self.session.settings_check())
+        .with_client_files(self.session.client_files());
         // The session's checkpoints: a sub-agent's writing tools record one first too.
         sub.checkpoints = self.session.checkpoints.clone();
         Arc::new(sub)
