@@ -221,6 +221,7 @@ fn session(
         tool_search: Default::default(),
         checkpoints: true,
         checkpoint_budget: None,
+        client_files: None,
     });
     (handle, model)
 }

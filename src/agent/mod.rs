@@ -104,6 +104,9 @@ pub struct AgentSetup {
     /// The checkpoint store's size budget in bytes (`checkpointBudgetMB`); `None`: ten times
     /// the working tree, 50 MB to 1 GB.
     pub checkpoint_budget: Option<u64>,
+    /// The client's files (an editor's buffers), when it serves them: the text file tools
+    /// read and write through them (`files::client`).
+    pub client_files: Option<Arc<dyn crate::files::client::ClientFiles>>,
 }
 
 impl AgentSetup {
@@ -156,7 +159,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     )
     .with_tool_env(setup.tool_env.clone())
     .with_memory_roots(setup.memory.roots.clone())
-    .with_settings_check(Some(settings_check(setup.settings_files.clone())));
+    .with_settings_check(Some(settings_check(setup.settings_files.clone())))
+    .with_client_files(setup.client_files.clone());
     let session = Arc::new(if setup.checkpoints {
         session.with_checkpoints(checkpoint_dir, checkpoint_skip, setup.checkpoint_budget)
     } else {

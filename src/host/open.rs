@@ -239,6 +239,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         checkpoint_budget: settings
             .checkpoint_budget_mb
             .map(|mb| mb.saturating_mul(1_000_000)),
+        client_files: spec.client_files.clone(),
     };
     let facts = SessionFacts {
         project_dir,

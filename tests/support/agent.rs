@@ -61,6 +61,8 @@ pub struct Setup {
     pub checkpoint_budget: Option<u64>,
     /// Tools that join while the session runs (MCP servers' tools).
     pub late_tools: cairn::tools::LateTools,
+    /// The client's files (an editor's buffers; none by default).
+    pub client_files: Option<std::sync::Arc<dyn cairn::files::client::ClientFiles>>,
 }
 
 impl Setup {
@@ -91,6 +93,7 @@ impl Setup {
             checkpoints: true,
             checkpoint_budget: None,
             late_tools: Default::default(),
+            client_files: None,
         }
     }
 }
@@ -175,6 +178,7 @@ impl Agent {
             tool_search: setup.tool_search,
             checkpoints: setup.checkpoints,
             checkpoint_budget: setup.checkpoint_budget,
+            client_files: setup.client_files,
         });
         Agent { server, handle }
     }
