@@ -68,7 +68,7 @@ fn change_100(root: &Path, dirs: usize, round: usize) {
 }
 
 fn main() {
-    cairn::startup::tune_allocator();
+    cairn::host::tune_allocator();
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join("project");
     let data = tmp.path().join("data");

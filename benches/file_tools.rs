@@ -37,7 +37,7 @@ async fn run(tool: &dyn DynTool, ctx: &mut ToolContext, input: &Value) -> String
 
 fn bench_edit_10mib(c: &mut Criterion) {
     // The binary tunes the allocator first thing; measure what it does.
-    cairn::startup::tune_allocator();
+    cairn::host::tune_allocator();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");

@@ -119,7 +119,7 @@ fn mock_server() -> (std::process::Child, u16) {
 fn bench_resume_end_to_end(c: &mut Criterion) {
     let data = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
-    let project_data = cairn::startup::project_data_dir(data.path(), project.path());
+    let project_data = cairn::host::project_data_dir(data.path(), project.path());
     std::fs::create_dir_all(&project_data).unwrap();
     // The transcript is `long.jsonl`: session id "long".
     long_session(&project_data, 1000);

@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cairn::cli::{Cli, Command};
-use cairn::startup;
+use cairn::cli::{Cli, Command, commands};
+use cairn::host::{self, ClientKind, Host, SessionHandle, TrustDecision};
 
 fn main() -> ExitCode {
     let started_at = std::time::Instant::now();
-    startup::tune_allocator();
+    host::tune_allocator();
     let cli = Cli::parse();
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -45,12 +45,12 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Config) => {
-            println!("{}", startup::describe_config(&cli)?);
+            println!("{}", commands::describe_config(&cli)?);
             return Ok(ExitCode::SUCCESS);
         }
-        Some(Command::Mcp { action }) => return startup::mcp_command(&cli, action).await,
+        Some(Command::Mcp { action }) => return commands::mcp_command(&cli, action).await,
         Some(Command::Checkpoints { action }) => {
-            print!("{}", startup::checkpoints_command(&cli, action)?);
+            print!("{}", commands::checkpoints_command(&cli, action)?);
             return Ok(ExitCode::SUCCESS);
         }
         None => {}
@@ -60,10 +60,12 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
     }
     let dir = std::env::current_dir()
         .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
-    let mut folder = startup::folder_trust(&cli, &dir);
-    if !folder.trust.is_trusted() && !startup::runs_demo(&cli, &dir) {
+    let mut spec = cli.session_spec(dir, ClientKind::Tui);
+    let mut folder = host::folder_trust(&spec.cwd, cli.trust_folder);
+    let demo = host::runs_demo(&spec);
+    if !folder.trust.is_trusted() && !demo {
         use cairn::tui::trust_dialog::{TrustAnswer, TrustDialog, TrustQuestion, ask};
-        let report = startup::trust_report(&cli, &dir);
+        let report = host::trust_report(&spec);
         let mut items: Vec<(String, String, String)> = report
             .items
             .into_iter()
@@ -88,8 +90,11 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             TrustAnswer::Exit => return Ok(ExitCode::SUCCESS),
         }
     }
-    let imports = folder.pending_external_imports(&dir);
-    if !imports.is_empty() && !startup::runs_demo(&cli, &dir) {
+    if folder.trust.is_trusted() {
+        spec.trust = TrustDecision::Trusted;
+    }
+    let imports = folder.pending_external_imports(&spec.cwd);
+    if !imports.is_empty() && !demo {
         use cairn::tui::trust_dialog::{TrustAnswer, TrustDialog, ask};
         match ask(TrustDialog::external_imports(&folder.root, &imports)).await? {
             TrustAnswer::Yes => folder.allow_external_imports()?,
@@ -97,56 +102,49 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             TrustAnswer::Exit => return Ok(ExitCode::SUCCESS),
         }
     }
-    // The demo server (if any) lives until the session ends.
-    let startup::Started {
-        handle,
+    spec.external_imports = folder.external_imports_approved;
+    let SessionHandle {
+        conn,
         notices,
-        demo_server: _demo_server,
-        project_dir,
-        data_root,
-        pick_session,
-        bypass_allowed,
-        settings_broken,
-        status_line,
-        output_style,
-        transcript_path,
-        tool_env,
+        facts,
         mcp,
-        settings_root,
-    } = startup::start_session(&cli, true, &folder).await?;
-    let errors = if settings_broken.is_empty() {
+    } = Host::new().open(spec).await?;
+    let errors = if facts.settings_broken.is_empty() {
         Vec::new()
     } else {
-        vec![startup::broken_settings_report(&settings_broken)]
+        vec![host::broken_settings_report(&facts.settings_broken)]
     };
-    let status_command = status_line.map(|s| cairn::tui::status_command::StatusCommandOptions {
-        command: s.command,
-        padding: s.padding,
-        project_dir: project_dir.clone(),
-        transcript_path,
-        output_style,
-        env: tool_env,
-        timeout: cairn::tui::status_command::TIMEOUT,
-    });
+    let status_command =
+        facts
+            .status_line
+            .map(|s| cairn::tui::status_command::StatusCommandOptions {
+                command: s.command,
+                padding: s.padding,
+                project_dir: facts.project_dir.clone(),
+                transcript_path: facts.transcript_path,
+                output_style: facts.output_style,
+                env: facts.tool_env,
+                timeout: cairn::tui::status_command::TIMEOUT,
+            });
     let opts = cairn::tui::TuiOptions {
         initial_prompt: cli.prompt.clone(),
         notices,
         errors,
-        sessions_dir: Some(startup::project_data_dir(&data_root, &project_dir)),
+        sessions_dir: Some(facts.sessions_dir),
         mcp: mcp.map(|manager| {
             std::sync::Arc::new(cairn::tui::mcp_panel::ManagerControl {
                 manager,
-                project_root: settings_root,
+                project_root: facts.project_root,
             }) as std::sync::Arc<dyn cairn::tui::mcp_panel::McpControl>
         }),
-        pick_session,
-        data_dir: Some(data_root),
-        cwd: Some(project_dir),
-        bypass_allowed,
+        pick_session: facts.pick_session,
+        data_dir: Some(facts.data_root),
+        cwd: Some(facts.project_dir),
+        bypass_allowed: facts.bypass_allowed,
         started_at: Some(started_at),
         status_command,
     };
-    let summary = cairn::tui::run(handle, opts).await?;
+    let summary = cairn::tui::run(conn, opts).await?;
     println!("{summary}");
     Ok(ExitCode::SUCCESS)
 }
@@ -168,17 +166,13 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let dir = std::env::current_dir()
         .map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))?;
-    let folder = startup::folder_trust(&cli, &dir);
-    if let Some(problem) = &folder.problem {
+    let spec = cli.session_spec(dir, ClientKind::Headless);
+    if let Some(problem) = &host::folder_trust(&spec.cwd, cli.trust_folder).problem {
         eprintln!("cairn: {problem} (no folder counts as trusted)");
     }
-    let startup::Started {
-        handle,
-        notices,
-        demo_server: _demo_server,
-        mcp,
-        ..
-    } = startup::start_session(&cli, false, &folder).await?;
+    let SessionHandle {
+        conn, notices, mcp, ..
+    } = Host::new().open(spec).await?;
     // Headless has no one to wait for: give the servers their startup time before the first
     // request, as Claude Code's -p does.
     if let Some(mcp) = &mcp {
@@ -195,7 +189,7 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let mut stdout = std::io::stdout().lock();
     let outcome =
-        cairn::headless::run(handle, prompt, cli.output_format, cli.verbose, &mut stdout).await?;
+        cairn::headless::run(conn, prompt, cli.output_format, cli.verbose, &mut stdout).await?;
     if outcome.is_error() {
         eprintln!(
             "cairn: {}",
@@ -208,7 +202,7 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Log to a file: the terminal belongs to the UI. `CAIRN_LOG` sets the filter.
 fn init_logging(verbose: bool) {
-    let dir = startup::data_root().join("logs");
+    let dir = host::data_root().join("logs");
     if std::fs::create_dir_all(&dir).is_err() {
         return;
     }

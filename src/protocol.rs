@@ -15,6 +15,15 @@ pub use permission::{
     Decision, Grant, PermissionMode, PermissionRequest, Question, QuestionOption, RequestKind,
 };
 
+/// A client's end of one session: the channel its [`Op`]s go in and the one its [`Event`]s
+/// come out of. The session ends when the client drops `ops` (or sends [`Op::Shutdown`]);
+/// `events` closes once it has.
+pub struct Connection {
+    pub session_id: String,
+    pub ops: tokio::sync::mpsc::UnboundedSender<Op>,
+    pub events: tokio::sync::mpsc::UnboundedReceiver<Event>,
+}
+
 /// Client -> core.
 /// One thing of a resumed conversation, as the client shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -31,7 +31,7 @@ use crate::hooks::Hooks;
 use crate::llm::ModelClient;
 use crate::llm::retry::RetryPolicy;
 use crate::permissions::PermissionGate;
-use crate::protocol::{Event, Op, Usage};
+use crate::protocol::Usage;
 use crate::session::transcript::Transcript;
 use crate::tools::agent_tool::{self, AgentTool, SubagentRunner};
 use crate::tools::registry::builtin_tools;
@@ -41,11 +41,7 @@ use self::executor::PendingDecisions;
 use crate::session::context::{EventSender, SessionContext};
 
 /// The client's end of a running core.
-pub struct AgentHandle {
-    pub session_id: String,
-    pub ops: mpsc::UnboundedSender<Op>,
-    pub events: mpsc::UnboundedReceiver<Event>,
-}
+pub use crate::protocol::Connection as AgentHandle;
 
 /// Everything needed to start a session.
 pub struct AgentSetup {

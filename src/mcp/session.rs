@@ -46,6 +46,19 @@ pub fn start(
     flags: &McpFlags,
     late: LateTools,
 ) -> (McpManager, Vec<String>) {
+    start_with(project_dir, settings, flags, Vec::new(), late)
+}
+
+/// [`start`], with servers the client brings (an editor's `session/new`) besides the
+/// configured ones. A client server whose name a configured one already has is not started
+/// (named in a problem line): the person's configuration decides what a name means.
+pub fn start_with(
+    project_dir: &Path,
+    settings: &LoadedSettings,
+    flags: &McpFlags,
+    client_servers: Vec<config::ServerConfig>,
+    late: LateTools,
+) -> (McpManager, Vec<String>) {
     let (sources, approval) = sources(project_dir, settings, flags);
     let env = |k: &str| {
         settings
@@ -59,6 +72,17 @@ pub fn start(
         // Named in the session's one notice about the untrusted folder.
         skip_project_servers(&mut cfg);
     }
+    for server in client_servers {
+        if cfg.servers.iter().any(|s| s.name == server.name) {
+            cfg.problems.push(format!(
+                "{}: the client's MCP server {:?} has the name of a configured one; not started",
+                server.source, server.name
+            ));
+            continue;
+        }
+        cfg.servers.push(server);
+    }
+    cfg.servers.sort_by(|a, b| a.name.cmp(&b.name));
     let mut options = McpOptions::from_env(project_dir.to_path_buf(), &env);
     options.tool_env = settings
         .env

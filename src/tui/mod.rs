@@ -46,7 +46,7 @@ use ratatui::crossterm::event::EventStream;
 
 pub mod review;
 
-use crate::agent::AgentHandle;
+use crate::protocol::Connection as AgentHandle;
 use crate::protocol::Op;
 use app::{App, AppConfig};
 use composer::history::{History, history_path};

@@ -7,16 +7,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::cli::Cli;
 use crate::config::LoadedSettings;
 use crate::config::layers::project_root;
 use crate::config::trust::{
     EXTERNAL_IMPORTS_KEY, Recorded, TRUST_KEY, Trust, TrustStore, claude_json_path,
 };
 
-fn env_var(key: &str) -> Option<String> {
-    std::env::var(key).ok()
-}
+use super::env::env_var;
 
 /// The trust of the folder cairn runs in, and where a "trust" answer is recorded.
 #[derive(Debug, Clone)]
@@ -86,9 +83,9 @@ impl FolderTrust {
     }
 }
 
-/// Whether the folder `dir` is trusted: `--trust-folder` for this run, else what
-/// `~/.claude.json` records for it or an ancestor (Claude Code's record).
-pub fn folder_trust(cli: &Cli, dir: &Path) -> FolderTrust {
+/// Whether the folder `dir` is trusted: vouched for this run (`--trust-folder`, an editor that
+/// says so), else what `~/.claude.json` records for it or an ancestor (Claude Code's record).
+pub fn folder_trust(dir: &Path, vouched: bool) -> FolderTrust {
     let home = env_var("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let root = project_root(dir, home.as_deref());
     let store = claude_json_path(&env_var).map(TrustStore::new);
@@ -101,7 +98,7 @@ pub fn folder_trust(cli: &Cli, dir: &Path) -> FolderTrust {
         },
         None => (Recorded::default(), None),
     };
-    let trusted = cli.trust_folder || recorded.trusted;
+    let trusted = vouched || recorded.trusted;
     FolderTrust {
         trust: if trusted {
             Trust::Trusted

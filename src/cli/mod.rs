@@ -1,8 +1,12 @@
-//! The command line: flags and subcommands (clap derive). Parsing only; `main.rs` dispatches.
+//! The command line: flags and subcommands (clap derive), the session they ask for
+//! (`spec.rs`) and the subcommands that answer and exit (`commands.rs`); `main.rs` dispatches.
 
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+pub mod commands;
+mod spec;
 
 #[derive(Debug, Parser)]
 #[command(

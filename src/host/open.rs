@@ -1,0 +1,284 @@
+//! Building one session from its spec: the folder's trust, the settings, the model (or the
+//! demo), the permission gate, memory, commands, skills, agents, MCP servers, and the core.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::{AgentHandle, AgentSetup, start};
+use crate::config::load_settings;
+use crate::config::model::{ModelChoice, ModelSettings, NO_CREDENTIALS, resolve};
+use crate::config::trust::Trust;
+use crate::llm::auth::{DEFAULT_HELPER_TTL, HELPER_TTL_ENV, KeyHelper, parse_custom_headers};
+use crate::llm::client::{ClientOptions, build_client};
+use crate::permissions::{GateConfig, PermissionGate, running_as_root, starting_mode};
+use crate::session::resume::{self, Resumed};
+
+use super::demo::Demo;
+use super::env::{
+    checkpoints_enabled, env_var, ignored_endpoints, retry_policy, settings_env, tool_search_config,
+};
+use super::folder::{FolderTrust, folder_trust, untrusted_notice};
+use super::report::broken_settings_report;
+use super::spec::{ClientKind, Resume, SessionSpec, TrustDecision};
+use super::{SessionFacts, data_root, project_data_dir};
+
+/// What keeps a session's outside parts alive: the demo's server and scratch project, the MCP
+/// servers. Dropping it stops them.
+#[derive(Default)]
+pub(crate) struct KeepAlive {
+    /// Held to be dropped with the session.
+    #[allow(dead_code)]
+    pub demo: Option<Demo>,
+    pub mcp: Option<Arc<crate::mcp::McpManager>>,
+}
+
+/// A session built and started, before the host wires its client.
+pub(crate) struct Opened {
+    pub agent: AgentHandle,
+    pub notices: Vec<String>,
+    pub facts: SessionFacts,
+    pub keep: KeepAlive,
+}
+
+/// The folder's trust for `spec`: what `~/.claude.json` records, or vouched for by the spec.
+pub(crate) fn spec_trust(spec: &SessionSpec) -> FolderTrust {
+    let mut folder = folder_trust(&spec.cwd, spec.trust == TrustDecision::Trusted);
+    folder.external_imports_approved |= spec.external_imports;
+    folder
+}
+
+/// Open a session as `spec` says.
+pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
+    let folder = spec_trust(spec);
+    let interactive = spec.client.interactive();
+    let mut notices = Vec::new();
+    let mut project_dir = spec.cwd.clone();
+    let settings_arg = spec.settings.as_deref();
+    let mut settings = load_settings(&project_dir, settings_arg, &env_var, folder.trust);
+    // Problems with the person's own settings are reported in demo mode too.
+    let mut diagnostics = settings.diagnostics.clone();
+    let choice = {
+        // The settings' `env` applies before the model is chosen, as in Claude Code.
+        let env = settings_env(&settings);
+        let model_settings = ModelSettings {
+            model: settings.model.clone(),
+            key_helper: settings.api_key_helper.as_ref().map(|command| KeyHelper {
+                command: command.clone(),
+                cwd: project_dir.clone(),
+                ttl: env(HELPER_TTL_ENV)
+                    .and_then(|v| v.trim().parse().ok())
+                    .map_or(DEFAULT_HELPER_TTL, Duration::from_millis),
+            }),
+        };
+        notices.extend(ignored_endpoints(&settings));
+        if let Some(text) = env("ANTHROPIC_CUSTOM_HEADERS") {
+            notices.extend(parse_custom_headers(&text).1);
+        }
+        resolve(&spec.model, &model_settings, env)
+    };
+    let (endpoint, pick, aliases, demo) = match choice {
+        ModelChoice::Real(ep, pick, aliases) => (*ep, pick, aliases, None),
+        ModelChoice::NoCredentials if spec.client != ClientKind::Tui => {
+            anyhow::bail!("{NO_CREDENTIALS}")
+        }
+        ModelChoice::Demo | ModelChoice::NoCredentials => {
+            let demo = Demo::start()?;
+            project_dir = demo.dir.clone();
+            // cairn wrote the scratch project itself: there is nothing in it to distrust.
+            settings = load_settings(&project_dir, settings_arg, &env_var, Trust::Trusted);
+            for d in &settings.diagnostics {
+                if !diagnostics.contains(d) {
+                    diagnostics.push(d.clone());
+                }
+            }
+            notices.push(demo.notice());
+            let (ep, pick) = (demo.endpoint.clone(), demo.pick.clone());
+            (ep, pick, Default::default(), Some(demo))
+        }
+    };
+    let client = build_client(&endpoint, &ClientOptions::from_env(settings_env(&settings)))
+        .map_err(|e| anyhow::anyhow!("cannot set up the model client: {e}"))?;
+    // The broken ones are shown on their own, as errors.
+    notices.extend(
+        diagnostics
+            .into_iter()
+            .filter(|d| !settings.broken.contains(d)),
+    );
+    let mode = starting_mode(spec.permission_mode.as_deref(), &settings)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let data_root = data_root();
+    let project_data = project_data_dir(&data_root, &project_dir);
+    let (resume, pick_session) = session_to_resume(spec, &project_data)?;
+    let (session_id, transcript_path) = match &resume {
+        Some(r) if !spec.fork => (r.session_id.clone(), r.path.clone()),
+        _ => {
+            let id = AgentSetup::new_session_id();
+            let path = project_data.join(format!("{id}.jsonl"));
+            (id, path)
+        }
+    };
+    let data_dir = project_data.join(&session_id);
+    let gate = PermissionGate::new(GateConfig {
+        settings: &settings,
+        cli_allow: spec.allowed_tools.clone(),
+        cli_deny: spec.disallowed_tools.clone(),
+        mode,
+        interactive,
+        project_dir: project_dir.clone(),
+        additional_dirs: spec.additional_dirs.clone(),
+        session_data_dir: data_dir.clone(),
+        running_as_root: running_as_root(),
+        sandboxed: env_var("IS_SANDBOX").is_some_and(|v| v == "1"),
+    })?;
+    let settings_broken = gate.settings_broken().to_vec();
+    if !interactive && !settings_broken.is_empty() {
+        // Headless: no one would see the refusals in time; stop before the first request.
+        anyhow::bail!("{}", broken_settings_report(&settings_broken));
+    }
+    notices.extend(
+        gate.diagnostics()
+            .iter()
+            .filter(|d| !settings_broken.contains(d))
+            .cloned(),
+    );
+    let bypass_allowed = gate.bypass_allowed();
+    // The demo's scratch project has none of the person's memory files but the user one.
+    // External imports count as approved only in a trusted folder whose approval is recorded
+    // (asking is the client's part: `pending_external_imports`).
+    let memory = crate::memory::load(&if demo.is_some() {
+        crate::memory::Roots::standard(
+            settings.home.clone(),
+            settings.project_root.clone(),
+            project_dir.clone(),
+        )
+    } else {
+        folder.memory_roots(settings.home.clone(), &project_dir)
+    });
+    notices.extend(memory.problems.iter().map(|p| format!("memory file: {p}")));
+    let commands = crate::commands::discover(&project_dir, settings.home.as_deref());
+    notices.extend(
+        commands
+            .problems
+            .iter()
+            .map(|p| format!("slash command: {p}")),
+    );
+    let skills = crate::commands::skills::discover(&project_dir, settings.home.as_deref());
+    notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
+    let agents = crate::commands::agents::discover(&project_dir, settings.home.as_deref());
+    notices.extend(agents.problems.iter().map(|p| format!("agent: {p}")));
+    let style = crate::agent::output_style::select(
+        settings.appearance.output_style.as_deref(),
+        &project_dir,
+        settings.home.as_deref(),
+    );
+    notices.extend(style.notices.iter().cloned());
+    let tool_env: Vec<(String, String)> = settings
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let late_tools = crate::tools::LateTools::default();
+    if !settings.trust.is_trusted() {
+        let servers = crate::mcp::session::project_servers(&project_dir, &settings, &spec.mcp);
+        notices.extend(untrusted_notice(&settings, &servers, interactive));
+    }
+    // The demo's scratch project runs no MCP servers.
+    let mcp = demo.is_none().then(|| {
+        let (manager, lines) = crate::mcp::session::start_with(
+            &project_dir,
+            &settings,
+            &spec.mcp,
+            spec.mcp_servers.clone(),
+            late_tools.clone(),
+        );
+        notices.extend(lines);
+        Arc::new(manager)
+    });
+    let setup = AgentSetup {
+        client: Arc::clone(&client),
+        model: pick,
+        aliases,
+        additional_dirs: spec
+            .additional_dirs
+            .iter()
+            .map(|d| project_dir.join(d))
+            .chain(settings.additional_directories.iter().cloned())
+            .collect(),
+        data_dir,
+        transcript_path: Some(transcript_path.clone()),
+        session_id,
+        project_dir: project_dir.clone(),
+        gate,
+        hooks: settings.hooks.clone(),
+        max_turns: spec.max_turns,
+        retry: retry_policy(),
+        max_tokens: env_var("CAIRN_MAX_TOKENS")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(16_384),
+        demo: demo.is_some(),
+        extra_tools: Vec::new(),
+        late_tools,
+        tool_env: tool_env.clone(),
+        settings_files: settings.files.clone(),
+        memory,
+        resume,
+        auto_compact_pct: settings_env(&settings)("CAIRN_AUTOCOMPACT_PCT")
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .and_then(crate::config::settings::threshold_pct)
+            .or(settings.auto_compact_pct)
+            .unwrap_or(crate::agent::compact::DEFAULT_THRESHOLD_PCT),
+        fork: spec.fork,
+        mode_from_flag: spec.permission_mode.is_some(),
+        commands: commands.items,
+        skills: skills.items,
+        agents: agents.items,
+        output_style: style.style.clone(),
+        tool_search: tool_search_config(&settings),
+        checkpoints: checkpoints_enabled(env_var("CAIRN_CHECKPOINTS").as_deref()),
+        checkpoint_budget: settings
+            .checkpoint_budget_mb
+            .map(|mb| mb.saturating_mul(1_000_000)),
+    };
+    let facts = SessionFacts {
+        project_dir,
+        project_root: settings.project_root.clone(),
+        sessions_dir: project_data,
+        data_root,
+        transcript_path,
+        pick_session,
+        bypass_allowed,
+        settings_broken,
+        status_line: settings.appearance.status_line.clone(),
+        output_style: style.name().to_string(),
+        tool_env,
+        demo: demo.is_some(),
+    };
+    Ok(Opened {
+        agent: start(setup),
+        notices,
+        facts,
+        keep: KeepAlive { demo, mcp },
+    })
+}
+
+/// The session the spec resumes, read; and whether the person is to pick one (`--resume`
+/// without an id, in the TUI).
+fn session_to_resume(
+    spec: &SessionSpec,
+    project_data: &Path,
+) -> anyhow::Result<(Option<Resumed>, bool)> {
+    let path: PathBuf = match &spec.resume {
+        Resume::Id(id) if !id.trim().is_empty() => resume::find(project_data, id.trim())?,
+        Resume::Id(_) | Resume::Pick if spec.client == ClientKind::Headless => anyhow::bail!(
+            "--resume needs a session id with -p (or use --continue for the most recent one)"
+        ),
+        Resume::Id(_) | Resume::Pick => return Ok((None, true)),
+        Resume::Continue => resume::latest(project_data)?,
+        Resume::New if spec.fork => {
+            anyhow::bail!("--fork-session goes with --continue or --resume")
+        }
+        Resume::New => return Ok((None, false)),
+    };
+    Ok((Some(resume::load(&path)?), false))
+}

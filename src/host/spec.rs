@@ -1,0 +1,109 @@
+//! What a session is opened from, as plain data: the directory it works in, the model and
+//! provider, the permission flags, what to resume, MCP sources, the trust decision and who the
+//! client is. The command line builds one (`cli`), an editor's `session/new` another (`acp`);
+//! the host reads nothing else — not the process's working directory, not the flags.
+
+use std::path::PathBuf;
+
+use crate::config::model::ModelFlags;
+use crate::mcp::config::ServerConfig;
+use crate::mcp::session::McpFlags;
+
+/// Which session to continue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Resume {
+    /// A new conversation.
+    #[default]
+    New,
+    /// The project's most recent session (`--continue`).
+    Continue,
+    /// The session with this id (`--resume ID`, an editor's `session/load`).
+    Id(String),
+    /// The person picks one once the session is open (`--resume` alone, in the TUI).
+    Pick,
+}
+
+/// Whether the folder counts as trusted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TrustDecision {
+    /// As `~/.claude.json` records it for the folder's project root or an ancestor.
+    #[default]
+    Recorded,
+    /// The person (or a client acting for them) vouched for it for this session:
+    /// `--trust-folder`, the TUI's question answered "Yes", an editor that says so.
+    Trusted,
+}
+
+/// Who drives the session, which decides what happens when something needs a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientKind {
+    /// The full-screen TUI: questions are asked; with no credentials the demo runs.
+    Tui,
+    /// `-p`: no one to ask; no credentials is an error; broken settings stop the start.
+    Headless,
+    /// An editor over the Agent Client Protocol: questions go to the editor; no credentials
+    /// is an error.
+    Editor,
+}
+
+impl ClientKind {
+    /// Whether someone can answer permission questions.
+    pub fn interactive(self) -> bool {
+        !matches!(self, ClientKind::Headless)
+    }
+}
+
+/// Everything one session is opened from.
+#[derive(Debug, Clone)]
+pub struct SessionSpec {
+    /// Where the session works; its project root is found from here.
+    pub cwd: PathBuf,
+    /// More working directories (relative ones are taken from `cwd`).
+    pub additional_dirs: Vec<PathBuf>,
+    /// Provider, model, endpoint, demo.
+    pub model: ModelFlags,
+    /// The starting permission mode (`--permission-mode`).
+    pub permission_mode: Option<String>,
+    pub allowed_tools: Vec<String>,
+    pub disallowed_tools: Vec<String>,
+    /// `--settings`: a file or inline JSON, the highest settings layer.
+    pub settings: Option<String>,
+    pub resume: Resume,
+    /// Continue a resumed conversation under a new id.
+    pub fork: bool,
+    /// `--mcp-config` / `--strict-mcp-config`.
+    pub mcp: McpFlags,
+    /// MCP servers the client brings (an editor's `session/new`), started with the session's.
+    pub mcp_servers: Vec<ServerConfig>,
+    pub trust: TrustDecision,
+    /// The person approved CLAUDE.md imports from outside the project for this session (the
+    /// recorded approval counts too).
+    pub external_imports: bool,
+    pub client: ClientKind,
+    /// Stop after this many model turns.
+    pub max_turns: Option<u32>,
+}
+
+impl SessionSpec {
+    /// A spec with every choice at its default: a new conversation in `cwd`, the model the
+    /// settings and environment choose, trust as recorded.
+    pub fn new(cwd: PathBuf, client: ClientKind) -> SessionSpec {
+        SessionSpec {
+            cwd,
+            additional_dirs: Vec::new(),
+            model: ModelFlags::default(),
+            permission_mode: None,
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
+            settings: None,
+            resume: Resume::New,
+            fork: false,
+            mcp: McpFlags::default(),
+            mcp_servers: Vec::new(),
+            trust: TrustDecision::Recorded,
+            external_imports: false,
+            client,
+            max_turns: None,
+        }
+    }
+}
