@@ -145,3 +145,22 @@ mod tests {
         );
     }
 }
+
+/// A client's attachment ([`PromptAttachment`]) as a block of the user turn: an image as an
+/// image block when its type and size are ones the model takes (else a note saying why not), a
+/// text inside a `<context>` element naming its source.
+pub fn attachment_block(attachment: crate::protocol::PromptAttachment) -> ContentBlock {
+    use crate::protocol::PromptAttachment;
+    match attachment {
+        PromptAttachment::Image { media_type, data } => {
+            let block = ToolResultBlock::image(media_type.clone(), data.clone());
+            match crate::tools::attachment::check(&block) {
+                Ok(()) => ContentBlock::image(media_type, data),
+                Err(why) => ContentBlock::Text { text: why },
+            }
+        }
+        PromptAttachment::Text { source, text } => ContentBlock::Text {
+            text: format!("<context source=\"{source}\">\n{text}\n</context>"),
+        },
+    }
+}
