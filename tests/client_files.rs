@@ -98,11 +98,8 @@ impl Editor {
 
     /// The executor's steps: parse, validate, preview, call with that preview.
     async fn run(&self, tool: &dyn DynTool, input: Value) -> Result<ToolOutput, String> {
-        let mut ctx = workspace::tool_context(&self.session, "call_1");
-        let parsed = tool.parse(&input).map_err(|e| e.message)?;
-        tool.validate(&parsed, &ctx).await.map_err(|e| e.message)?;
-        ctx.preview = tool.preview(&parsed, &ctx).await.map_err(|e| e.message)?;
-        tool.call(parsed, &ctx).await.map_err(|e| e.message)
+        let ctx = workspace::tool_context(&self.session, "call_1");
+        workspace::run_previewed(tool, input, ctx).await
     }
 
     async fn read(&self, rel: &str) -> String {
@@ -139,7 +136,11 @@ async fn an_unchanged_buffer_read_again_is_answered_briefly_and_a_changed_one_in
     e.save("a.txt", "disk\n");
     e.type_in("a.txt", "one\n");
     e.read("a.txt").await;
-    assert!(e.read("a.txt").await.starts_with("File unchanged since last read."));
+    assert!(
+        e.read("a.txt")
+            .await
+            .starts_with("File unchanged since last read.")
+    );
     // Typed in the editor; the disk (mtime, size) is as it was.
     e.type_in("a.txt", "two\n");
     assert_eq!(e.read("a.txt").await, "     1\ttwo");
@@ -167,7 +168,10 @@ async fn an_edit_goes_through_the_client_and_leaves_the_disk_alone() {
         .collect();
     assert_eq!(
         writes,
-        [Request::Write(e.path("a.rs"), "fn main() {\n    new();\n}\n".into())]
+        [Request::Write(
+            e.path("a.rs"),
+            "fn main() {\n    new();\n}\n".into()
+        )]
     );
     // What was written is what the model knows: a second edit needs no new Read.
     e.edit("a.rs", "new();", "newer();").await.unwrap();
@@ -203,7 +207,11 @@ async fn a_new_file_is_created_through_the_client() {
     let e = Editor::new();
     let input = json!({"file_path": e.p("new.txt"), "content": "fresh\n"});
     let out = e.run(&WriteTool::default(), input).await.unwrap();
-    assert!(out.content.into_text().starts_with("File created successfully"));
+    assert!(
+        out.content
+            .into_text()
+            .starts_with("File created successfully")
+    );
     assert_eq!(e.buffer("new.txt").unwrap(), "fresh\n");
     assert!(!e.path("new.txt").exists());
 }
@@ -233,8 +241,16 @@ async fn a_buffer_changed_elsewhere_after_the_read_is_merged() {
     e.save("a.txt", "one\ntwo\nthree\nfour\nfive\n");
     e.read("a.txt").await;
     e.type_in("a.txt", "ONE\ntwo\nthree\nfour\nfive\n");
-    let out = e.edit("a.txt", "five", "5").await.unwrap().content.into_text();
-    assert!(out.contains("was modified outside cairn after you read it"), "{out}");
+    let out = e
+        .edit("a.txt", "five", "5")
+        .await
+        .unwrap()
+        .content
+        .into_text();
+    assert!(
+        out.contains("was modified outside cairn after you read it"),
+        "{out}"
+    );
     assert_eq!(e.buffer("a.txt").unwrap(), "ONE\ntwo\nthree\nfour\n5\n");
 }
 
@@ -250,7 +266,10 @@ async fn a_buffer_changed_between_the_preview_and_the_call_is_refused() {
     ctx.preview = DynTool::preview(&tool, &parsed, &ctx).await.unwrap();
     // While the person looks at the proposal, they change the same line in the editor.
     e.type_in("a.txt", "one\ntwo, changed\n");
-    let err = DynTool::call(&tool, parsed, &ctx).await.unwrap_err().message;
+    let err = DynTool::call(&tool, parsed, &ctx)
+        .await
+        .unwrap_err()
+        .message;
     assert!(err.starts_with(MODIFIED), "{err}");
     assert_eq!(e.buffer("a.txt").unwrap(), "one\ntwo, changed\n");
     assert_eq!(e.buffers.writes(), 0);
@@ -263,7 +282,10 @@ async fn an_edit_without_a_read_is_refused_and_nothing_is_written() {
     let err = e.edit("a.txt", "one", "1").await.unwrap_err();
     assert_eq!(err, NOT_READ);
     let input = json!({"file_path": e.p("a.txt"), "content": "x\n"});
-    assert_eq!(e.run(&WriteTool::default(), input).await.unwrap_err(), NOT_READ);
+    assert_eq!(
+        e.run(&WriteTool::default(), input).await.unwrap_err(),
+        NOT_READ
+    );
     assert_eq!(e.buffers.writes(), 0);
     assert_eq!(e.buffer("a.txt").unwrap(), "one\n");
 }
@@ -355,5 +377,8 @@ async fn a_deny_rule_refuses_before_the_client_is_asked() {
         buffers.requests(),
         [Request::Read(Path::new(&open).to_path_buf())]
     );
-    assert_eq!(buffers.get(&root.join("secret.txt")).unwrap(), "the secret, unsaved\n");
+    assert_eq!(
+        buffers.get(&root.join("secret.txt")).unwrap(),
+        "the secret, unsaved\n"
+    );
 }

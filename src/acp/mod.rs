@@ -7,6 +7,7 @@
 //! - `server.rs`: the requests (`initialize`, `session/new|load|prompt|cancel|set_mode`);
 //! - `session.rs`: one session's state and the pump from its events to the client;
 //! - `updates.rs`: events as `session/update`s; `permission.rs`: permission questions;
+//! - `client_fs.rs`: the editor's files (`fs/*`) as the session's `ClientFiles`;
 //! - `prompt.rs`: an ACP prompt as cairn's submit; `modes.rs`: permission modes as session
 //!   modes; `open.rs`: an editor's request as a [`SessionSpec`] (folder, servers, trust).
 
@@ -21,6 +22,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
 use crate::host::{Host, SessionSpec};
 
+mod client_fs;
 mod modes;
 mod open;
 mod permission;

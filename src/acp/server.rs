@@ -22,7 +22,7 @@ use crate::protocol::{Event, Op};
 
 use super::open::{self, Request};
 use super::session::{Session, text_chunk};
-use super::{modes, prompt, updates};
+use super::{client_fs, modes, prompt, updates};
 
 /// The server's state: the host, the flags sessions start from, the client's capabilities,
 /// the open sessions by id.
@@ -59,6 +59,13 @@ impl Server {
             })
     }
 
+    fn client_capabilities(&self) -> ClientCapabilities {
+        self.client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     pub fn initialize(
         &self,
         request: InitializeRequest,
@@ -85,7 +92,7 @@ impl Server {
         responder: Responder<NewSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let spec = open::spec(
+        let mut spec = open::spec(
             &self.template,
             self.trust_all,
             Request {
@@ -96,10 +103,14 @@ impl Server {
                 resume: Resume::New,
             },
         );
+        let files = client_fs::attach(&mut spec, &self.client_capabilities(), &cx);
         let server = Arc::clone(self);
         tokio::spawn(async move {
             match server.open(spec, false).await {
                 Ok((session, updates, events)) => {
+                    if let Some(files) = &files {
+                        files.bind(&session.id);
+                    }
                     let modes = modes::state(session.mode(), session.bypass_allowed);
                     let id = session.id.clone();
                     let _ = responder.respond(NewSessionResponse::new(id).modes(modes));
@@ -122,7 +133,7 @@ impl Server {
         responder: Responder<LoadSessionResponse>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let spec = open::spec(
+        let mut spec = open::spec(
             &self.template,
             self.trust_all,
             Request {
@@ -133,10 +144,14 @@ impl Server {
                 resume: Resume::Id(request.session_id.0.to_string()),
             },
         );
+        let files = client_fs::attach(&mut spec, &self.client_capabilities(), &cx);
         let server = Arc::clone(self);
         tokio::spawn(async move {
             match server.open(spec, true).await {
                 Ok((session, updates, events)) => {
+                    if let Some(files) = &files {
+                        files.bind(&session.id);
+                    }
                     // The history first: the answer says the replay is over.
                     for update in updates {
                         let _ = session.notify(&cx, update);

@@ -191,7 +191,10 @@ pub fn client_error(what: &str, path: &Path, e: &ClientFileError) -> ToolError {
 /// `path`'s mtime and size on disk, when it is there.
 pub fn disk_stamp(path: &Path) -> Option<(SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().unwrap_or(SystemTime::UNIX_EPOCH), meta.len()))
+    Some((
+        meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        meta.len(),
+    ))
 }
 
 /// Load `path` for an edit: `Ok(None)` when it does not exist. Refuses directories, devices,

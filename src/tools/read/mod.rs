@@ -151,7 +151,11 @@ refused; use Glob to list files."
                 return Err(pages_error());
             }
             let whole = input.offset.is_none() && input.limit.is_none();
-            let range = client::Range { offset, limit, whole };
+            let range = client::Range {
+                offset,
+                limit,
+                whole,
+            };
             return client::read(client.as_ref(), path, range, ctx).await;
         }
 
@@ -266,7 +270,9 @@ fn answer(
 }
 
 fn pages_error() -> ToolError {
-    ToolError::new("The pages parameter is for PDF files only; for text files use offset and limit.")
+    ToolError::new(
+        "The pages parameter is for PDF files only; for text files use offset and limit.",
+    )
 }
 
 /// The answer to a repeated Read of the same range of an unchanged file.
