@@ -307,6 +307,28 @@ async fn notebooks_and_binary_formats_stay_on_disk() {
     assert_eq!(e.buffers.requests(), []);
 }
 
+#[tokio::test]
+async fn a_file_the_client_cannot_give_is_read_from_disk() {
+    let e = Editor::new();
+    // Not UTF-8: this editor cannot give it as text; Read answers as without an editor.
+    std::fs::write(e.path("latin1.txt"), b"caf\xe9\n").unwrap();
+    let out = e.read("latin1.txt").await;
+    assert!(out.starts_with("     1\tcaf\u{FFFD}"), "{out}");
+    assert!(out.contains("the file is not valid UTF-8"), "{out}");
+    let err = e
+        .run(&ReadTool, json!({"file_path": e.p("missing.txt")}))
+        .await
+        .unwrap_err();
+    assert!(err.starts_with("File does not exist."), "{err}");
+    assert_eq!(
+        e.buffers.requests(),
+        [
+            Request::Read(e.path("latin1.txt")),
+            Request::Read(e.path("missing.txt"))
+        ]
+    );
+}
+
 /// The real agent: the gate refuses a denied path before the tool runs, so the client is
 /// never asked for it; an allowed Read in the same turn does reach the client (the session's
 /// client files are wired through the agent's setup).

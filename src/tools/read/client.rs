@@ -1,20 +1,21 @@
 //! The text path of Read for a file the client serves (an editor's buffer, unsaved changes
 //! included; see `files::client`): the whole text from the client, the lines selected from
 //! it, and the read recorded with the hash of that text, which is what later tells an edit
-//! (and a repeated Read) whether the buffer changed since. The disk is asked only for what the
-//! client cannot say: whether the file exists there (a client that cannot give a file that is
-//! not on disk either gets "File does not exist"), and its mtime, so the watcher takes a save
-//! of this very text for no change.
+//! (and a repeated Read) whether the buffer changed since. A file the client cannot give (not
+//! there, not text to the editor, no answer) is read as without an editor, from disk, where
+//! the usual answers apply ("File does not exist", a binary format, an image by its magic
+//! number). The disk's mtime goes with the record, so the watcher takes a save of this very
+//! text for no change.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::text::{select_lines, shown_range};
-use super::{answer, limits, not_found, unchanged};
+use super::{answer, limits, unchanged};
 use crate::files::client::ClientFiles;
 use crate::files::state::{EntrySource, ReadRecord};
-use crate::tools::file_common::{client_error, client_text, disk_stamp};
+use crate::tools::file_common::{client_text, disk_stamp};
 use crate::tools::{ToolContext, ToolError, ToolOutput};
 
 /// The lines asked for: 1-based `offset`, `limit` lines; `whole` when the model gave neither
@@ -25,28 +26,34 @@ pub(super) struct Range {
     pub whole: bool,
 }
 
-/// Read `path`'s lines in `range` from the client.
+/// Read `path`'s lines in `range` from the client; `Ok(None)` when the client cannot give
+/// the file and Read goes on from disk.
 pub(super) async fn read(
     client: &dyn ClientFiles,
-    path: PathBuf,
+    path: &Path,
     range: Range,
     ctx: &ToolContext,
-) -> Result<ToolOutput, ToolError> {
-    let disk = disk_stamp(&path);
-    let text = match client.read_text(&path).await {
+) -> Result<Option<ToolOutput>, ToolError> {
+    let text = match client.read_text(path).await {
         Ok(text) => text,
-        Err(_) if disk.is_none() => return Err(not_found(&path, &ctx.session.cwd())),
-        Err(e) => return Err(client_error("read", &path, &e)),
+        Err(e) => {
+            tracing::debug!(
+                "the editor did not give {}: {e}; reading the disk",
+                path.display()
+            );
+            return Ok(None);
+        }
     };
-    let loaded = client_text(&path, text)?;
+    let disk = disk_stamp(path);
+    let loaded = client_text(path, text)?;
     let state = &ctx.session.read_files;
-    if let Some(prev) = state.get(&path)
+    if let Some(prev) = state.get(path)
         && prev.source == EntrySource::Read
         && !prev.stale
         && prev.hash == Some(loaded.hash)
         && prev.last_read == Some((range.offset, range.limit))
     {
-        return Ok(unchanged());
+        return Ok(Some(unchanged()));
     }
     let size = loaded.decoded.text.len() as u64;
     let lossy = loaded.decoded.lossy;
@@ -66,5 +73,5 @@ pub(super) async fn read(
         offset: range.offset,
         limit: range.limit,
     };
-    answer(&path, &selection, record, size, lossy, ctx)
+    answer(path, &selection, record, size, lossy, ctx).map(Some)
 }

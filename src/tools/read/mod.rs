@@ -156,7 +156,9 @@ refused; use Glob to list files."
                 limit,
                 whole,
             };
-            return client::read(client.as_ref(), path, range, ctx).await;
+            if let Some(out) = client::read(client.as_ref(), &path, range, ctx).await? {
+                return Ok(out);
+            }
         }
 
         let (path, meta) = find(path, &ctx.session.cwd()).await?;
