@@ -111,7 +111,8 @@ impl Session {
             TurnEnd::Interrupted => StopReason::Cancelled,
             TurnEnd::Failed => {
                 let message = error.unwrap_or_else(|| "the turn failed".into());
-                return responder.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, message));
+                return responder
+                    .respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, message));
             }
         };
         responder.respond(PromptResponse::new(stop))
@@ -136,8 +137,7 @@ impl Session {
     pub fn handle(self: &Arc<Self>, cx: &ConnectionTo<Client>, event: Event) -> Result<(), Error> {
         self.note(&event);
         match &event {
-            Event::PermissionRequest(request)
-            | Event::PermissionRequestUpdated { request, .. } => {
+            Event::PermissionRequest(request) | Event::PermissionRequestUpdated { request, .. } => {
                 self.ask(cx, request.clone());
                 return Ok(());
             }

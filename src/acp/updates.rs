@@ -6,16 +6,14 @@
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, CurrentModeUpdate,
-    Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent,
-    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, CurrentModeUpdate, Diff,
+    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UnstructuredCommandInput,
 };
 use serde_json::Value;
 
-use crate::protocol::{
-    CallKind, Display, Event, HistoryItem, SessionInfo, Todo, TodoStatus,
-};
+use crate::protocol::{CallKind, Display, Event, HistoryItem, SessionInfo, Todo, TodoStatus};
 
 use super::modes::mode_id;
 
@@ -78,11 +76,12 @@ pub fn translate(event: &Event, cwd: &Path) -> Vec<SessionUpdate> {
             agent_client_protocol::v1::schema::AvailableCommandsUpdate::new(commands(info)),
         )],
         Event::HistoryRestored { items } => history(items),
-        Event::Compacted { trigger, pre_tokens } => vec![SessionUpdate::AgentThoughtChunk(
-            chunk(&format!(
-                "(The conversation was compacted ({trigger}) from {pre_tokens} tokens.)"
-            )),
-        )],
+        Event::Compacted {
+            trigger,
+            pre_tokens,
+        } => vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+            "(The conversation was compacted ({trigger}) from {pre_tokens} tokens.)"
+        )))],
         _ => Vec::new(),
     }
 }

@@ -13,8 +13,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::executor::{CallEnv, PendingDecisions};
 use crate::agent::attachments::attachment_block;
+use crate::agent::executor::{CallEnv, PendingDecisions};
 use crate::agent::invoke::invoke;
 use crate::config::model::{Aliases, ModelPick};
 use crate::hooks::Hooks;
