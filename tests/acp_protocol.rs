@@ -90,11 +90,13 @@ async fn trust_modes_links_and_errors_over_the_rust_client() {
         "input": {"command": "touch made-by-allow-rule", "description": "touch"}}]});
     let write = json!({"tool_calls": [{"id": "w", "name": "Write",
         "input": {"file_path": "new.txt", "content": "written\n"}}]});
+    // The scripted model picks a turn by the conversation's length, so both sessions follow
+    // one script: each starts at its first turn.
     let server = llm::scripted(&json!({"turns": [
-        // The trusted session: its allow rule lets the command run without a question.
-        touch.clone(), {"text": "touched"},
-        // The untrusted one: the rule does not apply, the question is refused.
-        touch, {"text": "refused"},
+        // Both sessions' first prompt runs the command: the trusted one's allow rule lets it
+        // run without a question; in the untrusted one the rule does not apply and the
+        // question is refused.
+        touch, {"text": "done"},
         // acceptEdits: a new file is written without a question.
         write, {"text": "wrote"},
         // A linked file is attached to the prompt.
@@ -180,8 +182,22 @@ async fn trust_modes_links_and_errors_over_the_rust_client() {
                 StopReason::EndTurn
             );
             assert_eq!(
-                std::fs::read_to_string(untrusted.join("new.txt")).unwrap(),
-                "written\n"
+                std::fs::read_to_string(untrusted.join("new.txt")).ok().as_deref(),
+                Some("written\n"),
+                "{:#?}",
+                seen.updates
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .map(|u| format!(
+                        "{} {} {} {} {}",
+                        &u["sessionId"].as_str().unwrap_or("")[..4],
+                        u["update"]["sessionUpdate"],
+                        u["update"]["toolCallId"],
+                        u["update"]["status"],
+                        u["update"]["content"]["text"]
+                    ))
+                    .collect::<Vec<_>>()
             );
             assert_eq!(
                 seen.asked.lock().unwrap().len(),
