@@ -182,7 +182,9 @@ async fn trust_modes_links_and_errors_over_the_rust_client() {
                 StopReason::EndTurn
             );
             assert_eq!(
-                std::fs::read_to_string(untrusted.join("new.txt")).ok().as_deref(),
+                std::fs::read_to_string(untrusted.join("new.txt"))
+                    .ok()
+                    .as_deref(),
                 Some("written\n"),
                 "{:#?}",
                 seen.updates

@@ -126,10 +126,10 @@ mod tests {
     #[test]
     fn the_folder_is_trusted_only_when_the_client_or_the_flag_says_so() {
         let t = template();
-        let spec = spec(&t, false, request(None, &[])).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(spec.trust, TrustDecision::Recorded);
-        assert_eq!(spec.cwd, Path::new("/work/project"));
-        assert_eq!(spec.client, ClientKind::Editor);
+        let plain = spec(&t, false, request(None, &[])).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plain.trust, TrustDecision::Recorded);
+        assert_eq!(plain.cwd, Path::new("/work/project"));
+        assert_eq!(plain.client, ClientKind::Editor);
         let yes: Meta = serde_json::from_value(serde_json::json!({"cairn": {"trustFolder": true}}))
             .unwrap_or_default();
         let spec_yes = spec(&t, false, request(Some(&yes), &[])).unwrap_or_else(|e| panic!("{e}"));
@@ -163,19 +163,19 @@ mod tests {
                 McpServerStdio::new("fs", "/usr/bin/mcp-fs").args(vec!["--ro".into()]),
             ),
         ];
-        let spec =
+        let given =
             spec(&template(), false, request(None, &servers)).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(spec.mcp_servers.len(), 2);
-        assert_eq!(spec.mcp_servers[0].name, "docs");
+        assert_eq!(given.mcp_servers.len(), 2);
+        assert_eq!(given.mcp_servers[0].name, "docs");
         assert_eq!(
-            spec.mcp_servers[0].transport,
+            given.mcp_servers[0].transport,
             Transport::Http {
                 url: "https://mcp.example/".into(),
                 headers: vec![("Authorization".into(), "Bearer t".into())]
             }
         );
         assert_eq!(
-            spec.mcp_servers[1].transport,
+            given.mcp_servers[1].transport,
             Transport::Stdio {
                 command: "/usr/bin/mcp-fs".into(),
                 args: vec!["--ro".into()],

@@ -59,16 +59,17 @@ fn a_tool_call_starts_pending_with_its_kind_and_location() {
             .clone()
     })
     .collect();
+    // `other` is the protocol's default kind, left off the wire.
     assert_eq!(
         kinds,
         [
-            "search",
-            "edit",
-            "execute",
-            "fetch",
-            "think",
-            "switch_mode",
-            "other"
+            json!("search"),
+            json!("edit"),
+            json!("execute"),
+            json!("fetch"),
+            json!("think"),
+            json!("switch_mode"),
+            Value::Null
         ]
     );
 }
