@@ -91,6 +91,7 @@ impl Session {
         match event {
             Event::ModeChanged { mode } => self.state().mode = *mode,
             Event::SessionConfigured(info) => self.state().mode = info.mode,
+            Event::TurnStarted { .. } => self.state().error = None,
             Event::Error { message } => self.state().error = Some(message.clone()),
             _ => {}
         }
@@ -142,7 +143,7 @@ impl Session {
                 return Ok(());
             }
             Event::TurnFinished { end, .. } => return self.turn_finished(*end),
-            Event::Notice { message } => {
+            Event::Notice { message } | Event::Error { message } => {
                 return self.notify(cx, SessionUpdate::AgentThoughtChunk(text_chunk(message)));
             }
             _ => {}
