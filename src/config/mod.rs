@@ -11,6 +11,7 @@ pub mod local;
 pub mod model;
 pub mod settings;
 pub mod settings_write;
+pub mod snapshot;
 pub mod tool_search;
 pub mod tracked;
 pub mod trust;
