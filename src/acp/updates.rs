@@ -13,7 +13,9 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
-use crate::protocol::{CallKind, Display, Event, HistoryItem, SessionInfo, Todo, TodoStatus};
+use crate::protocol::{
+    CallKind, Display, Event, HistoryItem, SessionInfo, TaskStatus, Todo, TodoStatus,
+};
 
 use super::modes::mode_id;
 
@@ -82,6 +84,31 @@ pub fn translate(event: &Event, cwd: &Path) -> Vec<SessionUpdate> {
         } => vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
             "(The conversation was compacted ({trigger}) from {pre_tokens} tokens.)"
         )))],
+        Event::Retrying {
+            attempt,
+            max_attempts,
+            reason,
+            discarded,
+            ..
+        } => {
+            let cut = if *discarded {
+                " The answer so far was cut off; it starts again."
+            } else {
+                ""
+            };
+            vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+                "(The request failed ({reason}); trying again, {attempt} of {max_attempts}.{cut})"
+            )))]
+        }
+        Event::BackgroundTask(task) if task.status != TaskStatus::Running => {
+            vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+                "(Background agent {} ({}) {}: {})",
+                task.id,
+                task.agent,
+                task.status.as_str(),
+                task.description
+            )))]
+        }
         _ => Vec::new(),
     }
 }

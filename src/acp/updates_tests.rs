@@ -205,3 +205,36 @@ fn a_restored_history_replays_prompts_answers_and_calls() {
     assert_eq!(out[2]["sessionUpdate"], "agent_message_chunk");
     assert_eq!(out[2]["content"]["text"], "done");
 }
+
+#[test]
+fn retries_and_finished_background_agents_are_told_as_thoughts() {
+    let retry = wire(&Event::Retrying {
+        attempt: 2,
+        max_attempts: 8,
+        delay_ms: 10,
+        reason: "overloaded".into(),
+        discarded: true,
+    });
+    assert_eq!(retry[0]["sessionUpdate"], "agent_thought_chunk");
+    let text = retry[0]["content"]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("overloaded") && text.contains("cut off"),
+        "{text}"
+    );
+    let task = |status| {
+        wire(&Event::BackgroundTask(crate::protocol::BackgroundTask {
+            id: "agent-1".into(),
+            agent: "Explore".into(),
+            description: "look around".into(),
+            status,
+            elapsed_ms: 5,
+        }))
+    };
+    assert!(task(crate::protocol::TaskStatus::Running).is_empty());
+    let done = task(crate::protocol::TaskStatus::Completed);
+    assert!(
+        done[0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("agent-1") && t.contains("completed"))
+    );
+}
