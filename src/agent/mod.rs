@@ -131,6 +131,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         EventSender::new(events_tx),
     )
     .with_tool_env(settings.env.clone())
+    .with_search(services.web_search.clone())
     .with_memory_roots(services.memory.roots.clone())
     .with_settings_check(Some(settings_check(settings.files.clone())));
     let session = Arc::new(if settings.checkpoints {

@@ -47,6 +47,8 @@ pub struct SessionServices {
     pub output_style: Option<OutputStyle>,
     /// Running against the built-in scripted model.
     pub demo: bool,
+    /// The web search service WebSearch asks (none: the tool says how to configure one).
+    pub web_search: Option<Arc<dyn crate::session::search::SearchBackend>>,
     /// Each request of a sub-agent (the model and its usage), for the session's core to
     /// count.
     pub subagent_usage: UsageSink,
@@ -85,6 +87,7 @@ impl SessionServices {
             agents: Vec::new(),
             output_style: None,
             demo: false,
+            web_search: None,
             subagent_usage: UsageSink::default(),
             subagent_runs: AtomicU64::new(0),
         }

@@ -139,6 +139,7 @@ impl Subagents {
             EventSender::new(tx),
         )
         .with_tool_env(self.session.tool_env().to_vec())
+        .with_search(self.session.search().cloned())
         .with_memory_roots(Some(self.session.memory_roots()))
         .with_settings_check(self.session.settings_check());
         // The session's checkpoints: a sub-agent's writing tools record one first too.

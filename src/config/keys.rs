@@ -19,6 +19,7 @@ pub const READ: &[&str] = &[
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
+    "webSearch",
 ];
 
 /// Keys of `permissions` cairn reads.
@@ -136,7 +137,7 @@ mod tests {
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
                  $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
                  enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers, \
-                 autoCompactThreshold, toolSearch, checkpointBudgetMB)",
+                 webSearch, autoCompactThreshold, toolSearch, checkpointBudgetMB)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \

@@ -16,6 +16,7 @@ pub mod tool_search;
 pub mod tracked;
 pub mod trust;
 pub mod untrusted;
+pub mod web_search;
 
 pub use settings::{LoadedSettings, load_settings, render_config};
 pub use trust::Trust;

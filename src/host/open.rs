@@ -194,6 +194,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         notices.extend(lines);
         Arc::new(manager)
     });
+    let web_search = search_service(&settings, &endpoint, &client, &mut notices);
     let session_settings = SessionSettings::read(&settings, &env_var);
     let services = SessionServices {
         aliases,
@@ -203,6 +204,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         agents: agents.items,
         output_style: style.style.clone(),
         demo: demo.is_some(),
+        web_search,
         ..SessionServices::new(
             Arc::clone(&client),
             gate,
@@ -272,4 +274,31 @@ fn session_to_resume(
         Resume::New => return Ok((None, false)),
     };
     Ok((Some(resume::load(&path)?), false))
+}
+
+/// The search service WebSearch asks: the settings' `webSearch` when set, else the Anthropic
+/// API's own server-side search; none for other providers (the tool then says how to set one).
+fn search_service(
+    settings: &crate::config::LoadedSettings,
+    endpoint: &crate::llm::ModelEndpoint,
+    client: &Arc<dyn crate::llm::ModelClient>,
+    notices: &mut Vec<String>,
+) -> Option<Arc<dyn crate::session::search::SearchBackend>> {
+    use crate::tools::web_search::backends::HttpSearch;
+    use crate::tools::web_search::provider::ProviderSearch;
+    if let Some(setting) = &settings.web_search {
+        return match HttpSearch::new(setting, &settings_env(settings)) {
+            Ok(service) => Some(Arc::new(service)),
+            Err(e) => {
+                notices.push(e);
+                None
+            }
+        };
+    }
+    (endpoint.provider == crate::llm::Provider::Anthropic).then(|| {
+        Arc::new(ProviderSearch::new(
+            Arc::clone(client),
+            endpoint.model.clone(),
+        )) as Arc<dyn crate::session::search::SearchBackend>
+    })
 }

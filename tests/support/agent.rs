@@ -60,6 +60,8 @@ pub struct Setup {
     pub checkpoints: bool,
     /// The checkpoint store's budget in bytes (`None`: the default).
     pub checkpoint_budget: Option<u64>,
+    /// The web search service (none: WebSearch says how to configure one).
+    pub web_search: Option<std::sync::Arc<dyn cairn::session::search::SearchBackend>>,
     /// Tools that join while the session runs (MCP servers' tools).
     pub late_tools: cairn::tools::LateTools,
 }
@@ -91,6 +93,7 @@ impl Setup {
             tool_search: Default::default(),
             checkpoints: true,
             checkpoint_budget: None,
+            web_search: None,
             late_tools: Default::default(),
         }
     }
@@ -160,6 +163,7 @@ impl Agent {
             commands: setup.commands,
             skills: setup.skills,
             agents: setup.agents,
+            web_search: setup.web_search,
             ..SessionServices::new(
                 client,
                 setup.gate,

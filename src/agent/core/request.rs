@@ -56,6 +56,7 @@ impl Core {
             tools: self.tools.specs(&self.conversation.messages),
             max_tokens: self.services.settings.max_tokens,
             thinking_budget: None,
+            server_tools: Vec::new(),
         };
         let events = self.events().clone();
         // Retries (a failed send, a stream that breaks or is cut short) come inside the stream
@@ -140,6 +141,13 @@ impl Core {
                                 ContentBlock::Text { .. } => partial_text.clear(),
                                 ContentBlock::ToolUse { id, name, input } => {
                                     executor.submit(id.clone(), name.clone(), input.clone());
+                                }
+                                ContentBlock::Server(server) => {
+                                    if let Some(event) =
+                                        crate::tools::web_search::provider::block_event(server)
+                                    {
+                                        events.send(event);
+                                    }
                                 }
                                 _ => {}
                             }
