@@ -42,16 +42,20 @@ pub async fn serve_stdio(template: SessionSpec, trust_all: bool) -> anyhow::Resu
         tokio::io::stdout().compat_write(),
         tokio::io::stdin().compat(),
     );
-    agent(Host::new(), template, trust_all)
-        .connect_to(transport)
-        .await
-        .map_err(|e| anyhow::anyhow!("ACP connection: {e:?}"))
+    let server = Arc::new(server::Server::new(Host::new(), template, trust_all));
+    let served = connect(Arc::clone(&server)).connect_to(transport).await;
+    // The editor closed the connection (or it broke): the sessions end cleanly either way.
+    server.close_all().await;
+    served.map_err(|e| anyhow::anyhow!("ACP connection: {e:?}"))
 }
 
 /// The agent as a connectable component: [`serve_stdio`] connects it to stdio, a test to an
 /// in-process client.
 pub fn agent(host: Host, template: SessionSpec, trust_all: bool) -> impl ConnectTo<Client> {
-    let server = Arc::new(server::Server::new(host, template, trust_all));
+    connect(Arc::new(server::Server::new(host, template, trust_all)))
+}
+
+fn connect(server: Arc<server::Server>) -> impl ConnectTo<Client> {
     let (s1, s2, s3, s4, s5, s6) = (
         Arc::clone(&server),
         Arc::clone(&server),

@@ -85,7 +85,13 @@ mod tests {
         assert_eq!(ids(false), ["default", "acceptEdits", "plan", "dontAsk"]);
         assert_eq!(
             ids(true),
-            ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"]
+            [
+                "default",
+                "acceptEdits",
+                "plan",
+                "bypassPermissions",
+                "dontAsk"
+            ]
         );
     }
 

@@ -38,7 +38,8 @@ pub fn spec(
     let mut spec = template.clone();
     spec.cwd = request.cwd.to_path_buf();
     spec.client = ClientKind::Editor;
-    spec.additional_dirs.extend(request.additional_dirs.iter().cloned());
+    spec.additional_dirs
+        .extend(request.additional_dirs.iter().cloned());
     spec.mcp_servers = request.mcp_servers.iter().filter_map(server).collect();
     spec.resume = request.resume;
     if trust_all || vouches(request.meta) {
@@ -134,9 +135,11 @@ mod tests {
         let spec_yes = spec(&t, false, request(Some(&yes), &[])).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(spec_yes.trust, TrustDecision::Trusted);
         // Anything but a JSON `true` is not a yes.
-        let text: Meta = serde_json::from_value(serde_json::json!({"cairn": {"trustFolder": "yes"}}))
-            .unwrap_or_default();
-        let spec_text = spec(&t, false, request(Some(&text), &[])).unwrap_or_else(|e| panic!("{e}"));
+        let text: Meta =
+            serde_json::from_value(serde_json::json!({"cairn": {"trustFolder": "yes"}}))
+                .unwrap_or_default();
+        let spec_text =
+            spec(&t, false, request(Some(&text), &[])).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(spec_text.trust, TrustDecision::Recorded);
         let all = spec(&t, true, request(None, &[])).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(all.trust, TrustDecision::Trusted);
@@ -156,20 +159,23 @@ mod tests {
                 McpServerHttp::new("docs", "https://mcp.example/")
                     .headers(vec![HttpHeader::new("Authorization", "Bearer t")]),
             ),
-            McpServer::Stdio(McpServerStdio::new("fs", "/usr/bin/mcp-fs").args(vec!["--ro".into()])),
+            McpServer::Stdio(
+                McpServerStdio::new("fs", "/usr/bin/mcp-fs").args(vec!["--ro".into()]),
+            ),
         ];
-        let spec = spec(&template(), false, request(None, &servers)).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(spec.mcp_servers.len(), 2);
-        assert_eq!(spec.mcp_servers[0].name, "docs");
+        let given =
+            spec(&template(), false, request(None, &servers)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(given.mcp_servers.len(), 2);
+        assert_eq!(given.mcp_servers[0].name, "docs");
         assert_eq!(
-            spec.mcp_servers[0].transport,
+            given.mcp_servers[0].transport,
             Transport::Http {
                 url: "https://mcp.example/".into(),
                 headers: vec![("Authorization".into(), "Bearer t".into())]
             }
         );
         assert_eq!(
-            spec.mcp_servers[1].transport,
+            given.mcp_servers[1].transport,
             Transport::Stdio {
                 command: "/usr/bin/mcp-fs".into(),
                 args: vec!["--ro".into()],

@@ -32,6 +32,8 @@ pub struct Server {
     trust_all: bool,
     client: Mutex<ClientCapabilities>,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// The tasks that open sessions and pump their events, waited for at the end.
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// How long a session may take to open before its first events (a resumed one's history).
@@ -45,7 +47,38 @@ impl Server {
             trust_all,
             client: Mutex::new(ClientCapabilities::default()),
             sessions: Mutex::new(HashMap::new()),
+            tasks: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The client has gone: every session is closed (its turn interrupted, its hooks'
+    /// SessionEnd run, its transcript complete) and waited for, up to a few seconds.
+    pub async fn close_all(&self) {
+        let ids: Vec<String> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .map(|(id, _)| id)
+            .collect();
+        for id in ids {
+            self.host.close(&id);
+        }
+        let tasks: Vec<_> = self
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+            .collect();
+        let all = futures::future::join_all(tasks);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), all).await;
+    }
+
+    fn spawn(&self, task: impl std::future::Future<Output = ()> + Send + 'static) {
+        let handle = tokio::spawn(task);
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(handle);
     }
 
     fn session(&self, id: &SessionId) -> Result<Arc<Session>, Error> {
@@ -55,7 +88,10 @@ impl Server {
             .get(&*id.0)
             .cloned()
             .ok_or_else(|| {
-                Error::new(ErrorCode::RESOURCE_NOT_FOUND, format!("no session {}", id.0))
+                Error::new(
+                    ErrorCode::RESOURCE_NOT_FOUND,
+                    format!("no session {}", id.0),
+                )
             })
     }
 
@@ -81,7 +117,8 @@ impl Server {
             InitializeResponse::new(ProtocolVersion::V1)
                 .agent_capabilities(capabilities)
                 .agent_info(
-                    Implementation::new("cairn", env!("CARGO_PKG_VERSION")).title("cairn".to_string()),
+                    Implementation::new("cairn", env!("CARGO_PKG_VERSION"))
+                        .title("cairn".to_string()),
                 ),
         )
     }
@@ -105,7 +142,7 @@ impl Server {
         );
         let files = client_fs::attach(&mut spec, &self.client_capabilities(), &cx);
         let server = Arc::clone(self);
-        tokio::spawn(async move {
+        self.spawn(async move {
             match server.open(spec, false).await {
                 Ok((session, updates, events)) => {
                     if let Some(files) = &files {
@@ -146,7 +183,7 @@ impl Server {
         );
         let files = client_fs::attach(&mut spec, &self.client_capabilities(), &cx);
         let server = Arc::clone(self);
-        tokio::spawn(async move {
+        self.spawn(async move {
             match server.open(spec, true).await {
                 Ok((session, updates, events)) => {
                     if let Some(files) = &files {
@@ -272,7 +309,9 @@ impl Server {
                 let _ = session.ops.send(Op::SetMode { mode });
                 responder.respond(SetSessionModeResponse::new())
             }
-            Err(e) => responder.respond_with_error(Error::invalid_params().data(serde_json::json!(e))),
+            Err(e) => {
+                responder.respond_with_error(Error::invalid_params().data(serde_json::json!(e)))
+            }
         }
     }
 }

@@ -91,6 +91,7 @@ impl Session {
         match event {
             Event::ModeChanged { mode } => self.state().mode = *mode,
             Event::SessionConfigured(info) => self.state().mode = info.mode,
+            Event::TurnStarted { .. } => self.state().error = None,
             Event::Error { message } => self.state().error = Some(message.clone()),
             _ => {}
         }
@@ -111,7 +112,8 @@ impl Session {
             TurnEnd::Interrupted => StopReason::Cancelled,
             TurnEnd::Failed => {
                 let message = error.unwrap_or_else(|| "the turn failed".into());
-                return responder.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, message));
+                return responder
+                    .respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, message));
             }
         };
         responder.respond(PromptResponse::new(stop))
@@ -136,13 +138,12 @@ impl Session {
     pub fn handle(self: &Arc<Self>, cx: &ConnectionTo<Client>, event: Event) -> Result<(), Error> {
         self.note(&event);
         match &event {
-            Event::PermissionRequest(request)
-            | Event::PermissionRequestUpdated { request, .. } => {
+            Event::PermissionRequest(request) | Event::PermissionRequestUpdated { request, .. } => {
                 self.ask(cx, request.clone());
                 return Ok(());
             }
             Event::TurnFinished { end, .. } => return self.turn_finished(*end),
-            Event::Notice { message } => {
+            Event::Notice { message } | Event::Error { message } => {
                 return self.notify(cx, SessionUpdate::AgentThoughtChunk(text_chunk(message)));
             }
             _ => {}

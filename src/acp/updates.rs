@@ -6,15 +6,15 @@
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, CurrentModeUpdate,
-    Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent,
-    ToolCall, ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UnstructuredCommandInput,
+    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, CurrentModeUpdate, Diff,
+    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UnstructuredCommandInput,
 };
 use serde_json::Value;
 
 use crate::protocol::{
-    CallKind, Display, Event, HistoryItem, SessionInfo, Todo, TodoStatus,
+    CallKind, Display, Event, HistoryItem, SessionInfo, TaskStatus, Todo, TodoStatus,
 };
 
 use super::modes::mode_id;
@@ -78,11 +78,37 @@ pub fn translate(event: &Event, cwd: &Path) -> Vec<SessionUpdate> {
             agent_client_protocol::v1::schema::AvailableCommandsUpdate::new(commands(info)),
         )],
         Event::HistoryRestored { items } => history(items),
-        Event::Compacted { trigger, pre_tokens } => vec![SessionUpdate::AgentThoughtChunk(
-            chunk(&format!(
-                "(The conversation was compacted ({trigger}) from {pre_tokens} tokens.)"
-            )),
-        )],
+        Event::Compacted {
+            trigger,
+            pre_tokens,
+        } => vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+            "(The conversation was compacted ({trigger}) from {pre_tokens} tokens.)"
+        )))],
+        Event::Retrying {
+            attempt,
+            max_attempts,
+            reason,
+            discarded,
+            ..
+        } => {
+            let cut = if *discarded {
+                " The answer so far was cut off; it starts again."
+            } else {
+                ""
+            };
+            vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+                "(The request failed ({reason}); trying again, {attempt} of {max_attempts}.{cut})"
+            )))]
+        }
+        Event::BackgroundTask(task) if task.status != TaskStatus::Running => {
+            vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
+                "(Background agent {} ({}) {}: {})",
+                task.id,
+                task.agent,
+                task.status.as_str(),
+                task.description
+            )))]
+        }
         _ => Vec::new(),
     }
 }

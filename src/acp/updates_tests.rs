@@ -30,7 +30,12 @@ fn a_tool_call_starts_pending_with_its_kind_and_location() {
     assert_eq!(out[0]["sessionUpdate"], "tool_call");
     assert_eq!(out[0]["toolCallId"], "t1");
     assert_eq!(out[0]["kind"], "read");
-    assert_eq!(out[0]["status"], "pending");
+    // `pending` is the protocol's default status, left off the wire.
+    assert!(
+        out[0].get("status").is_none_or(|s| s == "pending"),
+        "{}",
+        out[0]
+    );
     assert_eq!(out[0]["locations"][0]["path"], "/w/src/a.rs");
     assert_eq!(out[0]["locations"][0]["line"], 10);
     let kinds: Vec<Value> = [
@@ -54,16 +59,17 @@ fn a_tool_call_starts_pending_with_its_kind_and_location() {
             .clone()
     })
     .collect();
+    // `other` is the protocol's default kind, left off the wire.
     assert_eq!(
         kinds,
         [
-            "search",
-            "edit",
-            "execute",
-            "fetch",
-            "think",
-            "switch_mode",
-            "other"
+            json!("search"),
+            json!("edit"),
+            json!("execute"),
+            json!("fetch"),
+            json!("think"),
+            json!("switch_mode"),
+            Value::Null
         ]
     );
 }
@@ -97,7 +103,11 @@ fn an_edit_finishes_with_its_diff_and_a_command_with_its_output() {
         },
         outcome: None,
     });
-    assert!(created[0]["content"][0].get("oldText").is_none_or(Value::is_null));
+    assert!(
+        created[0]["content"][0]
+            .get("oldText")
+            .is_none_or(Value::is_null)
+    );
     let bash = wire(&Event::ToolCallFinished {
         call_id: "b1".into(),
         is_error: true,
@@ -194,4 +204,37 @@ fn a_restored_history_replays_prompts_answers_and_calls() {
     assert_eq!(out[1]["status"], "completed");
     assert_eq!(out[2]["sessionUpdate"], "agent_message_chunk");
     assert_eq!(out[2]["content"]["text"], "done");
+}
+
+#[test]
+fn retries_and_finished_background_agents_are_told_as_thoughts() {
+    let retry = wire(&Event::Retrying {
+        attempt: 2,
+        max_attempts: 8,
+        delay_ms: 10,
+        reason: "overloaded".into(),
+        discarded: true,
+    });
+    assert_eq!(retry[0]["sessionUpdate"], "agent_thought_chunk");
+    let text = retry[0]["content"]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("overloaded") && text.contains("cut off"),
+        "{text}"
+    );
+    let task = |status| {
+        wire(&Event::BackgroundTask(crate::protocol::BackgroundTask {
+            id: "agent-1".into(),
+            agent: "Explore".into(),
+            description: "look around".into(),
+            status,
+            elapsed_ms: 5,
+        }))
+    };
+    assert!(task(crate::protocol::TaskStatus::Running).is_empty());
+    let done = task(crate::protocol::TaskStatus::Completed);
+    assert!(
+        done[0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("agent-1") && t.contains("completed"))
+    );
 }
