@@ -213,6 +213,7 @@ fn session(
         resume: None,
         fork: false,
         mode_from_flag: false,
+        client_files: None,
     });
     (handle, model)
 }

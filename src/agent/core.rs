@@ -13,6 +13,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::attachments::attachment_block;
 use crate::agent::conversation::{Conversation, State};
 use crate::agent::executor::CallEnv;
 use crate::agent::invoke::invoke;
@@ -22,7 +23,9 @@ use crate::agent::tool_set::ToolSet;
 use crate::agent::usage::{UsageMeter, lock};
 use crate::config::model::ModelPick;
 use crate::llm::{ContentBlock, Message};
-use crate::protocol::{CommandInfo, Event, Op, PermissionMode, SessionInfo, TurnEnd, Usage};
+use crate::protocol::{
+    CommandInfo, Event, Op, PermissionMode, PromptAttachment, SessionInfo, TurnEnd, Usage,
+};
 use crate::session::checkpoints::prompt_label;
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Record;
@@ -154,13 +157,14 @@ impl Core {
         let gate = Arc::clone(&services.gate);
         let decisions = services.decisions.clone();
         let background = opening.background;
-        let mut queue: VecDeque<String> = VecDeque::new();
+        let mut queue: VecDeque<(String, Vec<PromptAttachment>)> = VecDeque::new();
         let mut ops_closed = false;
         loop {
-            let prompt = match queue.pop_front() {
+            let (prompt, attachments) = match queue.pop_front() {
                 Some(p) => p,
                 None => match ops.recv().await {
-                    Some(Op::Submit { text }) => text,
+                    Some(Op::Submit { text }) => (text, Vec::new()),
+                    Some(Op::SubmitWith { text, attachments }) => (text, attachments),
                     Some(Op::SetMode { mode }) => {
                         gate.set_mode(mode);
                         events.send(Event::ModeChanged { mode });
@@ -218,7 +222,7 @@ impl Core {
             let mut shutdown = false;
             let mut next_model = None;
             {
-                let turn = self.run_turn(prompt, cancel.clone());
+                let turn = self.run_turn(prompt, attachments, cancel.clone());
                 tokio::pin!(turn);
                 loop {
                     tokio::select! {
@@ -232,7 +236,10 @@ impl Core {
                                 gate.set_mode(mode);
                                 events.send(Event::ModeChanged { mode });
                             }
-                            Some(Op::Submit { text }) => queue.push_back(text),
+                            Some(Op::Submit { text }) => queue.push_back((text, Vec::new())),
+                            Some(Op::SubmitWith { text, attachments }) => {
+                                queue.push_back((text, attachments))
+                            }
                             Some(Op::StopTask { id }) => background.stop(&id, &events),
                             // The turn's requests keep their model; the next turn uses this one.
                             Some(Op::SetModel { model }) => next_model = Some(model),
@@ -359,7 +366,12 @@ impl Core {
         });
     }
 
-    async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) {
+    async fn run_turn(
+        &mut self,
+        prompt: String,
+        attachments: Vec<PromptAttachment>,
+        cancel: CancellationToken,
+    ) {
         self.turns_started += 1;
         let turn_id = self.turns_started;
         self.events().send(Event::TurnStarted { turn_id });
@@ -403,6 +415,7 @@ impl Core {
             self.events().send(Event::Notice { message });
         }
         let mut content = vec![ContentBlock::Text { text: prompt }];
+        content.extend(attachments.into_iter().map(attachment_block));
         content.extend(attached);
         content.extend(
             verdict

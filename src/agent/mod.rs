@@ -78,6 +78,9 @@ pub struct AgentSetup {
     pub fork: bool,
     /// The mode was given on the command line: a resumed session's mode does not replace it.
     pub mode_from_flag: bool,
+    /// The client's files (an editor's buffers), when it serves them: the text file tools
+    /// read and write through them (`files::client`).
+    pub client_files: Option<Arc<dyn crate::files::client::ClientFiles>>,
 }
 
 impl AgentSetup {
@@ -134,7 +137,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     .with_search(services.web_search.clone())
     .with_small_model(services.small_model.clone())
     .with_memory_roots(services.memory.roots.clone())
-    .with_settings_check(Some(settings_check(settings.files.clone())));
+    .with_settings_check(Some(settings_check(settings.files.clone())))
+    .with_client_files(setup.client_files.clone());
     let session = Arc::new(if settings.checkpoints {
         session.with_checkpoints(checkpoint_dir, checkpoint_skip, settings.checkpoint_budget)
     } else {

@@ -142,7 +142,8 @@ impl Subagents {
         .with_search(self.session.search().cloned())
         .with_small_model(self.session.small_model().cloned())
         .with_memory_roots(Some(self.session.memory_roots()))
-        .with_settings_check(self.session.settings_check());
+        .with_settings_check(self.session.settings_check())
+        .with_client_files(self.session.client_files());
         // The session's checkpoints: a sub-agent's writing tools record one first too.
         sub.checkpoints = self.session.checkpoints.clone();
         Arc::new(sub)

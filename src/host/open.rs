@@ -237,6 +237,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         resume,
         fork: spec.fork,
         mode_from_flag: spec.permission_mode.is_some(),
+        client_files: spec.client_files.clone(),
     };
     let facts = SessionFacts {
         project_dir,

@@ -1,8 +1,8 @@
 //! The state one session shares between the agent loop, the tools and the permission gate:
 //! working directories, the read-file state, the session's data directory, the event sender,
 //! reminders queued for the model's next request, news of tracked files changed on disk (for
-//! whoever waits on a proposal about one), the model's todo list, and the handle on the
-//! checkpoints of the working directories.
+//! whoever waits on a proposal about one), the model's todo list, the handle on the
+//! checkpoints of the working directories, and the client's files when it serves them.
 //!
 //! Tools that need state of their own (background shells, the web cache) own it themselves;
 //! only what several parts share lives here.
@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use tokio::sync::{broadcast, mpsc};
 
+use crate::files::client::ClientFiles;
 use crate::files::state::ReadFileState;
 use crate::protocol::{Event, Todo};
 use crate::session::checkpoints::SessionCheckpoints;
@@ -88,6 +89,9 @@ pub struct SessionContext {
     turn_model: Mutex<Option<String>>,
     /// The checkpoints of the working directories (`/rewind`).
     pub checkpoints: SessionCheckpoints,
+    /// The client's files (an editor's buffers), when the client serves them: the text file
+    /// tools read and write through it.
+    client_files: Option<Arc<dyn ClientFiles>>,
 }
 
 impl SessionContext {
@@ -118,7 +122,19 @@ impl SessionContext {
             memory_roots: None,
             turn_model: Mutex::new(None),
             checkpoints: SessionCheckpoints::disabled(),
+            client_files: None,
         }
+    }
+
+    /// Read and write text files through the client (see `files::client`).
+    pub fn with_client_files(mut self, files: Option<Arc<dyn ClientFiles>>) -> SessionContext {
+        self.client_files = files;
+        self
+    }
+
+    /// The client's files, when it serves them (also for a sub-agent's context).
+    pub fn client_files(&self) -> Option<Arc<dyn ClientFiles>> {
+        self.client_files.clone()
     }
 
     /// Keep checkpoints of the working directories in `store_dir`, never walking into `skip`.

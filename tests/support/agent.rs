@@ -64,6 +64,8 @@ pub struct Setup {
     pub web_search: Option<std::sync::Arc<dyn cairn::session::search::SearchBackend>>,
     /// Tools that join while the session runs (MCP servers' tools).
     pub late_tools: cairn::tools::LateTools,
+    /// The client's files (an editor's buffers; none by default).
+    pub client_files: Option<std::sync::Arc<dyn cairn::files::client::ClientFiles>>,
 }
 
 impl Setup {
@@ -95,6 +97,7 @@ impl Setup {
             checkpoint_budget: None,
             web_search: None,
             late_tools: Default::default(),
+            client_files: None,
         }
     }
 }
@@ -186,6 +189,7 @@ impl Agent {
             resume: setup.resume,
             fork: false,
             mode_from_flag: false,
+            client_files: setup.client_files,
         });
         Agent { server, handle }
     }

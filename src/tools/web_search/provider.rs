@@ -164,6 +164,7 @@ pub fn block_event(block: &Value) -> Option<Event> {
             title: format!("{tool} \"{query}\" (by the provider)"),
             tool,
             input: block.get("input").cloned().unwrap_or(json!({})),
+            kind: crate::protocol::CallKind::Fetch,
         })
     } else if is_block(block, "web_search_tool_result") {
         let call_id = s("tool_use_id").to_string();
