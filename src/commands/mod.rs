@@ -191,20 +191,46 @@ fn read_command(
     let description = front
         .text("description")
         .unwrap_or_else(|| first_line(body));
+    let Invocable {
+        argument_hint,
+        allowed_tools,
+        model,
+        disable_model_invocation,
+    } = Invocable::read(&mut front);
     let command = CustomCommand {
         name,
         description,
-        argument_hint: front.text("argument-hint"),
-        allowed_tools: front
-            .names("allowed-tools", "nothing is allowed without asking")
-            .names(),
-        model: front.text("model"),
-        disable_model_invocation: front.flag("disable-model-invocation").unwrap_or(false),
+        argument_hint,
+        allowed_tools,
+        model,
+        disable_model_invocation,
         body: body.to_string(),
         path: file.to_path_buf(),
     };
     notices.extend(front.finish(skills::KNOWN_FIELDS));
     Ok(command)
+}
+
+/// The frontmatter fields commands and skills share.
+pub(crate) struct Invocable {
+    pub argument_hint: Option<String>,
+    pub allowed_tools: Vec<String>,
+    pub model: Option<String>,
+    pub disable_model_invocation: bool,
+}
+
+impl Invocable {
+    /// Read from `front`; an unreadable `allowed-tools` allows nothing.
+    pub(crate) fn read(front: &mut frontmatter::Front) -> Invocable {
+        Invocable {
+            argument_hint: front.text("argument-hint"),
+            allowed_tools: front
+                .names("allowed-tools", "nothing is allowed without asking")
+                .names(),
+            model: front.text("model"),
+            disable_model_invocation: front.flag("disable-model-invocation").unwrap_or(false),
+        }
+    }
 }
 
 /// The first non-empty line of `body`, up to 80 characters (a description when none is given).

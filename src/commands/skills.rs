@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use super::frontmatter;
-use super::{Found, Root, first_line, present_roots};
+use super::{Found, Invocable, Root, first_line, present_roots};
 
 /// The frontmatter fields of skills and commands (Claude Code's, and the Agent Skills
 /// standard's `license`, `compatibility`, `metadata`, `version`).
@@ -106,16 +106,20 @@ fn read_skill(
             file.display()
         ));
     }
+    let Invocable {
+        argument_hint,
+        allowed_tools,
+        model,
+        disable_model_invocation,
+    } = Invocable::read(&mut front);
     let skill = Skill {
         name: front.text("name").unwrap_or_else(|| dir_name.clone()),
         dir_name,
         description,
-        argument_hint: front.text("argument-hint"),
-        allowed_tools: front
-            .names("allowed-tools", "nothing is allowed without asking")
-            .names(),
-        model: front.text("model"),
-        disable_model_invocation: front.flag("disable-model-invocation").unwrap_or(false),
+        argument_hint,
+        allowed_tools,
+        model,
+        disable_model_invocation,
         user_invocable: front.flag("user-invocable").unwrap_or(true),
         body: body.trim().to_string(),
         dir: dir.to_path_buf(),
