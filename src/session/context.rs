@@ -70,6 +70,8 @@ pub struct SessionContext {
     reminders: Mutex<Vec<String>>,
     /// The settings' `env`: added to the environment of the commands tools run.
     tool_env: Vec<(String, String)>,
+    /// The web search service WebSearch asks, when one is configured or the provider has one.
+    search: Option<Arc<dyn super::search::SearchBackend>>,
     /// Checks a write to a settings file (set by whoever knows the settings layers).
     settings_check: Option<SettingsWriteCheck>,
     /// Tracked files that changed on disk (from outside), as the watcher notices them.
@@ -105,6 +107,7 @@ impl SessionContext {
             events,
             reminders: Mutex::new(Vec::new()),
             tool_env: Vec::new(),
+            search: None,
             settings_check: None,
             changes: broadcast::channel(64).0,
             todos: Mutex::new(Vec::new()),
@@ -132,6 +135,20 @@ impl SessionContext {
     pub fn with_tool_env(mut self, env: Vec<(String, String)>) -> SessionContext {
         self.tool_env = env;
         self
+    }
+
+    /// Set the web search service (sub-agents share their parent's).
+    pub fn with_search(
+        mut self,
+        search: Option<Arc<dyn super::search::SearchBackend>>,
+    ) -> SessionContext {
+        self.search = search;
+        self
+    }
+
+    /// The web search service, if the session has one.
+    pub fn search(&self) -> Option<&Arc<dyn super::search::SearchBackend>> {
+        self.search.as_ref()
     }
 
     /// Read subdirectories' memory files under `roots` (the session's memory's).

@@ -10,6 +10,7 @@ pub mod checkpoints;
 pub mod context;
 pub mod resume;
 pub mod rewind;
+pub mod search;
 pub mod store_lock;
 pub mod store_report;
 pub mod transcript;

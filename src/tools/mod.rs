@@ -32,6 +32,7 @@ pub mod text_match;
 pub mod todo_write;
 pub mod tool_search;
 pub mod web_fetch;
+pub mod web_search;
 pub mod write;
 
 use std::any::Any;
