@@ -361,6 +361,9 @@ pub struct CommandInfo {
     /// A skill (`.claude/skills/`) rather than a command file.
     #[serde(default)]
     pub skill: bool,
+    /// Other names it answers to (a skill's directory, when its `name` differs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -382,34 +382,10 @@ fn path_globs(spec: &str, ctx: &RuleContext) -> Result<Vec<GlobMatcher>, RuleErr
 /// Split `--allowedTools` values: each may hold several rules separated by commas or spaces
 /// (outside parentheses, so `Bash(git log *)` stays whole).
 pub fn split_rule_list(values: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for value in values {
-        let mut depth = 0usize;
-        let mut current = String::new();
-        for c in value.chars() {
-            match c {
-                '(' => {
-                    depth += 1;
-                    current.push(c);
-                }
-                ')' => {
-                    depth = depth.saturating_sub(1);
-                    current.push(c);
-                }
-                ',' | ' ' | '\t' | '\n' if depth == 0 => {
-                    if !current.trim().is_empty() {
-                        out.push(current.trim().to_string());
-                    }
-                    current.clear();
-                }
-                _ => current.push(c),
-            }
-        }
-        if !current.trim().is_empty() {
-            out.push(current.trim().to_string());
-        }
-    }
-    out
+    values
+        .iter()
+        .flat_map(|v| crate::commands::frontmatter::split_names(v))
+        .collect()
 }
 
 #[cfg(test)]

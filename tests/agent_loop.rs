@@ -1105,9 +1105,13 @@ async fn skills_are_listed_loaded_by_the_skill_tool_and_run_as_slash_commands() 
     let dir = tempfile::tempdir().unwrap();
     let skill = cairn::commands::skills::Skill {
         name: "pdf-tools".into(),
+        dir_name: "pdf".into(),
         description: "Work with PDF files".into(),
+        argument_hint: None,
         allowed_tools: Vec::new(),
         model: None,
+        disable_model_invocation: false,
+        user_invocable: true,
         body: "Use scripts/fill.py to fill forms.".into(),
         dir: dir.path().join(".claude/skills/pdf"),
     };
@@ -1303,7 +1307,9 @@ async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_i
         name: "finder".into(),
         description: "Finds the callers of a function".into(),
         tools: Some(vec!["Grep".into(), "Read".into()]),
+        disallowed_tools: Vec::new(),
         model: Some("haiku".into()),
+        color: None,
         prompt: "FINDER-ROLE: you find callers.".into(),
         path: tmp.path().join("finder.md"),
     }];

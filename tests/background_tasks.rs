@@ -81,7 +81,9 @@ impl Tui {
             name: "alpha".into(),
             description: "the alpha agent".into(),
             tools: Some(vec!["Bash".into()]),
+            disallowed_tools: Vec::new(),
             model: None,
+            color: None,
             prompt: "ALPHA-ROLE".into(),
             path: dir.join("alpha.md"),
         }];

@@ -65,6 +65,14 @@ fn fixture() -> Fixture {
                 "---\ndescription: Lint the code\n---\nLINT-BODY-MARKER\n",
             ),
             (
+                ".claude/skills/project-spec/SKILL.md",
+                "---\nname: spec\ndescription: >-\n  Write a project spec\n  from an idea.\nallowed-tools:\n  - Read\n  - Glob\n---\nSPEC-BODY-MARKER\n",
+            ),
+            (
+                ".claude/commands/private.md",
+                "---\ndescription: \"Only for \\\"me\\\"\" # quoted, with escapes\ndisable-model-invocation: true\n---\nPRIVATE-BODY\n",
+            ),
+            (
                 ".claude/commands/team/greet.md",
                 "---\ndescription: Greet a teammate\nargument-hint: <name> <city>\nallowed-tools: Bash(touch *)\nmodel: haiku\n---\nGreet $1 from $2.\nMade: !`touch made-by-command && echo touched-it`\nRefused: !`rm notes.md`\nSee @notes.md\n",
             ),
@@ -77,7 +85,7 @@ fn fixture() -> Fixture {
             (
                 ".claude/settings.json",
                 r#"{"apiKeyHelper": "echo helper-key",
-                    "permissions": {"allow": ["Skill(deploy)"]},
+                    "permissions": {"allow": ["Skill(deploy)", "Skill(spec)", "Skill(team:greet)"]},
                     "env": {"ANTHROPIC_DEFAULT_SONNET_MODEL": "sonnet-of-the-user"}}"#,
             ),
         ],
@@ -331,4 +339,100 @@ async fn files_a_hostile_project_names_outside_itself_never_reach_the_model() {
     ] {
         assert!(stderr.contains(needle), "{needle} missing from {stderr}");
     }
+}
+
+/// Issue 26: a skill in `project-spec/` named `spec` answers to both names, typed as a slash
+/// command and in the Skill tool; the person's commands are in the Skill tool's listing (but
+/// one marked `disable-model-invocation`), with their YAML read as YAML.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_answers_to_its_name_and_its_directory_and_commands_are_offered() {
+    let f = fixture();
+    for prompt in ["/project-spec todo app", "/spec todo app"] {
+        let server = llm::scripted(&json!({"turns": [{"text": "spec written"}]}));
+        let out = run(&f, &server, prompt).await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let msgs = messages(&server.requests()[0]);
+        assert!(msgs.contains("SPEC-BODY-MARKER"), "{prompt}: {msgs}");
+        assert!(msgs.contains("ARGUMENTS: todo app"), "{prompt}: {msgs}");
+        assert!(!msgs.contains(prompt), "{prompt}: {msgs}");
+    }
+    // The model loads it by its directory's name (the user's `Skill(spec)` rule covers it),
+    // and runs a command through the same tool.
+    let server = llm::scripted(&json!({"turns": [
+        {"tool_calls": [{"id": "s", "name": "Skill", "input": {"skill": "project-spec"}}]},
+        {"tool_calls": [{"id": "c", "name": "Skill",
+                         "input": {"skill": "team:greet", "args": "Ada Paris"}}]},
+        {"text": "done"}
+    ]}));
+    let out = run(&f, &server, "write a spec").await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = server.requests();
+    let listing = tool_description(&requests[0], "Skill");
+    assert!(
+        listing.contains("- spec: Write a project spec from an idea."),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("- team:greet: Greet a teammate"),
+        "{listing}"
+    );
+    assert!(!listing.contains("private"), "{listing}");
+    assert!(messages(&requests[1]).contains("SPEC-BODY-MARKER"));
+    let third = messages(&requests[2]);
+    assert!(third.contains("Greet Ada from Paris."), "{third}");
+    assert!(
+        third.contains(
+            "(the output of `touch made-by-command && echo touched-it`: run it with the Bash tool)"
+        ),
+        "{third}"
+    );
+    assert!(!f.project.path().join("made-by-command").exists());
+    // The person still runs the private command, its quoted description read as YAML.
+    let server = llm::scripted(&json!({"turns": [{"text": "ok"}]}));
+    let out = run(&f, &server, "/private").await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(messages(&server.requests()[0]).contains("PRIVATE-BODY"));
+}
+
+/// Issue 26: an unknown `/name` is not sent to the model as text: the person is told, with the
+/// closest names, and no request is made. A path is still a prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_slash_command_is_refused_with_suggestions_and_sends_nothing() {
+    let f = fixture();
+    let server = llm::scripted(&json!({"turns": [{"text": "never"}]}));
+    let out = run(&f, &server, "/spek todo app").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("Unknown command: /spek. Did you mean /spec"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Nothing was sent to the model."),
+        "{stderr}"
+    );
+    let out = run(&f, &server, "/nosuch").await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("Unknown command: /nosuch."), "{stderr}");
+    assert!(server.requests().is_empty(), "no request may be sent");
+    let out = run(&f, &server, "/etc/hosts looks wrong").await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.requests().len(), 1);
 }

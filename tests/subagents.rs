@@ -25,7 +25,9 @@ fn def(dir: &std::path::Path, name: &str, role: &str, tools: &[&str]) -> AgentDe
         name: name.into(),
         description: format!("the {name} agent"),
         tools: Some(tools.iter().map(|t| t.to_string()).collect()),
+        disallowed_tools: Vec::new(),
         model: None,
+        color: None,
         prompt: role.into(),
         path: dir.join(format!("{name}.md")),
     }
@@ -553,4 +555,69 @@ async fn a_subagent_stop_hook_can_send_the_sub_agent_back_once() {
     assert_eq!(fired[0]["hook_event_name"], "SubagentStop");
     assert_eq!(fired[0]["stop_hook_active"], false);
     assert_eq!(fired[1]["stop_hook_active"], true);
+}
+
+/// Issue 26: an agent file whose `tools` is a YAML block list got every tool (Write and Edit
+/// included); a flow list got none. Read from real files, each sub-agent is offered exactly
+/// the tools its file lists, one with a list cairn cannot read none at all, and one that keeps
+/// every tool loses those its `disallowedTools` names.
+#[tokio::test]
+async fn agent_files_offer_exactly_the_tools_their_yaml_lists() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = tmp.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let files = [
+        ("block", "tools:\n  - Read\n  - Grep\n"),
+        ("flow", "tools: [Read, Glob]\n"),
+        ("odd", "tools:\n  Read: yes\n"),
+        ("most", "disallowedTools:\n  - Write\n  - Edit\n"),
+    ];
+    for (name, tools) in files {
+        std::fs::write(
+            agents.join(format!("{name}.md")),
+            format!(
+                "---\nname: {name}\ndescription: >-\n  The {name}\n  agent\n{tools}---\n{}-ROLE\n",
+                name.to_uppercase()
+            ),
+        )
+        .unwrap();
+    }
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    assert_eq!(found.items.len(), 4, "{:?}", found.problems);
+    let script = json!({
+        "turns": [
+            {"tool_calls": [agent_call("1", "block", "go"), agent_call("2", "flow", "go"),
+                            agent_call("3", "odd", "go"), agent_call("4", "most", "go")]},
+            {"text": "done"}
+        ],
+        "by_system": files.iter().map(|(name, _)| json!({
+            "system_contains": format!("{}-ROLE", name.to_uppercase()),
+            "turns": [{"text": "ok"}]
+        })).collect::<Vec<_>>()
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = found.items;
+    let mut agent = Agent::start(&script, setup);
+    agent.prompt("ask them").await;
+    let requests = agent.server.requests();
+    let offered = |role: &str| {
+        let i = nth_request(&agent, role, 0).unwrap();
+        tool_names(&requests[i].body)
+    };
+    assert_eq!(offered("BLOCK-ROLE"), ["Grep", "Read"]);
+    assert_eq!(offered("FLOW-ROLE"), ["Glob", "Read"]);
+    assert!(offered("ODD-ROLE").is_empty(), "{:?}", offered("ODD-ROLE"));
+    let most = offered("MOST-ROLE");
+    assert!(most.contains(&"Bash".to_string()), "{most:?}");
+    assert!(
+        !most.iter().any(|t| t == "Write" || t == "Edit"),
+        "{most:?}"
+    );
+    assert!(
+        found.problems.iter().any(|p| p.contains(
+            "odd.md:7: `tools` should be a list of names, not a mapping; the agent gets no tools"
+        )),
+        "{:?}",
+        found.problems
+    );
 }

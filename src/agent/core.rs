@@ -117,13 +117,24 @@ impl Core {
                     description: c.description.clone(),
                     argument_hint: c.argument_hint.clone(),
                     skill: false,
+                    aliases: Vec::new(),
                 })
-                .chain(services.skills.iter().map(|s| CommandInfo {
-                    name: s.name.clone(),
-                    description: s.description.clone(),
-                    argument_hint: None,
-                    skill: true,
-                }))
+                .chain(
+                    services
+                        .skills
+                        .iter()
+                        .filter(|s| s.user_invocable)
+                        .map(|s| CommandInfo {
+                            name: s.name.clone(),
+                            description: s.description.clone(),
+                            argument_hint: s.argument_hint.clone(),
+                            skill: true,
+                            aliases: (s.dir_name != s.name)
+                                .then(|| s.dir_name.clone())
+                                .into_iter()
+                                .collect(),
+                        }),
+                )
                 .collect(),
             memory_files: services.memory_files(),
             model_choices: services.aliases.choices(),
@@ -366,6 +377,17 @@ impl Core {
         });
     }
 
+    /// End turn `turn_id` before any request, saying why.
+    fn fail_turn(&self, turn_id: u64, message: String) {
+        self.events().send(Event::Error { message });
+        self.events().send(Event::TurnFinished {
+            turn_id,
+            end: TurnEnd::Failed,
+            text: String::new(),
+            num_turns: 0,
+        });
+    }
+
     async fn run_turn(
         &mut self,
         prompt: String,
@@ -375,6 +397,12 @@ impl Core {
         self.turns_started += 1;
         let turn_id = self.turns_started;
         self.events().send(Event::TurnStarted { turn_id });
+        // `/nosuch` is not sent: the person is told, with the closest names.
+        let (commands, skills) = (&self.services.commands, &self.services.skills);
+        if let Some(message) = super::invoke::unknown(&prompt, commands, skills) {
+            self.fail_turn(turn_id, message);
+            return;
+        }
         // The files as they are before the prompt, recorded while the request goes out (a
         // writing tool waits for it); `/rewind` goes back to it.
         let prompt_id = uuid::Uuid::new_v4().simple().to_string();
@@ -389,15 +417,10 @@ impl Core {
             .user_prompt_submit(&self.session, self.gate().mode(), &prompt)
             .await;
         if let Some(reason) = verdict.blocked {
-            self.events().send(Event::Error {
-                message: format!("A UserPromptSubmit hook blocked the prompt: {reason}"),
-            });
-            self.events().send(Event::TurnFinished {
+            self.fail_turn(
                 turn_id,
-                end: TurnEnd::Failed,
-                text: String::new(),
-                num_turns: 0,
-            });
+                format!("A UserPromptSubmit hook blocked the prompt: {reason}"),
+            );
             return;
         }
         let env = self.call_env(cancel.child_token());

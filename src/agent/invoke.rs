@@ -1,5 +1,7 @@
 //! What a prompt invokes before it goes to the model: `/init`, one of the person's slash
-//! commands, or one of their skills (`/name args`).
+//! commands, or one of their skills (`/name args`, by the skill's name or its directory's). A
+//! `/name` that is none of these is not a prompt: [`unknown`] says so, with the closest names,
+//! and nothing goes to the model (`/etc/hosts is wrong` is a path, not a name: a prompt).
 //!
 //! The person typed the invocation, so a command's or skill's `allowed-tools` are allowed for
 //! the rest of the turn and its `model` is used for the turn; both end with the turn. These
@@ -15,7 +17,7 @@ use std::sync::Arc;
 
 use super::executor::{CallEnv, Executor};
 use crate::commands::skills::Skill;
-use crate::commands::{CustomCommand, Piece, fill, find, invocation, pieces};
+use crate::commands::{CustomCommand, Piece, closest_names, fill, find, invocation, pieces};
 use crate::llm::ContentBlock;
 use crate::tools::bash::BashTool;
 
@@ -51,13 +53,51 @@ pub(crate) async fn invoke(
         });
     }
     let (name, args) = invocation(prompt)?;
-    let skill = skills.iter().find(|s| s.name == name)?;
+    let skill = skills
+        .iter()
+        .find(|s| s.user_invocable && s.answers_to(name))?;
     grant(&env, &skill.allowed_tools);
     Some(Invoked {
         prompt: crate::tools::skill::skill_text(skill, Some(args)),
         allowed_tools: skill.allowed_tools.clone(),
         model: skill.model.clone(),
     })
+}
+
+/// The notice for `prompt` when it is `/name` and no command or skill is called `name`;
+/// `None` when it is a command, a skill, `/init` or an ordinary prompt.
+pub(crate) fn unknown(
+    prompt: &str,
+    commands: &[CustomCommand],
+    skills: &[Skill],
+) -> Option<String> {
+    let (name, _) = invocation(prompt)?;
+    let known = super::init::expand(prompt).is_some()
+        || find(commands, prompt).is_some()
+        || skills
+            .iter()
+            .any(|s| s.user_invocable && s.answers_to(name));
+    if known {
+        return None;
+    }
+    let names = std::iter::once("init")
+        .chain(commands.iter().map(|c| c.name.as_str()))
+        .chain(
+            skills
+                .iter()
+                .filter(|s| s.user_invocable)
+                .flat_map(|s| [s.name.as_str(), s.dir_name.as_str()]),
+        );
+    let close = closest_names(name, names);
+    let hint = if close.is_empty() {
+        String::new()
+    } else {
+        let close: Vec<String> = close.iter().map(|n| format!("/{n}")).collect();
+        format!(" Did you mean {}?", close.join(", "))
+    };
+    Some(format!(
+        "Unknown command: /{name}.{hint} Nothing was sent to the model."
+    ))
 }
 
 fn grant(env: &CallEnv, rules: &[String]) {

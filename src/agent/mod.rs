@@ -151,9 +151,11 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     }
     let gate = Arc::clone(&services.gate);
     let mut extra_tools = setup.extra_tools;
-    if !services.skills.is_empty() {
-        let skills = services.skills.clone();
-        extra_tools.push(Arc::new(crate::tools::skill::SkillTool::new(skills)));
+    // Offered when there is a skill or a command the model may use.
+    let skill_tool =
+        crate::tools::skill::SkillTool::new(services.skills.clone(), services.commands.clone());
+    if !skill_tool.is_empty() {
+        extra_tools.push(Arc::new(skill_tool));
     }
     let env = prompt::Environment::detect(&setup.project_dir, &setup.model.id);
     let memory = crate::memory::render(&services.memory);

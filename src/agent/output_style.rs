@@ -9,7 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::{Found, Root, front_and_body, present_roots};
+use crate::commands::frontmatter;
+use crate::commands::{Found, Root, present_roots};
 
 /// The name of the style that changes nothing.
 pub const DEFAULT_STYLE: &str = "default";
@@ -86,7 +87,7 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<OutputStyle> {
     let mut out: Found<OutputStyle> = Found::default();
     for root in present_roots(project, home, "output-styles", &mut out.problems) {
         for file in crate::commands::markdown_files(&root.dir) {
-            let style = read_style(&root, &file);
+            let style = read_style(&root, &file, &mut out.problems);
             if let Ok(s) = &style
                 && out
                     .items
@@ -101,24 +102,15 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<OutputStyle> {
     out
 }
 
-fn read_style(root: &Root, file: &Path) -> Result<OutputStyle, String> {
+fn read_style(root: &Root, file: &Path, notices: &mut Vec<String>) -> Result<OutputStyle, String> {
     let text = root.read(file, "output style")?;
-    let (front, body) = front_and_body(&text, file, "output style")?;
+    let (mut front, body) = frontmatter::parse(&text, file, "output style")?;
     let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let keep = match front.get("keep-coding-instructions").as_deref() {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(other) => {
-            return Err(format!(
-                "{}: `keep-coding-instructions: {other}` must be true or false; output style \
-                 skipped",
-                file.display()
-            ));
-        }
-    };
+    // A value that is not true or false is a notice, and the default (false).
+    let keep = front.flag("keep-coding-instructions");
     let body = body.trim();
     if body.is_empty() {
         return Err(format!(
@@ -126,13 +118,15 @@ fn read_style(root: &Root, file: &Path) -> Result<OutputStyle, String> {
             file.display()
         ));
     }
-    Ok(OutputStyle {
-        name: front.get("name").unwrap_or(stem),
-        description: front.get("description").unwrap_or_default(),
+    let style = OutputStyle {
+        name: front.text("name").unwrap_or(stem),
+        description: front.text("description").unwrap_or_default(),
         body: body.to_string(),
-        keep_coding_instructions: keep,
+        keep_coding_instructions: keep.unwrap_or(false),
         path: Some(file.to_path_buf()),
-    })
+    };
+    notices.extend(front.finish(&["name", "description", "keep-coding-instructions"]));
+    Ok(style)
 }
 
 /// The style a session uses.
@@ -271,12 +265,18 @@ mod tests {
         assert_eq!(picked.name(), "default");
         let last = picked.notices.last().unwrap();
         assert!(
-            last.ends_with("Available: default, haiku, Explanatory, Learning"),
+            last.ends_with("Available: default, haiku, odd, Explanatory, Learning"),
             "{last}"
         );
         assert!(last.contains("\"Socratic\""));
         assert!(picked.notices.iter().any(|n| n.contains("not closed")));
-        assert!(picked.notices.iter().any(|n| n.contains("maybe")));
+        assert!(
+            picked.notices.iter().any(|n| n.contains(
+                "odd.md:2: `keep-coding-instructions` should be true or false, not text; ignored"
+            )),
+            "{:?}",
+            picked.notices
+        );
     }
 
     #[test]

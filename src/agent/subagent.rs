@@ -169,23 +169,32 @@ impl Subagents {
         let all = self.registry.get().ok_or("sub-agents are not ready yet")?;
         let same = |t: &ToolHandle| Some(Arc::clone(t));
         Ok(match agent {
-            Kind::Custom(AgentDef {
-                tools: Some(names), ..
-            }) => {
-                let listed = |t: &ToolHandle| {
-                    names
-                        .iter()
-                        .any(|n| n == t.name() || t.aliases().contains(&n.as_str()))
-                };
+            Kind::Custom(
+                def @ AgentDef {
+                    tools: Some(names), ..
+                },
+            ) => {
                 // The Agent tool only when the agent lists it, and not too deep.
                 let mut extra: Vec<ToolHandle> = Vec::new();
-                if self.depth < MAX_DEPTH && names.iter().any(|n| agent_tool::is_agent_tool(n)) {
+                if self.depth < MAX_DEPTH
+                    && names.iter().any(|n| agent_tool::is_agent_tool(n))
+                    && !def
+                        .disallowed_tools
+                        .iter()
+                        .any(|n| agent_tool::is_agent_tool(n))
+                {
                     let nested = Arc::new(self.nested(Arc::clone(session)));
                     extra.push(Arc::new(AgentTool::new(nested)));
                 }
+                let listed = |t: &ToolHandle| def.may_use(t.name(), t.aliases());
                 all.mapped(|t| listed(t).then(|| Arc::clone(t)), extra)
             }
-            Kind::Custom(_) | Kind::General => all.mapped(same, Vec::new()),
+            // All of the session's tools but those its `disallowedTools` takes away.
+            Kind::Custom(def) => all.mapped(
+                |t| def.may_use(t.name(), t.aliases()).then(|| Arc::clone(t)),
+                Vec::new(),
+            ),
+            Kind::General => all.mapped(same, Vec::new()),
             // Read-only: reading, searching and fetching, and Bash for read-only commands.
             Kind::Explore | Kind::Plan => all.mapped(
                 |t| match t.kind() {

@@ -1,25 +1,71 @@
 //! Custom sub-agents, as Claude Code reads them: Markdown files in `.claude/agents/` of the
-//! project or of the user's home (and the `.cairn/` equivalents). The frontmatter gives `name`
-//! (else the file's stem), `description` (when to use it; required), `tools` (a comma list;
-//! omitted: every tool) and `model`; the body is the agent's system prompt. A file without a
-//! description, or whose frontmatter does not close, is reported with its file and line and
-//! skipped; the project's agent wins over the user's of the same name.
+//! project or of the user's home (and the `.cairn/` equivalents). The YAML frontmatter gives
+//! `name` (else the file's stem), `description` (when to use it; required), `tools` (a comma
+//! string, a block or a flow list; omitted: every tool), `disallowedTools` (taken away from
+//! those), `model` (`inherit`: the session's) and `color`; the body is the agent's system
+//! prompt. A `tools` field that is not a list of names gives the agent no tools at all, with a
+//! notice: a list cairn cannot read never widens what an agent may do. Fields Claude Code acts
+//! on that cairn does not yet (`permissionMode`, `maxTurns`, `skills`, `mcpServers`, `hooks`,
+//! `memory`, `background`, `isolation`, `effort`) are named in a notice. A file without a
+//! description, or whose frontmatter does not close or is not YAML, is reported with its file
+//! and line and skipped; the project's agent wins over the user's of the same name.
 
 use std::path::{Path, PathBuf};
 
-use super::{Found, Root, front_and_body, markdown_files, present_roots};
+use super::frontmatter::{self, ToolList};
+use super::{Found, Root, markdown_files, present_roots};
+
+/// The frontmatter fields of an agent file cairn applies.
+const APPLIED: &[&str] = &[
+    "name",
+    "description",
+    "tools",
+    "disallowedTools",
+    "model",
+    "color",
+];
+
+/// Known fields cairn does not act on yet.
+const NOT_APPLIED: &[&str] = &[
+    "permissionMode",
+    "maxTurns",
+    "skills",
+    "mcpServers",
+    "hooks",
+    "memory",
+    "background",
+    "isolation",
+    "effort",
+];
 
 /// One custom agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentDef {
     pub name: String,
     pub description: String,
-    /// The tools it may use; `None`: all of the session's (but Agent itself).
+    /// The tools it may use; `None`: all of the session's (but Agent itself). An unreadable
+    /// `tools` field is `Some(vec![])`.
     pub tools: Option<Vec<String>>,
+    /// Tools taken away from `tools` (or from all of them).
+    pub disallowed_tools: Vec<String>,
     pub model: Option<String>,
+    /// The colour the person chose for it (`red`, `cyan`...).
+    pub color: Option<String>,
     /// Its system prompt.
     pub prompt: String,
     pub path: PathBuf,
+}
+
+impl AgentDef {
+    /// Whether the agent may use the tool called `name` (or aliased `aliases`), as far as its
+    /// own file says.
+    pub fn may_use(&self, name: &str, aliases: &[&str]) -> bool {
+        let named = |list: &[String]| {
+            list.iter()
+                .any(|n| n == name || aliases.contains(&n.as_str()))
+        };
+        !named(&self.disallowed_tools) && self.tools.as_deref().is_none_or(named)
+    }
 }
 
 /// Agents of the project first, then of the user; a name is taken once.
@@ -27,35 +73,52 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<AgentDef> {
     let mut out = Found::default();
     for root in present_roots(project, home, "agents", &mut out.problems) {
         for file in markdown_files(&root.dir) {
-            out.add(read_agent(&root, &file), |a| a.name.as_str());
+            let agent = read_agent(&root, &file, &mut out.problems);
+            out.add(agent, |a| a.name.as_str());
         }
     }
     out
 }
 
-fn read_agent(root: &Root, file: &Path) -> Result<AgentDef, String> {
+fn read_agent(root: &Root, file: &Path, notices: &mut Vec<String>) -> Result<AgentDef, String> {
     let text = root.read(file, "agent")?;
-    let (front, body) = front_and_body(&text, file, "agent")?;
-    let Some(description) = front.get("description") else {
+    let (mut front, body) = frontmatter::parse(&text, file, "agent")?;
+    let Some(description) = front.text("description") else {
         return Err(format!(
             "{}:1: no `description` in the frontmatter; agent skipped",
             file.display()
         ));
     };
-    let name = front.get("name").unwrap_or_else(|| {
+    let name = front.text("name").unwrap_or_else(|| {
         file.file_stem()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     });
-    let tools = front.get("tools").map(|_| front.list("tools"));
-    Ok(AgentDef {
+    let tools = match front.names("tools", "the agent gets no tools") {
+        ToolList::Absent => None,
+        ToolList::Listed(names) => Some(names),
+        ToolList::Unreadable => Some(Vec::new()),
+    };
+    // An unreadable deny list cannot be honoured: then the agent gets no tools either.
+    let (tools, disallowed_tools) = match front.names("disallowedTools", "the agent gets no tools")
+    {
+        ToolList::Absent => (tools, Vec::new()),
+        ToolList::Listed(names) => (tools, names),
+        ToolList::Unreadable => (Some(Vec::new()), Vec::new()),
+    };
+    let agent = AgentDef {
         name,
         description,
         tools,
-        model: front.get("model").filter(|m| m != "inherit"),
+        disallowed_tools,
+        model: front.text("model").filter(|m| m != "inherit"),
+        color: front.text("color"),
         prompt: body.trim().to_string(),
         path: file.to_path_buf(),
-    })
+    };
+    front.not_applied(NOT_APPLIED, "agent");
+    notices.extend(front.finish(&[APPLIED, NOT_APPLIED].concat()));
+    Ok(agent)
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Custom slash commands, as Claude Code reads them: Markdown files in `.claude/commands/` of the
 //! project and of the user's home (and the `.cairn/` equivalents), subfolders making namespaces
-//! (`frontend/component.md` is `/frontend:component`). YAML frontmatter gives `description`,
-//! `argument-hint`, `allowed-tools` and `model`; the body is the prompt, with `$ARGUMENTS` and
+//! (`frontend/component.md` is `/frontend:component`). The YAML frontmatter (`frontmatter.rs`)
+//! gives `description`, `argument-hint`, `allowed-tools`, `model` and `disable-model-invocation`
+//! (the model is offered every command through the Skill tool but those); the body is the prompt, with `$ARGUMENTS` and
 //! `$1`..`$9` replaced by what follows the command, and each `` !`cmd` `` replaced by the
 //! command's output (the core runs them as Bash calls, through the permission system, before
 //! the arguments are filled in, so arguments never become commands). A command of the project
@@ -12,6 +13,7 @@
 //! or folder that is a symlink out of it is reported and skipped before it is opened.
 
 pub mod agents;
+pub mod frontmatter;
 pub mod skills;
 
 use std::path::{Path, PathBuf};
@@ -27,6 +29,8 @@ pub struct CustomCommand {
     pub argument_hint: Option<String>,
     pub allowed_tools: Vec<String>,
     pub model: Option<String>,
+    /// Only the person may run it: it is not offered to the model through the Skill tool.
+    pub disable_model_invocation: bool,
     pub body: String,
     pub path: PathBuf,
 }
@@ -139,7 +143,8 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<CustomCommand> {
         collect(&root.dir, &mut files, 0);
         files.sort();
         for file in files {
-            out.add(read_command(&root, &file), |c| c.name.as_str());
+            let command = read_command(&root, &file, &mut out.problems);
+            out.add(command, |c| c.name.as_str());
         }
     }
     out.items.sort_by(|a, b| a.name.cmp(&b.name));
@@ -167,7 +172,11 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     }
 }
 
-fn read_command(root: &Root, file: &Path) -> Result<CustomCommand, String> {
+fn read_command(
+    root: &Root,
+    file: &Path,
+    notices: &mut Vec<String>,
+) -> Result<CustomCommand, String> {
     let text = root.read(file, "command")?;
     let rel = file
         .strip_prefix(&root.dir)
@@ -178,103 +187,100 @@ fn read_command(root: &Root, file: &Path) -> Result<CustomCommand, String> {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(":");
-    let (front, body) = front_and_body(&text, file, "command")?;
-    let field = |key: &str| front.get(key);
-    let description = field("description").unwrap_or_else(|| {
-        body.lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or_default()
-            .trim()
-            .chars()
-            .take(80)
-            .collect()
-    });
-    Ok(CustomCommand {
+    let (mut front, body) = frontmatter::parse(&text, file, "command")?;
+    let description = front
+        .text("description")
+        .unwrap_or_else(|| first_line(body));
+    let Invocable {
+        argument_hint,
+        allowed_tools,
+        model,
+        disable_model_invocation,
+    } = Invocable::read(&mut front);
+    let command = CustomCommand {
         name,
         description,
-        argument_hint: field("argument-hint"),
-        allowed_tools: front.list("allowed-tools"),
-        model: field("model"),
+        argument_hint,
+        allowed_tools,
+        model,
+        disable_model_invocation,
         body: body.to_string(),
         path: file.to_path_buf(),
-    })
-}
-
-/// The `key: value` pairs of a frontmatter block.
-pub type Fields = Vec<(String, String)>;
-
-/// A file's frontmatter, read.
-pub struct Front(Fields);
-
-impl Front {
-    /// The value of `key`, when given and not empty.
-    pub fn get(&self, key: &str) -> Option<String> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty())
-    }
-
-    /// A comma-separated list (`allowed-tools: Read, Grep`).
-    pub fn list(&self, key: &str) -> Vec<String> {
-        self.get(key)
-            .map(|v| {
-                v.split(',')
-                    .map(|t| t.trim().to_string())
-                    .filter(|t| !t.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-}
-
-/// The frontmatter and body of `text` (from `file`, a `what`), or the problem, with its line.
-pub fn front_and_body<'t>(
-    text: &'t str,
-    file: &Path,
-    what: &str,
-) -> Result<(Front, &'t str), String> {
-    frontmatter(text)
-        .map(|(fields, body)| (Front(fields), body))
-        .map_err(|line| {
-            format!(
-                "{}:{line}: the frontmatter (from `---`) is not closed; {what} skipped",
-                file.display()
-            )
-        })
-}
-
-/// `key: value` pairs of a leading `---` block, and the rest. Err(line of the opening `---`)
-/// when the block never closes.
-pub fn frontmatter(text: &str) -> Result<(Fields, &str), usize> {
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return Ok((Vec::new(), text));
     };
-    let mut pairs = Vec::new();
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        offset += line.len();
-        let trimmed = line.trim_end();
-        if trimmed == "---" {
-            return Ok((pairs, &rest[offset..]));
-        }
-        if let Some((k, v)) = trimmed.split_once(':') {
-            let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
-            pairs.push((k.trim().to_string(), v.to_string()));
-        }
-    }
-    Err(1)
+    notices.extend(front.finish(skills::KNOWN_FIELDS));
+    Ok(command)
 }
 
-/// `/name args` split into the name and the (trimmed) arguments; `None` without the slash.
+/// The frontmatter fields commands and skills share.
+pub(crate) struct Invocable {
+    pub argument_hint: Option<String>,
+    pub allowed_tools: Vec<String>,
+    pub model: Option<String>,
+    pub disable_model_invocation: bool,
+}
+
+impl Invocable {
+    /// Read from `front`; an unreadable `allowed-tools` allows nothing.
+    pub(crate) fn read(front: &mut frontmatter::Front) -> Invocable {
+        Invocable {
+            argument_hint: front.text("argument-hint"),
+            allowed_tools: front
+                .names("allowed-tools", "nothing is allowed without asking")
+                .names(),
+            model: front.text("model"),
+            disable_model_invocation: front.flag("disable-model-invocation").unwrap_or(false),
+        }
+    }
+}
+
+/// The first non-empty line of `body`, up to 80 characters (a description when none is given).
+pub(crate) fn first_line(body: &str) -> String {
+    body.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim()
+        .chars()
+        .take(80)
+        .collect()
+}
+
+/// Up to three of `candidates` closest to `name` (Levenshtein, `strsim`), closest first; none
+/// when nothing is near.
+pub fn closest_names<'c>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Vec<&'c str> {
+    let lower = name.to_lowercase();
+    let limit = lower.chars().count().max(3) / 2 + 1;
+    let mut scored: Vec<(usize, &str)> = candidates
+        .into_iter()
+        .map(|c| (strsim::levenshtein(&lower, &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= limit || (!lower.is_empty() && c.to_lowercase().starts_with(&lower)))
+        .collect();
+    scored.sort();
+    let mut out: Vec<&str> = Vec::new();
+    for (_, c) in scored {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}
+
+/// `/name args` split into the name and the (trimmed) arguments; `None` without the slash, or
+/// when what follows it cannot be a command's name (`/etc/hosts is wrong`, `/ hello`, `/*`):
+/// that is an ordinary prompt.
 pub fn invocation(prompt: &str) -> Option<(&str, &str)> {
     let rest = prompt.trim_start().strip_prefix('/')?;
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    Some((name, args.trim()))
+    let command_like = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'));
+    command_like.then(|| (name, args.trim()))
 }
 
 /// The command `/name args` invokes, and its arguments; `None` when `name` is not one of

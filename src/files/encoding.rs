@@ -84,8 +84,8 @@ pub fn decode_owned(mut bytes: Vec<u8>) -> Decoded {
             bytes.drain(..3);
             utf8_owned(bytes)
         }
-        Encoding::Utf16Le => utf16_lossy(&bytes[2..], u16::from_le_bytes),
-        Encoding::Utf16Be => utf16_lossy(&bytes[2..], u16::from_be_bytes),
+        Encoding::Utf16Le => utf16_lossy(&bytes[2..], encoding_rs::UTF_16LE),
+        Encoding::Utf16Be => utf16_lossy(&bytes[2..], encoding_rs::UTF_16BE),
     };
     let (text, line_ending) = to_logical(raw);
     Decoded {
@@ -157,24 +157,12 @@ pub fn normalize_input(text: &str, line_ending: LineEnding) -> std::borrow::Cow<
     }
 }
 
-fn utf16_lossy(bytes: &[u8], from: fn([u8; 2]) -> u16) -> (String, bool) {
-    let odd = !bytes.len().is_multiple_of(2);
-    let units = bytes.chunks_exact(2).map(|c| from([c[0], c[1]]));
-    let mut lossy = odd;
-    let mut s = String::with_capacity(bytes.len() / 2);
-    for r in char::decode_utf16(units) {
-        match r {
-            Ok(c) => s.push(c),
-            Err(_) => {
-                lossy = true;
-                s.push(char::REPLACEMENT_CHARACTER);
-            }
-        }
-    }
-    if odd {
-        s.push(char::REPLACEMENT_CHARACTER);
-    }
-    (s, lossy)
+/// UTF-16 after its BOM, decoded by `encoding_rs` (unpaired surrogates and an odd last byte
+/// become U+FFFD and make the text lossy). Writing UTF-16 back stays with `str::encode_utf16`:
+/// `encoding_rs` follows the WHATWG Encoding Standard, whose UTF-16 encoders emit UTF-8.
+fn utf16_lossy(bytes: &[u8], encoding: &'static encoding_rs::Encoding) -> (String, bool) {
+    let (text, lossy) = encoding.decode_without_bom_handling(bytes);
+    (text.into_owned(), lossy)
 }
 
 /// CRLF only when every `\n` has a `\r` before it; then the `\r` are dropped.
@@ -266,6 +254,19 @@ mod tests {
         let d = decode(b"ok \xFF\xFE? no, \xC3(");
         assert!(d.lossy);
         assert!(d.text.contains('\u{FFFD}'));
+    }
+
+    #[test]
+    fn broken_utf16_is_lossy_and_keeps_what_it_can() {
+        // "a", an unpaired high surrogate, "b", then an odd last byte.
+        let le = [0xFF, 0xFE, b'a', 0, 0x00, 0xD8, b'b', 0, 0x41];
+        let d = decode(&le);
+        assert!(d.lossy);
+        assert_eq!(d.text, "a\u{FFFD}b\u{FFFD}");
+        assert_eq!(d.format.encoding, Encoding::Utf16Le);
+        let be = [0xFE, 0xFF, 0, b'o', 0, b'k', 0xDC, 0x00];
+        let d = decode(&be);
+        assert_eq!((d.text.as_str(), d.lossy), ("ok\u{FFFD}", true));
     }
 
     #[test]

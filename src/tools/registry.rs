@@ -196,46 +196,21 @@ impl ToolRegistry {
 
     /// Up to three tool names closest to `name`, for the unknown-tool error.
     pub fn suggest(&self, name: &str) -> Vec<&'static str> {
-        let lower = name.to_lowercase();
-        let mut scored: Vec<(usize, &'static str)> = self
+        let names = self
             .tools
             .iter()
-            .flat_map(|t| {
-                std::iter::once(t.name())
-                    .chain(t.aliases().iter().copied())
-                    .map(move |n| (n, t.name()))
-            })
-            .map(|(n, canonical)| (edit_distance(&lower, &n.to_lowercase()), canonical))
-            .filter(|(d, _)| *d <= lower.len().max(3) / 2 + 1)
-            .collect();
-        scored.sort();
+            .flat_map(|t| std::iter::once(t.name()).chain(t.aliases().iter().copied()));
         let mut out = Vec::new();
-        for (_, n) in scored {
-            if !out.contains(&n) {
-                out.push(n);
-            }
-            if out.len() == 3 {
-                break;
+        for close in crate::commands::closest_names(name, names) {
+            // An alias suggests its tool.
+            if let Some(tool) = self.get(close)
+                && !out.contains(&tool.name())
+            {
+                out.push(tool.name());
             }
         }
         out
     }
-}
-
-/// Levenshtein distance over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]
@@ -322,13 +297,5 @@ mod tests {
         assert!(registry.refresh_late());
         assert_eq!(registry.names(), before);
         assert!(!registry.refresh_late());
-    }
-
-    #[test]
-    fn edit_distance_counts_single_edits() {
-        assert_eq!(edit_distance("read", "read"), 0);
-        assert_eq!(edit_distance("reed", "read"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("bash", "bsah"), 2);
     }
 }

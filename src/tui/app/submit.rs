@@ -51,7 +51,10 @@ impl App {
     pub(super) fn run_command_text(&mut self, text: &str) -> Vec<AppAction> {
         let Some((command, args)) = commands::parse(text.trim()) else {
             let name = text.split_whitespace().next().unwrap_or(text);
-            let custom = self.custom_commands().iter().any(|c| c.name == name[1..]);
+            let custom = self
+                .custom_commands()
+                .iter()
+                .any(|c| c.name == name[1..] || c.aliases.iter().any(|a| *a == name[1..]));
             // A path (`/etc/hosts is wrong`) or the person's own command: a prompt (the core
             // expands the command).
             if custom || name[1..].contains('/') {
@@ -64,9 +67,27 @@ impl App {
                 }
                 return Vec::new();
             }
+            // The closest names among the built-in and the person's commands.
+            let custom = self.custom_commands();
+            let names = commands::COMMANDS
+                .iter()
+                .map(|(n, _, _)| *n)
+                .chain(custom.iter().map(|c| c.name.as_str()))
+                .chain(
+                    custom
+                        .iter()
+                        .flat_map(|c| c.aliases.iter().map(String::as_str)),
+                );
+            let close = crate::commands::closest_names(&name[1..], names);
+            let hint = if close.is_empty() {
+                String::new()
+            } else {
+                let close: Vec<String> = close.iter().map(|n| format!("/{n}")).collect();
+                format!(" Did you mean {}?", close.join(", "))
+            };
             self.conversation.push_notice(
                 NoticeKind::Error,
-                &format!("Unknown command {name}. Type / to see the commands."),
+                &format!("Unknown command {name}.{hint} Type / to see the commands."),
             );
             return Vec::new();
         };

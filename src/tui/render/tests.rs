@@ -151,6 +151,7 @@ fn custom_commands_are_offered_and_sent_for_the_core_to_expand() {
             description: description.into(),
             argument_hint: hint.map(str::to_string),
             skill: hint.is_none(),
+            aliases: Vec::new(),
         };
     info.commands = vec![
         command("greet", "Greet someone", Some("<name>")),
@@ -168,6 +169,41 @@ fn custom_commands_are_offered_and_sent_for_the_core_to_expand() {
         [crate::protocol::Op::Submit {
             text: "/greet Ada".into()
         }]
+    );
+}
+
+/// Issue 26: a skill answers to its directory's name too; an unknown `/name` is not sent, and
+/// the notice names the closest commands.
+#[test]
+fn a_skill_alias_is_sent_and_an_unknown_command_is_not() {
+    let mut h = Harness::new();
+    let crate::protocol::Event::SessionConfigured(mut info) = session(PermissionMode::Default)
+    else {
+        panic!()
+    };
+    info.commands = vec![crate::protocol::CommandInfo {
+        name: "spec".into(),
+        description: "Write a spec".into(),
+        argument_hint: None,
+        skill: true,
+        aliases: vec!["project-spec".into()],
+    }];
+    h.event(Event::SessionConfigured(info));
+    h.type_text("/project-spec todo app");
+    h.press(Key::Enter);
+    assert_eq!(
+        h.sent(),
+        [crate::protocol::Op::Submit {
+            text: "/project-spec todo app".into()
+        }]
+    );
+    h.type_text("/spek todo");
+    h.press(Key::Enter);
+    assert!(h.sent().is_empty());
+    let text = screen(&mut h, 100, 12, 0);
+    assert!(
+        text.contains("Unknown command /spek. Did you mean /spec?"),
+        "{text}"
     );
 }
 
