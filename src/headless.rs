@@ -11,8 +11,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::protocol::Connection as AgentHandle;
 use crate::cli::OutputFormat;
+use crate::protocol::Connection as AgentHandle;
 use crate::protocol::{BackgroundTask, Decision, Event, Op, TaskStatus, TurnEnd, Usage};
 
 /// How the run ended, for the exit code and the result object.

@@ -114,17 +114,18 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
     } else {
         vec![host::broken_settings_report(&facts.settings_broken)]
     };
-    let status_command = facts
-        .status_line
-        .map(|s| cairn::tui::status_command::StatusCommandOptions {
-            command: s.command,
-            padding: s.padding,
-            project_dir: facts.project_dir.clone(),
-            transcript_path: facts.transcript_path,
-            output_style: facts.output_style,
-            env: facts.tool_env,
-            timeout: cairn::tui::status_command::TIMEOUT,
-        });
+    let status_command =
+        facts
+            .status_line
+            .map(|s| cairn::tui::status_command::StatusCommandOptions {
+                command: s.command,
+                padding: s.padding,
+                project_dir: facts.project_dir.clone(),
+                transcript_path: facts.transcript_path,
+                output_style: facts.output_style,
+                env: facts.tool_env,
+                timeout: cairn::tui::status_command::TIMEOUT,
+            });
     let opts = cairn::tui::TuiOptions {
         initial_prompt: cli.prompt.clone(),
         notices,

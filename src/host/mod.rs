@@ -116,13 +116,7 @@ impl Host {
         };
         let core_ops = agent.ops.clone();
         let conn = relay::start(agent, keep, side, Arc::clone(&self.sessions));
-        lock(&self.sessions).insert(
-            session.session_id.clone(),
-            Entry {
-                session,
-                core_ops,
-            },
-        );
+        lock(&self.sessions).insert(session.session_id.clone(), Entry { session, core_ops });
         Ok(SessionHandle {
             conn,
             notices,

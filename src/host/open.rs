@@ -16,8 +16,7 @@ use crate::session::resume::{self, Resumed};
 
 use super::demo::Demo;
 use super::env::{
-    checkpoints_enabled, env_var, ignored_endpoints, retry_policy, settings_env,
-    tool_search_config,
+    checkpoints_enabled, env_var, ignored_endpoints, retry_policy, settings_env, tool_search_config,
 };
 use super::folder::{FolderTrust, folder_trust, untrusted_notice};
 use super::report::broken_settings_report;

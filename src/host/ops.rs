@@ -20,11 +20,7 @@ pub(crate) struct HostSide {
 /// Answer `op` if it is the host's (its events go to `events`), else give it back for the
 /// core. Returns at once: slow work (connecting a server, running a command) runs on its own
 /// task, so an interrupt behind it is never held up.
-pub(crate) fn handle(
-    op: Op,
-    side: &HostSide,
-    events: &mpsc::UnboundedSender<Event>,
-) -> Option<Op> {
+pub(crate) fn handle(op: Op, side: &HostSide, events: &mpsc::UnboundedSender<Event>) -> Option<Op> {
     let _ = (side, events);
     Some(op)
 }

@@ -3,7 +3,6 @@
 //! answers reach the client on one channel, in order. The relay also keeps the session's
 //! outside parts alive and takes the session off the host's list when the core ends.
 
-
 use tokio::sync::mpsc;
 
 use crate::agent::AgentHandle;

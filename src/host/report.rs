@@ -53,7 +53,10 @@ pub fn runs_demo(spec: &SessionSpec) -> bool {
             ttl: DEFAULT_HELPER_TTL,
         }),
     };
-    !matches!(resolve(&spec.model, &model_settings, env), ModelChoice::Real(..))
+    !matches!(
+        resolve(&spec.model, &model_settings, env),
+        ModelChoice::Real(..)
+    )
 }
 
 /// What to tell the person when settings are broken: every problem, and what to do.
