@@ -1,6 +1,8 @@
 //! The pickers' side of the app: opening, updating and closing the `/` and `@` pickers as the
 //! word at the cursor changes, their keys, and the background file walk and match requests
-//! (latest wins: results for an older request id are dropped).
+//! (latest wins: results for an older request id are dropped); `/resume`'s list of saved
+//! sessions and the memory files of `/memory` and `#`, which the session's host lists, reads
+//! and writes (`Op::Host`).
 
 use super::*;
 use std::path::{Path, PathBuf};
