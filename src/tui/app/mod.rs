@@ -142,13 +142,8 @@ pub struct App {
     /// The model's todo list (TodoWrite), and whether it is shown above the composer.
     pub(crate) todos: Vec<crate::protocol::Todo>,
     pub(crate) todos_shown: bool,
-    /// A `#` note waiting for the person to pick its memory file.
-    pub(crate) memory_note: Option<String>,
-    /// The memory file `/memory` asked the host for, to edit when it comes.
-    memory_reading: Option<PathBuf>,
-    /// `/resume` asked the host for the saved sessions; they are what its picker lists.
-    resume_wanted: bool,
-    saved_sessions: Vec<crate::protocol::SavedSession>,
+    /// What the app asked of the session's host and waits for (and a `#` note's text).
+    asks: asks::HostAsks,
     /// The session's MCP servers, for `/mcp`, approvals and the status row.
     pub(crate) mcp: mcp::McpView,
     /// Actions for the event loop that came of a core or host event ([`App::take_actions`]).
@@ -185,10 +180,7 @@ impl App {
             queued: VecDeque::new(),
             todos: Vec::new(),
             todos_shown: true,
-            memory_note: None,
-            memory_reading: None,
-            resume_wanted: false,
-            saved_sessions: Vec::new(),
+            asks: asks::HostAsks::default(),
             mcp: mcp::McpView::default(),
             pending: Vec::new(),
             ops,
@@ -566,6 +558,7 @@ impl App {
     }
 }
 
+mod asks;
 mod events;
 mod mcp;
 mod permission;

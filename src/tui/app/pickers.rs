@@ -21,7 +21,7 @@ impl App {
             Outcome::Close => {
                 let kind = self.picker.take().map(|p| p.kind);
                 // A `#` note whose file was not picked is dropped.
-                self.memory_note = None;
+                self.asks.hold_note(None);
                 if kind == Some(PickerKind::McpApproval) {
                     self.mcp_approval_postponed();
                 }
@@ -55,7 +55,7 @@ impl App {
             PickerKind::Memory => self.save_memory_note(&item.detail),
             PickerKind::EditMemory => {
                 let path = PathBuf::from(&item.detail);
-                self.memory_reading = Some(path.clone());
+                self.asks.reading(path.clone());
                 self.send(Op::Host(HostOp::ReadMemoryFile { path }));
             }
             PickerKind::Model => self.send(Op::SetModel { model: item.label }),
@@ -68,8 +68,7 @@ impl App {
             PickerKind::Session => {
                 // The detail ends with the session's id.
                 let id = item.detail.rsplit(' ').next().unwrap_or_default();
-                let path = self.saved_sessions.iter().find(|s| s.id == id);
-                if let Some(path) = path.map(|s| s.path.clone()) {
+                if let Some(path) = self.asks.session_path(id) {
                     self.send(Op::Resume { path });
                 }
             }
@@ -118,41 +117,32 @@ impl App {
             Some(_) => PickerKind::Memory,
             None => PickerKind::EditMemory,
         };
-        self.memory_note = note;
+        self.asks.hold_note(note);
         self.picker = Some(Picker::choices(kind, targets));
     }
 
     /// `/resume` (or `--resume` without an id): ask the host for the project's sessions; the
     /// picker opens when they come ([`App::saved_sessions_listed`]).
     pub fn ask_saved_sessions(&mut self) {
-        self.resume_wanted = true;
+        self.asks.want_sessions();
         self.send(Op::Host(HostOp::ListSavedSessions));
     }
 
     /// The project's sessions, newest first, with when, how many prompts, the branch and the
     /// id; shown when `/resume` asked for them.
     pub fn saved_sessions_listed(&mut self, sessions: &[SavedSession], now: SystemTime) {
-        if !std::mem::take(&mut self.resume_wanted) {
+        let current = self.status.session.as_ref().map(|s| s.session_id.as_str());
+        let Some(offered) = self.asks.sessions_arrived(sessions, current) else {
             return;
-        }
-        let current = self.status.session.as_ref().map(|s| s.session_id.clone());
-        self.saved_sessions = sessions
-            .iter()
-            .filter(|s| Some(&s.id) != current.as_ref())
-            .cloned()
-            .collect();
-        if self.saved_sessions.is_empty() {
+        };
+        let items: Vec<(String, String)> = offered.iter().map(|s| session_item(s, now)).collect();
+        if items.is_empty() {
             self.conversation.push_notice(
                 NoticeKind::Info,
                 "There is no earlier session of this project to resume.",
             );
             return;
         }
-        let items = self
-            .saved_sessions
-            .iter()
-            .map(|s| session_item(s, now))
-            .collect();
         self.picker = Some(Picker::choices(PickerKind::Session, items));
     }
 
@@ -175,10 +165,9 @@ impl App {
 
     /// The host has read the memory file `/memory` picked: edit it.
     pub(super) fn memory_file_read(&mut self, path: &Path, content: &Result<String, String>) {
-        if self.memory_reading.as_deref() != Some(path) {
+        if !self.asks.read_arrived(path) {
             return;
         }
-        self.memory_reading = None;
         match content {
             Ok(content) => self.pending.push(AppAction::EditMemoryFile {
                 path: path.to_path_buf(),
@@ -214,7 +203,7 @@ impl App {
 
     /// The pending `#` note goes to the memory file `path` (the host adds it).
     fn save_memory_note(&mut self, path: &str) {
-        let Some(note) = self.memory_note.take() else {
+        let Some(note) = self.asks.take_note() else {
             return;
         };
         self.send(Op::Host(HostOp::AddMemoryNote {
