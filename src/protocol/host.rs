@@ -122,3 +122,28 @@ pub enum HostEvent {
     /// padded as the settings say), or why there is none.
     StatusLine { text: Result<String, String> },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Event, Op};
+    use super::*;
+
+    #[test]
+    fn host_ops_and_events_survive_json_inside_the_outer_tag() {
+        let op = Op::Host(HostOp::AddMemoryNote {
+            path: "/p/CLAUDE.md".into(),
+            note: "use tabs".into(),
+        });
+        let text = serde_json::to_string(&op).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"host","host_op":"add_memory_note","path":"/p/CLAUDE.md","note":"use tabs"}"#
+        );
+        assert_eq!(serde_json::from_str::<Op>(&text).unwrap(), op);
+        let event = Event::Host(HostEvent::McpAnswer {
+            result: Err("no MCP server named \"x\"".into()),
+        });
+        let text = serde_json::to_string(&event).unwrap();
+        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), event);
+    }
+}
