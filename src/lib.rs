@@ -26,5 +26,6 @@ pub mod protocol;
 pub mod rules;
 pub mod session;
 pub mod shell;
+pub mod suggest;
 pub mod tools;
 pub mod tui;

@@ -114,42 +114,23 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
         conn,
         notices,
         facts,
-        mcp,
+        ..
     } = Host::new().open(spec).await?;
     let errors = if facts.settings_broken.is_empty() {
         Vec::new()
     } else {
         vec![host::broken_settings_report(&facts.settings_broken)]
     };
-    let status_command =
-        facts
-            .status_line
-            .map(|s| cairn::tui::status_command::StatusCommandOptions {
-                command: s.command,
-                padding: s.padding,
-                project_dir: facts.project_dir.clone(),
-                transcript_path: facts.transcript_path,
-                output_style: facts.output_style,
-                env: facts.tool_env,
-                timeout: cairn::tui::status_command::TIMEOUT,
-            });
     let opts = cairn::tui::TuiOptions {
         initial_prompt: cli.prompt.clone(),
         notices,
         errors,
-        sessions_dir: Some(facts.sessions_dir),
-        mcp: mcp.map(|manager| {
-            std::sync::Arc::new(cairn::tui::mcp_panel::ManagerControl {
-                manager,
-                project_root: facts.project_root,
-            }) as std::sync::Arc<dyn cairn::tui::mcp_panel::McpControl>
-        }),
         pick_session: facts.pick_session,
         data_dir: Some(facts.data_root),
         cwd: Some(facts.project_dir),
         bypass_allowed: facts.bypass_allowed,
         started_at: Some(started_at),
-        status_command,
+        status_line: facts.status_line.is_some(),
     };
     let summary = cairn::tui::run(conn, opts).await?;
     println!("{summary}");

@@ -12,9 +12,13 @@ use serde_json::Value;
 
 mod attachment;
 mod call_kind;
+mod host;
 mod permission;
 pub use attachment::PromptAttachment;
 pub use call_kind::CallKind;
+pub use host::{
+    HostEvent, HostOp, McpApproval, McpServerInfo, OpenSessionInfo, SavedSession, StatusLineInput,
+};
 pub use permission::{
     Decision, Grant, PermissionMode, PermissionRequest, Question, QuestionOption, RequestKind,
 };
@@ -89,6 +93,9 @@ pub enum Op {
     StopTask { id: String },
     /// Stop the core: kill background processes, flush the transcript.
     Shutdown,
+    /// For the session's host, which answers it with an [`Event::Host`]; it never reaches the
+    /// core.
+    Host(HostOp),
 }
 
 /// What a rewind goes back to.
@@ -280,6 +287,8 @@ pub enum Event {
     },
     /// A background agent (`run_in_background`) started or ended (`/tasks`).
     BackgroundTask(BackgroundTask),
+    /// The session's host answering an [`Op::Host`] (or telling of a change it asked about).
+    Host(HostEvent),
 }
 
 /// A sub-agent running in the background, as `/tasks` lists it.

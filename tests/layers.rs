@@ -1,5 +1,6 @@
 //! The module layers hold: no top-level module of `src/` reaches (through `crate::` paths) a
-//! module that reaches it back, and no two source files refer to each other. The check reads
+//! module that reaches it back, no two source files refer to each other, and the TUI uses
+//! nothing of the crate but itself, the protocol and a few pure leaves. The check reads
 //! the source as text — every `crate::`, `super::` and `self::` path, `use` trees included —
 //! so it needs no build of its own and fails the moment someone adds a back edge.
 
@@ -257,4 +258,73 @@ fn the_path_reader_sees_use_trees_and_ignores_comments_and_strings() {
     let firsts: BTreeSet<&str> = paths.iter().map(|p| p[0].as_str()).collect();
     assert_eq!(firsts, BTreeSet::from(["agent", "tools", "llm"]));
     assert!(paths.contains(&vec!["agent".into(), "session".into(), "X".into()]));
+}
+
+/// What the TUI may use besides its own modules and the protocol: pure functions over data
+/// (no I/O, no state of the session). `diff`: diffs and hunks of two texts (the review and
+/// `/diff`); `media::ansi`: skipping a terminal escape sequence in text; `suggest`: the closest
+/// names to a mistyped one.
+const TUI_PURE_LEAVES: &[&[&str]] = &[&["diff"], &["media", "ansi"], &["suggest"]];
+
+/// Every `crate::` path of a `tui` source file that is not the TUI's own, the protocol, or a
+/// pure leaf, as `file: path`.
+fn tui_reaches_outside(sources: &[(PathBuf, Source)]) -> Vec<String> {
+    let allowed = |path: &[String]| {
+        matches!(path.first().map(String::as_str), Some("tui" | "protocol"))
+            || TUI_PURE_LEAVES
+                .iter()
+                .any(|leaf| leaf.len() <= path.len() && leaf.iter().zip(path).all(|(a, b)| a == b))
+    };
+    let mut out = Vec::new();
+    for (file, src) in sources {
+        if src.module.first().is_none_or(|m| m != "tui") {
+            continue;
+        }
+        for r in references(src) {
+            if !allowed(&r) {
+                out.push(format!("{}: crate::{}", file.display(), r.join("::")));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_tui_uses_only_the_protocol_and_pure_leaves() {
+    let outside = tui_reaches_outside(&sources());
+    assert!(
+        outside.is_empty(),
+        "the TUI is a client of the protocol; it reaches around it here (ask the session's \
+         host through an Op::Host instead, or justify a pure leaf in TUI_PURE_LEAVES):\n{}",
+        outside.join("\n")
+    );
+}
+
+#[test]
+fn the_tui_check_catches_a_reach_around_the_protocol() {
+    let source = |text: &str| {
+        (
+            PathBuf::from("src/tui/app/mcp.rs"),
+            Source {
+                module: vec!["tui".into(), "app".into(), "mcp".into()],
+                text: text.into(),
+            },
+        )
+    };
+    let fine = source(
+        "use crate::protocol::{HostOp, Op};\nuse crate::diff::Hunk;\nuse super::App;\n\
+         fn f() { crate::media::ansi::skip_escape(&mut \"\".chars()); }\n",
+    );
+    assert_eq!(tui_reaches_outside(&[fine]), Vec::<String>::new());
+    let bad = source(
+        "use crate::mcp::McpManager;\nfn f() { crate::media::pdf::read(); }\n\
+         // crate::session::resume::list is only prose\n",
+    );
+    assert_eq!(
+        tui_reaches_outside(&[bad]),
+        [
+            "src/tui/app/mcp.rs: crate::mcp::McpManager",
+            "src/tui/app/mcp.rs: crate::media::pdf::read"
+        ]
+    );
 }

@@ -168,6 +168,7 @@ fn todos_are_the_plan_and_modes_and_commands_are_announced() {
             description: "Review the diff".into(),
             argument_hint: Some("[file]".into()),
             skill: false,
+            aliases: vec![],
         }],
         memory_files: vec![],
         model_choices: vec![],

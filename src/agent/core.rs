@@ -188,7 +188,8 @@ impl Core {
                         decisions.resolve(request_id, decision);
                         continue;
                     }
-                    Some(Op::Interrupt) => continue,
+                    // The host answers these; one that got here has nothing to do.
+                    Some(Op::Interrupt | Op::Host(_)) => continue,
                     Some(Op::StopTask { id }) => {
                         background.stop(&id, &events);
                         continue;
@@ -240,6 +241,7 @@ impl Core {
                         biased;
                         op = ops.recv(), if !ops_closed => match op {
                             Some(Op::Interrupt) => cancel.cancel(),
+                            Some(Op::Host(_)) => {}
                             Some(Op::PermissionDecision { request_id, decision }) => {
                                 decisions.resolve(request_id, decision);
                             }

@@ -244,31 +244,7 @@ pub(crate) fn first_line(body: &str) -> String {
         .collect()
 }
 
-/// Up to three of `candidates` closest to `name` (Levenshtein, `strsim`), closest first; none
-/// when nothing is near.
-pub fn closest_names<'c>(
-    name: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Vec<&'c str> {
-    let lower = name.to_lowercase();
-    let limit = lower.chars().count().max(3) / 2 + 1;
-    let mut scored: Vec<(usize, &str)> = candidates
-        .into_iter()
-        .map(|c| (strsim::levenshtein(&lower, &c.to_lowercase()), c))
-        .filter(|(d, c)| *d <= limit || (!lower.is_empty() && c.to_lowercase().starts_with(&lower)))
-        .collect();
-    scored.sort();
-    let mut out: Vec<&str> = Vec::new();
-    for (_, c) in scored {
-        if !out.contains(&c) {
-            out.push(c);
-        }
-        if out.len() == 3 {
-            break;
-        }
-    }
-    out
-}
+pub use crate::suggest::closest_names;
 
 /// `/name args` split into the name and the (trimmed) arguments; `None` without the slash, or
 /// when what follows it cannot be a command's name (`/etc/hosts is wrong`, `/ hello`, `/*`):

@@ -110,10 +110,7 @@ impl Host {
             project_root: facts.project_root.clone(),
         };
         let mcp = keep.mcp.clone();
-        let side = ops::HostSide {
-            facts: facts.clone(),
-            mcp: mcp.clone(),
-        };
+        let side = ops::HostSide::new(facts.clone(), mcp.clone(), Arc::clone(&self.sessions));
         let core_ops = agent.ops.clone();
         let conn = relay::start(agent, keep, side, Arc::clone(&self.sessions));
         lock(&self.sessions).insert(session.session_id.clone(), Entry { session, core_ops });

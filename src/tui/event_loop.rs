@@ -3,13 +3,12 @@
 //! 1. core events (cheap to fold in, and the person is waiting for them),
 //! 2. terminal input (already converted to [`InputEvent`]; the stream is a parameter so tests
 //!    inject keys),
-//! 3. results of background work the app asked for (shell commands, file walks and matches,
-//!    the `statusLine` command),
+//! 3. results of background work the app asked for (shell commands, file walks and matches),
 //! 4. the frame timer.
 //!
-//! The `statusLine` command ([`StatusCommand`]) is started here, on a tokio task, when the
-//! core events it watches ask for it and its throttle allows; its line comes back on the
-//! background channel.
+//! The `statusLine` command ([`StatusCommand`]) is asked of the session's host here, when the
+//! core events it watches ask for it and its throttle allows; its line comes back as a host
+//! event on the core's channel.
 //!
 //! Producers only mark the app dirty; drawing happens here, only when something changed, at most
 //! once per [`FRAME`] (60 fps). A due frame is drawn at the top of every iteration before
@@ -21,12 +20,12 @@ use std::time::{Duration, Instant};
 use futures::{Stream, StreamExt};
 use tokio::sync::mpsc;
 
-use crate::protocol::Event;
+use crate::protocol::{Event, HostEvent, HostOp};
 use crate::tui::app::{App, AppAction, AppEvent};
 use crate::tui::input::InputEvent;
 use crate::tui::picker::files;
 use crate::tui::shell;
-use crate::tui::status_command::{Facts, StatusCommand, StatusCommandOptions};
+use crate::tui::status_command::{Facts, StatusCommand};
 use crate::tui::terminal::Screen;
 
 /// The shortest time between two frames (60 fps).
@@ -45,8 +44,8 @@ pub struct LoopOptions {
     pub trace_first_frame: Option<Instant>,
     /// The editor command line for `e` in an edit prompt; `None`: `$VISUAL`, `$EDITOR`, `vi`.
     pub editor: Option<String>,
-    /// The settings' `statusLine` command.
-    pub status_command: Option<StatusCommandOptions>,
+    /// The settings have a `statusLine` command (the host runs it).
+    pub status_line: bool,
 }
 
 /// Run until the app asks to quit or the input ends.
@@ -75,21 +74,11 @@ where
             last_draw.duration_since(start).as_secs_f64() * 1000.0
         );
     }
-    if let Some(mut changes) = app.mcp.as_ref().and_then(|m| m.changes()) {
-        let bg = bg_tx.clone();
-        tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if bg.send(AppEvent::McpChanged).is_err() {
-                    break;
-                }
-            }
-        });
-    }
     let mut core_open = true;
-    let mut status_command = opts.status_command.clone().map(|o| {
+    let mut status_command = opts.status_line.then(|| {
         // Configured: the built-in text gives way at once, not when the first run ends.
         app.status.command_line = Some(Default::default());
-        StatusCommand::new(o, Instant::now())
+        StatusCommand::new(Instant::now())
     });
     loop {
         let now = Instant::now();
@@ -98,11 +87,8 @@ where
             cwd: &app.cwd,
             lines_changed: app.changes.lines_changed(),
         };
-        if let Some(job) = status_command.as_mut().and_then(|s| s.poll(&facts, now)) {
-            let bg = bg_tx.clone();
-            tokio::spawn(async move {
-                let _ = bg.send(AppEvent::StatusLine(job.run().await));
-            });
+        if let Some(input) = status_command.as_mut().and_then(|s| s.poll(&facts, now)) {
+            app.send_host(HostOp::StatusLine { input });
         }
         if app.needs_redraw() && now >= last_draw + FRAME {
             screen.draw(app)?;
@@ -122,6 +108,12 @@ where
             biased;
             event = core.recv(), if core_open => {
                 match event {
+                    Some(Event::Host(HostEvent::StatusLine { text })) => {
+                        if let Some(s) = &mut status_command {
+                            let line = s.finished(&text);
+                            app.handle_app_event(AppEvent::StatusLine(Ok(line)));
+                        }
+                    }
                     Some(event) => {
                         if let Some(s) = &mut status_command {
                             s.observe(&event);
@@ -133,19 +125,14 @@ where
                         app.core_stopped();
                     }
                 }
-                Vec::new()
+                app.take_actions()
             }
             input = input.next() => match input {
                 Some(input) => app.handle_input(input),
                 // The terminal is gone: nothing more can be typed.
                 None => vec![AppAction::Quit],
             },
-            Some(mut event) = bg_rx.recv() => {
-                if let (AppEvent::StatusLine(result), Some(s)) = (&mut event, &mut status_command) {
-                    *result = Ok(s.finished(result));
-                }
-                app.handle_app_event(event)
-            }
+            Some(event) = bg_rx.recv() => app.handle_app_event(event),
             _ = tokio::time::sleep_until(deadline.into()) => {
                 app.tick(Instant::now());
                 Vec::new()
@@ -212,8 +199,7 @@ fn perform<S: Screen>(
             app.editor_finished(request_id, result);
             app.mark_dirty();
         }
-        AppAction::EditMemoryFile { path } => {
-            let content = std::fs::read_to_string(&path).unwrap_or_default();
+        AppAction::EditMemoryFile { path, content } => {
             let result = edit(screen, opts, &path, &content)?;
             app.memory_edited(&path, &content, result);
             app.mark_dirty();
@@ -419,9 +405,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn slash_memory_edits_the_picked_memory_file_in_the_editor() {
+    async fn slash_memory_edits_the_file_the_host_read_and_gives_the_host_the_new_text() {
+        use crate::protocol::{HostEvent, HostOp};
         let dir = tempfile::tempdir().unwrap();
-        let (ops_tx, _ops_rx) = mpsc::unbounded_channel();
+        let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
         let (core_tx, mut core_rx) = mpsc::unbounded_channel();
         let (in_tx, in_rx) = fmpsc::unbounded();
         let mut app = app(ops_tx);
@@ -431,20 +418,74 @@ mod tests {
         };
         info.cwd = dir.path().to_path_buf();
         core_tx.send(Event::SessionConfigured(info)).unwrap();
-        keys(&in_tx, "/memory\n\n");
-        drop(in_tx);
+        let path = dir.path().join("CLAUDE.md");
+        let host = async {
+            keys(&in_tx, "/memory\n\n");
+            assert_eq!(
+                ops_rx.recv().await,
+                Some(Op::Host(HostOp::ReadMemoryFile { path: path.clone() }))
+            );
+            core_tx
+                .send(Event::Host(HostEvent::MemoryFile {
+                    path: path.clone(),
+                    content: Ok("use spaces\n".into()),
+                }))
+                .unwrap();
+            let written = ops_rx.recv().await;
+            drop(in_tx);
+            written
+        };
         let opts = LoopOptions {
-            // A real program writes the file the way a person would.
-            editor: Some("printf 'use tabs\\n' >".into()),
+            // A real program edits the file the way a person would.
+            editor: Some("sed -i s/spaces/tabs/".into()),
             ..LoopOptions::default()
         };
-        run_loop(&mut app, &mut screen, in_rx, &mut core_rx, opts)
-            .await
-            .unwrap();
+        let looped = run_loop(&mut app, &mut screen, in_rx, &mut core_rx, opts);
+        let (result, written) = tokio::join!(looped, host);
+        result.unwrap();
         assert_eq!(screen.released, 1);
         assert_eq!(
-            std::fs::read_to_string(dir.path().join("CLAUDE.md")).unwrap(),
-            "use tabs\n"
+            written,
+            Some(Op::Host(HostOp::WriteMemoryFile {
+                path: path.clone(),
+                content: "use tabs\n".into()
+            }))
         );
+        assert!(!path.exists(), "the host writes it, not the TUI");
+    }
+
+    #[tokio::test]
+    async fn the_status_line_is_asked_of_the_host_and_its_text_shown() {
+        use crate::protocol::{HostEvent, HostOp};
+        let (ops_tx, mut ops_rx) = mpsc::unbounded_channel();
+        let (core_tx, mut core_rx) = mpsc::unbounded_channel();
+        let (in_tx, in_rx) = fmpsc::unbounded();
+        let mut app = app(ops_tx);
+        let mut screen = TestScreen::new(60, 8);
+        core_tx.send(session(PermissionMode::Default)).unwrap();
+        let host = async {
+            let Some(Op::Host(HostOp::StatusLine { input })) = ops_rx.recv().await else {
+                panic!("expected a status-line request");
+            };
+            assert_eq!(input.session_id, "sess-1234");
+            core_tx
+                .send(Event::Host(HostEvent::StatusLine {
+                    text: Ok("\u{1b}[1mfrom the host\u{1b}[0m".into()),
+                }))
+                .unwrap();
+            // A key after it, so the loop has folded the line in before the input ends.
+            keys(&in_tx, "x");
+            drop(in_tx);
+        };
+        let opts = LoopOptions {
+            status_line: true,
+            ..LoopOptions::default()
+        };
+        let looped = run_loop(&mut app, &mut screen, in_rx, &mut core_rx, opts);
+        let (result, ()) = tokio::join!(looped, host);
+        result.unwrap();
+        screen.draw(&mut app).unwrap();
+        let last = screen.text().lines().last().unwrap_or_default().to_string();
+        assert_eq!(last.trim_end(), " default   from the host");
     }
 }

@@ -7,8 +7,8 @@
 //! Modules: `app` (state and logic, no terminal), `render` (drawing the app), `input` (our input
 //! type, converted from crossterm at the edge), `keymap` (bindings as data), `composer`,
 //! `picker`, `prompt` (the permission prompt panel with its diff review), `session_diff`
-//! (`/diff`), `status` (status line and header), `status_command` (the settings' `statusLine`
-//! command), `shell`
+//! (`/diff`), `status` (status line and header), `status_command` (when to ask the host for the
+//! settings' `statusLine` text, and styling it), `shell`
 //! (`!command`), `terminal`, `event_loop`, `trust_dialog` (the folder-trust question, asked
 //! before the session starts). The conversation view (`conversation`, `markdown`,
 //! `highlight`, `theme`) is drawn by its own modules; `untrusted` makes text from the model, a
@@ -22,7 +22,6 @@ pub mod highlight;
 pub mod input;
 pub mod keymap;
 pub mod markdown;
-pub mod mcp_panel;
 pub mod overlay;
 pub mod picker;
 pub mod prompt;
@@ -73,14 +72,10 @@ pub struct TuiOptions {
     /// When the process started, for `CAIRN_TRACE_FIRST_FRAME=1` (logs the time to the first
     /// frame). `None`: measured from the call to [`run`].
     pub started_at: Option<Instant>,
-    /// The settings' `statusLine` command, run by the event loop.
-    pub status_command: Option<status_command::StatusCommandOptions>,
-    /// Where this project's session transcripts are, for `/resume`.
-    pub sessions_dir: Option<PathBuf>,
+    /// The settings have a `statusLine` command: the event loop asks the host to run it.
+    pub status_line: bool,
     /// Open the session picker first (`--resume` without an id).
     pub pick_session: bool,
-    /// The session's MCP servers, for `/mcp`, approvals and the status row.
-    pub mcp: Option<std::sync::Arc<dyn mcp_panel::McpControl>>,
 }
 
 /// Run the TUI until the person quits. Returns the one-line summary printed after exit.
@@ -104,11 +99,9 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
         highlighter: Highlighter::new(),
     };
     let mut app = App::new(config, history, ops.clone());
-    app.sessions_dir = opts.sessions_dir.clone();
-    app.mcp = opts.mcp.clone();
-    app.handle_app_event(app::AppEvent::McpChanged);
+    app.watch_mcp();
     if opts.pick_session {
-        app.open_session_picker(std::time::SystemTime::now());
+        app.ask_saved_sessions();
     }
     for error in &opts.errors {
         app.push_notice(conversation::NoticeKind::Error, error);
@@ -116,7 +109,6 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
     for notice in &opts.notices {
         app.push_notice(conversation::NoticeKind::Info, notice);
     }
-    app.ask_mcp_approvals();
     if let Some(prompt) = opts.initial_prompt.filter(|p| !p.trim().is_empty()) {
         app.send_initial_prompt(prompt);
     }
@@ -137,7 +129,7 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
         cwd,
         trace_first_frame: trace.then(|| opts.started_at.unwrap_or(called_at)),
         editor: None,
-        status_command: opts.status_command.clone(),
+        status_line: opts.status_line,
     };
     let result = tokio::select! {
         result = run_loop(&mut app, &mut guard, Box::pin(input), &mut events, loop_opts) => result,

@@ -295,7 +295,7 @@ impl Header {
     pub fn for_dir(cwd: &Path) -> Header {
         Header {
             cwd: cwd.to_path_buf(),
-            cwd_label: crate::files::paths::tilde_path(cwd),
+            cwd_label: home_as_tilde(cwd),
             branch: git_branch(cwd),
         }
     }
@@ -323,6 +323,19 @@ impl Header {
 
 /// The branch checked out in the repository containing `dir`, from `.git/HEAD`: the branch
 /// name, or the short commit when detached. Follows a `.git` file (worktrees, submodules).
+/// `dir` with the home directory shown as `~`.
+fn home_as_tilde(dir: &Path) -> String {
+    let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
+    let Some(rest) = home.and_then(|h| dir.strip_prefix(h).ok().map(Path::to_path_buf)) else {
+        return dir.display().to_string();
+    };
+    if rest.as_os_str().is_empty() {
+        "~".to_string()
+    } else {
+        format!("~/{}", rest.display())
+    }
+}
+
 pub fn git_branch(dir: &Path) -> Option<String> {
     let mut cur = Some(dir);
     while let Some(d) = cur {

@@ -1,48 +1,28 @@
-//! The settings' `statusLine` command (Claude Code's custom status line): when the session is
-//! configured and whenever the conversation moves (a turn starts or finishes, usage or the
-//! mode changes), the command runs under `sh -c` in the project directory with Claude Code's
-//! `Status` JSON on stdin, and the first line of its stdout replaces the built-in status text.
+//! The settings' `statusLine` command (Claude Code's custom status line), as the TUI drives
+//! it: when the session is configured and whenever the conversation moves (a turn starts or
+//! finishes, usage or the mode changes), the TUI asks the session's host to run it with what
+//! the TUI knows ([`StatusLineInput`]); the host runs it and answers with the first line of
+//! its output, which replaces the built-in status text.
 //!
 //! [`StatusCommand`] decides when: requests coalesce, a run starts at most once per
-//! [`MIN_GAP`] and never while another runs ([`Throttle`]). [`StatusJob::run`] does the run on
-//! a tokio task (the hook runner's process handling: its own process group, killed at the
-//! timeout) and turns the output into a styled line: SGR colours are kept as styles, every
-//! other escape sequence and control character is dropped. Only the event loop touches the
-//! app; a failing command shows nothing and is logged once until it works again.
+//! [`MIN_GAP`] and never while another runs ([`Throttle`]). [`styled_line`] turns the host's
+//! text into a styled line: SGR colours are kept as styles, every other escape sequence and
+//! control character is dropped. Only the event loop touches the app; a failing command shows
+//! nothing and is logged once until it works again.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use serde_json::{Value, json};
 
-use crate::config::hooks::HookCommand;
-use crate::protocol::{Event, PermissionMode};
+use crate::protocol::{Event, PermissionMode, StatusLineInput};
 use crate::tui::status::StatusState;
 
 /// The shortest time between the starts of two runs.
 pub const MIN_GAP: Duration = Duration::from_millis(300);
-/// How long a run may take before it is killed.
-pub const TIMEOUT: Duration = Duration::from_secs(5);
 /// Characters of the command's line kept at most.
 const MAX_CHARS: usize = 1_000;
-
-/// What the TUI needs to run the command.
-#[derive(Debug, Clone)]
-pub struct StatusCommandOptions {
-    pub command: String,
-    /// Blank columns before the command's text.
-    pub padding: u16,
-    /// Where the command runs (`workspace.project_dir`).
-    pub project_dir: PathBuf,
-    pub transcript_path: PathBuf,
-    /// The output style in use (`default` when none).
-    pub output_style: String,
-    /// The settings' `env`.
-    pub env: Vec<(String, String)>,
-    pub timeout: Duration,
-}
 
 /// Coalesces requests into runs: at most one at a time, starts at least `gap` apart.
 #[derive(Debug, Clone)]
@@ -96,7 +76,6 @@ impl Throttle {
 /// The command's state in the event loop.
 #[derive(Debug)]
 pub struct StatusCommand {
-    opts: StatusCommandOptions,
     throttle: Throttle,
     started_at: Instant,
     /// The mode the last run saw (the person may change it without a core event).
@@ -106,9 +85,8 @@ pub struct StatusCommand {
 }
 
 impl StatusCommand {
-    pub fn new(opts: StatusCommandOptions, now: Instant) -> StatusCommand {
+    pub fn new(now: Instant) -> StatusCommand {
         StatusCommand {
-            opts,
             throttle: Throttle::new(MIN_GAP),
             started_at: now,
             last_mode: None,
@@ -135,8 +113,9 @@ impl StatusCommand {
         self.throttle.due_at(now)
     }
 
-    /// The run to start now, if one is wanted, due, and the session is configured.
-    pub fn poll(&mut self, facts: &Facts, now: Instant) -> Option<StatusJob> {
+    /// The input of the run to start now, if one is wanted, due, and the session is
+    /// configured.
+    pub fn poll(&mut self, facts: &Facts, now: Instant) -> Option<StatusLineInput> {
         let status = facts.status;
         if self.last_mode.is_some_and(|m| m != status.mode) {
             self.throttle.request();
@@ -146,29 +125,20 @@ impl StatusCommand {
         }
         self.last_mode = Some(status.mode);
         let elapsed = now.saturating_duration_since(self.started_at);
-        Some(StatusJob {
-            hook: HookCommand {
-                command: self.opts.command.clone(),
-                timeout: self.opts.timeout,
-            },
-            project_dir: self.opts.project_dir.clone(),
-            env: self.opts.env.clone(),
-            stdin: input_json(&self.opts, facts, elapsed).to_string(),
-            padding: self.opts.padding,
-        })
+        Some(input(facts, elapsed))
     }
 
     /// A run ended: what to show. A failure shows nothing and is logged when it is new.
-    pub fn finished(&mut self, result: &Result<Line<'static>, String>) -> Line<'static> {
+    pub fn finished(&mut self, result: &Result<String, String>) -> Line<'static> {
         self.throttle.finished();
         match result {
-            Ok(line) => {
+            Ok(text) => {
                 self.last_failure = None;
-                line.clone()
+                styled_line(text)
             }
             Err(why) => {
                 if self.last_failure.as_ref() != Some(why) {
-                    tracing::warn!("statusLine command `{}`: {why}", self.opts.command);
+                    tracing::warn!("statusLine command: {why}");
                     self.last_failure = Some(why.clone());
                 }
                 Line::default()
@@ -187,99 +157,26 @@ pub struct Facts<'a> {
     pub lines_changed: (usize, usize),
 }
 
-/// Claude Code's `Status` input, with what cairn knows.
-pub fn input_json(opts: &StatusCommandOptions, facts: &Facts, elapsed: Duration) -> Value {
+/// What the command is told of the app: the session, the model, the cost, the time since
+/// the TUI started and the lines the session's edits changed.
+pub fn input(facts: &Facts, elapsed: Duration) -> StatusLineInput {
     let Facts {
         status,
         cwd,
-        lines_changed: (added, removed),
+        lines_changed: (lines_added, lines_removed),
     } = *facts;
     let (session_id, model) = status
         .session
         .as_ref()
         .map_or(("", ""), |s| (s.session_id.as_str(), s.model.as_str()));
-    json!({
-        "hook_event_name": "Status",
-        "session_id": session_id,
-        "transcript_path": opts.transcript_path,
-        "cwd": cwd,
-        "model": {"id": model, "display_name": display_name(model)},
-        "workspace": {"current_dir": cwd, "project_dir": opts.project_dir},
-        "version": env!("CARGO_PKG_VERSION"),
-        "output_style": {"name": opts.output_style},
-        "cost": {
-            "total_cost_usd": status.cost_usd,
-            "total_duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-            "total_lines_added": added,
-            "total_lines_removed": removed,
-        },
-    })
-}
-
-/// A short name for a model: `claude-sonnet-4-5-20250929` is `Sonnet 4.5`, `claude-3-5-haiku`
-/// is `Haiku 3.5`; other ids are shown as they are.
-pub fn display_name(model: &str) -> String {
-    let Some(rest) = model.strip_prefix("claude-") else {
-        return model.to_string();
-    };
-    let parts: Vec<&str> = rest.split('-').collect();
-    let family = parts
-        .iter()
-        .find(|p| matches!(**p, "opus" | "sonnet" | "haiku"));
-    let version: Vec<&str> = parts
-        .iter()
-        .copied()
-        .filter(|p| !p.is_empty() && p.len() <= 2 && p.bytes().all(|b| b.is_ascii_digit()))
-        .collect();
-    match family {
-        Some(f) if !version.is_empty() => {
-            let mut name = f.to_string();
-            name[..1].make_ascii_uppercase();
-            format!("{name} {}", version.join("."))
-        }
-        _ => model.to_string(),
-    }
-}
-
-/// One run of the command, owning everything it needs (it runs on a tokio task).
-#[derive(Debug, Clone)]
-pub struct StatusJob {
-    hook: HookCommand,
-    project_dir: PathBuf,
-    env: Vec<(String, String)>,
-    stdin: String,
-    padding: u16,
-}
-
-impl StatusJob {
-    /// Run it: the first line of stdout, styled and padded, or why there is none.
-    pub async fn run(self) -> Result<Line<'static>, String> {
-        let run =
-            crate::hooks::runner::run_one(&self.hook, &self.project_dir, &self.env, self.stdin)
-                .await;
-        if run.timed_out {
-            return Err(format!(
-                "timed out after {} ms and was killed",
-                self.hook.timeout.as_millis()
-            ));
-        }
-        if run.overflowed {
-            return Err("printed too much and was killed".into());
-        }
-        if run.exit_code != Some(0) {
-            let code = run
-                .exit_code
-                .map_or("no exit code".to_string(), |c| format!("exit {c}"));
-            let stderr = run.stderr.lines().next().unwrap_or_default().to_string();
-            return Err(format!("failed ({code}) {stderr}").trim_end().to_string());
-        }
-        let first = run.stdout.lines().next().unwrap_or_default();
-        let mut line = styled_line(first);
-        if self.padding > 0 && !line.spans.is_empty() {
-            line.spans
-                .insert(0, Span::raw(" ".repeat(usize::from(self.padding))));
-        }
-        Ok(line)
+    StatusLineInput {
+        session_id: session_id.to_string(),
+        model: model.to_string(),
+        cwd: cwd.to_path_buf(),
+        cost_usd: status.cost_usd,
+        duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        lines_added,
+        lines_removed,
     }
 }
 

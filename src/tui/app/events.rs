@@ -1,13 +1,13 @@
 //! Folding what happens elsewhere into the App's state: the core's [`Event`]s (the
 //! conversation, usage and mode in the status line, the session's changes for `/diff`, the
-//! prompt queue when a turn ends) and the [`AppEvent`]s of background work the event loop ran
-//! for the app (a `!` shell command, the file index and its matches, the status-line command,
-//! MCP servers changing).
+//! prompt queue when a turn ends), the host's answers in [`Event::Host`] (MCP servers, saved
+//! sessions, memory files) and the [`AppEvent`]s of background work the event loop ran for the
+//! app (a `!` shell command, the file index and its matches, the status-line command's line).
 
 use std::time::Instant;
 
 use super::{App, AppAction, AppEvent};
-use crate::protocol::{Event, PermissionMode};
+use crate::protocol::{Event, HostEvent, PermissionMode};
 use crate::tui::conversation::NoticeKind;
 use crate::tui::picker::PickerKind;
 use crate::tui::status::Header;
@@ -107,6 +107,7 @@ impl App {
                     self.drop_task_requests(&task.id);
                 }
             }
+            Event::Host(event) => self.host_event(event),
             Event::TurnFinished { .. } => {
                 self.turn_running = false;
                 self.status.working_since = None;
@@ -116,6 +117,23 @@ impl App {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The session's host answered.
+    fn host_event(&mut self, event: &HostEvent) {
+        match event {
+            HostEvent::McpServers { servers } => self.mcp_listed(servers),
+            HostEvent::McpAnswer { result } => self.mcp_answered(result),
+            HostEvent::SavedSessions { sessions } => {
+                self.saved_sessions_listed(sessions, std::time::SystemTime::now())
+            }
+            HostEvent::MemoryFile { path, content } => self.memory_file_read(path, content),
+            HostEvent::MemoryWritten { path, note, result } => {
+                self.memory_written(path, *note, result)
+            }
+            // The event loop runs the status line; the app has no use for the open sessions.
+            HostEvent::StatusLine { .. } | HostEvent::OpenSessions { .. } => {}
         }
     }
 
@@ -165,10 +183,6 @@ impl App {
             }
             AppEvent::StatusLine(line) => {
                 self.status.command_line = Some(line.unwrap_or_default());
-                Vec::new()
-            }
-            AppEvent::McpChanged => {
-                self.refresh_mcp();
                 Vec::new()
             }
         }

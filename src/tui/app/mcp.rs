@@ -1,45 +1,79 @@
-//! The MCP servers' side of the app: `/mcp` (a picker of the servers; Enter reconnects one or
-//! asks about a waiting one), the approval of project servers from `.mcp.json` (asked once per
-//! server, at start, the answer kept in local settings), and the failing servers shown in the
-//! status row, refreshed whenever the servers announce a change.
+//! The MCP servers' side of the app, through the session's host: `/mcp` (a picker of the
+//! servers; Enter reconnects one or asks about a waiting one), the approval of project servers
+//! from `.mcp.json` (asked once per server, when the host first lists them; the answer is the
+//! host's to keep), and the failing servers shown in the status row, refreshed whenever the
+//! host says the servers changed.
 
 use super::*;
-use crate::tui::mcp_panel::{ApprovalChoice, WaitingServer};
+use crate::protocol::{HostOp, McpApproval, McpServerInfo};
 
 /// The approval picker's choices, in order.
 const USE_THIS: &str = "1. Use this server";
 const USE_ALL: &str = "2. Use this and all future servers in this project's .mcp.json";
 const REFUSE: &str = "3. Do not use this server";
 
+/// What the app knows of the session's MCP servers (the host's last word on them).
+#[derive(Debug, Default)]
+pub(crate) struct McpView {
+    pub servers: Vec<McpServerInfo>,
+    /// The waiting server the open approval picker is about.
+    pub asking: Option<String>,
+    /// The host has listed the servers once (the waiting ones were asked about then).
+    listed: bool,
+}
+
+impl McpView {
+    fn waiting(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.servers
+            .iter()
+            .filter_map(|s| s.waiting.as_deref().map(|runs| (s.name.as_str(), runs)))
+    }
+}
+
 impl App {
-    /// Re-read what the status row shows of the servers, and ask about a newly waiting one.
-    pub(super) fn refresh_mcp(&mut self) {
-        let Some(mcp) = &self.mcp else { return };
-        self.status.mcp_failing = mcp.failing();
-        self.dirty = true;
+    /// Ask the host for the servers, and to say whenever they change.
+    pub fn watch_mcp(&mut self) {
+        self.send(Op::Host(HostOp::McpServers));
     }
 
-    /// At start: ask about the first project server waiting for approval, if any.
-    pub fn ask_mcp_approvals(&mut self) {
-        let Some(mcp) = &self.mcp else { return };
+    /// The host listed the servers: the status row shows the failing ones; the first time,
+    /// a waiting one is asked about.
+    pub(super) fn mcp_listed(&mut self, servers: &[McpServerInfo]) {
+        self.mcp.servers = servers.to_vec();
+        self.status.mcp_failing = servers
+            .iter()
+            .filter(|s| s.failed)
+            .map(|s| s.name.clone())
+            .collect();
+        if !std::mem::replace(&mut self.mcp.listed, true) {
+            self.ask_mcp_approvals();
+        }
+    }
+
+    /// Ask about the first project server waiting for approval, if any.
+    fn ask_mcp_approvals(&mut self) {
         if self.picker.is_some() {
             return;
         }
-        let Some(first) = mcp.waiting().into_iter().next() else {
+        let Some((name, runs)) = self
+            .mcp
+            .waiting()
+            .next()
+            .map(|(n, r)| (n.to_string(), r.to_string()))
+        else {
             return;
         };
-        self.ask_mcp_approval(first);
+        self.ask_mcp_approval(name, &runs);
     }
 
-    fn ask_mcp_approval(&mut self, server: WaitingServer) {
-        let WaitingServer { name, runs } = server;
+    fn ask_mcp_approval(&mut self, name: String, runs: &str) {
         self.conversation.push_notice(
             NoticeKind::Warning,
             &format!(
                 "New MCP server found in .mcp.json: \"{}\", which runs: {}\nMCP servers \
                  may execute code or access system resources. Use it?",
                 printable(&name),
-                printable(&runs)
+                printable(runs)
             ),
         );
         let choices = [USE_THIS, USE_ALL, REFUSE]
@@ -47,34 +81,34 @@ impl App {
             .map(|c| (c.to_string(), String::new()))
             .collect();
         self.picker = Some(Picker::choices(PickerKind::McpApproval, choices));
-        self.mcp_asking = Some(name);
+        self.mcp.asking = Some(name);
     }
 
-    /// Enter on a choice of the approval picker.
+    /// Enter on a choice of the approval picker: the answer goes to the host, and the next
+    /// waiting server, if any, is asked about.
     pub(super) fn mcp_approval_picked(&mut self, label: &str) {
-        let (Some(mcp), Some(name)) = (self.mcp.clone(), self.mcp_asking.take()) else {
+        let Some(name) = self.mcp.asking.take() else {
             return;
         };
         let choice = match label {
-            USE_THIS => ApprovalChoice::UseThis,
-            USE_ALL => ApprovalChoice::UseAll,
-            _ => ApprovalChoice::Refuse,
+            USE_THIS => McpApproval::UseThis,
+            USE_ALL => McpApproval::UseAll,
+            _ => McpApproval::Refuse,
         };
-        match mcp.approve(&name, choice) {
-            Ok(line) => self
-                .conversation
-                .push_notice(NoticeKind::Info, &printable(&line)),
-            Err(why) => self
-                .conversation
-                .push_notice(NoticeKind::Error, &printable(&why)),
+        // No longer waiting (all of them, for "all future servers"), whatever the host's next
+        // list says.
+        for server in &mut self.mcp.servers {
+            if choice == McpApproval::UseAll || server.name == name {
+                server.waiting = None;
+            }
         }
-        // The next one, if several wait.
+        self.send(Op::Host(HostOp::McpApprove { name, choice }));
         self.ask_mcp_approvals();
     }
 
     /// Esc on the approval picker: nothing is remembered; the server waits.
     pub(super) fn mcp_approval_postponed(&mut self) {
-        if let Some(name) = self.mcp_asking.take() {
+        if let Some(name) = self.mcp.asking.take() {
             self.conversation.push_notice(
                 NoticeKind::Info,
                 &format!(
@@ -86,10 +120,21 @@ impl App {
         }
     }
 
+    /// The host's answer to an approval or a reconnection.
+    pub(super) fn mcp_answered(&mut self, result: &Result<String, String>) {
+        match result {
+            Ok(line) => self
+                .conversation
+                .push_notice(NoticeKind::Info, &printable(line)),
+            Err(why) => self
+                .conversation
+                .push_notice(NoticeKind::Error, &printable(why)),
+        }
+    }
+
     /// `/mcp`: the servers with their status, to reconnect one or approve a waiting one.
     pub(super) fn open_mcp_picker(&mut self) {
-        let lines = self.mcp.as_ref().map(|m| m.lines()).unwrap_or_default();
-        if lines.is_empty() {
+        if self.mcp.servers.is_empty() {
             self.conversation.push_notice(
                 NoticeKind::Info,
                 "No MCP servers are configured (.mcp.json, ~/.claude.json, --mcp-config; \
@@ -97,33 +142,33 @@ impl App {
             );
             return;
         }
-        let items = lines
+        let items = self
+            .mcp
+            .servers
             .iter()
-            .map(|line| {
-                let line = printable(line);
-                let (name, rest) = line.split_once(' ').unwrap_or((&line, ""));
-                (name.to_string(), rest.to_string())
-            })
+            .map(|s| (printable(&s.name), printable(&s.detail)))
             .collect();
         self.picker = Some(Picker::choices(PickerKind::McpServers, items));
     }
 
     /// Enter on a server of `/mcp`.
     pub(super) fn mcp_server_picked(&mut self, name: &str) {
-        let Some(mcp) = self.mcp.clone() else { return };
-        if let Some(waiting) = mcp.waiting().into_iter().find(|w| w.name == name) {
-            self.ask_mcp_approval(waiting);
+        let waiting = self
+            .mcp
+            .waiting()
+            .find(|(n, _)| printable(n) == name)
+            .map(|(n, r)| (n.to_string(), r.to_string()));
+        if let Some((name, runs)) = waiting {
+            self.ask_mcp_approval(name, &runs);
             return;
         }
-        match mcp.reconnect(name) {
-            Ok(()) => self.conversation.push_notice(
-                NoticeKind::Info,
-                &format!("Reconnecting to MCP server \"{}\"…", printable(name)),
-            ),
-            Err(why) => self
-                .conversation
-                .push_notice(NoticeKind::Error, &printable(&why)),
-        }
+        let name = self
+            .mcp
+            .servers
+            .iter()
+            .find(|s| printable(&s.name) == name)
+            .map_or_else(|| name.to_string(), |s| s.name.clone());
+        self.send(Op::Host(HostOp::McpReconnect { name }));
     }
 }
 

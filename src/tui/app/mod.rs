@@ -66,10 +66,11 @@ pub enum AppAction {
         path: PathBuf,
         content: String,
     },
-    /// `/memory`: release the terminal, edit the memory file `path` in `$EDITOR` (created when
-    /// missing), take the terminal back.
+    /// `/memory`: release the terminal, edit the memory file `path` (its text `content`, as the
+    /// host read it) in `$EDITOR`, take the terminal back and call [`App::memory_edited`].
     EditMemoryFile {
         path: PathBuf,
+        content: String,
     },
 }
 
@@ -88,8 +89,6 @@ pub enum AppEvent {
     },
     /// A `statusLine` command ran: its line, or why there is none (shown as nothing).
     StatusLine(Result<ratatui::text::Line<'static>, String>),
-    /// An MCP server changed status, or the list of waiting servers changed.
-    McpChanged,
 }
 
 /// Overlays, drawn bottom-up over the main view; keys go to the top one first. Each is an
@@ -143,14 +142,12 @@ pub struct App {
     /// The model's todo list (TodoWrite), and whether it is shown above the composer.
     pub(crate) todos: Vec<crate::protocol::Todo>,
     pub(crate) todos_shown: bool,
-    /// A `#` note waiting for the person to pick its memory file.
-    pub(crate) memory_note: Option<String>,
-    /// Where this project's session transcripts are (`/resume` lists them).
-    pub(crate) sessions_dir: Option<PathBuf>,
+    /// What the app asked of the session's host and waits for (and a `#` note's text).
+    asks: asks::HostAsks,
     /// The session's MCP servers, for `/mcp`, approvals and the status row.
-    pub(crate) mcp: Option<Arc<dyn crate::tui::mcp_panel::McpControl>>,
-    /// The waiting MCP server the open approval picker is about.
-    pub(crate) mcp_asking: Option<String>,
+    pub(crate) mcp: mcp::McpView,
+    /// Actions for the event loop that came of a core or host event ([`App::take_actions`]).
+    pending: Vec<AppAction>,
     ops: UnboundedSender<Op>,
     turn_running: bool,
     quit_armed: bool,
@@ -183,10 +180,9 @@ impl App {
             queued: VecDeque::new(),
             todos: Vec::new(),
             todos_shown: true,
-            memory_note: None,
-            sessions_dir: None,
-            mcp: None,
-            mcp_asking: None,
+            asks: asks::HostAsks::default(),
+            mcp: mcp::McpView::default(),
+            pending: Vec::new(),
             ops,
             turn_running: false,
             quit_armed: false,
@@ -261,6 +257,11 @@ impl App {
     /// The summary printed after exit.
     pub fn exit_summary(&self) -> String {
         self.status.exit_summary()
+    }
+
+    /// What the event loop must do because of the events folded in since the last call.
+    pub fn take_actions(&mut self) -> Vec<AppAction> {
+        std::mem::take(&mut self.pending)
     }
 
     /// Whether something changed since the last draw.
@@ -538,6 +539,11 @@ impl App {
         }
     }
 
+    /// Ask the session's host for something (its answer comes as a core event).
+    pub fn send_host(&mut self, op: crate::protocol::HostOp) {
+        self.send(Op::Host(op));
+    }
+
     /// The prompt given on the command line: sent as soon as the app starts.
     pub fn send_initial_prompt(&mut self, text: String) {
         self.send_prompt(text);
@@ -552,6 +558,7 @@ impl App {
     }
 }
 
+mod asks;
 mod events;
 mod mcp;
 mod permission;

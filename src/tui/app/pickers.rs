@@ -1,9 +1,14 @@
 //! The pickers' side of the app: opening, updating and closing the `/` and `@` pickers as the
 //! word at the cursor changes, their keys, and the background file walk and match requests
-//! (latest wins: results for an older request id are dropped).
+//! (latest wins: results for an older request id are dropped); `/resume`'s list of saved
+//! sessions and the memory files of `/memory` and `#`, which the session's host lists, reads
+//! and writes (`Op::Host`).
 
 use super::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::protocol::{HostOp, SavedSession};
 
 use crate::tui::picker::PickerItem;
 
@@ -16,7 +21,7 @@ impl App {
             Outcome::Close => {
                 let kind = self.picker.take().map(|p| p.kind);
                 // A `#` note whose file was not picked is dropped.
-                self.memory_note = None;
+                self.asks.hold_note(None);
                 if kind == Some(PickerKind::McpApproval) {
                     self.mcp_approval_postponed();
                 }
@@ -50,7 +55,8 @@ impl App {
             PickerKind::Memory => self.save_memory_note(&item.detail),
             PickerKind::EditMemory => {
                 let path = PathBuf::from(&item.detail);
-                return Some(vec![AppAction::EditMemoryFile { path }]);
+                self.asks.reading(path.clone());
+                self.send(Op::Host(HostOp::ReadMemoryFile { path }));
             }
             PickerKind::Model => self.send(Op::SetModel { model: item.label }),
             PickerKind::McpApproval => self.mcp_approval_picked(&item.label),
@@ -62,8 +68,7 @@ impl App {
             PickerKind::Session => {
                 // The detail ends with the session's id.
                 let id = item.detail.rsplit(' ').next().unwrap_or_default();
-                if let Some(dir) = &self.sessions_dir {
-                    let path = dir.join(format!("{id}.jsonl"));
+                if let Some(path) = self.asks.session_path(id) {
                     self.send(Op::Resume { path });
                 }
             }
@@ -112,24 +117,25 @@ impl App {
             Some(_) => PickerKind::Memory,
             None => PickerKind::EditMemory,
         };
-        self.memory_note = note;
+        self.asks.hold_note(note);
         self.picker = Some(Picker::choices(kind, targets));
     }
 
-    /// `/resume` (or `--resume` without an id): the project's sessions, newest first, with when,
-    /// how many prompts, the branch and the id.
-    pub fn open_session_picker(&mut self, now: std::time::SystemTime) {
-        let sessions = self
-            .sessions_dir
-            .as_deref()
-            .map(crate::session::resume::list)
-            .unwrap_or_default();
-        let current = self.status.session.as_ref().map(|s| s.session_id.clone());
-        let items: Vec<(String, String)> = sessions
-            .iter()
-            .filter(|s| Some(&s.id) != current.as_ref())
-            .map(|s| session_item(s, now))
-            .collect();
+    /// `/resume` (or `--resume` without an id): ask the host for the project's sessions; the
+    /// picker opens when they come ([`App::saved_sessions_listed`]).
+    pub fn ask_saved_sessions(&mut self) {
+        self.asks.want_sessions();
+        self.send(Op::Host(HostOp::ListSavedSessions));
+    }
+
+    /// The project's sessions, newest first, with when, how many prompts, the branch and the
+    /// id; shown when `/resume` asked for them.
+    pub fn saved_sessions_listed(&mut self, sessions: &[SavedSession], now: SystemTime) {
+        let current = self.status.session.as_ref().map(|s| s.session_id.as_str());
+        let Some(offered) = self.asks.sessions_arrived(sessions, current) else {
+            return;
+        };
+        let items: Vec<(String, String)> = offered.iter().map(|s| session_item(s, now)).collect();
         if items.is_empty() {
             self.conversation.push_notice(
                 NoticeKind::Info,
@@ -140,49 +146,70 @@ impl App {
         self.picker = Some(Picker::choices(PickerKind::Session, items));
     }
 
-    /// `/memory`'s editor returned: write the file when its text changed, and say what happened.
-    pub fn memory_edited(
-        &mut self,
-        path: &std::path::Path,
-        before: &str,
-        result: Result<String, String>,
-    ) {
+    /// `/memory`'s editor returned: the host writes the file when its text changed.
+    pub fn memory_edited(&mut self, path: &Path, before: &str, result: Result<String, String>) {
         let shown = path.display();
-        let (kind, message) = match result {
-            Ok(text) if text == before => (NoticeKind::Info, format!("{shown} unchanged.")),
-            Ok(text) => match path
-                .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| std::fs::write(path, text))
-            {
-                Ok(()) => (
-                    NoticeKind::Info,
-                    format!("Saved {shown}; memory files are read when a session starts."),
+        match result {
+            Ok(text) if text == before => self
+                .conversation
+                .push_notice(NoticeKind::Info, &format!("{shown} unchanged.")),
+            Ok(content) => self.send(Op::Host(HostOp::WriteMemoryFile {
+                path: path.to_path_buf(),
+                content,
+            })),
+            Err(e) => self
+                .conversation
+                .push_notice(NoticeKind::Error, &format!("The editor failed: {e}")),
+        }
+    }
+
+    /// The host has read the memory file `/memory` picked: edit it.
+    pub(super) fn memory_file_read(&mut self, path: &Path, content: &Result<String, String>) {
+        if !self.asks.read_arrived(path) {
+            return;
+        }
+        match content {
+            Ok(content) => self.pending.push(AppAction::EditMemoryFile {
+                path: path.to_path_buf(),
+                content: content.clone(),
+            }),
+            Err(e) => self.conversation.push_notice(
+                NoticeKind::Error,
+                &format!("Could not read {}: {e}", path.display()),
+            ),
+        }
+    }
+
+    /// The host wrote a memory file (`note`: added a `#` note to it), or could not.
+    pub(super) fn memory_written(&mut self, path: &Path, note: bool, result: &Result<(), String>) {
+        let shown = path.display();
+        let (kind, message) = match (note, result) {
+            (false, Ok(())) => (
+                NoticeKind::Info,
+                format!("Saved {shown}; memory files are read when a session starts."),
+            ),
+            (false, Err(e)) => (NoticeKind::Error, format!("Could not save {shown}: {e}")),
+            (true, Ok(())) => (
+                NoticeKind::Info,
+                format!(
+                    "Saved to {shown}. Memory files are read when a session starts: the model \
+                     follows it from the next one."
                 ),
-                Err(e) => (NoticeKind::Error, format!("Could not save {shown}: {e}")),
-            },
-            Err(e) => (NoticeKind::Error, format!("The editor failed: {e}")),
+            ),
+            (true, Err(e)) => (NoticeKind::Error, format!("Could not save to {shown}: {e}")),
         };
         self.conversation.push_notice(kind, &message);
     }
 
-    /// Append the pending `#` note to the memory file `path` as a list item.
+    /// The pending `#` note goes to the memory file `path` (the host adds it).
     fn save_memory_note(&mut self, path: &str) {
-        let Some(note) = self.memory_note.take() else {
+        let Some(note) = self.asks.take_note() else {
             return;
         };
-        match append_note(std::path::Path::new(path), &note) {
-            Ok(()) => self.conversation.push_notice(
-                NoticeKind::Info,
-                &format!(
-                    "Saved to {path}. Memory files are read when a session starts: the model \
-                     follows it from the next one."
-                ),
-            ),
-            Err(e) => self
-                .conversation
-                .push_notice(NoticeKind::Error, &format!("Could not save to {path}: {e}")),
-        }
+        self.send(Op::Host(HostOp::AddMemoryNote {
+            path: PathBuf::from(path),
+            note,
+        }));
     }
 
     /// Open, update or close the picker from the text around the cursor.
@@ -249,29 +276,9 @@ impl App {
     }
 }
 
-/// Add `- note` as a line at the end of `path` (created, with its directory, when missing).
-fn append_note(path: &std::path::Path, note: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let existing = std::fs::read(path).unwrap_or_default();
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    if !existing.is_empty() && !existing.ends_with(b"\n") {
-        file.write_all(b"\n")?;
-    }
-    writeln!(file, "- {}", note.trim())
-}
-
 /// A session as the picker shows it: its first prompt, then when, how many prompts, the branch
 /// and the id (last: picking reads it back).
-pub(crate) fn session_item(
-    s: &crate::session::resume::SessionSummary,
-    now: std::time::SystemTime,
-) -> (String, String) {
+pub(crate) fn session_item(s: &SavedSession, now: SystemTime) -> (String, String) {
     let age = now.duration_since(s.modified).unwrap_or_default().as_secs();
     let when = match age {
         0..60 => "just now".to_string(),

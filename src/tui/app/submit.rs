@@ -78,7 +78,7 @@ impl App {
                         .iter()
                         .flat_map(|c| c.aliases.iter().map(String::as_str)),
                 );
-            let close = crate::commands::closest_names(&name[1..], names);
+            let close = crate::suggest::closest_names(&name[1..], names);
             let hint = if close.is_empty() {
                 String::new()
             } else {
@@ -149,7 +149,7 @@ impl App {
             C::Memory => self.ask_memory_target(None),
             C::Init if self.turn_running => self.queued.push_back("/init".into()),
             C::Init => self.send_prompt("/init".into()),
-            C::Resume => self.open_session_picker(std::time::SystemTime::now()),
+            C::Resume => self.ask_saved_sessions(),
             C::Rewind => self.open_rewind(),
             C::Compact if self.turn_running => self.conversation.push_notice(
                 NoticeKind::Warning,

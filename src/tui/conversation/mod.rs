@@ -358,6 +358,8 @@ impl Conversation {
             }
             Event::FileChangedOnDisk { path, change } => self.file_changed_on_disk(path, *change),
             Event::Notice { message } => self.push_notice(NoticeKind::Info, message),
+            // The app folds the host's answers in.
+            Event::Host(_) => {}
             Event::Error { message } => self.push_notice(NoticeKind::Error, message),
             Event::SessionConfigured(info) => self.cwd = Some(info.cwd.clone()),
             Event::HistoryRestored { items } => self.restore(items),

@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::protocol::{Event, PermissionMode, Usage};
+use crate::protocol::{
+    Event, HostEvent, HostOp, McpApproval, McpServerInfo, Op, PermissionMode, Usage,
+};
 use crate::tui::app::tests::{Harness, finished, request, session};
 use crate::tui::input::{Key, KeyInput};
 use crate::tui::terminal::TestScreen;
@@ -234,12 +236,47 @@ fn slash_memory_lists_the_loaded_files_then_the_new_ones() {
         .collect();
     insta::assert_snapshot!(shown.join("\n"));
     h.press(Key::Down);
+    // The host reads the picked file; then the event loop opens it in the editor.
+    assert_eq!(h.press(Key::Enter), []);
+    let path = std::path::PathBuf::from("/work/proj/docs/style.md");
     assert_eq!(
-        h.press(Key::Enter),
+        h.sent(),
+        [Op::Host(HostOp::ReadMemoryFile { path: path.clone() })]
+    );
+    h.event(Event::Host(HostEvent::MemoryFile {
+        path: path.clone(),
+        content: Ok("use tabs\n".into()),
+    }));
+    assert_eq!(
+        h.app.take_actions(),
         [crate::tui::app::AppAction::EditMemoryFile {
-            path: "/work/proj/docs/style.md".into()
+            path: path.clone(),
+            content: "use tabs\n".into()
         }]
     );
+    // Changed text goes back to the host; its answer is shown.
+    h.app
+        .memory_edited(&path, "use tabs\n", Ok("use spaces\n".into()));
+    assert_eq!(
+        h.sent(),
+        [Op::Host(HostOp::WriteMemoryFile {
+            path: path.clone(),
+            content: "use spaces\n".into()
+        })]
+    );
+    h.event(Event::Host(HostEvent::MemoryWritten {
+        path: path.clone(),
+        note: false,
+        result: Err("Permission denied (os error 13)".into()),
+    }));
+    let shown = screen(&mut h, 90, 14, 0);
+    assert!(
+        shown.contains("Could not save /work/proj/docs/style.md: Permission denied"),
+        "{shown}"
+    );
+    // Unchanged text is not written.
+    h.app.memory_edited(&path, "x", Ok("x".into()));
+    assert_eq!(h.sent(), []);
 }
 
 #[test]
@@ -248,7 +285,17 @@ fn slash_model_offers_the_aliases_and_sends_the_pick() {
     let Event::SessionConfigured(mut info) = session(PermissionMode::Default) else {
         panic!()
     };
-    info.model_choices = crate::config::model::Aliases::anthropic(&|_| None).choices();
+    info.model_choices = [
+        ("opus", "claude-opus-4-5"),
+        ("sonnet", "claude-sonnet-4-5"),
+        ("haiku", "claude-haiku-4-5"),
+        (
+            "opusplan",
+            "claude-opus-4-5 in plan mode, claude-sonnet-4-5 otherwise",
+        ),
+    ]
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .to_vec();
     h.event(Event::SessionConfigured(info));
     h.type_text("/model");
     h.press(Key::Enter);
@@ -273,27 +320,40 @@ fn slash_model_offers_the_aliases_and_sends_the_pick() {
 
 #[test]
 fn a_resumed_conversation_is_shown_and_resume_lists_the_sessions() {
-    use crate::protocol::HistoryItem;
-    use crate::session::transcript::Transcript;
-    let dir = tempfile::tempdir().unwrap();
-    for (id, prompt) in [("s-old", "fix the parser"), ("s-new", "add a --json flag")] {
-        let mut t = Transcript::at(dir.path().join(format!("{id}.jsonl")), id)
-            .with_header(dir.path(), Some("main".into()));
-        t.append(&crate::llm::Message::user_text(prompt));
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    use crate::protocol::{HistoryItem, SavedSession};
+    let saved = |id: &str, prompt: &str| SavedSession {
+        id: id.into(),
+        path: format!("/data/projects/p/{id}.jsonl").into(),
+        first_prompt: prompt.into(),
+        modified: std::time::SystemTime::now(),
+        prompts: 1,
+        branch: Some("main".into()),
+    };
     let mut h = Harness::new();
-    h.app.sessions_dir = Some(dir.path().to_path_buf());
     h.event(session(PermissionMode::Default));
+    // A list nobody asked for opens nothing.
+    h.event(Event::Host(HostEvent::SavedSessions {
+        sessions: vec![saved("s-new", "add a --json flag")],
+    }));
+    assert!(h.app.picker().is_none());
     h.type_text("/resume");
     h.press(Key::Enter);
+    assert_eq!(h.sent(), [Op::Host(HostOp::ListSavedSessions)]);
+    h.event(Event::Host(HostEvent::SavedSessions {
+        sessions: vec![
+            saved("s-new", "add a --json flag"),
+            saved("s-old", "fix the parser"),
+            // The session running now is not offered.
+            saved("sess-1234", "this one"),
+        ],
+    }));
     insta::assert_snapshot!("resume_picker", screen(&mut h, 80, 10, 0));
     h.press(Key::Down);
     h.press(Key::Enter);
     assert_eq!(
         h.sent(),
-        [crate::protocol::Op::Resume {
-            path: dir.path().join("s-old.jsonl")
+        [Op::Resume {
+            path: "/data/projects/p/s-old.jsonl".into()
         }]
     );
     let tool = |id: &str, title: &str, is_error| HistoryItem::Tool {
@@ -343,55 +403,33 @@ fn cost_and_context_reports() {
     insta::assert_snapshot!(screen(&mut h, 100, 16, 0));
 }
 
-/// MCP servers for the app without real ones: fixed lines, and the answers it was given.
-#[derive(Default)]
-struct FakeMcp {
-    waiting: std::sync::Mutex<Vec<crate::tui::mcp_panel::WaitingServer>>,
-    asked: std::sync::Mutex<Vec<String>>,
-}
-
-impl crate::tui::mcp_panel::McpControl for FakeMcp {
-    fn lines(&self) -> Vec<String> {
-        let mut lines = vec![
-            "everything (project, stdio): connected (11 tools)".to_string(),
-            "docs (user, http): failed: connection refused".to_string(),
-        ];
-        for w in self.waiting.lock().unwrap().iter() {
-            lines.push(format!(
-                "{} (project): needs approval (add it to enabledMcpjsonServers)",
-                w.name
-            ));
-        }
-        lines
+/// The host's list of MCP servers: two running (one failed), and `waiting` ones.
+fn mcp_servers(waiting: &[(&str, &str)]) -> Event {
+    let server = |name: &str, detail: &str, failed| McpServerInfo {
+        name: name.into(),
+        detail: detail.into(),
+        failed,
+        waiting: None,
+    };
+    let mut servers = vec![
+        server(
+            "everything",
+            "(project, stdio): connected (11 tools)",
+            false,
+        ),
+        server("docs", "(user, http): failed: connection refused", true),
+    ];
+    for (name, runs) in waiting {
+        servers.push(McpServerInfo {
+            waiting: Some(runs.to_string()),
+            ..server(
+                name,
+                "(project): needs approval (add it to enabledMcpjsonServers)",
+                false,
+            )
+        });
     }
-    fn failing(&self) -> Vec<String> {
-        vec!["docs".into()]
-    }
-    fn waiting(&self) -> Vec<crate::tui::mcp_panel::WaitingServer> {
-        self.waiting.lock().unwrap().clone()
-    }
-    fn approve(
-        &self,
-        name: &str,
-        choice: crate::tui::mcp_panel::ApprovalChoice,
-    ) -> Result<String, String> {
-        self.asked
-            .lock()
-            .unwrap()
-            .push(format!("{name}: {choice:?}"));
-        self.waiting.lock().unwrap().retain(|w| w.name != name);
-        Ok(format!("Starting MCP server {name} (remembered in x)."))
-    }
-    fn reconnect(&self, name: &str) -> Result<(), String> {
-        self.asked
-            .lock()
-            .unwrap()
-            .push(format!("{name}: reconnect"));
-        Ok(())
-    }
-    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
-        None
-    }
+    Event::Host(HostEvent::McpServers { servers })
 }
 
 #[test]
@@ -401,24 +439,25 @@ fn slash_mcp_lists_the_servers_to_reconnect_and_the_status_row_shows_a_failure()
     h.type_text("/mcp");
     h.press(Key::Enter);
     assert!(screen(&mut h, 100, 12, 0).contains("No MCP servers are configured"));
-    let fake = std::sync::Arc::new(FakeMcp::default());
-    fake.waiting
-        .lock()
-        .unwrap()
-        .push(crate::tui::mcp_panel::WaitingServer {
-            name: "local-db".into(),
-            runs: "node db.js".into(),
-        });
-    h.app.mcp = Some(fake.clone());
-    h.app
-        .handle_app_event(crate::tui::app::AppEvent::McpChanged);
+    h.app.watch_mcp();
+    assert_eq!(h.sent(), [Op::Host(HostOp::McpServers)]);
+    h.event(mcp_servers(&[]));
+    h.event(mcp_servers(&[("local-db", "node db.js")]));
     h.type_text("/mcp");
     h.press(Key::Enter);
     insta::assert_snapshot!(screen(&mut h, 100, 14, 0));
-    // Enter on a server reconnects it.
+    // Enter on a server asks the host to reconnect it; the host's answer is shown.
     h.press(Key::Down);
     h.press(Key::Enter);
-    assert_eq!(*fake.asked.lock().unwrap(), ["docs: reconnect"]);
+    assert_eq!(
+        h.sent(),
+        [Op::Host(HostOp::McpReconnect {
+            name: "docs".into()
+        })]
+    );
+    h.event(Event::Host(HostEvent::McpAnswer {
+        result: Ok("Reconnecting to MCP server \"docs\"…".into()),
+    }));
     assert!(screen(&mut h, 100, 14, 0).contains("Reconnecting to MCP server \"docs\""));
 }
 
@@ -426,32 +465,31 @@ fn slash_mcp_lists_the_servers_to_reconnect_and_the_status_row_shows_a_failure()
 fn a_waiting_project_server_is_asked_about_at_start_and_the_answer_given_to_the_servers() {
     let mut h = Harness::new();
     h.event(session(PermissionMode::Default));
-    let fake = std::sync::Arc::new(FakeMcp::default());
-    for (name, runs) in [
+    let waiting = [
         ("local-db", "node db.js --port 5"),
         ("search", "npx search-mcp"),
-    ] {
-        fake.waiting
-            .lock()
-            .unwrap()
-            .push(crate::tui::mcp_panel::WaitingServer {
-                name: name.into(),
-                runs: runs.into(),
-            });
-    }
-    h.app.mcp = Some(fake.clone());
-    h.app.ask_mcp_approvals();
+    ];
+    h.event(mcp_servers(&waiting));
     insta::assert_snapshot!(screen(&mut h, 100, 16, 0));
     // 1: use this one; then the next is asked about; Esc postpones it (nothing saved).
     h.press(Key::Enter);
     assert!(screen(&mut h, 100, 16, 0).contains("New MCP server found in .mcp.json: \"search\""));
     h.press(Key::Esc);
-    assert_eq!(*fake.asked.lock().unwrap(), ["local-db: UseThis"]);
+    let approve = |name: &str, choice| {
+        Op::Host(HostOp::McpApprove {
+            name: name.into(),
+            choice,
+        })
+    };
+    assert_eq!(h.sent(), [approve("local-db", McpApproval::UseThis)]);
     let text = screen(&mut h, 100, 16, 0);
     assert!(
         text.contains("\"search\" was not started; you will be asked again"),
         "{text}"
     );
+    // A later list (the servers changed) does not ask again.
+    h.event(mcp_servers(&waiting[1..]));
+    assert!(h.app.picker().is_none());
     // /mcp, Enter on the waiting one asks again; 3 refuses it.
     h.type_text("/mcp");
     h.press(Key::Enter);
@@ -463,38 +501,46 @@ fn a_waiting_project_server_is_asked_about_at_start_and_the_answer_given_to_the_
         h.press(Key::Down);
     }
     h.press(Key::Enter);
-    assert_eq!(
-        *fake.asked.lock().unwrap(),
-        ["local-db: UseThis", "search: Refuse"]
-    );
+    assert_eq!(h.sent(), [approve("search", McpApproval::Refuse)]);
+    h.event(Event::Host(HostEvent::McpAnswer {
+        result: Err("could not save the choice: disk full".into()),
+    }));
+    assert!(screen(&mut h, 100, 16, 0).contains("could not save the choice: disk full"));
 }
 
 #[test]
-fn a_hash_note_is_saved_to_the_memory_file_the_person_picks() {
-    let dir = tempfile::tempdir().unwrap();
+fn a_hash_note_goes_to_the_host_for_the_memory_file_the_person_picks() {
     let mut h = Harness::new();
     let Event::SessionConfigured(mut info) = session(PermissionMode::Default) else {
         panic!()
     };
-    info.cwd = dir.path().to_path_buf();
+    info.cwd = "/work/proj".into();
     h.event(Event::SessionConfigured(info));
-    std::fs::write(dir.path().join("CLAUDE.md"), "# Rules\nbe brief").unwrap();
     h.type_text("# always use tabs");
     h.press(Key::Enter);
     let shown = screen(&mut h, 100, 14, 0);
     assert!(shown.contains("Project memory, local"), "{shown}");
     assert!(h.sent().is_empty(), "nothing goes to the model");
     h.press(Key::Enter);
+    let path = std::path::PathBuf::from("/work/proj/CLAUDE.md");
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("CLAUDE.md")).unwrap(),
-        "# Rules\nbe brief\n- always use tabs\n"
+        h.sent(),
+        [Op::Host(HostOp::AddMemoryNote {
+            path: path.clone(),
+            note: "always use tabs".into()
+        })]
     );
-    assert!(screen(&mut h, 100, 14, 0).contains("Saved to"));
+    h.event(Event::Host(HostEvent::MemoryWritten {
+        path,
+        note: true,
+        result: Ok(()),
+    }));
+    assert!(screen(&mut h, 100, 14, 0).contains("Saved to /work/proj/CLAUDE.md."));
     // Esc drops a note.
     h.type_text("#forget this");
     h.press(Key::Enter);
     h.press(Key::Esc);
-    assert!(!dir.path().join("CLAUDE.local.md").exists());
+    assert!(h.sent().is_empty());
 }
 
 #[test]

@@ -1,0 +1,94 @@
+//! The session's MCP servers for the client: what they are and how they are doing (again
+//! whenever that changes), the person's answer about a project server waiting for approval
+//! (kept in the project's local settings), and reconnecting one.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::mcp::McpManager;
+use crate::mcp::manager::ApprovalChoice;
+use crate::protocol::{HostEvent, McpApproval, McpServerInfo};
+
+use super::Answer;
+
+/// The servers as the client sees them: the running ones, then the waiting ones.
+pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
+    let Some(manager) = manager else {
+        return HostEvent::McpServers {
+            servers: Vec::new(),
+        };
+    };
+    let failing = manager.failing();
+    let running = manager.servers().into_iter().map(|s| {
+        let config = s.config();
+        McpServerInfo {
+            name: s.name().to_string(),
+            detail: format!(
+                "({}, {}): {}",
+                config.scope.name(),
+                config.transport.kind(),
+                s.status()
+            ),
+            failed: failing.iter().any(|f| f == s.name()),
+            waiting: None,
+        }
+    });
+    let waiting = manager.unapproved().into_iter().map(|s| McpServerInfo {
+        detail: "(project): needs approval (add it to enabledMcpjsonServers)".into(),
+        failed: false,
+        waiting: Some(crate::mcp::listing::describe(&s)),
+        name: s.name,
+    });
+    HostEvent::McpServers {
+        servers: running.chain(waiting).collect(),
+    }
+}
+
+/// Tell the client whenever the servers change, until it or the servers are gone.
+pub(super) fn watch(manager: &Arc<McpManager>, answer: Answer) {
+    let mut changes = manager.changes();
+    // Weak: the servers stop with the session, not when this task notices.
+    let manager = Arc::downgrade(manager);
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let Some(manager) = manager.upgrade() else {
+                break;
+            };
+            if !answer.send(servers(Some(&manager))) {
+                break;
+            }
+        }
+    });
+}
+
+pub(super) fn approve(
+    manager: Option<&McpManager>,
+    project_root: &Path,
+    name: &str,
+    choice: McpApproval,
+) -> HostEvent {
+    let choice = match choice {
+        McpApproval::UseThis => ApprovalChoice::UseThis,
+        McpApproval::UseAll => ApprovalChoice::UseAll,
+        McpApproval::Refuse => ApprovalChoice::Refuse,
+    };
+    let result = match manager {
+        Some(manager) => manager.approve(project_root, name, choice),
+        None => Err(no_server(name)),
+    };
+    HostEvent::McpAnswer { result }
+}
+
+pub(super) fn reconnect(manager: Option<&McpManager>, name: &str) -> HostEvent {
+    let result = match manager {
+        Some(manager) => manager
+            .reconnect(name)
+            .map(|()| format!("Reconnecting to MCP server \"{name}\"…")),
+        None => Err(no_server(name)),
+    };
+    HostEvent::McpAnswer { result }
+}
+
+fn no_server(name: &str) -> String {
+    format!("no MCP server named \"{name}\"")
+}

@@ -1,0 +1,149 @@
+//! The host's side of the contract: data of the ops the session's host answers itself rather
+//! than the core (the session's MCP servers, the project's saved sessions and the host's open
+//! ones, memory files, the `statusLine` command's text). Re-exported from
+//! [`crate::protocol`]; the ops and events carrying them are [`super::Op`] and [`super::Event`].
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+/// One of the session's MCP servers, or a project server waiting for the person's approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpServerInfo {
+    pub name: String,
+    /// Scope, transport and status: `(project, stdio): connected (11 tools)`.
+    pub detail: String,
+    /// It failed to connect (the status row names it).
+    pub failed: bool,
+    /// Waiting for approval (a project server from `.mcp.json`): what it would run or reach.
+    pub waiting: Option<String>,
+}
+
+/// The person's answer about a project server waiting for approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpApproval {
+    /// Start it, and remember it in `enabledMcpjsonServers`.
+    UseThis,
+    /// Start every waiting server, and set `enableAllProjectMcpServers`.
+    UseAll,
+    /// Do not start it, and remember that in `disabledMcpjsonServers`.
+    Refuse,
+}
+
+/// An earlier session of the project, as its transcript on disk says (`/resume`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedSession {
+    pub id: String,
+    /// The transcript, for [`super::Op::Resume`].
+    pub path: PathBuf,
+    /// The first thing the person asked (one line).
+    pub first_prompt: String,
+    pub modified: SystemTime,
+    /// How many prompts the person sent.
+    pub prompts: usize,
+    pub branch: Option<String>,
+}
+
+/// A session the host has open now (this one among them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenSessionInfo {
+    pub session_id: String,
+    pub project_dir: PathBuf,
+    pub project_root: PathBuf,
+}
+
+/// What the client knows that the `statusLine` command is told (Claude Code's `Status` input;
+/// the host adds the transcript, the project directory and the output style).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatusLineInput {
+    pub session_id: String,
+    pub model: String,
+    /// The current directory.
+    pub cwd: PathBuf,
+    pub cost_usd: f64,
+    /// Since the client started.
+    pub duration_ms: u64,
+    pub lines_added: usize,
+    pub lines_removed: usize,
+}
+
+/// What a client asks of the session's host rather than its core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "host_op", rename_all = "snake_case")]
+pub enum HostOp {
+    /// The session's MCP servers: [`HostEvent::McpServers`] now, and again whenever they
+    /// change.
+    McpServers,
+    /// Answer for a project server waiting for approval ([`HostEvent::McpAnswer`]).
+    McpApprove { name: String, choice: McpApproval },
+    /// Start a fresh connection to a server ([`HostEvent::McpAnswer`]; its status follows).
+    McpReconnect { name: String },
+    /// The project's earlier sessions, from their transcripts ([`HostEvent::SavedSessions`]).
+    ListSavedSessions,
+    /// The sessions the host has open now ([`HostEvent::OpenSessions`]).
+    ListOpenSessions,
+    /// Read a memory file (`CLAUDE.md`, ...) to edit it ([`HostEvent::MemoryFile`]).
+    ReadMemoryFile { path: PathBuf },
+    /// Replace a memory file's text, creating it and its folder ([`HostEvent::MemoryWritten`]).
+    WriteMemoryFile { path: PathBuf, content: String },
+    /// Add `- note` as a line at the end of a memory file (`#`) ([`HostEvent::MemoryWritten`]).
+    AddMemoryNote { path: PathBuf, note: String },
+    /// Run the settings' `statusLine` command with this input ([`HostEvent::StatusLine`]).
+    StatusLine { input: StatusLineInput },
+}
+
+/// The host's answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "host_event", rename_all = "snake_case")]
+pub enum HostEvent {
+    /// The session's MCP servers (after [`HostOp::McpServers`], and whenever they change).
+    McpServers { servers: Vec<McpServerInfo> },
+    /// What came of [`HostOp::McpApprove`] or [`HostOp::McpReconnect`]: a line for the
+    /// person, or why nothing happened.
+    McpAnswer { result: Result<String, String> },
+    /// The project's earlier sessions, newest first.
+    SavedSessions { sessions: Vec<SavedSession> },
+    /// The host's open sessions.
+    OpenSessions { sessions: Vec<OpenSessionInfo> },
+    /// A memory file's text (empty when it does not exist yet), or why it cannot be read.
+    MemoryFile {
+        path: PathBuf,
+        content: Result<String, String>,
+    },
+    /// A memory file was written (`note`: a `#` note was added to it), or why not.
+    MemoryWritten {
+        path: PathBuf,
+        note: bool,
+        result: Result<(), String>,
+    },
+    /// The `statusLine` command's first line of output (escape sequences as it printed them,
+    /// padded as the settings say), or why there is none.
+    StatusLine { text: Result<String, String> },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Event, Op};
+    use super::*;
+
+    #[test]
+    fn host_ops_and_events_survive_json_inside_the_outer_tag() {
+        let op = Op::Host(HostOp::AddMemoryNote {
+            path: "/p/CLAUDE.md".into(),
+            note: "use tabs".into(),
+        });
+        let text = serde_json::to_string(&op).unwrap();
+        assert_eq!(
+            text,
+            r#"{"type":"host","host_op":"add_memory_note","path":"/p/CLAUDE.md","note":"use tabs"}"#
+        );
+        assert_eq!(serde_json::from_str::<Op>(&text).unwrap(), op);
+        let event = Event::Host(HostEvent::McpAnswer {
+            result: Err("no MCP server named \"x\"".into()),
+        });
+        let text = serde_json::to_string(&event).unwrap();
+        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), event);
+    }
+}
