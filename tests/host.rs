@@ -101,7 +101,14 @@ async fn two_sessions_in_two_projects_run_at_once() {
     expected.sort();
     assert_eq!(open, expected);
 
-    // Closing A ends A (its events close) and leaves B open and working.
+    // Closing A ends A (its events close, though this client still holds its MCP servers and
+    // the host watches them for it) and leaves B open and working.
+    session_a
+        .conn
+        .ops
+        .send(Op::Host(cairn::protocol::HostOp::McpServers))
+        .unwrap();
+    assert!(session_a.mcp.is_some());
     host.close(&session_a.conn.session_id);
     let closed = tokio::time::timeout(Duration::from_secs(10), async {
         while session_a.conn.events.recv().await.is_some() {}

@@ -27,6 +27,9 @@ pub(crate) struct HostSide {
     pub registry: Registry,
     /// A task already tells the client whenever the MCP servers change.
     pub mcp_watched: AtomicBool,
+    /// Cancelled when the session's core has ended: the host's own tasks (the MCP watcher)
+    /// stop, so the client's events channel closes even while someone still holds the servers.
+    pub ended: tokio_util::sync::CancellationToken,
 }
 
 impl HostSide {
@@ -40,6 +43,7 @@ impl HostSide {
             mcp,
             registry,
             mcp_watched: AtomicBool::new(false),
+            ended: tokio_util::sync::CancellationToken::new(),
         }
     }
 }
@@ -55,7 +59,7 @@ pub(crate) fn handle(op: Op, side: &HostSide, events: &mpsc::UnboundedSender<Eve
             answer.send(mcp::servers(side.mcp.as_deref()));
             let first = !side.mcp_watched.swap(true, Ordering::SeqCst);
             if first && let Some(manager) = &side.mcp {
-                mcp::watch(manager, answer);
+                mcp::watch(manager, answer, side.ended.clone());
             }
         }
         HostOp::McpApprove { name, choice } => {

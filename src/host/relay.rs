@@ -69,6 +69,7 @@ async fn run(
             },
         }
     }
+    side.ended.cancel();
     super::lock(&registry).remove(&session_id);
     drop(keep);
 }

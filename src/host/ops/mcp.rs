@@ -44,13 +44,24 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
     }
 }
 
-/// Tell the client whenever the servers change, until it or the servers are gone.
-pub(super) fn watch(manager: &Arc<McpManager>, answer: Answer) {
+/// Tell the client whenever the servers change, until it, the servers or the session are gone.
+pub(super) fn watch(
+    manager: &Arc<McpManager>,
+    answer: Answer,
+    ended: tokio_util::sync::CancellationToken,
+) {
     let mut changes = manager.changes();
     // Weak: the servers stop with the session, not when this task notices.
     let manager = Arc::downgrade(manager);
     tokio::spawn(async move {
-        while changes.changed().await.is_ok() {
+        loop {
+            let changed = tokio::select! {
+                changed = changes.changed() => changed.is_ok(),
+                () = ended.cancelled() => false,
+            };
+            if !changed {
+                break;
+            }
             let Some(manager) = manager.upgrade() else {
                 break;
             };
