@@ -21,6 +21,7 @@ pub const READ: &[&str] = &[
     "disabledMcpjsonServers",
     "toolSearch",
     "checkpointBudgetMB",
+    "lspServers",
 ];
 
 /// Keys of `permissions` cairn reads.

@@ -83,6 +83,20 @@ pub struct ReadFileState {
     /// Held from the last disk check to the rename of every write (the critical section).
     write_lock: Mutex<()>,
     content_limit: usize,
+    /// Told of every write recorded, after the record (the language servers' after-edit
+    /// check); set once.
+    write_hook: std::sync::OnceLock<WriteHook>,
+}
+
+/// What [`ReadFileState::set_write_hook`] takes: called with the path of each write, with no
+/// lock held; it must not block (spawn what takes time).
+#[derive(Clone)]
+pub struct WriteHook(pub Arc<dyn Fn(&Path) + Send + Sync>);
+
+impl std::fmt::Debug for WriteHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriteHook")
+    }
 }
 
 impl Default for ReadFileState {
@@ -208,6 +222,7 @@ impl ReadFileState {
             inner: Mutex::new(Inner::default()),
             write_lock: Mutex::new(()),
             content_limit,
+            write_hook: std::sync::OnceLock::new(),
         }
     }
 
@@ -233,6 +248,12 @@ impl ReadFileState {
             watcher.watch(dir);
         }
         inner.watcher = Some(watcher);
+    }
+
+    /// Be told of every write recorded from now on. Only the first hook set is kept; returns
+    /// whether this one was.
+    pub fn set_write_hook(&self, hook: WriteHook) -> bool {
+        self.write_hook.set(hook).is_ok()
     }
 
     pub fn get(&self, path: &Path) -> Option<FileSnapshot> {
@@ -299,6 +320,10 @@ impl ReadFileState {
             last_read: None,
         };
         self.insert(&mut inner, path, snap);
+        drop(inner);
+        if let Some(hook) = self.write_hook.get() {
+            (hook.0)(path);
+        }
     }
 
     fn insert(&self, inner: &mut Inner, path: &Path, snap: FileSnapshot) {

@@ -31,6 +31,9 @@ pub(crate) struct KeepAlive {
     #[allow(dead_code)]
     pub demo: Option<Demo>,
     pub mcp: Option<Arc<crate::mcp::McpManager>>,
+    /// The session's language servers (started on first use; dropped with the session).
+    #[allow(dead_code)]
+    pub lsp: Option<Arc<crate::lsp::LspManager>>,
 }
 
 /// A session built and started, before the host wires its client.
@@ -195,6 +198,15 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         notices.extend(lines);
         Arc::new(manager)
     });
+    // Language servers: none start here; the LSP tool starts them on first use.
+    let (lsp, lsp_notices) =
+        crate::lsp::LspManager::from_settings(&settings, data_dir.join("lsp"));
+    notices.extend(lsp_notices);
+    let lsp = Arc::new(lsp);
+    let lsp_tool: crate::tools::ToolHandle = Arc::new(crate::lsp::tool::LspTool::new(
+        Arc::clone(&lsp),
+        gate.read_guard(),
+    ));
     let setup = AgentSetup {
         client: Arc::clone(&client),
         model: pick,
@@ -217,7 +229,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(16_384),
         demo: demo.is_some(),
-        extra_tools: Vec::new(),
+        extra_tools: vec![lsp_tool],
         late_tools,
         tool_env: tool_env.clone(),
         settings_files: settings.files.clone(),
@@ -258,7 +270,11 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         agent: start(setup),
         notices,
         facts,
-        keep: KeepAlive { demo, mcp },
+        keep: KeepAlive {
+            demo,
+            mcp,
+            lsp: Some(lsp),
+        },
     })
 }
 
