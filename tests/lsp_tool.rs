@@ -33,7 +33,9 @@ fn server_path() -> String {
         .flatten()
         .map(|d| d.join("node_modules/.bin"))
         .collect();
-    dirs.extend(std::env::split_paths(&std::env::var("PATH").unwrap_or_default()));
+    dirs.extend(std::env::split_paths(
+        &std::env::var("PATH").unwrap_or_default(),
+    ));
     std::env::join_paths(dirs)
         .unwrap()
         .to_string_lossy()
@@ -82,13 +84,17 @@ fn gate(dir: &Path) -> PermissionGate {
     let home = home.to_string_lossy().into_owned();
     let env = move |k: &str| (k == "HOME").then(|| home.clone());
     let settings = load_settings(dir, None, &env, cairn::config::Trust::Trusted);
-    assert!(settings.diagnostics.is_empty(), "{:?}", settings.diagnostics);
+    assert!(
+        settings.diagnostics.is_empty(),
+        "{:?}",
+        settings.diagnostics
+    );
     gate_with_settings(dir, &settings)
 }
 
-/// Run one turn in which the model makes `calls` (then a second turn `more`, if any), and
-/// return the agent for reading its requests.
-async fn run(dir: &Path, manager: Arc<LspManager>, turns: Vec<Value>) -> Agent {
+/// Run one prompt in which the model makes each of `turns`' calls in turn (every permission
+/// request allowed), then ends; return the agent for reading its requests.
+async fn run(dir: &Path, manager: Arc<LspManager>, turns: Vec<Vec<Value>>) -> Agent {
     let mut setup = Setup::in_dir(dir, Provider::Anthropic);
     setup.transcript = false;
     let gate = gate(dir);
@@ -122,12 +128,30 @@ async fn python_definition_references_hover_symbols_and_callers_come_from_pyrigh
         return;
     };
     let calls = vec![
-        lsp("c1", json!({"operation": "goToDefinition", "filePath": "app.py", "line": 5, "character": 11})),
-        lsp("c2", json!({"operation": "findReferences", "filePath": "lib.py", "line": 1, "character": 5})),
-        lsp("c3", json!({"operation": "hover", "filePath": "lib.py", "line": 1, "character": 5})),
-        lsp("c4", json!({"operation": "documentSymbol", "filePath": "lib.py"})),
-        lsp("c5", json!({"operation": "incomingCalls", "filePath": "lib.py", "line": 1, "character": 5})),
-        lsp("c6", json!({"operation": "outgoingCalls", "filePath": "lib.py", "line": 7, "character": 9})),
+        lsp(
+            "c1",
+            json!({"operation": "goToDefinition", "filePath": "app.py", "line": 5, "character": 11}),
+        ),
+        lsp(
+            "c2",
+            json!({"operation": "findReferences", "filePath": "lib.py", "line": 1, "character": 5}),
+        ),
+        lsp(
+            "c3",
+            json!({"operation": "hover", "filePath": "lib.py", "line": 1, "character": 5}),
+        ),
+        lsp(
+            "c4",
+            json!({"operation": "documentSymbol", "filePath": "lib.py"}),
+        ),
+        lsp(
+            "c5",
+            json!({"operation": "incomingCalls", "filePath": "lib.py", "line": 1, "character": 5}),
+        ),
+        lsp(
+            "c6",
+            json!({"operation": "outgoingCalls", "filePath": "lib.py", "line": 7, "character": 9}),
+        ),
     ];
     let agent = run(&dir, Arc::clone(&manager), vec![calls]).await;
     let results = tool_results(&agent.request_body(1));
@@ -137,7 +161,11 @@ async fn python_definition_references_hover_symbols_and_callers_come_from_pyrigh
         texts[0],
         "Found 1 definition in 1 file:\n\nlib.py:\n  1:5: def greet(name: str) -> str:"
     );
-    assert!(texts[1].starts_with("Found 4 references in 2 files:"), "{}", texts[1]);
+    assert!(
+        texts[1].starts_with("Found 4 references in 2 files:"),
+        "{}",
+        texts[1]
+    );
     for line in [
         "lib.py:\n  1:5: def greet(name: str) -> str:\n  8:16: return greet(\"world\")",
         "app.py:\n  1:17: from lib import greet\n  5:11: print(greet(\"you\"))",
@@ -145,7 +173,8 @@ async fn python_definition_references_hover_symbols_and_callers_come_from_pyrigh
         assert!(texts[1].contains(line), "{line} in {}", texts[1]);
     }
     assert!(
-        texts[2].contains("def greet(name: str) -> str") && texts[2].contains("Say hello to someone."),
+        texts[2].contains("def greet(name: str) -> str")
+            && texts[2].contains("Say hello to someone."),
         "{}",
         texts[2]
     );
@@ -153,10 +182,26 @@ async fn python_definition_references_hover_symbols_and_callers_come_from_pyrigh
     for line in ["Function greet", "Class Greeter", "\n  Method run"] {
         assert!(texts[3].contains(line), "{line} in {}", texts[3]);
     }
-    assert!(texts[4].starts_with("Found 2 callers of greet:"), "{}", texts[4]);
-    assert!(texts[4].contains("main — app.py:4:5 (calls at 5:11)"), "{}", texts[4]);
-    assert!(texts[4].contains("run — lib.py:7:9 (calls at 8:16)"), "{}", texts[4]);
-    assert!(texts[5].contains("greet — lib.py:1:5 (called at 8:16)"), "{}", texts[5]);
+    assert!(
+        texts[4].starts_with("Found 2 callers of greet:"),
+        "{}",
+        texts[4]
+    );
+    assert!(
+        texts[4].contains("main — app.py:4:5 (calls at 5:11)"),
+        "{}",
+        texts[4]
+    );
+    assert!(
+        texts[4].contains("run — lib.py:7:9 (calls at 8:16)"),
+        "{}",
+        texts[4]
+    );
+    assert!(
+        texts[5].contains("greet — lib.py:1:5 (called at 8:16)"),
+        "{}",
+        texts[5]
+    );
     manager.shutdown().await;
 }
 
@@ -168,8 +213,14 @@ async fn a_location_in_a_denied_path_is_withheld_and_said_so() {
         return;
     };
     let calls = vec![
-        lsp("c1", json!({"operation": "goToDefinition", "filePath": "app.py", "line": 5, "character": 11})),
-        lsp("c2", json!({"operation": "hover", "filePath": "lib.py", "line": 1, "character": 5})),
+        lsp(
+            "c1",
+            json!({"operation": "goToDefinition", "filePath": "app.py", "line": 5, "character": 11}),
+        ),
+        lsp(
+            "c2",
+            json!({"operation": "hover", "filePath": "lib.py", "line": 1, "character": 5}),
+        ),
     ];
     let agent = run(&dir, Arc::clone(&manager), vec![calls]).await;
     let results = tool_results(&agent.request_body(1));
@@ -192,11 +243,17 @@ async fn an_edit_that_breaks_a_type_is_reported_to_the_model_with_its_line() {
     let turns = vec![
         vec![
             json!({"id": "r1", "name": "Read", "input": {"file_path": dir.join("app.py")}}),
-            lsp("c1", json!({"operation": "hover", "filePath": "app.py", "line": 5, "character": 11})),
+            lsp(
+                "c1",
+                json!({"operation": "hover", "filePath": "app.py", "line": 5, "character": 11}),
+            ),
         ],
         vec![json!({"id": "e1", "name": "Edit", "input": {
             "file_path": dir.join("app.py"), "old_string": "greet(\"you\")", "new_string": "greet(42)"}})],
-        vec![lsp("c2", json!({"operation": "documentSymbol", "filePath": "app.py"}))],
+        vec![lsp(
+            "c2",
+            json!({"operation": "documentSymbol", "filePath": "app.py"}),
+        )],
     ];
     let agent = run(&dir, Arc::clone(&manager), turns).await;
     // Queued by the time the next call's result goes out, at the latest.
@@ -215,17 +272,33 @@ const C_MAIN: &str = "#include \"point.h\"\n\nint norm(struct point p) { return 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn c_definition_references_hover_and_symbols_come_from_clangd() {
     let (_tmp, dir) = project(
-        &[("point.h", C_HEADER), ("main.c", C_MAIN), ("compile_flags.txt", "-std=c11\n")],
+        &[
+            ("point.h", C_HEADER),
+            ("main.c", C_MAIN),
+            ("compile_flags.txt", "-std=c11\n"),
+        ],
         None,
     );
     let Some(manager) = manager_with("clangd", &dir) else {
         return;
     };
     let calls = vec![
-        lsp("c1", json!({"operation": "goToDefinition", "filePath": "main.c", "line": 6, "character": 12})),
-        lsp("c2", json!({"operation": "findReferences", "filePath": "main.c", "line": 7, "character": 12})),
-        lsp("c3", json!({"operation": "hover", "filePath": "main.c", "line": 7, "character": 12})),
-        lsp("c4", json!({"operation": "documentSymbol", "filePath": "main.c"})),
+        lsp(
+            "c1",
+            json!({"operation": "goToDefinition", "filePath": "main.c", "line": 6, "character": 12}),
+        ),
+        lsp(
+            "c2",
+            json!({"operation": "findReferences", "filePath": "main.c", "line": 7, "character": 12}),
+        ),
+        lsp(
+            "c3",
+            json!({"operation": "hover", "filePath": "main.c", "line": 7, "character": 12}),
+        ),
+        lsp(
+            "c4",
+            json!({"operation": "documentSymbol", "filePath": "main.c"}),
+        ),
     ];
     let agent = run(&dir, Arc::clone(&manager), vec![calls]).await;
     let results = tool_results(&agent.request_body(1));
@@ -235,10 +308,17 @@ async fn c_definition_references_hover_and_symbols_come_from_clangd() {
         texts[0],
         "Found 1 definition in 1 file:\n\npoint.h:\n  1:8: struct point { int x; int y; };"
     );
-    for line in ["point.h:\n  2:5: int norm(struct point p);", "  3:5: int norm(", "  7:12: return norm(p);"] {
-        assert!(texts[1].contains(line), "{line} in {}", texts[1]);
-    }
-    assert!(texts[2].contains("int norm(struct point p)"), "{}", texts[2]);
+    // clangd without a project index finds the references in the file's own translation unit.
+    assert_eq!(
+        texts[1],
+        "Found 2 references in 1 file:\n\nmain.c:\n  3:5: int norm(struct point p) { return p.x \
+         * p.x + p.y * p.y; }\n  7:12: return norm(p);"
+    );
+    assert!(
+        texts[2].contains("int norm(struct point p)"),
+        "{}",
+        texts[2]
+    );
     assert!(texts[3].starts_with("Symbols in main.c:\n"), "{}", texts[3]);
     for line in ["Function norm", "Function main"] {
         assert!(texts[3].contains(line), "{line} in {}", texts[3]);

@@ -168,7 +168,10 @@ mod tests {
         let py = &servers.0[0];
         assert_eq!(py.command, "pyright-langserver");
         assert_eq!(py.args, ["--stdio"]);
-        assert_eq!(py.extension_to_language.get(".pyi").map(String::as_str), Some("python"));
+        assert_eq!(
+            py.extension_to_language.get(".pyi").map(String::as_str),
+            Some("python")
+        );
         assert_eq!(py.startup_timeout_ms, Some(5000));
     }
 
@@ -183,8 +186,10 @@ mod tests {
         assert!(servers.0.is_empty());
         assert_eq!(
             diags.notes,
-            ["/h/.claude/settings.json:2: `lspServers.bad`: `command` must be a non-empty \
-              string; server ignored"]
+            [
+                "/h/.claude/settings.json:2: `lspServers.bad`: `command` must be a non-empty \
+              string; server ignored"
+            ]
         );
     }
 }

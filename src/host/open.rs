@@ -199,8 +199,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         Arc::new(manager)
     });
     // Language servers: none start here; the LSP tool starts them on first use.
-    let (lsp, lsp_notices) =
-        crate::lsp::LspManager::from_settings(&settings, data_dir.join("lsp"));
+    let (lsp, lsp_notices) = crate::lsp::LspManager::from_settings(&settings, data_dir.join("lsp"));
     notices.extend(lsp_notices);
     let lsp = Arc::new(lsp);
     let lsp_tool: crate::tools::ToolHandle = Arc::new(crate::lsp::tool::LspTool::new(

@@ -66,9 +66,7 @@ pub fn attach(manager: &Arc<LspManager>, session: &Arc<SessionContext>) {
         });
         manager.checks.push(task);
     };
-    session
-        .read_files
-        .set_write_hook(WriteHook(Arc::new(hook)));
+    session.read_files.set_write_hook(WriteHook(Arc::new(hook)));
 }
 
 /// Sync `path` to `server` and word the problems its write brought, if any.
@@ -107,5 +105,10 @@ async fn check(
     let shown = path
         .strip_prefix(&cwd)
         .map_or_else(|_| path.display().to_string(), |p| p.display().to_string());
-    Some(diagnostics_reminder(&shown, &server.spec.name, &new, baseline))
+    Some(diagnostics_reminder(
+        &shown,
+        &server.spec.name,
+        &new,
+        baseline,
+    ))
 }

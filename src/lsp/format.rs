@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use async_lsp::lsp_types::{
     CallHierarchyIncomingCall, CallHierarchyItem, CallHierarchyOutgoingCall, Diagnostic,
-    DiagnosticSeverity, DocumentSymbol, DocumentSymbolResponse, Hover, HoverContents,
-    Location, MarkedString, OneOf, Position, SymbolInformation, Url, WorkspaceSymbolResponse,
+    DiagnosticSeverity, DocumentSymbol, DocumentSymbolResponse, Hover, HoverContents, Location,
+    MarkedString, OneOf, Position, SymbolInformation, Url, WorkspaceSymbolResponse,
 };
 
 use crate::permissions::ReadGuard;
@@ -77,10 +77,7 @@ impl<'a> Render<'a> {
 
     /// `line:col`, 1-based, the column in characters.
     fn line_col(&mut self, path: &Path, pos: Position) -> String {
-        let col = match self
-            .file_lines(path)
-            .and_then(|l| l.get(pos.line as usize))
-        {
+        let col = match self.file_lines(path).and_then(|l| l.get(pos.line as usize)) {
             Some(text) => char_column(text, pos.character) + 1,
             None => pos.character as usize + 1,
         };
@@ -157,14 +154,24 @@ impl<'a> Render<'a> {
     }
 
     /// `Function greet — src/lib.py:3:5`.
-    fn item(&mut self, kind: impl std::fmt::Debug, name: &str, uri: &Url, pos: Position) -> Option<String> {
+    fn item(
+        &mut self,
+        kind: impl std::fmt::Debug,
+        name: &str,
+        uri: &Url,
+        pos: Position,
+    ) -> Option<String> {
         let path = self.allowed(uri)?;
         let at = self.line_col(&path, pos);
         Some(format!("{kind:?} {name} — {}:{at}", self.show_path(&path)))
     }
 
     /// The outline of one document.
-    pub fn document_symbols(&mut self, path: &Path, answer: Option<DocumentSymbolResponse>) -> String {
+    pub fn document_symbols(
+        &mut self,
+        path: &Path,
+        answer: Option<DocumentSymbolResponse>,
+    ) -> String {
         let mut out = String::new();
         let mut count = 0;
         match answer {
@@ -195,7 +202,14 @@ impl<'a> Render<'a> {
         head
     }
 
-    fn outline(&mut self, path: &Path, symbols: &[DocumentSymbol], depth: usize, out: &mut String, count: &mut usize) {
+    fn outline(
+        &mut self,
+        path: &Path,
+        symbols: &[DocumentSymbol],
+        depth: usize,
+        out: &mut String,
+        count: &mut usize,
+    ) {
         for s in symbols {
             *count += 1;
             if *count <= MAX_SYMBOLS {
@@ -206,7 +220,13 @@ impl<'a> Render<'a> {
                     .filter(|d| !d.is_empty())
                     .map(|d| format!(" {}", d.lines().next().unwrap_or("")))
                     .unwrap_or_default();
-                let _ = writeln!(out, "{}{:?} {}{detail} ({at})", "  ".repeat(depth), s.kind, s.name);
+                let _ = writeln!(
+                    out,
+                    "{}{:?} {}{detail} ({at})",
+                    "  ".repeat(depth),
+                    s.kind,
+                    s.name
+                );
             }
             if let Some(children) = &s.children {
                 self.outline(path, children, depth + 1, out, count);
@@ -214,11 +234,21 @@ impl<'a> Render<'a> {
         }
     }
 
-    pub fn workspace_symbols(&mut self, query: &str, answer: Option<WorkspaceSymbolResponse>) -> String {
+    pub fn workspace_symbols(
+        &mut self,
+        query: &str,
+        answer: Option<WorkspaceSymbolResponse>,
+    ) -> String {
         let mut lines = Vec::new();
         match answer {
             Some(WorkspaceSymbolResponse::Flat(symbols)) => {
-                for SymbolInformation { name, kind, location, .. } in symbols {
+                for SymbolInformation {
+                    name,
+                    kind,
+                    location,
+                    ..
+                } in symbols
+                {
                     lines.extend(self.item(kind, &name, &location.uri, location.range.start));
                 }
             }
@@ -262,7 +292,12 @@ impl<'a> Render<'a> {
     pub fn incoming(&mut self, of: &str, calls: Vec<CallHierarchyIncomingCall>) -> String {
         let mut lines = Vec::new();
         for call in calls {
-            let Some(head) = self.item(call.from.kind, &call.from.name, &call.from.uri, call.from.selection_range.start) else {
+            let Some(head) = self.item(
+                call.from.kind,
+                &call.from.name,
+                &call.from.uri,
+                call.from.selection_range.start,
+            ) else {
                 continue;
             };
             let sites = self.sites(&call.from.uri, &call.from_ranges);
@@ -272,10 +307,19 @@ impl<'a> Render<'a> {
     }
 
     /// What `from` calls, each with where `from` calls it.
-    pub fn outgoing(&mut self, from: &CallHierarchyItem, calls: Vec<CallHierarchyOutgoingCall>) -> String {
+    pub fn outgoing(
+        &mut self,
+        from: &CallHierarchyItem,
+        calls: Vec<CallHierarchyOutgoingCall>,
+    ) -> String {
         let mut lines = Vec::new();
         for call in calls {
-            let Some(head) = self.item(call.to.kind, &call.to.name, &call.to.uri, call.to.selection_range.start) else {
+            let Some(head) = self.item(
+                call.to.kind,
+                &call.to.name,
+                &call.to.uri,
+                call.to.selection_range.start,
+            ) else {
                 continue;
             };
             let sites = self.sites(&from.uri, &call.from_ranges);
@@ -316,7 +360,11 @@ pub fn hover(answer: Option<Hover>) -> Option<String> {
     };
     let text = match answer?.contents {
         HoverContents::Scalar(m) => marked(m),
-        HoverContents::Array(items) => items.into_iter().map(marked).collect::<Vec<_>>().join("\n\n"),
+        HoverContents::Array(items) => items
+            .into_iter()
+            .map(marked)
+            .collect::<Vec<_>>()
+            .join("\n\n"),
         HoverContents::Markup(m) => m.value,
     };
     let text = text.trim().to_string();
@@ -347,11 +395,22 @@ fn plural(n: usize) -> &'static str {
 /// Errors and warnings of `after` that `before` did not have (matched by severity, message
 /// and code, as many times as they occur: lines move with an edit).
 pub fn new_problems(before: &[Diagnostic], after: &[Diagnostic]) -> Vec<Diagnostic> {
-    let key = |d: &Diagnostic| (d.severity.map(|s| format!("{s:?}")), d.message.clone(), format!("{:?}", d.code));
+    let key = |d: &Diagnostic| {
+        (
+            d.severity.map(|s| format!("{s:?}")),
+            d.message.clone(),
+            format!("{:?}", d.code),
+        )
+    };
     let mut old: Vec<_> = before.iter().map(key).collect();
     after
         .iter()
-        .filter(|d| matches!(d.severity, None | Some(DiagnosticSeverity::ERROR) | Some(DiagnosticSeverity::WARNING)))
+        .filter(|d| {
+            matches!(
+                d.severity,
+                None | Some(DiagnosticSeverity::ERROR) | Some(DiagnosticSeverity::WARNING)
+            )
+        })
         .filter(|d| {
             let k = key(d);
             match old.iter().position(|o| *o == k) {
@@ -367,7 +426,12 @@ pub fn new_problems(before: &[Diagnostic], after: &[Diagnostic]) -> Vec<Diagnost
 }
 
 /// The reminder for problems an edit introduced.
-pub fn diagnostics_reminder(shown_path: &str, server: &str, problems: &[Diagnostic], baseline: bool) -> String {
+pub fn diagnostics_reminder(
+    shown_path: &str,
+    server: &str,
+    problems: &[Diagnostic],
+    baseline: bool,
+) -> String {
     let mut out = if baseline {
         format!("New diagnostics in {shown_path} after your edit (from {server}):\n")
     } else {
@@ -445,9 +509,17 @@ mod tests {
         let working = vec![root.clone()];
         let mut r = Render::new(&root, &working, &guard);
         let uri = Url::from_file_path(root.join("a.py")).unwrap();
-        let loc = |line, ch| Location::new(uri.clone(), Range::new(Position::new(line, ch), Position::new(line, ch)));
+        let loc = |line, ch| {
+            Location::new(
+                uri.clone(),
+                Range::new(Position::new(line, ch), Position::new(line, ch)),
+            )
+        };
         let text = r.locations("reference", vec![loc(1, 4), loc(0, 0)]);
-        assert_eq!(text, "Found 2 references in 1 file:\n\na.py:\n  1:1: x = 1\n  2:5: y = x\n");
+        assert_eq!(
+            text,
+            "Found 2 references in 1 file:\n\na.py:\n  1:1: x = 1\n  2:5: y = x\n"
+        );
         let many: Vec<Location> = (0..150).map(|i| loc(i, 0)).collect();
         let text = r.locations("reference", many);
         assert!(text.ends_with("\n… and 50 more.\n"), "{text}");

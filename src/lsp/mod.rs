@@ -243,7 +243,13 @@ mod tests {
     #[test]
     fn the_root_is_the_working_directory_holding_the_file() {
         let dirs = vec![PathBuf::from("/p"), PathBuf::from("/extra")];
-        assert_eq!(root_for(Path::new("/extra/a/b.py"), &dirs), Path::new("/extra"));
-        assert_eq!(root_for(Path::new("/elsewhere/b.py"), &dirs), Path::new("/elsewhere"));
+        assert_eq!(
+            root_for(Path::new("/extra/a/b.py"), &dirs),
+            Path::new("/extra")
+        );
+        assert_eq!(
+            root_for(Path::new("/elsewhere/b.py"), &dirs),
+            Path::new("/elsewhere")
+        );
     }
 }

@@ -177,14 +177,16 @@ impl Server {
         let mut version = 1;
         let sent = match docs.get_mut(&uri) {
             None => {
-                let r = self.socket.notify::<DidOpenTextDocument>(DidOpenTextDocumentParams {
-                    text_document: TextDocumentItem {
-                        uri: uri.clone(),
-                        language_id: language.to_string(),
-                        version: 1,
-                        text: text.clone(),
-                    },
-                });
+                let r = self
+                    .socket
+                    .notify::<DidOpenTextDocument>(DidOpenTextDocumentParams {
+                        text_document: TextDocumentItem {
+                            uri: uri.clone(),
+                            language_id: language.to_string(),
+                            version: 1,
+                            text: text.clone(),
+                        },
+                    });
                 docs.insert(uri.clone(), Doc { version: 1, text });
                 r
             }

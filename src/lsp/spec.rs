@@ -52,7 +52,12 @@ const DEFAULTS: &[(&str, &str, &[&str], &[(&str, &str)])] = &[
         &["--stdio"],
         &[(".py", "python"), (".pyi", "python")],
     ),
-    ("pylsp", "pylsp", &[], &[(".py", "python"), (".pyi", "python")]),
+    (
+        "pylsp",
+        "pylsp",
+        &[],
+        &[(".py", "python"), (".pyi", "python")],
+    ),
     (
         "typescript",
         "typescript-language-server",

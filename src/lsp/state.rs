@@ -94,7 +94,11 @@ impl ServerState {
 
     /// Wait until `done` holds of the state (checked now and after every change), at most
     /// `limit`. Returns whether it held.
-    pub async fn wait_for(&self, limit: Duration, done: impl Fn(&ServerStateView<'_>) -> bool) -> bool {
+    pub async fn wait_for(
+        &self,
+        limit: Duration,
+        done: impl Fn(&ServerStateView<'_>) -> bool,
+    ) -> bool {
         let deadline = Instant::now() + limit;
         loop {
             let notified = self.changed.notified();
@@ -147,7 +151,8 @@ mod tests {
         let since = state.generation();
         assert!(
             !state
-                .wait_for(Duration::from_millis(30), |v| v.published_since(&uri, since, 1))
+                .wait_for(Duration::from_millis(30), |v| v
+                    .published_since(&uri, since, 1))
                 .await
         );
         let s = Arc::clone(&state);
@@ -158,12 +163,21 @@ mod tests {
         });
         assert!(
             state
-                .wait_for(Duration::from_secs(5), |v| v.published_since(&uri, since, 1))
+                .wait_for(Duration::from_secs(5), |v| v
+                    .published_since(&uri, since, 1))
                 .await
         );
         state.begin("index".into());
-        assert!(!state.wait_for(Duration::from_millis(20), |v| !v.busy()).await);
+        assert!(
+            !state
+                .wait_for(Duration::from_millis(20), |v| !v.busy())
+                .await
+        );
         state.end("index");
-        assert!(state.wait_for(Duration::from_millis(20), |v| !v.busy()).await);
+        assert!(
+            state
+                .wait_for(Duration::from_millis(20), |v| !v.busy())
+                .await
+        );
     }
 }

@@ -17,9 +17,9 @@ use async_lsp::lsp_types::request::{
 };
 use async_lsp::lsp_types::{
     CallHierarchyIncomingCallsParams, CallHierarchyItem, CallHierarchyOutgoingCallsParams,
-    CallHierarchyPrepareParams, DocumentSymbolParams, GotoDefinitionParams,
-    GotoDefinitionResponse, HoverParams, Location, Position, ReferenceContext, ReferenceParams,
-    TextDocumentIdentifier, TextDocumentPositionParams, Url, WorkspaceSymbolParams,
+    CallHierarchyPrepareParams, DocumentSymbolParams, GotoDefinitionParams, GotoDefinitionResponse,
+    HoverParams, Location, Position, ReferenceContext, ReferenceParams, TextDocumentIdentifier,
+    TextDocumentPositionParams, Url, WorkspaceSymbolParams,
 };
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -200,10 +200,7 @@ impl Tool for LspTool {
         let ask = async {
             let (server, language) = self.manager.server_for(&path, &root).await?;
             let (uri, _) = server.sync(&path, &language).await?;
-            let idle = server
-                .state
-                .wait_for(INDEXING_WAIT, |v| !v.busy())
-                .await;
+            let idle = server.state.wait_for(INDEXING_WAIT, |v| !v.busy()).await;
             let cwd = ctx.session.cwd();
             let mut render = Render::new(&cwd, &working, &self.guard);
             let text = ask(&server, &input, &path, uri, &mut render).await?;
@@ -323,9 +320,7 @@ async fn ask(
                 .await?;
             render.workspace_symbols(&query, answer)
         }
-        Operation::PrepareCallHierarchy => {
-            render.call_items(prepare(server, at).await?)
-        }
+        Operation::PrepareCallHierarchy => render.call_items(prepare(server, at).await?),
         Operation::IncomingCalls => {
             let Some(item) = prepare(server, at).await?.into_iter().next() else {
                 return Ok(format!("No function or method at {here}."));
