@@ -44,8 +44,16 @@ pub fn extension(path: &Path) -> Option<String> {
         .map(|e| format!(".{}", e.to_string_lossy().to_lowercase()))
 }
 
-/// The built-in servers: (name, program, args, extensions and language).
-const DEFAULTS: &[(&str, &str, &[&str], &[(&str, &str)])] = &[
+/// A built-in server: name, program, args, and extensions with their language.
+type Builtin = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
+/// The built-in servers.
+const DEFAULTS: &[Builtin] = &[
     (
         "pyright",
         "pyright-langserver",
