@@ -349,3 +349,62 @@ async fn a_file_type_without_a_server_is_an_error_that_says_how_to_configure_one
         )
     );
 }
+
+/// A declared server running `sh -c script` for `.x` files, with a half-second start-up limit.
+fn sh_server(dir: &Path, script: &str) -> Arc<LspManager> {
+    let declared = vec![cairn::config::lsp_servers::LspServerSetting {
+        name: "fake".into(),
+        command: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        extension_to_language: [(".x".to_string(), "x".to_string())].into(),
+        env: BTreeMap::new(),
+        initialization_options: None,
+        settings: None,
+        startup_timeout_ms: Some(500),
+        source: "test".into(),
+    }];
+    let path = std::env::var("PATH").unwrap_or_default();
+    let (specs, problems) =
+        cairn::lsp::spec::resolve(&declared, Some(&path), dir, &BTreeMap::new());
+    assert!(problems.is_empty(), "{problems:?}");
+    // Only the declared server covers `.x`.
+    Arc::new(LspManager::new(specs, dir.join(".data/lsp")))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_times_out_and_one_that_dies_is_retried_after_a_back_off() {
+    let (_tmp, dir) = project(&[("a.x", "x\n")], None);
+    let file = dir.join("a.x");
+
+    let silent = sh_server(&dir, "sleep 30");
+    let err = silent.server_for(&file, &dir).await.err().unwrap();
+    assert!(
+        err.0.starts_with(
+            "language server `fake` did not answer `initialize` within 0.5 s (its log: "
+        ),
+        "{err}"
+    );
+    silent.shutdown().await;
+
+    let dead = sh_server(&dir, "echo crashed >&2; exit 3");
+    let err = dead.server_for(&file, &dir).await.err().unwrap();
+    assert!(
+        err.0
+            .starts_with("language server `fake` failed to initialise"),
+        "{err}"
+    );
+    // Its stderr went to its log.
+    let log = std::fs::read_to_string(dir.join(".data/lsp/fake.log")).unwrap();
+    assert!(log.contains("crashed"), "{log}");
+    // Asked again at once: not started again before the back-off has passed.
+    let again = dead.server_for(&file, &dir).await.err().unwrap();
+    assert!(again.0.ends_with("(trying again in 1 s)"), "{again}");
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let later = dead.server_for(&file, &dir).await.err().unwrap();
+    assert!(
+        later
+            .0
+            .starts_with("language server `fake` failed to initialise"),
+        "{later}"
+    );
+}

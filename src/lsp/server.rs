@@ -134,9 +134,10 @@ impl Server {
             Err(_) => {
                 main.abort();
                 return Err(LspError(format!(
-                    "language server `{}` did not answer `initialize` within {} s (its log: {})",
+                    "language server `{}` did not answer `initialize` within {:.1} s (its log: \
+                     {})",
                     spec.name,
-                    spec.startup_timeout.as_secs(),
+                    spec.startup_timeout.as_secs_f64(),
                     log_path.display()
                 )));
             }
