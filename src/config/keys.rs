@@ -134,7 +134,7 @@ mod tests {
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
                  $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
                  autoCompactThreshold, enableAllProjectMcpServers, enabledMcpjsonServers, \
-                 disabledMcpjsonServers, toolSearch, checkpointBudgetMB)",
+                 disabledMcpjsonServers, toolSearch, checkpointBudgetMB, lspServers)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \
