@@ -1,5 +1,5 @@
-//! The LSP tool against real language servers (pyright from npm, clangd from Debian; `.ci/run`
-//! installs both, pinned) through the real core: the scripted model calls the tool, the gate
+//! The LSP tool against real language servers (pyright and typescript-language-server from npm,
+//! clangd from Debian; `.ci/run` installs them, pinned) through the real core: the scripted model calls the tool, the gate
 //! and the executor run as in a session, and the tests read what the model was sent. Without a
 //! server a language's tests say so loudly and pass, unless `CI` is set, where they fail.
 
@@ -407,4 +407,39 @@ async fn a_server_that_never_answers_times_out_and_one_that_dies_is_retried_afte
             .starts_with("language server `fake` failed to initialise"),
         "{later}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_definition_across_files_waits_for_the_project_to_load() {
+    let (_tmp, dir) = project(
+        &[
+            (
+                "util.ts",
+                "export function double(n: number): number {\n  return n * 2;\n}\n",
+            ),
+            (
+                "main.ts",
+                "import { double } from \"./util\";\n\nconsole.log(double(21));\n",
+            ),
+            (
+                "tsconfig.json",
+                "{\"compilerOptions\": {\"strict\": true}}\n",
+            ),
+        ],
+        None,
+    );
+    let Some(manager) = manager_with("typescript-language-server", &dir) else {
+        return;
+    };
+    let calls = vec![lsp(
+        "c1",
+        json!({"operation": "goToDefinition", "filePath": "main.ts", "line": 3, "character": 13}),
+    )];
+    let agent = run(&dir, Arc::clone(&manager), vec![calls]).await;
+    let results = tool_results(&agent.request_body(1));
+    assert_eq!(
+        results[0].0,
+        "Found 1 definition in 1 file:\n\nutil.ts:\n  1:17: export function double(n: number): number {"
+    );
+    manager.shutdown().await;
 }

@@ -143,12 +143,19 @@ pub fn resolve(
                 .map(|(e, l)| (e.to_string(), l.to_string()))
                 .collect(),
             env: env.clone(),
-            initialization_options: None,
+            initialization_options: builtin_options(name),
             settings: None,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
         });
     }
     (specs, problems)
+}
+
+/// What a built-in server is initialised with. typescript-language-server otherwise answers
+/// from tsserver's syntax-only server while the project loads (a definition is then the
+/// import line): with the syntax server off, answers wait for the project.
+fn builtin_options(name: &str) -> Option<Value> {
+    (name == "typescript").then(|| serde_json::json!({"tsserver": {"useSyntaxServer": "never"}}))
 }
 
 /// `command` as a path: relative paths from `cwd`, bare names on `path_var`.
