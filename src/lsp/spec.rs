@@ -100,7 +100,7 @@ const DEFAULTS: &[Builtin] = &[
 ];
 
 /// The servers for a session: the declared ones (highest layer first) whose program is found,
-/// then the defaults found on `path_var`. `problems` gets a line for each declared server
+/// then the defaults found on `path_var`; each runs with `env` (the settings' `env`) added. `problems` gets a line for each declared server
 /// whose program is not found.
 pub fn resolve(
     declared: &[LspServerSetting],
@@ -117,7 +117,12 @@ pub fn resolve(
                 program,
                 args: d.args.clone(),
                 extension_to_language: d.extension_to_language.clone(),
-                env: d.env.clone(),
+                // The settings' `env` first, the server's own over it.
+                env: env
+                    .iter()
+                    .chain(&d.env)
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
                 initialization_options: d.initialization_options.clone(),
                 settings: d.settings.clone(),
                 startup_timeout: d
