@@ -43,6 +43,7 @@ fn session(n: usize) -> Conversation {
                     tool: "Read".into(),
                     title: format!("Read src/file{i}.rs (lines 1-40)"),
                     input: json!({}),
+                    kind: Default::default(),
                 });
                 c.apply_event(&Event::ToolCallFinished {
                     call_id: id,

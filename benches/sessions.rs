@@ -77,6 +77,7 @@ fn bench_resume(c: &mut Criterion) {
         tools: Vec::new(),
         max_tokens: 8192,
         thinking_budget: None,
+        server_tools: Vec::new(),
     };
     group.bench_function(
         "its first request's body (Anthropic), built and serialised",

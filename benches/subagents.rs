@@ -16,9 +16,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use cairn::agent::{AgentHandle, AgentSetup, start};
+use cairn::agent::{AgentHandle, AgentSetup, SessionServices, start};
 use cairn::config::LoadedSettings;
-use cairn::config::model::{Aliases, ModelPick};
+use cairn::config::model::ModelPick;
+use cairn::config::snapshot::SessionSettings;
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::{
     ContentBlock, EventStream, LlmError, ModelClient, ModelRequest, Provider, StopReason,
@@ -144,6 +145,7 @@ impl Tool for AskDirectly {
             tools: Vec::new(),
             max_tokens: 1024,
             thinking_budget: None,
+            server_tools: Vec::new(),
         };
         let mut stream = self
             .client
@@ -190,37 +192,28 @@ fn session(
         sandboxed: false,
     })
     .expect("a gate without settings");
+    let session_settings = SessionSettings {
+        auto_compact_pct: 0,
+        max_tokens: 1024,
+        retry: RetryPolicy::default(),
+        ..SessionSettings::default()
+    };
+    let services = SessionServices::new(Arc::clone(&client), gate, session_settings, dir, None);
     let handle = start(AgentSetup {
-        client: Arc::clone(&client),
+        services,
         model: ModelPick::plain("bench"),
-        aliases: Aliases::default(),
         project_dir: dir.to_path_buf(),
         additional_dirs: Vec::new(),
         data_dir: dir.join(".data"),
         transcript_path: None,
         session_id: "bench".into(),
-        gate,
-        hooks: Default::default(),
         max_turns: None,
-        retry: RetryPolicy::default(),
-        max_tokens: 1024,
-        demo: false,
         extra_tools: vec![Arc::new(AskDirectly { client })],
         late_tools: Default::default(),
-        tool_env: Vec::new(),
-        settings_files: Vec::new(),
-        memory: Default::default(),
-        commands: Vec::new(),
-        skills: Vec::new(),
-        agents: Vec::new(),
         resume: None,
-        auto_compact_pct: 0,
         fork: false,
         mode_from_flag: false,
-        output_style: None,
-        tool_search: Default::default(),
-        checkpoints: true,
-        checkpoint_budget: None,
+        client_files: None,
     });
     (handle, model)
 }

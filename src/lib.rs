@@ -6,6 +6,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod acp;
 pub mod agent;
 pub mod checkpoint;
 pub mod cli;

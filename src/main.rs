@@ -44,6 +44,13 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             cairn::llm::scripted::serve_forever(script, *port).await?;
             return Ok(ExitCode::SUCCESS);
         }
+        Some(Command::Acp { trust_folder }) => {
+            // The folder comes from each session/new; the flags before `acp` are the template.
+            let template = cli.session_spec(std::path::PathBuf::new(), ClientKind::Editor);
+            let trust_all = *trust_folder || cli.trust_folder;
+            cairn::acp::serve_stdio(template, trust_all).await?;
+            return Ok(ExitCode::SUCCESS);
+        }
         Some(Command::Config) => {
             println!("{}", commands::describe_config(&cli)?);
             return Ok(ExitCode::SUCCESS);

@@ -10,7 +10,11 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod attachment;
+mod call_kind;
 mod permission;
+pub use attachment::PromptAttachment;
+pub use call_kind::CallKind;
 pub use permission::{
     Decision, Grant, PermissionMode, PermissionRequest, Question, QuestionOption, RequestKind,
 };
@@ -46,6 +50,11 @@ pub enum HistoryItem {
 pub enum Op {
     /// Start a turn with this prompt (queued by the core if a turn is running).
     Submit { text: String },
+    /// [`Op::Submit`] with images or embedded texts besides the text (an editor's prompt).
+    SubmitWith {
+        text: String,
+        attachments: Vec<PromptAttachment>,
+    },
     /// The person's answer to an [`Event::PermissionRequest`].
     PermissionDecision { request_id: u64, decision: Decision },
     /// Cancel the running request and tools; pending calls get an "interrupted" result.
@@ -139,6 +148,9 @@ pub enum Event {
         tool: String,
         title: String,
         input: Value,
+        /// What kind of work the call does.
+        #[serde(default)]
+        kind: CallKind,
     },
     /// The latest output of a long-running tool (the tail of a shell command's output).
     ToolCallProgress {

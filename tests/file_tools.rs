@@ -42,11 +42,8 @@ impl Workspace {
         content_override: Option<ContentOverride>,
     ) -> Result<ToolOutput, String> {
         let mut ctx = self.call_ctx();
-        let parsed = tool.parse(&input).map_err(|e| e.message)?;
-        tool.validate(&parsed, &ctx).await.map_err(|e| e.message)?;
-        ctx.preview = tool.preview(&parsed, &ctx).await.map_err(|e| e.message)?;
         ctx.content_override = content_override;
-        tool.call(parsed, &ctx).await.map_err(|e| e.message)
+        workspace::run_previewed(tool, input, ctx).await
     }
     async fn read(&self, rel: &str) -> String {
         self.run(&ReadTool, json!({"file_path": self.p(rel)}))

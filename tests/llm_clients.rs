@@ -642,6 +642,7 @@ async fn anthropic_cache_control_placement() {
             },
         ],
         thinking_budget: Some(2048),
+        server_tools: Vec::new(),
         ..request("unused")
     };
     let (events, err) = collect(c.send(&request).await.unwrap()).await;

@@ -786,6 +786,7 @@ async fn serve() -> (u16, Arc<Mutex<HashMap<String, usize>>>) {
                         Vec::new(),
                     ),
                     "/loop" => ("302 Found", "Location: /loop\r\n".into(), Vec::new()),
+                    "/empty" => ("200 OK", "Content-Type: text/plain\r\n".into(), Vec::new()),
                     "/slow" => {
                         tokio::time::sleep(Duration::from_secs(5)).await;
                         (
@@ -854,6 +855,20 @@ async fn web_fetch_converts_html_and_follows_same_host_redirects() {
         out.content.text()
     );
     assert_eq!(hits.lock().unwrap().get("/moved"), Some(&1));
+    let out = fetch(&tool, &e, port, "/empty").await.unwrap();
+    assert_eq!(out.content.text(), "(empty response)");
+    // max_length caps the result.
+    let out = run(
+        &tool,
+        json!({"url": format!("http://127.0.0.1:{port}/page"), "max_length": 20}),
+        &e.ctx,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.content.text(),
+        "# Local page\n\n# Welc\n\n[Cut at max_length: 20 of 67 characters.]"
+    );
     let out = run(
         &tool,
         json!({"url": format!("http://127.0.0.1:{port}/page"), "prompt": "systems language"}),
@@ -861,9 +876,12 @@ async fn web_fetch_converts_html_and_follows_same_host_redirects() {
     )
     .await
     .unwrap();
+    // No small model in this session: today's reading, and the result says why.
     assert!(
         out.content.text().starts_with(
-            "## Parts that mention: systems language\n\nRust is a *systems* language.\n\n## Full page"
+            "(The page could not be summarised (no model to read it with); here it is, the \
+             parts that mention the prompt first.)\n\n\
+             ## Parts that mention: systems language\n\nRust is a *systems* language.\n\n## Full page"
         ),
         "{}",
         out.content.text()

@@ -128,6 +128,25 @@ fn as_prompt_blocks(token: &str, read: Vec<ToolResultBlock>) -> Vec<ContentBlock
     out
 }
 
+/// A client's attachment ([`crate::protocol::PromptAttachment`]) as a block of the user turn: an image as an
+/// image block when its type and size are ones the model takes (else a note saying why not), a
+/// text inside a `<context>` element naming its source.
+pub fn attachment_block(attachment: crate::protocol::PromptAttachment) -> ContentBlock {
+    use crate::protocol::PromptAttachment;
+    match attachment {
+        PromptAttachment::Image { media_type, data } => {
+            let block = ToolResultBlock::image(media_type.clone(), data.clone());
+            match crate::tools::attachment::check(&block) {
+                Ok(()) => ContentBlock::image(media_type, data),
+                Err(why) => ContentBlock::Text { text: why },
+            }
+        }
+        PromptAttachment::Text { source, text } => ContentBlock::Text {
+            text: format!("<context source=\"{source}\">\n{text}\n</context>"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +161,36 @@ mod tests {
         assert_eq!(
             mentions("see @\"/tmp/Screen Shot 1.png\" and @a.rs"),
             ["/tmp/Screen Shot 1.png", "a.rs"]
+        );
+    }
+
+    #[test]
+    fn a_clients_attachments_become_blocks_of_the_turn() {
+        use crate::protocol::PromptAttachment;
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+        assert_eq!(
+            attachment_block(PromptAttachment::Image {
+                media_type: "image/png".into(),
+                data: png.into()
+            }),
+            ContentBlock::image("image/png", png)
+        );
+        // A type the model does not take is named, not sent.
+        let ContentBlock::Text { text } = attachment_block(PromptAttachment::Image {
+            media_type: "image/tiff".into(),
+            data: png.into(),
+        }) else {
+            panic!("a note expected");
+        };
+        assert!(text.contains("image/tiff"), "{text}");
+        assert_eq!(
+            attachment_block(PromptAttachment::Text {
+                source: "file:///w/a.md".into(),
+                text: "hello".into()
+            }),
+            ContentBlock::Text {
+                text: "<context source=\"file:///w/a.md\">\nhello\n</context>".into()
+            }
         );
     }
 }

@@ -23,9 +23,6 @@ use crate::protocol::{Event, TodoStatus};
 use crate::session::transcript::Record;
 use crate::tools::{Access, ToolKind};
 
-/// Auto-compaction starts when the last request used this share of the window (percent);
-/// settings `autoCompactThreshold`, env `CAIRN_AUTOCOMPACT_PCT`.
-pub const DEFAULT_THRESHOLD_PCT: u8 = 85;
 /// Tool results shorter than this are never cleared by microcompaction.
 pub const MICRO_MIN_CHARS: usize = 2_000;
 /// At most this many recently read files are attached after a compaction…
@@ -69,21 +66,22 @@ impl Core {
     /// tool results, and compact when that is not enough.
     pub(crate) async fn keep_within_window(&mut self, cancel: &CancellationToken) {
         let window = crate::llm::pricing::context_window(&self.request_model());
-        let limit = window * u64::from(self.auto_compact_pct) / 100;
-        if self.auto_compact_pct == 0 || self.last_context < limit {
+        let pct = self.services.settings.auto_compact_pct;
+        let limit = window * u64::from(pct) / 100;
+        if pct == 0 || self.usage.last_context < limit {
             return;
         }
-        let freed = self.microcompact();
+        let freed = clear_old_results(&mut self.conversation.messages);
         if freed > 0 {
             self.session.read_files.forget_read_results();
-            self.last_context = self.last_context.saturating_sub(freed);
+            self.usage.last_context = self.usage.last_context.saturating_sub(freed);
             self.events().send(Event::Notice {
                 message: format!(
                     "Cleared old tool results (~{} tokens) to stay within the context window.",
                     freed
                 ),
             });
-            if self.last_context < limit * 9 / 10 {
+            if self.usage.last_context < limit * 9 / 10 {
                 return;
             }
         }
@@ -93,15 +91,16 @@ impl Core {
     /// `/context`: what fills the window, estimated at four characters a token.
     pub(crate) fn report_context(&self) {
         let tokens = |chars: usize| chars as u64 / 4;
-        let memory = self.memory_chars;
+        let memory = crate::memory::render(&self.services.memory).len();
         let tools: usize = self
-            .deferral
-            .specs(&self.registry, &self.messages)
+            .tools
+            .specs(&self.conversation.messages)
             .iter()
             .filter(|t| !t.defer_loading)
             .map(|t| t.name.len() + t.description.len() + t.input_schema.to_string().len())
             .sum();
         let messages: usize = self
+            .conversation
             .messages
             .iter()
             .map(|m| serde_json::to_string(m).map_or(0, |s| s.len()))
@@ -119,32 +118,8 @@ impl Core {
                 ("tools".into(), tokens(tools)),
                 ("messages".into(), tokens(messages)),
             ],
-            last_used: (self.last_context > 0).then_some(self.last_context),
+            last_used: (self.usage.last_context > 0).then_some(self.usage.last_context),
         });
-    }
-
-    /// Replace old, long tool results with a note; the estimated tokens freed.
-    fn microcompact(&mut self) -> u64 {
-        let users: Vec<usize> = (0..self.messages.len())
-            .filter(|&i| self.messages[i].role == Role::User)
-            .collect();
-        let keep_from = users.len().saturating_sub(2);
-        let mut freed = 0;
-        for &i in &users[..keep_from] {
-            for block in &mut self.messages[i].content {
-                if let ContentBlock::ToolResult { content, .. } = block {
-                    let chars = content.text().chars().count();
-                    if chars >= MICRO_MIN_CHARS {
-                        *content = ToolResultContent::from(format!(
-                            "[This older tool result ({chars} characters) was cleared to save \
-                             context. Run the tool again if you need it.]"
-                        ));
-                        freed += chars as u64 / 4;
-                    }
-                }
-            }
-        }
-        freed
     }
 
     /// `/compact [instructions]`.
@@ -164,17 +139,18 @@ impl Core {
         trigger: Trigger,
         cancel: &CancellationToken,
     ) {
-        if self.messages.is_empty() {
+        if self.conversation.messages.is_empty() {
             self.events().send(Event::Notice {
                 message: "Nothing to compact yet.".into(),
             });
             return;
         }
         let hook = self
+            .services
             .hooks
             .pre_compact(
                 &self.session,
-                self.gate.mode(),
+                self.gate().mode(),
                 trigger.as_str(),
                 instructions.as_deref().unwrap_or(""),
             )
@@ -196,16 +172,18 @@ impl Core {
                 return;
             }
         };
-        let pre_tokens = self.last_context;
+        let pre_tokens = self.usage.last_context;
         let message = self.continuation(&summary);
-        self.transcript.record(&Record::CompactBoundary {
-            trigger: trigger.as_str().into(),
-            pre_tokens,
-        });
-        self.messages.clear();
-        self.deferral.forget_announcements();
+        self.conversation
+            .transcript
+            .record(&Record::CompactBoundary {
+                trigger: trigger.as_str().into(),
+                pre_tokens,
+            });
+        self.conversation.messages.clear();
+        self.tools.deferral.forget_announcements();
         self.session.read_files.forget_read_results();
-        self.last_context = 0;
+        self.usage.last_context = 0;
         self.push_user(message.content);
         self.events().send(Event::Compacted {
             trigger: trigger.as_str().into(),
@@ -219,7 +197,10 @@ impl Core {
         instructions: &str,
         cancel: &CancellationToken,
     ) -> Result<String, String> {
-        let mut messages = self.deferral.shape_messages(&self.messages);
+        let mut messages = self
+            .tools
+            .deferral
+            .shape_messages(&self.conversation.messages);
         let mut ask = SUMMARY_PROMPT.to_string();
         if !instructions.is_empty() {
             ask.push_str("\n\nAlso follow these instructions for the summary:\n");
@@ -238,14 +219,15 @@ impl Core {
             model: model.clone(),
             system: self.system.clone(),
             messages,
-            tools: self.deferral.specs(&self.registry, &self.messages),
-            max_tokens: self.max_tokens,
+            tools: self.tools.specs(&self.conversation.messages),
+            max_tokens: self.services.settings.max_tokens,
             thinking_budget: None,
+            server_tools: Vec::new(),
         };
         let mut stream = stream_with_retry(
-            std::sync::Arc::clone(&self.client),
+            std::sync::Arc::clone(&self.services.client),
             request,
-            self.retry.clone(),
+            self.services.settings.retry.clone(),
         );
         let mut summary = String::new();
         let mut usage = crate::protocol::Usage::default();
@@ -322,6 +304,7 @@ impl Core {
     fn recently_read(&self) -> Vec<std::path::PathBuf> {
         let mut out: Vec<std::path::PathBuf> = Vec::new();
         let calls = self
+            .conversation
             .messages
             .iter()
             .rev()
@@ -331,6 +314,7 @@ impl Core {
                 continue;
             };
             let Some(tool) = self
+                .tools
                 .registry
                 .get(name)
                 .filter(|t| t.kind() == ToolKind::Read)
@@ -344,7 +328,7 @@ impl Core {
                 if let Access::Read(path) = access
                     && path.is_file()
                     && !out.contains(&path)
-                    && !self.gate.read_denied(&path)
+                    && !self.gate().read_denied(&path)
                 {
                     out.push(path);
                 }
@@ -355,5 +339,88 @@ impl Core {
         }
         out.truncate(REATTACH_FILES);
         out
+    }
+}
+
+/// Microcompaction: replace the long tool results of all but the last two user messages with
+/// a note; the estimated tokens freed.
+fn clear_old_results(messages: &mut [Message]) -> u64 {
+    let users: Vec<usize> = (0..messages.len())
+        .filter(|&i| messages[i].role == Role::User)
+        .collect();
+    let keep_from = users.len().saturating_sub(2);
+    let mut freed = 0;
+    for &i in &users[..keep_from] {
+        for block in &mut messages[i].content {
+            if let ContentBlock::ToolResult { content, .. } = block {
+                let chars = content.text().chars().count();
+                if chars >= MICRO_MIN_CHARS {
+                    *content = ToolResultContent::from(format!(
+                        "[This older tool result ({chars} characters) was cleared to save \
+                         context. Run the tool again if you need it.]"
+                    ));
+                    freed += chars as u64 / 4;
+                }
+            }
+        }
+    }
+    freed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(texts: &[&str]) -> Message {
+        Message {
+            role: Role::User,
+            content: texts
+                .iter()
+                .enumerate()
+                .map(|(n, t)| ContentBlock::ToolResult {
+                    tool_use_id: format!("t{n}"),
+                    content: ToolResultContent::from(t.to_string()),
+                    is_error: false,
+                })
+                .collect(),
+        }
+    }
+
+    fn answer() -> Message {
+        Message {
+            role: Role::Assistant,
+            content: vec![ContentBlock::Text {
+                text: "answer".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn only_long_results_before_the_last_two_user_messages_are_cleared() {
+        let long = "x".repeat(MICRO_MIN_CHARS);
+        let short = "y".repeat(MICRO_MIN_CHARS - 1);
+        let mut messages = vec![
+            results(&[&long, &short]),
+            answer(),
+            results(&[&long]),
+            answer(),
+            results(&[&long]),
+        ];
+        let freed = clear_old_results(&mut messages);
+        assert_eq!(freed, MICRO_MIN_CHARS as u64 / 4);
+        let text = |m: &Message, n: usize| match &m.content[n] {
+            ContentBlock::ToolResult { content, .. } => content.text().into_owned(),
+            _ => String::new(),
+        };
+        assert_eq!(
+            text(&messages[0], 0),
+            format!(
+                "[This older tool result ({MICRO_MIN_CHARS} characters) was cleared to save \
+                 context. Run the tool again if you need it.]"
+            )
+        );
+        assert_eq!(text(&messages[0], 1), short);
+        assert_eq!(text(&messages[2], 0), long);
+        assert_eq!(text(&messages[4], 0), long);
     }
 }

@@ -13,36 +13,27 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::executor::{CallEnv, PendingDecisions};
+use crate::agent::attachments::attachment_block;
+use crate::agent::conversation::{Conversation, State};
+use crate::agent::executor::CallEnv;
 use crate::agent::invoke::invoke;
-use crate::config::model::{Aliases, ModelPick};
-use crate::hooks::Hooks;
-use crate::llm::retry::RetryPolicy;
-use crate::llm::{ContentBlock, Message, ModelClient, Role, pricing};
-use crate::permissions::PermissionGate;
-use crate::protocol::{CommandInfo, Event, Op, PermissionMode, SessionInfo, TurnEnd, Usage};
+use crate::agent::running_tasks::RunningTasks;
+use crate::agent::services::SessionServices;
+use crate::agent::tool_set::ToolSet;
+use crate::agent::usage::{UsageMeter, lock};
+use crate::config::model::ModelPick;
+use crate::llm::{ContentBlock, Message};
+use crate::protocol::{
+    CommandInfo, Event, Op, PermissionMode, PromptAttachment, SessionInfo, TurnEnd, Usage,
+};
 use crate::session::checkpoints::prompt_label;
 use crate::session::context::{EventSender, SessionContext};
-use crate::session::transcript::{Record, Transcript};
-use crate::tools::ToolRegistry;
+use crate::session::transcript::Record;
 
 mod request;
 
 /// How many times in a row a Stop hook may send the model back to work in one turn.
 const MAX_FORCED_CONTINUATIONS: u32 = 5;
-
-/// Each request of a sub-agent: the model and its usage, for the session to count.
-pub(crate) type UsageSink = Arc<std::sync::Mutex<Vec<(String, Usage)>>>;
-
-pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(p) => p.into_inner(),
-    }
-}
-
-/// What a state record holds: the mode, the todo list and the loaded deferred tools.
-pub(crate) type State = (PermissionMode, Vec<crate::protocol::Todo>, Vec<String>);
 
 /// How one model request ended.
 pub(super) enum Step {
@@ -57,60 +48,35 @@ pub(super) enum Step {
     Failed(String),
 }
 
-pub(crate) struct Core {
-    pub client: Arc<dyn ModelClient>,
-    /// The session's model (`/model` changes it).
-    pub model: ModelPick,
-    /// What the names `/model` accepts stand for.
-    pub aliases: Aliases,
-    pub session: Arc<SessionContext>,
-    pub gate: Arc<PermissionGate>,
-    pub hooks: Arc<Hooks>,
-    pub registry: ToolRegistry,
-    pub decisions: PendingDecisions,
-    pub system: String,
-    pub messages: Vec<Message>,
-    pub max_turns: Option<u32>,
-    pub retry: RetryPolicy,
-    pub max_tokens: u32,
-    pub total_usage: Usage,
-    pub total_cost: f64,
-    pub turn_counter: u64,
-    /// Deferred tools: which, which are loaded, how requests carry them.
-    pub deferral: super::deferral::Deferral,
-    /// Counts the changes of the registry's late tools (MCP servers coming and going).
-    pub registry_version: u64,
-    pub transcript: Transcript,
-    pub demo: bool,
-    /// The person's own slash commands.
-    pub commands: Vec<crate::commands::CustomCommand>,
-    /// The memory files in the system prompt (scope, path).
-    pub memory_files: Vec<(String, std::path::PathBuf)>,
-    /// Auto-compaction threshold, percent of the context window (0: never).
-    pub auto_compact_pct: u8,
-    /// Tokens of context the last request used (input, cache, output).
-    pub last_context: u64,
-    /// How much of the system prompt is the memory files (for `/context`).
-    pub memory_chars: usize,
-    /// The mode, todo list and loaded deferred tools last written to the transcript.
-    pub last_state: Option<State>,
-    /// A session to take over when the core starts: what `--resume` read, whether the mode
-    /// was given on the command line (it then wins), and whether this is a fork (its history
-    /// is written to the new transcript).
+/// What the session's core starts with that its sub-agents' cores do not have.
+pub(crate) struct Opening {
+    /// A session to take over: what `--resume` read, whether the mode was given on the
+    /// command line (it then wins), and whether this is a fork (its history is written to the
+    /// new transcript).
     pub resume: Option<(crate::session::resume::Resumed, bool, bool)>,
-    /// A sub-agent's: where its requests' usage goes, for the session to count.
-    pub usage_sink: Option<UsageSink>,
-    /// The session's: the usage its sub-agents reported, not counted yet.
-    pub subagent_usage: UsageSink,
     /// The sub-agents there are (name, description), for the client.
     pub agents: Vec<(String, String)>,
-    /// The person's skills (`/name args` loads one).
-    pub skills: Vec<crate::commands::skills::Skill>,
-    /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
-    pub rewind_undo: Option<crate::session::rewind::RewindUndo>,
     /// The session's background agents still running (`/tasks` stops one with
     /// [`Op::StopTask`]).
-    pub background: Arc<super::running_tasks::RunningTasks>,
+    pub background: Arc<RunningTasks>,
+}
+
+/// One conversation with the model: the session's, or a sub-agent's run.
+pub(crate) struct Core {
+    /// What the session's parts share: client, gate, hooks, settings, commands, ….
+    pub services: Arc<SessionServices>,
+    /// The conversation's model (`/model` changes the session's).
+    pub model: ModelPick,
+    pub session: Arc<SessionContext>,
+    pub tools: ToolSet,
+    pub system: String,
+    pub conversation: Conversation,
+    pub usage: UsageMeter,
+    pub max_turns: Option<u32>,
+    /// Turns started so far (the next turn's id is one more).
+    pub turns_started: u64,
+    /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
+    pub rewind_undo: Option<crate::session::rewind::RewindUndo>,
 }
 
 impl Core {
@@ -118,17 +84,32 @@ impl Core {
         &self.session.events
     }
 
-    pub async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+    /// The session's gate (the mode, rules and grants; sub-agents share it).
+    pub(super) fn gate(&self) -> &crate::permissions::PermissionGate {
+        &self.services.gate
+    }
+
+    /// The session's mode, todo list and loaded deferred tools, as a state record holds them.
+    pub(super) fn state_now(&self) -> State {
+        (
+            self.gate().mode(),
+            self.session.todos(),
+            self.tools.deferral.tools.loaded(),
+        )
+    }
+
+    pub async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>, opening: Opening) {
+        let services = Arc::clone(&self.services);
         self.events().send(Event::SessionConfigured(SessionInfo {
             session_id: self.session.session_id.clone(),
             model: self.model.id.clone(),
             model_label: self.model_label(),
-            provider: self.client.provider().as_str().to_string(),
+            provider: services.client.provider().as_str().to_string(),
             cwd: self.session.cwd(),
-            tools: self.registry.names(),
-            mode: self.gate.mode(),
-            demo: self.demo,
-            commands: self
+            tools: self.tools.registry.names(),
+            mode: services.gate.mode(),
+            demo: services.demo,
+            commands: services
                 .commands
                 .iter()
                 .map(|c| CommandInfo {
@@ -137,31 +118,32 @@ impl Core {
                     argument_hint: c.argument_hint.clone(),
                     skill: false,
                 })
-                .chain(self.skills.iter().map(|s| CommandInfo {
+                .chain(services.skills.iter().map(|s| CommandInfo {
                     name: s.name.clone(),
                     description: s.description.clone(),
                     argument_hint: None,
                     skill: true,
                 }))
                 .collect(),
-            memory_files: self.memory_files.clone(),
-            model_choices: self.aliases.choices(),
-            auto_compact_pct: self.auto_compact_pct,
-            agents: self.agents.clone(),
+            memory_files: services.memory_files(),
+            model_choices: services.aliases.choices(),
+            auto_compact_pct: services.settings.auto_compact_pct,
+            agents: opening.agents,
         }));
-        let source = match self.resume.take() {
+        let source = match opening.resume {
             Some((resumed, keep_mode, fork)) => {
                 self.restore(resumed, keep_mode);
                 if fork {
-                    self.write_history();
+                    let state = self.state_now();
+                    self.conversation.write_history(state);
                 }
                 "resume"
             }
             None => "startup",
         };
-        let start = self
+        let start = services
             .hooks
-            .session_start(&self.session, self.gate.mode(), source)
+            .session_start(&self.session, services.gate.mode(), source)
             .await;
         for context in start.additional_context {
             self.session.remind(context);
@@ -172,16 +154,17 @@ impl Core {
             .checkpoints
             .record_in_background(format!("session {source}"));
         let events = self.events().clone();
-        let gate = Arc::clone(&self.gate);
-        let decisions = self.decisions.clone();
-        let background = Arc::clone(&self.background);
-        let mut queue: VecDeque<String> = VecDeque::new();
+        let gate = Arc::clone(&services.gate);
+        let decisions = services.decisions.clone();
+        let background = opening.background;
+        let mut queue: VecDeque<(String, Vec<PromptAttachment>)> = VecDeque::new();
         let mut ops_closed = false;
         loop {
-            let prompt = match queue.pop_front() {
+            let (prompt, attachments) = match queue.pop_front() {
                 Some(p) => p,
                 None => match ops.recv().await {
-                    Some(Op::Submit { text }) => text,
+                    Some(Op::Submit { text }) => (text, Vec::new()),
+                    Some(Op::SubmitWith { text, attachments }) => (text, attachments),
                     Some(Op::SetMode { mode }) => {
                         gate.set_mode(mode);
                         events.send(Event::ModeChanged { mode });
@@ -239,7 +222,7 @@ impl Core {
             let mut shutdown = false;
             let mut next_model = None;
             {
-                let turn = self.run_turn(prompt, cancel.clone());
+                let turn = self.run_turn(prompt, attachments, cancel.clone());
                 tokio::pin!(turn);
                 loop {
                     tokio::select! {
@@ -253,7 +236,10 @@ impl Core {
                                 gate.set_mode(mode);
                                 events.send(Event::ModeChanged { mode });
                             }
-                            Some(Op::Submit { text }) => queue.push_back(text),
+                            Some(Op::Submit { text }) => queue.push_back((text, Vec::new())),
+                            Some(Op::SubmitWith { text, attachments }) => {
+                                queue.push_back((text, attachments))
+                            }
                             Some(Op::StopTask { id }) => background.stop(&id, &events),
                             // The turn's requests keep their model; the next turn uses this one.
                             Some(Op::SetModel { model }) => next_model = Some(model),
@@ -301,8 +287,9 @@ impl Core {
         }
         // A checkpoint still being written completes before the session ends.
         self.session.checkpoints.settle().await;
-        self.hooks
-            .session_end(&self.session, self.gate.mode(), "exit")
+        services
+            .hooks
+            .session_end(&self.session, services.gate.mode(), "exit")
             .await;
     }
 
@@ -326,7 +313,7 @@ impl Core {
         if name.trim().is_empty() {
             return;
         }
-        self.model = self.aliases.pick(name);
+        self.model = self.services.aliases.pick(name);
         self.events().send(Event::ModelChanged {
             model: self.model.id.clone(),
             label: self.model_label(),
@@ -337,36 +324,39 @@ impl Core {
     /// the session's for the current mode (`opusplan` plans with opus).
     pub(super) fn request_model(&self) -> String {
         if let Some(name) = self.session.turn_model() {
-            return self.aliases.pick(&name).id;
+            return self.services.aliases.pick(&name).id;
         }
-        let planning = self.gate.mode() == PermissionMode::Plan;
+        let planning = self.gate().mode() == PermissionMode::Plan;
         self.model.id_for(planning).to_string()
     }
 
     fn call_env(&self, cancel: CancellationToken) -> Arc<CallEnv> {
         Arc::new(CallEnv {
             session: Arc::clone(&self.session),
-            gate: Arc::clone(&self.gate),
-            hooks: Arc::clone(&self.hooks),
-            registry: self.registry.clone(),
-            decisions: self.decisions.clone(),
-            deferred: self.deferral.tools.clone(),
+            gate: Arc::clone(&self.services.gate),
+            hooks: Arc::clone(&self.services.hooks),
+            registry: self.tools.registry.clone(),
+            decisions: self.services.decisions.clone(),
+            deferred: self.tools.deferral.tools.clone(),
             cancel,
         })
     }
 
     /// Drop the conversation (the model starts afresh); SessionStart hooks run with `clear`.
     async fn clear(&mut self) {
-        self.messages.clear();
+        self.conversation.messages.clear();
         // A resume (and `/rewind`) starts after this point, as the model does.
-        self.transcript.record(&Record::Rewind { to: None });
+        self.conversation
+            .transcript
+            .record(&Record::Rewind { to: None });
         self.rewind_undo = None;
-        self.deferral.tools.restore(Vec::new());
-        self.deferral.forget_announcements();
+        self.tools.deferral.tools.restore(Vec::new());
+        self.tools.deferral.forget_announcements();
         self.session.take_reminders();
         let start = self
+            .services
             .hooks
-            .session_start(&self.session, self.gate.mode(), "clear")
+            .session_start(&self.session, self.gate().mode(), "clear")
             .await;
         for context in start.additional_context {
             self.session.remind(context);
@@ -376,9 +366,14 @@ impl Core {
         });
     }
 
-    async fn run_turn(&mut self, prompt: String, cancel: CancellationToken) {
-        self.turn_counter += 1;
-        let turn_id = self.turn_counter;
+    async fn run_turn(
+        &mut self,
+        prompt: String,
+        attachments: Vec<PromptAttachment>,
+        cancel: CancellationToken,
+    ) {
+        self.turns_started += 1;
+        let turn_id = self.turns_started;
         self.events().send(Event::TurnStarted { turn_id });
         // The files as they are before the prompt, recorded while the request goes out (a
         // writing tool waits for it); `/rewind` goes back to it.
@@ -389,8 +384,9 @@ impl Core {
         self.rewind_undo = None;
         let typed = prompt.clone();
         let verdict = self
+            .services
             .hooks
-            .user_prompt_submit(&self.session, self.gate.mode(), &prompt)
+            .user_prompt_submit(&self.session, self.gate().mode(), &prompt)
             .await;
         if let Some(reason) = verdict.blocked {
             self.events().send(Event::Error {
@@ -405,7 +401,8 @@ impl Core {
             return;
         }
         let env = self.call_env(cancel.child_token());
-        let prompt = match invoke(&prompt, &self.commands, &self.skills, env).await {
+        let services = Arc::clone(&self.services);
+        let prompt = match invoke(&prompt, &services.commands, &services.skills, env).await {
             Some(invoked) => {
                 self.session.set_turn_model(invoked.model);
                 invoked.prompt
@@ -413,11 +410,12 @@ impl Core {
             None => prompt,
         };
         let (attached, notices) =
-            super::attachments::expand(&prompt, &self.session, &self.gate).await;
+            super::attachments::expand(&prompt, &self.session, &services.gate).await;
         for message in notices {
             self.events().send(Event::Notice { message });
         }
         let mut content = vec![ContentBlock::Text { text: prompt }];
+        content.extend(attachments.into_iter().map(attachment_block));
         content.extend(attached);
         content.extend(
             verdict
@@ -428,7 +426,7 @@ impl Core {
                 }),
         );
         self.keep_within_window(&cancel).await;
-        self.transcript.record(&Record::Prompt {
+        self.conversation.transcript.record(&Record::Prompt {
             id: prompt_id,
             text: typed,
         });
@@ -449,9 +447,13 @@ impl Core {
                 }
                 Step::Done(t) => {
                     // A Stop hook may make the model go on, with its reason as the next input.
-                    let stop = self
+                    let stop = services
                         .hooks
-                        .stop(&self.session, self.gate.mode(), forced_continuations > 0)
+                        .stop(
+                            &self.session,
+                            services.gate.mode(),
+                            forced_continuations > 0,
+                        )
                         .await;
                     if let Some(reason) = stop.blocked
                         && forced_continuations < MAX_FORCED_CONTINUATIONS
@@ -471,11 +473,11 @@ impl Core {
             }
         };
         if end != TurnEnd::Completed {
-            text = self.last_assistant_text();
+            text = self.conversation.last_assistant_text();
         }
         self.count_subagent_usage();
         // What a command or skill allowed, and its model, end with the turn.
-        self.gate.end_turn(&self.session.conversation);
+        services.gate.end_turn(&self.session.conversation);
         self.session.set_turn_model(None);
         // The files as the turn left them: a file that differs from this later was changed
         // outside cairn, and a rewind asks before undoing that.
@@ -525,65 +527,51 @@ impl Core {
         }
     }
 
+    /// Count a request of `model` that used `usage`: in the totals, the transcript, a Usage
+    /// event; a sub-agent's also for the session to count.
     pub(super) fn record_usage(&mut self, model: &str, usage: &Usage) {
         if *usage == Usage::default() {
             return;
         }
-        if let Some(sink) = &self.usage_sink {
-            // A sub-agent's requests are counted by the session it works for.
-            lock(sink).push((model.to_string(), *usage));
+        if self.usage.reports_to_session {
+            lock(&self.services.subagent_usage).push((model.to_string(), *usage));
         }
-        self.transcript.record(&Record::Usage {
+        self.conversation.transcript.record(&Record::Usage {
             model: model.to_string(),
             usage: *usage,
         });
-        self.total_usage.add(usage);
-        self.total_cost += pricing::cost_usd(model, usage);
-        self.last_context = usage.input_tokens
-            + usage.cache_read_input_tokens
-            + usage.cache_creation_input_tokens
-            + usage.output_tokens;
-        self.events().send(Event::Usage {
-            last: *usage,
-            total: self.total_usage,
-            total_cost_usd: self.total_cost,
-            context_window: pricing::context_window(model),
-            model: model.to_string(),
-        });
+        self.usage.add_request(model, usage);
+        let event = self.usage.event(*usage, model.to_string(), model);
+        self.events().send(event);
     }
 
-    /// Append user content, merging into the last message when that is a user message too
-    /// (tool results followed by a new prompt), so roles keep alternating.
-    pub(super) fn push_user(&mut self, content: Vec<ContentBlock>) {
-        if let Some(last) = self.messages.last_mut()
-            && last.role == Role::User
-        {
-            last.content.extend(content.iter().cloned());
-            self.transcript.append(&Message {
-                role: Role::User,
-                content,
-            });
-            self.record_state();
+    /// Count the requests of sub-agents since the last time (the session's core only): in the
+    /// totals, the transcript (so a resume counts them too) and a Usage event each (per model
+    /// in `/cost`).
+    pub(super) fn count_subagent_usage(&mut self) {
+        if self.usage.reports_to_session {
             return;
         }
-        self.push_message(Message {
-            role: Role::User,
-            content,
-        });
+        let spent = std::mem::take(&mut *lock(&self.services.subagent_usage));
+        for (model, usage) in spent {
+            self.conversation.transcript.record(&Record::Usage {
+                model: model.clone(),
+                usage,
+            });
+            self.usage.add(&model, &usage);
+            let event = self.usage.event(usage, model, &self.request_model());
+            self.events().send(event);
+        }
     }
 
-    fn push_message(&mut self, message: Message) {
-        self.transcript.append(&message);
-        self.messages.push(message);
-        self.record_state();
+    /// Append user content (see [`Conversation::push_user`]).
+    pub(super) fn push_user(&mut self, content: Vec<ContentBlock>) {
+        let state = self.state_now();
+        self.conversation.push_user(content, state);
     }
 
-    fn last_assistant_text(&self) -> String {
-        self.messages
-            .iter()
-            .rev()
-            .find(|m| m.role == Role::Assistant)
-            .map(Message::text)
-            .unwrap_or_default()
+    pub(super) fn push_message(&mut self, message: Message) {
+        let state = self.state_now();
+        self.conversation.push(message, state);
     }
 }

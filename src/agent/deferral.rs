@@ -17,16 +17,7 @@ use crate::llm::{ContentBlock, Message, ToolResultBlock, ToolSpec, pricing};
 use crate::tools::tool_search::{DeferredTools, Entry};
 use crate::tools::{DynTool, ToolKind, ToolRegistry};
 
-pub use crate::config::tool_search::ToolSearchMode;
-
-/// What a session decides about deferred tools.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ToolSearchConfig {
-    pub mode: ToolSearchMode,
-    /// Whether the endpoint takes `defer_loading` and `tool_reference`; `None`: as the client
-    /// says (first-party Anthropic).
-    pub references: Option<bool>,
-}
+pub use crate::config::tool_search::{ToolSearchConfig, ToolSearchMode};
 
 /// Whether a failed request's error says the endpoint does not take deferred tools.
 pub fn is_reference_error(message: &str) -> bool {

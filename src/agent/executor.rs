@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use crate::hooks::{HookCall, Hooks};
 use crate::llm::{ContentBlock, ToolResultContent};
 use crate::permissions::{CallInfo, GateOutcome, PermissionGate};
-use crate::protocol::{CallOutcome, Decision, Display, Event, PermissionMode};
+use crate::protocol::{CallKind, CallOutcome, Decision, Display, Event, PermissionMode};
 use crate::session::context::SessionContext;
 use crate::tools::{
     Access, ContentOverride, DynTool, Effect, ParsedInput, Preview, ProgressSender, ToolContext,
@@ -128,6 +128,7 @@ impl Executor {
             tool: tool.name().to_string(),
             title: title.clone(),
             input: input.clone(),
+            kind: call_kind(tool.as_ref()),
         });
         self.slots.push(Slot {
             call_id,
@@ -166,6 +167,7 @@ impl Executor {
             tool,
             title,
             input,
+            kind: CallKind::Other,
         });
         events.send(Event::ToolCallFinished {
             call_id: call_id.clone(),
@@ -565,5 +567,22 @@ fn apply_effects(env: &CallEnv, effects: &[Effect]) {
             }
             Effect::LoadTools(names) => env.deferred.load(names),
         }
+    }
+}
+
+/// A tool's kind as a client sees it ([`CallKind`]).
+fn call_kind(tool: &dyn crate::tools::DynTool) -> CallKind {
+    use crate::tools::ToolKind;
+    match tool.kind() {
+        _ if tool.name() == crate::tools::agent_tool::NAME => CallKind::Agent,
+        ToolKind::Read if tool.searches() => CallKind::Search,
+        ToolKind::Read => CallKind::Read,
+        ToolKind::Edit => CallKind::Edit,
+        ToolKind::Execute => CallKind::Execute,
+        ToolKind::Fetch => CallKind::Fetch,
+        ToolKind::Plan => CallKind::Plan,
+        ToolKind::Interact => CallKind::Interact,
+        ToolKind::Mcp => CallKind::Mcp,
+        ToolKind::Other => CallKind::Other,
     }
 }

@@ -35,7 +35,7 @@ fn short(text: &str) -> String {
 impl Core {
     /// The transcript's bytes and its current conversation's segment (none without one).
     fn transcript_segment(&self) -> Option<(Vec<u8>, Segment)> {
-        let bytes = std::fs::read(self.transcript.path()?).ok()?;
+        let bytes = std::fs::read(self.conversation.transcript.path()?).ok()?;
         let seg = segment(&bytes);
         Some((bytes, seg))
     }
@@ -60,7 +60,7 @@ impl Core {
             let end = seg.prompts.get(n + 1).map_or(seg.end, |next| next.at);
             let turn = writes(
                 bytes.get(p.at..end).unwrap_or_default(),
-                &self.registry,
+                &self.tools.registry,
                 &self.session,
             );
             for (all, new) in [(&mut outside, turn.outside), (&mut inside, turn.inside)] {
@@ -365,9 +365,9 @@ impl Core {
     /// a rewind record and the copy, so a resume sees the same.
     fn replace_conversation(&mut self, kept: &[u8], to: Option<String>) {
         let rebuilt = rebuild(&parse_transcript(kept));
-        self.transcript.record(&Record::Rewind { to });
-        self.transcript.append_lines(kept);
-        self.messages = rebuilt.messages;
+        self.conversation.transcript.record(&Record::Rewind { to });
+        self.conversation.transcript.append_lines(kept);
+        self.conversation.messages = rebuilt.messages;
         self.session.read_files.forget_read_results();
         self.events().send(Event::HistoryRestored {
             items: self.history_items(),

@@ -13,23 +13,23 @@
 //! hooks run when it finishes and may send it back to work. Background runs live in
 //! `background.rs`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use tokio::sync::mpsc;
 
 use super::background::Background;
-use super::core::{Core, Step, UsageSink, lock};
-use super::executor::PendingDecisions;
+use super::conversation::Conversation;
+use super::core::{Core, Step};
 use super::prompt::{Environment, subagent_prompt};
+use super::services::SessionServices;
+use super::tool_set::ToolSet;
+use super::usage::UsageMeter;
 use crate::commands::agents::AgentDef;
-use crate::config::model::{Aliases, ModelPick};
-use crate::hooks::Hooks;
-use crate::llm::retry::RetryPolicy;
-use crate::llm::{ContentBlock, ModelClient};
-use crate::permissions::PermissionGate;
-use crate::protocol::{Event, Usage};
+use crate::config::model::ModelPick;
+use crate::llm::ContentBlock;
+use crate::protocol::Event;
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
 use crate::tools::agent_tool::{self, AgentTool, GENERAL_PURPOSE, SubagentRunner};
@@ -72,31 +72,19 @@ pub(super) enum Kind<'a> {
     Custom(&'a AgentDef),
 }
 
-/// What every sub-agent of a session shares with it.
+/// The sub-agents of a session (or of a sub-agent that starts nested ones): the session's
+/// services, shared, and what sub-agents at this depth start from.
 pub(crate) struct Subagents {
-    pub client: Arc<dyn ModelClient>,
+    pub services: Arc<SessionServices>,
+    /// The model a sub-agent runs on unless its definition or the call names one.
     pub model: ModelPick,
-    pub aliases: Aliases,
     /// Whose events the sub-agents' events join (the session's, or the sub-agent's that
     /// starts nested ones).
     pub session: Arc<SessionContext>,
-    pub gate: Arc<PermissionGate>,
-    pub hooks: Arc<Hooks>,
-    pub decisions: PendingDecisions,
-    pub retry: RetryPolicy,
-    pub max_tokens: u32,
-    pub auto_compact_pct: u8,
+    /// The environment part of their system prompts.
     pub env: Environment,
-    pub memory: String,
-    pub defs: Vec<AgentDef>,
     /// The tools sub-agents may use; set once the session's registry exists.
     pub registry: OnceLock<ToolRegistry>,
-    /// Runs so far, nested ones included (each gets its own transcript file).
-    pub runs: Arc<AtomicU64>,
-    /// Shared with the session's core, which counts what its sub-agents used.
-    pub usage: UsageSink,
-    /// The session's choice about deferred tools; each sub-agent loads its own.
-    pub tool_search: super::deferral::ToolSearchConfig,
     /// The depth of the agents this starts (1: the session's own).
     pub depth: u8,
     /// The session's background runs.
@@ -107,28 +95,16 @@ impl Subagents {
     /// The same, for the agents a sub-agent (whose session is `session`) starts.
     fn nested(&self, session: Arc<SessionContext>) -> Subagents {
         Subagents {
-            client: Arc::clone(&self.client),
+            services: Arc::clone(&self.services),
             model: self.model.clone(),
-            aliases: self.aliases.clone(),
             session,
-            gate: Arc::clone(&self.gate),
-            hooks: Arc::clone(&self.hooks),
-            decisions: self.decisions.clone(),
-            retry: self.retry.clone(),
-            max_tokens: self.max_tokens,
-            auto_compact_pct: self.auto_compact_pct,
-            tool_search: self.tool_search,
             env: self.env.clone(),
-            memory: self.memory.clone(),
-            defs: self.defs.clone(),
             registry: self
                 .registry
                 .get()
                 .cloned()
                 .map(OnceLock::from)
                 .unwrap_or_default(),
-            runs: Arc::clone(&self.runs),
-            usage: Arc::clone(&self.usage),
             depth: self.depth.saturating_add(1),
             background: Arc::clone(&self.background),
         }
@@ -163,8 +139,11 @@ impl Subagents {
             EventSender::new(tx),
         )
         .with_tool_env(self.session.tool_env().to_vec())
+        .with_search(self.session.search().cloned())
+        .with_small_model(self.session.small_model().cloned())
         .with_memory_roots(Some(self.session.memory_roots()))
-        .with_settings_check(self.session.settings_check());
+        .with_settings_check(self.session.settings_check())
+        .with_client_files(self.session.client_files());
         // The session's checkpoints: a sub-agent's writing tools record one first too.
         sub.checkpoints = self.session.checkpoints.clone();
         Arc::new(sub)
@@ -172,7 +151,7 @@ impl Subagents {
 
     /// Which agent `name` is.
     pub(super) fn kind(&self, name: &str) -> Result<Kind<'_>, String> {
-        match self.defs.iter().find(|d| d.name == name) {
+        match self.services.agents.iter().find(|d| d.name == name) {
             Some(def) => Ok(Kind::Custom(def)),
             None if name == GENERAL_PURPOSE => Ok(Kind::General),
             None if name == EXPLORE => Ok(Kind::Explore),
@@ -235,15 +214,16 @@ impl Subagents {
             Kind::Custom(d) => (d.prompt.as_str(), d.model.as_deref()),
             Kind::General => (GENERAL_ROLE, None),
             // Claude Code's Explore runs on the fast model.
-            Kind::Explore => (EXPLORE_ROLE, self.aliases.fast()),
+            Kind::Explore => (EXPLORE_ROLE, self.services.aliases.fast()),
             Kind::Plan => (PLAN_ROLE, None),
         };
-        let system = subagent_prompt(role, &self.env, &self.memory, &registry);
+        let memory = crate::memory::render(&self.services.memory);
+        let system = subagent_prompt(role, &self.env, &memory, &registry);
         let model = match model.or(own_model) {
-            Some(name) => self.aliases.pick(name),
+            Some(name) => self.services.aliases.pick(name),
             None => self.model.clone(),
         };
-        let n = self.runs.fetch_add(1, Ordering::Relaxed) + 1;
+        let n = self.services.subagent_runs.fetch_add(1, Ordering::Relaxed) + 1;
         let transcript = Transcript::at(
             session
                 .data_dir
@@ -251,45 +231,18 @@ impl Subagents {
                 .join(format!("{n}.jsonl")),
             &session.session_id,
         );
+        let deferral = self.services.deferral();
         Ok(Core {
-            client: Arc::clone(&self.client),
+            services: Arc::clone(&self.services),
             model,
-            aliases: self.aliases.clone(),
             session,
-            gate: Arc::clone(&self.gate),
-            hooks: Arc::clone(&self.hooks),
-            registry,
-            decisions: self.decisions.clone(),
+            tools: ToolSet::new(registry, deferral),
             system,
-            messages: Vec::new(),
+            conversation: Conversation::new(transcript),
+            usage: UsageMeter::for_subagent(),
             max_turns: None,
-            retry: self.retry.clone(),
-            max_tokens: self.max_tokens,
-            total_usage: Usage::default(),
-            total_cost: 0.0,
-            turn_counter: 0,
-            deferral: super::deferral::Deferral::new(
-                self.tool_search.mode,
-                self.tool_search
-                    .references
-                    .unwrap_or_else(|| self.client.supports_tool_references()),
-            ),
-            registry_version: 0,
-            transcript,
-            demo: false,
-            commands: Vec::new(),
-            memory_files: Vec::new(),
-            auto_compact_pct: self.auto_compact_pct,
-            last_context: 0,
-            memory_chars: self.memory.len(),
-            last_state: None,
-            resume: None,
-            usage_sink: Some(Arc::clone(&self.usage)),
-            subagent_usage: UsageSink::default(),
-            agents: Vec::new(),
-            skills: Vec::new(),
+            turns_started: 0,
             rewind_undo: None,
-            background: Arc::clone(&self.background.running),
         })
     }
 }
@@ -360,11 +313,12 @@ impl SubagentRunner for Subagents {
         // A person's agent of the same name replaces a built-in one.
         let mut out: Vec<(String, String)> = builtins
             .iter()
-            .filter(|(name, _)| !self.defs.iter().any(|d| d.name == *name))
+            .filter(|(name, _)| !self.services.agents.iter().any(|d| d.name == *name))
             .map(|(n, d)| (n.to_string(), d.to_string()))
             .collect();
         out.extend(
-            self.defs
+            self.services
+                .agents
                 .iter()
                 .map(|d| (d.name.clone(), d.description.clone())),
         );
@@ -401,28 +355,6 @@ impl SubagentRunner for Subagents {
 }
 
 impl Core {
-    /// Count the requests of sub-agents since the last time: in the totals, the transcript
-    /// (so a resume counts them too) and a Usage event each (per model in `/cost`).
-    pub(super) fn count_subagent_usage(&mut self) {
-        let spent = std::mem::take(&mut *lock(&self.subagent_usage));
-        for (model, usage) in spent {
-            self.transcript
-                .record(&crate::session::transcript::Record::Usage {
-                    model: model.clone(),
-                    usage,
-                });
-            self.total_usage.add(&usage);
-            self.total_cost += crate::llm::pricing::cost_usd(&model, &usage);
-            self.events().send(Event::Usage {
-                last: usage,
-                total: self.total_usage,
-                total_cost_usd: self.total_cost,
-                context_window: crate::llm::pricing::context_window(&self.request_model()),
-                model,
-            });
-        }
-    }
-
     /// Work on `prompt` until the model answers without tools; the answer. The run is the
     /// sub-agent's one turn: what a skill it loaded allowed ends with it.
     pub(super) async fn run_subagent(
@@ -431,7 +363,7 @@ impl Core {
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<String, String> {
         let result = self.work_on(prompt, cancel).await;
-        self.gate.end_turn(&self.session.conversation);
+        self.gate().end_turn(&self.session.conversation);
         result
     }
 
@@ -449,8 +381,9 @@ impl Core {
                 Step::ToolsRan | Step::Again => continue,
                 Step::Done(text) => {
                     let stop = self
+                        .services
                         .hooks
-                        .subagent_stop(&self.session, self.gate.mode(), forced > 0)
+                        .subagent_stop(&self.session, self.gate().mode(), forced > 0)
                         .await;
                     if let Some(reason) = stop.blocked
                         && forced < MAX_FORCED

@@ -114,6 +114,15 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
     },
+    /// Serve the Agent Client Protocol on stdin/stdout, for editors (Zed, JetBrains IDEs,
+    /// Neovim): see docs/acp.md.
+    Acp {
+        /// Trust every folder the editor opens a session in (its hooks, MCP servers, env and
+        /// allow rules apply); without it a folder is trusted only as recorded, or when the
+        /// editor's session/new says so in `_meta.cairn.trustFolder`.
+        #[arg(long)]
+        trust_folder: bool,
+    },
     /// Print the merged settings and where each value came from.
     Config,
     /// MCP servers: list them (connecting to each), or show one.

@@ -4,8 +4,9 @@
 //! under `permissions` may be a misspelt `deny`, so it counts as broken (the gate fails closed).
 
 use super::layers::{Problems, SettingsSource};
+use super::snapshot::SESSION_KEYS;
 
-/// Top-level keys cairn reads.
+/// Top-level keys cairn reads, besides the session's knobs ([`SESSION_KEYS`]).
 pub const READ: &[&str] = &[
     "$schema",
     "model",
@@ -15,12 +16,11 @@ pub const READ: &[&str] = &[
     "apiKeyHelper",
     "statusLine",
     "outputStyle",
-    "autoCompactThreshold",
     "enableAllProjectMcpServers",
     "enabledMcpjsonServers",
     "disabledMcpjsonServers",
-    "toolSearch",
-    "checkpointBudgetMB",
+    "webSearch",
+    "smallModel",
     "lspServers",
 ];
 
@@ -63,8 +63,13 @@ pub fn report_unread(src: &SettingsSource, problems: &mut Problems) {
     let Some(top) = src.value.as_object() else {
         return;
     };
+    let read: Vec<&str> = READ
+        .iter()
+        .copied()
+        .chain(SESSION_KEYS.iter().map(|k| k.name))
+        .collect();
     for key in top.keys() {
-        report(src, key, key, READ, NOT_USED, problems);
+        report(src, key, key, &read, NOT_USED, problems);
     }
     if let Some(perms) = top.get("permissions").and_then(|p| p.as_object()) {
         for key in perms.keys() {
@@ -133,8 +138,9 @@ mod tests {
                  does not use; it has no effect",
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
                  $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
-                 autoCompactThreshold, enableAllProjectMcpServers, enabledMcpjsonServers, \
-                 disabledMcpjsonServers, toolSearch, checkpointBudgetMB, lspServers)",
+                 enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers, \
+                 webSearch, smallModel, lspServers, autoCompactThreshold, toolSearch, \
+                 checkpointBudgetMB)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \

@@ -12,10 +12,12 @@ pub mod lsp_servers;
 pub mod model;
 pub mod settings;
 pub mod settings_write;
+pub mod snapshot;
 pub mod tool_search;
 pub mod tracked;
 pub mod trust;
 pub mod untrusted;
+pub mod web_search;
 
 pub use settings::{LoadedSettings, load_settings, render_config};
 pub use trust::Trust;

@@ -61,6 +61,10 @@ pub struct LoadedSettings {
     pub tool_search: Option<String>,
     /// `checkpointBudgetMB`: the `/rewind` store's size budget, in MB.
     pub checkpoint_budget_mb: Option<u64>,
+    /// `webSearch`: the search service WebSearch asks (see [`super::web_search`]).
+    pub web_search: Option<super::web_search::WebSearchSetting>,
+    /// `smallModel`: the fast model tools ask for other providers than Anthropic.
+    pub small_model: Option<String>,
     pub default_mode: Option<PermissionMode>,
     pub permissions: PermissionRules,
     /// Absolute, `~` expanded.
@@ -208,6 +212,8 @@ pub fn load_settings_from(
     let ctx = loaded.rule_context();
     for src in &sources {
         merge_source(&mut loaded, src, &ctx, &mut diagnostics);
+        super::web_search::read(src, &mut loaded.web_search, &mut diagnostics);
+        super::web_search::read_small_model(src, &mut loaded.small_model, &mut diagnostics);
         super::keys::report_unread(src, &mut diagnostics);
         loaded.sources.push(src.origin.clone());
     }

@@ -1,6 +1,15 @@
 //! The `toolSearch` setting (and `ENABLE_TOOL_SEARCH`): when MCP tools are deferred behind
 //! ToolSearch. Parsing only; the agent's `deferral` module acts on it.
 
+/// What a session decides about deferred tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolSearchConfig {
+    pub mode: ToolSearchMode,
+    /// Whether the endpoint takes `defer_loading` and `tool_reference`; `None`: as the client
+    /// says (first-party Anthropic).
+    pub references: Option<bool>,
+}
+
 /// When MCP tools are deferred (`toolSearch` setting, `ENABLE_TOOL_SEARCH`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolSearchMode {

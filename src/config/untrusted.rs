@@ -13,16 +13,20 @@ use serde_json::{Map, Value};
 
 use super::keys::NOT_USED;
 use super::layers::SettingsSource;
+use super::snapshot::SESSION_KEYS;
 
-/// Top-level keys an untrusted project keeps (besides `permissions`, narrowed below).
-const KEPT: &[&str] = &[
-    "$schema",
-    "model",
-    "outputStyle",
-    "autoCompactThreshold",
-    "toolSearch",
-    "disabledMcpjsonServers",
-];
+/// Top-level keys an untrusted project keeps (besides `permissions`, narrowed below, and the
+/// session's knobs that say so in [`SESSION_KEYS`]).
+const KEPT: &[&str] = &["$schema", "model", "outputStyle", "disabledMcpjsonServers"];
+
+/// Whether an untrusted project's settings keep the top-level `key`.
+fn kept(key: &str) -> bool {
+    KEPT.contains(&key)
+        || NOT_USED.contains(&key)
+        || SESSION_KEYS
+            .iter()
+            .any(|k| k.name == key && k.untrusted_keeps)
+}
 
 /// Modes at least as strict as `default`.
 const STRICT_MODES: &[&str] = &["default", "plan", "dontAsk"];
@@ -60,7 +64,7 @@ pub fn narrow(src: &mut SettingsSource) -> Vec<UntrustedItem> {
             }
             continue;
         }
-        if KEPT.contains(&key.as_str()) || NOT_USED.contains(&key.as_str()) {
+        if kept(&key) {
             continue;
         }
         let Some(value) = top.remove(&key) else {
@@ -296,5 +300,19 @@ mod tests {
         let mut src = source(text);
         assert!(narrow(&mut src).is_empty());
         assert_eq!(src.value, serde_json::from_str::<Value>(text).unwrap());
+    }
+
+    #[test]
+    fn session_knobs_stay_as_their_declaration_says() {
+        let mut src = source(
+            r#"{"autoCompactThreshold": 50, "toolSearch": "never", "checkpointBudgetMB": 9000}"#,
+        );
+        let items = narrow(&mut src);
+        let shown: Vec<(&str, &str)> = items.iter().map(|i| (i.what, i.detail.as_str())).collect();
+        assert_eq!(shown, [("other settings", "checkpointBudgetMB")]);
+        assert_eq!(
+            src.value,
+            serde_json::json!({"autoCompactThreshold": 50, "toolSearch": "never"})
+        );
     }
 }

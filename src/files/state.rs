@@ -4,7 +4,9 @@
 //! bytes, the text format and the line ranges shown); Write/Edit/MultiEdit replace it after
 //! their own write. The guards consult it: an existing file must have an entry before it is
 //! written, an edit must fall inside seen lines, and an entry whose file changed on disk sends
-//! the edit through the merge path. The watcher marks entries stale or drops them.
+//! the edit through the merge path. The watcher marks entries stale or drops them. For a file
+//! read through the client (`files::client`) the hash is of the client's text, and that hash
+//! (not the mtime) is what tells a later edit whether the buffer changed since.
 //!
 //! Invariants: one `Mutex` guards everything and is never held across I/O or an await (the
 //! only calls made under it are non-blocking sends to the watcher thread); content is bounded
@@ -82,6 +84,9 @@ pub struct ReadFileState {
     inner: Mutex<Inner>,
     /// Held from the last disk check to the rename of every write (the critical section).
     write_lock: Mutex<()>,
+    /// Held across a write through the client (`files::client`), which awaits the client:
+    /// one such write at a time per session, sub-agents' included.
+    client_write_lock: tokio::sync::Mutex<()>,
     content_limit: usize,
     /// Told of every write recorded, after the record (the language servers' after-edit
     /// check); set once.
@@ -221,6 +226,7 @@ impl ReadFileState {
         ReadFileState {
             inner: Mutex::new(Inner::default()),
             write_lock: Mutex::new(()),
+            client_write_lock: tokio::sync::Mutex::new(()),
             content_limit,
             write_hook: std::sync::OnceLock::new(),
         }
@@ -239,6 +245,12 @@ impl ReadFileState {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
         }
+    }
+
+    /// The critical section of a write through the client: from reading the client's text to
+    /// recording the write. It spans awaits, so it is not [`Self::lock_writes`].
+    pub async fn lock_client_writes(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.client_write_lock.lock().await
     }
 
     /// Connect the directory watcher; directories already tracked are watched at once.
@@ -274,13 +286,17 @@ impl ReadFileState {
         self.lock().entries.keys().cloned().collect()
     }
 
-    /// Record a Read. Ranges accumulate while the file is unchanged; a changed file starts over.
+    /// Record a Read. Ranges accumulate while the file is unchanged (same mtime and size, and
+    /// the same hash when both reads hashed the text: a client's buffer changes under an
+    /// unchanged file on disk); a changed file starts over.
     pub fn record_read(&self, path: &Path, r: ReadRecord) {
         let mut inner = self.lock();
-        let unchanged = inner
-            .entries
-            .get(path)
-            .filter(|e| !e.snap.stale && e.snap.mtime == r.mtime && e.snap.size == r.size);
+        let unchanged = inner.entries.get(path).filter(|e| {
+            !e.snap.stale
+                && e.snap.mtime == r.mtime
+                && e.snap.size == r.size
+                && (e.snap.hash.is_none() || r.hash.is_none() || e.snap.hash == r.hash)
+        });
         let mut ranges = unchanged.map(|e| e.snap.ranges.clone()).unwrap_or_default();
         let old_content = unchanged.and_then(|e| e.snap.content.clone());
         let old_hash = unchanged.and_then(|e| e.snap.hash);

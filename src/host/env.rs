@@ -1,12 +1,9 @@
 //! The environment as a session sees it: the settings' `env` over the process's (an endpoint
-//! a project's settings set is ignored), and the knobs read from it (tool search, retries,
-//! checkpoints).
-
-use std::time::Duration;
+//! a project's settings set is ignored). The knobs read from it are the session's settings
+//! snapshot (`config::snapshot`).
 
 use crate::config::LoadedSettings;
 use crate::config::layers::Layer;
-use crate::llm::retry::RetryPolicy;
 
 pub(crate) fn env_var(key: &str) -> Option<String> {
     std::env::var(key).ok()
@@ -14,27 +11,6 @@ pub(crate) fn env_var(key: &str) -> Option<String> {
 
 /// Where requests (and so the credentials) go: a repository's own settings may not set these.
 const ENDPOINT_KEYS: &[&str] = &["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"];
-
-/// `toolSearch` (settings) over `ENABLE_TOOL_SEARCH`, `auto` by default; whether the endpoint
-/// takes deferred tools from `CAIRN_TOOL_REFERENCES` (`1`/`0`), else from its URL.
-pub(crate) fn tool_search_config(
-    settings: &LoadedSettings,
-) -> crate::agent::deferral::ToolSearchConfig {
-    use crate::agent::deferral::ToolSearchMode;
-    let env = settings_env(settings);
-    let mode = settings
-        .tool_search
-        .as_deref()
-        .and_then(ToolSearchMode::parse)
-        .or_else(|| env("ENABLE_TOOL_SEARCH").and_then(|v| ToolSearchMode::parse(&v)))
-        .unwrap_or_default();
-    let references = env("CAIRN_TOOL_REFERENCES").and_then(|v| match v.trim() {
-        "1" | "true" => Some(true),
-        "0" | "false" => Some(false),
-        _ => None,
-    });
-    crate::agent::deferral::ToolSearchConfig { mode, references }
-}
 
 /// The environment as the session sees it: the settings' `env` over the process's, except that
 /// an endpoint set in a project's settings is ignored (a cloned repository must not be able to
@@ -68,25 +44,4 @@ pub(crate) fn ignored_endpoints(settings: &LoadedSettings) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// The retry policy: `CAIRN_MAX_ATTEMPTS` (default 8) and `CAIRN_RETRY_BASE_MS` (the first
-/// backoff step, default 500 ms; tests make it short).
-pub(crate) fn retry_policy() -> RetryPolicy {
-    let mut policy = RetryPolicy::from_env(env_var);
-    if let Some(ms) = env_var("CAIRN_RETRY_BASE_MS").and_then(|v| v.parse::<u64>().ok()) {
-        policy.base_delay = Duration::from_millis(ms);
-    }
-    policy
-}
-
-/// Whether `/rewind` checkpoints are recorded: `CAIRN_CHECKPOINTS` set to `off`, `0` or `false`
-/// turns them off (a CI run that never rewinds saves their disk writes).
-pub(crate) fn checkpoints_enabled(value: Option<&str>) -> bool {
-    !value.is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "off" | "0" | "false"
-        )
-    })
 }

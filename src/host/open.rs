@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{AgentHandle, AgentSetup, start};
+use crate::agent::{AgentHandle, AgentSetup, SessionServices, start};
 use crate::config::load_settings;
 use crate::config::model::{ModelChoice, ModelSettings, NO_CREDENTIALS, resolve};
+use crate::config::snapshot::SessionSettings;
 use crate::config::trust::Trust;
 use crate::llm::auth::{DEFAULT_HELPER_TTL, HELPER_TTL_ENV, KeyHelper, parse_custom_headers};
 use crate::llm::client::{ClientOptions, build_client};
@@ -15,9 +16,7 @@ use crate::permissions::{GateConfig, PermissionGate, running_as_root, starting_m
 use crate::session::resume::{self, Resumed};
 
 use super::demo::Demo;
-use super::env::{
-    checkpoints_enabled, env_var, ignored_endpoints, retry_policy, settings_env, tool_search_config,
-};
+use super::env::{env_var, ignored_endpoints, settings_env};
 use super::folder::{FolderTrust, folder_trust, untrusted_notice};
 use super::report::broken_settings_report;
 use super::spec::{ClientKind, Resume, SessionSpec, TrustDecision};
@@ -206,10 +205,33 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         Arc::clone(&lsp),
         gate.read_guard(),
     ));
-    let setup = AgentSetup {
+    let web_search = search_service(&settings, &endpoint, &client, &mut notices);
+    let small_model = crate::session::small_model::SmallModel {
         client: Arc::clone(&client),
-        model: pick,
+        model: small_model_id(&settings, &endpoint, &aliases),
+    };
+    let session_settings = SessionSettings::read(&settings, &env_var);
+    let services = SessionServices {
         aliases,
+        memory,
+        commands: commands.items,
+        skills: skills.items,
+        agents: agents.items,
+        output_style: style.style.clone(),
+        demo: demo.is_some(),
+        web_search,
+        small_model: Some(small_model),
+        ..SessionServices::new(
+            Arc::clone(&client),
+            gate,
+            session_settings,
+            &project_dir,
+            Some(&transcript_path),
+        )
+    };
+    let setup = AgentSetup {
+        services,
+        model: pick,
         additional_dirs: spec
             .additional_dirs
             .iter()
@@ -220,36 +242,13 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         transcript_path: Some(transcript_path.clone()),
         session_id,
         project_dir: project_dir.clone(),
-        gate,
-        hooks: settings.hooks.clone(),
         max_turns: spec.max_turns,
-        retry: retry_policy(),
-        max_tokens: env_var("CAIRN_MAX_TOKENS")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(16_384),
-        demo: demo.is_some(),
         extra_tools: vec![lsp_tool],
         late_tools,
-        tool_env: tool_env.clone(),
-        settings_files: settings.files.clone(),
-        memory,
         resume,
-        auto_compact_pct: settings_env(&settings)("CAIRN_AUTOCOMPACT_PCT")
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .and_then(crate::config::settings::threshold_pct)
-            .or(settings.auto_compact_pct)
-            .unwrap_or(crate::agent::compact::DEFAULT_THRESHOLD_PCT),
         fork: spec.fork,
         mode_from_flag: spec.permission_mode.is_some(),
-        commands: commands.items,
-        skills: skills.items,
-        agents: agents.items,
-        output_style: style.style.clone(),
-        tool_search: tool_search_config(&settings),
-        checkpoints: checkpoints_enabled(env_var("CAIRN_CHECKPOINTS").as_deref()),
-        checkpoint_budget: settings
-            .checkpoint_budget_mb
-            .map(|mb| mb.saturating_mul(1_000_000)),
+        client_files: spec.client_files.clone(),
     };
     let facts = SessionFacts {
         project_dir,
@@ -296,4 +295,54 @@ fn session_to_resume(
         Resume::New => return Ok((None, false)),
     };
     Ok((Some(resume::load(&path)?), false))
+}
+
+/// The search service WebSearch asks: the settings' `webSearch` when set, else the Anthropic
+/// API's own server-side search; none for other providers (the tool then says how to set one).
+fn search_service(
+    settings: &crate::config::LoadedSettings,
+    endpoint: &crate::llm::ModelEndpoint,
+    client: &Arc<dyn crate::llm::ModelClient>,
+    notices: &mut Vec<String>,
+) -> Option<Arc<dyn crate::session::search::SearchBackend>> {
+    use crate::tools::web_search::backends::HttpSearch;
+    use crate::tools::web_search::provider::ProviderSearch;
+    if let Some(setting) = &settings.web_search {
+        return match HttpSearch::new(setting, &settings_env(settings)) {
+            Ok(service) => Some(Arc::new(service)),
+            Err(e) => {
+                notices.push(e);
+                None
+            }
+        };
+    }
+    (endpoint.provider == crate::llm::Provider::Anthropic).then(|| {
+        Arc::new(ProviderSearch::new(
+            Arc::clone(client),
+            endpoint.model.clone(),
+        )) as Arc<dyn crate::session::search::SearchBackend>
+    })
+}
+
+/// The small, fast model tools ask (WebFetch's reader): `ANTHROPIC_SMALL_FAST_MODEL`, else the
+/// haiku alias (`ANTHROPIC_DEFAULT_HAIKU_MODEL` respected) for the Anthropic API; for other
+/// providers the `smallModel` setting; else the session's own model.
+fn small_model_id(
+    settings: &crate::config::LoadedSettings,
+    endpoint: &crate::llm::ModelEndpoint,
+    aliases: &crate::config::model::Aliases,
+) -> String {
+    let env = settings_env(settings);
+    if endpoint.provider == crate::llm::Provider::Anthropic {
+        if let Some(model) = env("ANTHROPIC_SMALL_FAST_MODEL").filter(|m| !m.trim().is_empty()) {
+            return model.trim().to_string();
+        }
+        if let Some(alias) = aliases.fast() {
+            return aliases.pick(alias).id;
+        }
+    }
+    settings
+        .small_model
+        .clone()
+        .unwrap_or_else(|| endpoint.model.clone())
 }

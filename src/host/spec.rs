@@ -4,8 +4,10 @@
 //! the host reads nothing else — not the process's working directory, not the flags.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::config::model::ModelFlags;
+use crate::files::client::ClientFiles;
 use crate::mcp::config::ServerConfig;
 use crate::mcp::session::McpFlags;
 
@@ -82,6 +84,8 @@ pub struct SessionSpec {
     pub client: ClientKind,
     /// Stop after this many model turns.
     pub max_turns: Option<u32>,
+    /// The client's files (an editor's buffers, ACP `fs/*`), when it serves them.
+    pub client_files: Option<Arc<dyn ClientFiles>>,
 }
 
 impl SessionSpec {
@@ -104,6 +108,7 @@ impl SessionSpec {
             external_imports: false,
             client,
             max_turns: None,
+            client_files: None,
         }
     }
 }

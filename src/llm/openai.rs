@@ -430,6 +430,7 @@ mod tests {
             }],
             max_tokens: 64,
             thinking_budget: None,
+            server_tools: Vec::new(),
         };
         assert_eq!(
             request_body(&request),

@@ -71,6 +71,11 @@ pub enum ContentBlock {
     Image {
         source: ImageSource,
     },
+    /// A block the provider ran or made itself (`server_tool_use`, `web_search_tool_result`,
+    /// `redacted_thinking`, any type cairn does not know): kept exactly as received and sent
+    /// back so in the next request; never a tool call of cairn's.
+    #[serde(untagged)]
+    Server(Value),
 }
 
 /// The data of an [`ContentBlock::Image`].
@@ -118,6 +123,9 @@ pub struct ModelRequest {
     pub max_tokens: u32,
     /// Extended-thinking budget, when enabled.
     pub thinking_budget: Option<u32>,
+    /// Tools the provider runs itself, as its API spells them (Anthropic's
+    /// `{"type": "web_search_20250305", ...}`); wire formats without them leave them out.
+    pub server_tools: Vec<Value>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,8 +1,8 @@
 //! The state one session shares between the agent loop, the tools and the permission gate:
 //! working directories, the read-file state, the session's data directory, the event sender,
 //! reminders queued for the model's next request, news of tracked files changed on disk (for
-//! whoever waits on a proposal about one), the model's todo list, and the handle on the
-//! checkpoints of the working directories.
+//! whoever waits on a proposal about one), the model's todo list, the handle on the
+//! checkpoints of the working directories, and the client's files when it serves them.
 //!
 //! Tools that need state of their own (background shells, the web cache) own it themselves;
 //! only what several parts share lives here.
@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use tokio::sync::{broadcast, mpsc};
 
+use crate::files::client::ClientFiles;
 use crate::files::state::ReadFileState;
 use crate::protocol::{Event, Todo};
 use crate::session::checkpoints::SessionCheckpoints;
@@ -70,6 +71,10 @@ pub struct SessionContext {
     reminders: Mutex<Vec<String>>,
     /// The settings' `env`: added to the environment of the commands tools run.
     tool_env: Vec<(String, String)>,
+    /// The web search service WebSearch asks, when one is configured or the provider has one.
+    search: Option<Arc<dyn super::search::SearchBackend>>,
+    /// The small, fast model tools may ask (WebFetch's reader).
+    small_model: Option<super::small_model::SmallModel>,
     /// Checks a write to a settings file (set by whoever knows the settings layers).
     settings_check: Option<SettingsWriteCheck>,
     /// Tracked files that changed on disk (from outside), as the watcher notices them.
@@ -84,6 +89,9 @@ pub struct SessionContext {
     turn_model: Mutex<Option<String>>,
     /// The checkpoints of the working directories (`/rewind`).
     pub checkpoints: SessionCheckpoints,
+    /// The client's files (an editor's buffers), when the client serves them: the text file
+    /// tools read and write through it.
+    client_files: Option<Arc<dyn ClientFiles>>,
 }
 
 impl SessionContext {
@@ -105,6 +113,8 @@ impl SessionContext {
             events,
             reminders: Mutex::new(Vec::new()),
             tool_env: Vec::new(),
+            search: None,
+            small_model: None,
             settings_check: None,
             changes: broadcast::channel(64).0,
             todos: Mutex::new(Vec::new()),
@@ -112,7 +122,19 @@ impl SessionContext {
             memory_roots: None,
             turn_model: Mutex::new(None),
             checkpoints: SessionCheckpoints::disabled(),
+            client_files: None,
         }
+    }
+
+    /// Read and write text files through the client (see `files::client`).
+    pub fn with_client_files(mut self, files: Option<Arc<dyn ClientFiles>>) -> SessionContext {
+        self.client_files = files;
+        self
+    }
+
+    /// The client's files, when it serves them (also for a sub-agent's context).
+    pub fn client_files(&self) -> Option<Arc<dyn ClientFiles>> {
+        self.client_files.clone()
     }
 
     /// Keep checkpoints of the working directories in `store_dir`, never walking into `skip`.
@@ -132,6 +154,34 @@ impl SessionContext {
     pub fn with_tool_env(mut self, env: Vec<(String, String)>) -> SessionContext {
         self.tool_env = env;
         self
+    }
+
+    /// Set the web search service (sub-agents share their parent's).
+    pub fn with_search(
+        mut self,
+        search: Option<Arc<dyn super::search::SearchBackend>>,
+    ) -> SessionContext {
+        self.search = search;
+        self
+    }
+
+    /// Set the small, fast model tools may ask (sub-agents share their parent's).
+    pub fn with_small_model(
+        mut self,
+        model: Option<super::small_model::SmallModel>,
+    ) -> SessionContext {
+        self.small_model = model;
+        self
+    }
+
+    /// The small, fast model, if the session has one.
+    pub fn small_model(&self) -> Option<&super::small_model::SmallModel> {
+        self.small_model.as_ref()
+    }
+
+    /// The web search service, if the session has one.
+    pub fn search(&self) -> Option<&Arc<dyn super::search::SearchBackend>> {
+        self.search.as_ref()
     }
 
     /// Read subdirectories' memory files under `roots` (the session's memory's).

@@ -10,6 +10,8 @@ pub mod checkpoints;
 pub mod context;
 pub mod resume;
 pub mod rewind;
+pub mod search;
+pub mod small_model;
 pub mod store_lock;
 pub mod store_report;
 pub mod transcript;

@@ -90,6 +90,7 @@ old_string to make it unique.\n\
         let spec = input.spec();
         self.prepared
             .preview(&ctx.session, &ctx.call_id, &path, Change::Edits(&spec))
+            .await
             .map(Some)
     }
 
@@ -105,5 +106,6 @@ old_string to make it unique.\n\
                     format!("File created successfully at: {}", path.display())
                 }
             })
+            .await
     }
 }

@@ -6,9 +6,15 @@
 //! themselves travel in the [`Preview`]. `commit` takes the state's write lock, and if the disk
 //! still holds the very bytes the preview was planned from, writes the previewed content
 //! without planning again; otherwise it plans again (merging outside changes) and refuses when
-//! the result differs from what the person approved — their own version when they changed it. Then it writes atomically in the file's own encoding and line
-//! endings and records the write — with no await anywhere between the last disk check and the
-//! rename. `ctx.content_override` replaces the content when the person edited the proposal.
+//! the result differs from what the person approved — their own version when they changed
+//! it. Then it writes atomically in the file's own encoding and line endings and records the
+//! write — with no await anywhere between the last disk check and the rename.
+//! `ctx.content_override` replaces the content when the person edited the proposal.
+//!
+//! A file the client serves (`file_common::client_for`: an editor's buffer) goes through the
+//! same steps with the client's text in place of the disk's: the preview plans from it, the
+//! commit reads it again and compares hashes (there is no mtime), and the text is sent with
+//! `write_text`. Only the critical section differs: it spans the client's round trips.
 //! A write that would leave a settings file unusable or drop its deny rules is refused, at the
 //! preview and again at the commit ([`SessionContext::check_settings_write`]), in every mode.
 
@@ -16,12 +22,17 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use super::diff_snippet::{diff_snippet, shift_ranges};
 use super::edit_core::{Change, MODIFIED, Plan, plan};
+use super::file_common::{
+    client_error, client_for, disk_stamp, load_for_edit, load_from_client, load_text,
+};
 use super::{Preview, ToolContext, ToolError, ToolOutput};
 use crate::diff::changes;
 use crate::files::atomic::write_atomic;
+use crate::files::client::ClientFiles;
 use crate::files::encoding::{self, TextFormat};
 use crate::files::state::{WriteRecord, content_hash};
 use crate::protocol::Display;
@@ -82,14 +93,16 @@ impl PreparedWrites {
 
     /// Plan the change and return what the person is asked to approve. Writes nothing. A
     /// change that would break a settings file is refused here, before anyone is asked.
-    pub fn preview(
+    pub async fn preview(
         &self,
         session: &SessionContext,
         call_id: &str,
         path: &Path,
         change: Change<'_>,
     ) -> Result<Preview, ToolError> {
-        let plan = plan(&session.read_files, path, change)?;
+        let whole_write = matches!(change, Change::Write(_));
+        let loaded = load_text(path, session, whole_write).await?;
+        let plan = plan(&session.read_files, path, change, loaded)?;
         session
             .check_settings_write(path, &plan.before, &plan.after)
             .map_err(ToolError::new)?;
@@ -112,8 +125,26 @@ impl PreparedWrites {
     }
 
     /// Write what was approved (see the module docs) and build the result;
-    /// `headline(existed)` is the first line said to the model.
-    pub fn commit(
+    /// `headline(existed)` is the first line said to the model. The text goes where it was
+    /// read from: through the client when it serves the file, else to disk.
+    pub async fn commit(
+        &self,
+        ctx: &ToolContext,
+        path: &Path,
+        change: Change<'_>,
+        headline: impl Fn(bool) -> String,
+    ) -> Result<ToolOutput, ToolError> {
+        match client_for(path, &ctx.session) {
+            Some(client) => {
+                self.commit_to_client(ctx, client.as_ref(), path, change, headline)
+                    .await
+            }
+            None => self.commit_to_disk(ctx, path, change, headline),
+        }
+    }
+
+    /// The disk write: no await between the last check of the disk and the rename.
+    fn commit_to_disk(
         &self,
         ctx: &ToolContext,
         path: &Path,
@@ -123,61 +154,21 @@ impl PreparedWrites {
         let state = &ctx.session.read_files;
         let _guard = state.lock_writes();
         let prepared = self.take(&ctx.call_id, path);
-        let approved_after = ctx.preview.as_ref().and_then(|p| p.new_content.as_deref());
-        let approved_before = match ctx.preview.as_ref().map(|p| &p.display) {
-            Some(Display::Diff { before, .. }) => Some(before.as_str()),
-            _ => None,
-        };
-        let fast = match (prepared, approved_before, approved_after) {
-            (Some(p), Some(b), Some(a)) if disk_holds(path, p.disk_hash) => {
-                Some((p, Cow::Borrowed(b), Cow::Borrowed(a)))
-            }
-            _ => None,
-        };
-        let (mut prep, before, after) = match fast {
-            Some(x) => x,
-            None => {
-                let plan = plan(state, path, change)?;
-                // What the person approved: their own version when they changed it (the prompt
-                // recomputes the diff when the file changes under it), else the proposal. It
-                // must be exactly what planning against the disk gives now.
-                let approved = ctx
-                    .content_override
-                    .as_ref()
-                    .map(|o| o.content.as_str())
-                    .or(approved_after);
-                if approved.is_some_and(|a| a != plan.after) {
-                    return Err(ToolError::new(format!(
-                        "{MODIFIED} (It changed after the edit was shown for approval.)"
-                    )));
-                }
-                let prep = Prepared::of(&ctx.call_id, &plan);
-                (prep, Cow::Owned(plan.before), Cow::Owned(plan.after))
-            }
-        };
-        let written: &str = match &ctx.content_override {
-            Some(o) => {
-                if !o.note.trim().is_empty() {
-                    prep.notes.push(o.note.clone());
-                }
-                let hunks = changes(&before, &o.content);
-                prep.ranges_after = shift_ranges(&prep.ranges_before, &hunks);
-                &o.content
-            }
-            None => &after,
-        };
-        // What is written, the person's own version included, must not break a settings file
-        // whatever the mode: checked last, against the disk text it replaces.
-        ctx.session
-            .check_settings_write(path, &before, written)
-            .map_err(ToolError::new)?;
-        let bytes = encoding::encode_cow(written, prep.format);
+        let whole_write = matches!(change, Change::Write(_));
+        let (prep, before, written) = settle(
+            ctx,
+            path,
+            prepared,
+            |p| disk_holds(path, p.disk_hash),
+            || plan(state, path, change, load_for_edit(path, whole_write)?),
+        )?;
+        let bytes = encoding::encode_cow(&written, prep.format);
         let stamp = write_atomic(path, &bytes)
             .map_err(|e| ToolError::new(format!("Cannot write {}: {e}", path.display())))?;
         state.record_write(
             path,
             WriteRecord {
-                content: Arc::from(written),
+                content: Arc::from(&*written),
                 mtime: stamp.mtime,
                 size: stamp.size,
                 hash: content_hash(&bytes),
@@ -186,26 +177,155 @@ impl PreparedWrites {
             },
         );
         drop(_guard);
-
-        let d = diff_snippet(&before, written);
-        let mut text = format!("{}\n(+{} -{})", headline(prep.existed), d.added, d.removed);
-        if !d.snippet.is_empty() {
-            text.push('\n');
-            text.push_str(&d.snippet);
-        }
-        for note in &prep.notes {
-            text.push_str("\n\n");
-            text.push_str(note);
-        }
-        Ok(ToolOutput::with_display(
-            text,
-            Display::Diff {
-                path: path.to_path_buf(),
-                before: before.into_owned(),
-                after: written.to_string(),
-            },
-        ))
+        Ok(outcome(&headline, &prep, path, &before, &written))
     }
+
+    /// The write through the client: its text now is checked against the plan (by hash; the
+    /// client's text has no mtime) and the new text sent. The client's own round trips lie
+    /// between that check and the write; the client write lock keeps this session's writes
+    /// from interleaving there, and the protocol offers no conditional write to close the rest.
+    async fn commit_to_client(
+        &self,
+        ctx: &ToolContext,
+        client: &dyn ClientFiles,
+        path: &Path,
+        change: Change<'_>,
+        headline: impl Fn(bool) -> String,
+    ) -> Result<ToolOutput, ToolError> {
+        let state = &ctx.session.read_files;
+        let _guard = state.lock_client_writes().await;
+        let prepared = self.take(&ctx.call_id, path);
+        let current = load_from_client(client, path).await?;
+        let current_hash = current.as_ref().map(|c| c.hash);
+        let (prep, before, written) = settle(
+            ctx,
+            path,
+            prepared,
+            |p| p.disk_hash == current_hash,
+            || plan(state, path, change, current),
+        )?;
+        let bytes = encoding::encode_cow(&written, prep.format);
+        // The client's text was UTF-8 (with a BOM at most), and so is its encoding again.
+        let text = std::str::from_utf8(&bytes).map_err(|_| {
+            ToolError::new(format!(
+                "Cannot write {} through the editor: its encoding is not UTF-8.",
+                path.display()
+            ))
+        })?;
+        client
+            .write_text(path, text)
+            .await
+            .map_err(|e| client_error("write", path, &e))?;
+        // The disk's mtime (the file may be saved later, or already): the watcher then finds
+        // the same size and hash and takes the save for this write, not an outside change.
+        let mtime = disk_stamp(path).map_or(SystemTime::UNIX_EPOCH, |(m, _)| m);
+        state.record_write(
+            path,
+            WriteRecord {
+                content: Arc::from(&*written),
+                mtime,
+                size: bytes.len() as u64,
+                hash: content_hash(&bytes),
+                format: prep.format,
+                ranges: prep.ranges_after.clone(),
+            },
+        );
+        drop(_guard);
+        Ok(outcome(&headline, &prep, path, &before, &written))
+    }
+}
+
+/// What to write, as approved, and the facts to record with it. When the file still holds
+/// what the preview was planned from (`unchanged`), the previewed texts are used as they are;
+/// otherwise the change is planned again (`replan`, merging outside changes) and refused when
+/// the result differs from what the person approved — their own version when they changed it.
+/// The person's version (`content_override`) is what is written when there is one. A write
+/// that would break a settings file is refused last, against the text it replaces.
+fn settle<'a>(
+    ctx: &'a ToolContext,
+    path: &Path,
+    prepared: Option<Prepared>,
+    unchanged: impl FnOnce(&Prepared) -> bool,
+    replan: impl FnOnce() -> Result<Plan, ToolError>,
+) -> Result<(Prepared, Cow<'a, str>, Cow<'a, str>), ToolError> {
+    let approved_after = ctx.preview.as_ref().and_then(|p| p.new_content.as_deref());
+    let approved_before = match ctx.preview.as_ref().map(|p| &p.display) {
+        Some(Display::Diff { before, .. }) => Some(before.as_str()),
+        _ => None,
+    };
+    let fast = match (prepared, approved_before, approved_after) {
+        (Some(p), Some(b), Some(a)) if unchanged(&p) => {
+            Some((p, Cow::Borrowed(b), Cow::Borrowed(a)))
+        }
+        _ => None,
+    };
+    let (mut prep, before, after) = match fast {
+        Some(x) => x,
+        None => {
+            let plan = replan()?;
+            // What the person approved: their own version when they changed it (the prompt
+            // recomputes the diff when the file changes under it), else the proposal. It
+            // must be exactly what planning against the file gives now.
+            let approved = ctx
+                .content_override
+                .as_ref()
+                .map(|o| o.content.as_str())
+                .or(approved_after);
+            if approved.is_some_and(|a| a != plan.after) {
+                return Err(ToolError::new(format!(
+                    "{MODIFIED} (It changed after the edit was shown for approval.)"
+                )));
+            }
+            let prep = Prepared::of(&ctx.call_id, &plan);
+            (prep, Cow::Owned(plan.before), Cow::Owned(plan.after))
+        }
+    };
+    let written = match &ctx.content_override {
+        Some(o) => {
+            if !o.note.trim().is_empty() {
+                prep.notes.push(o.note.clone());
+            }
+            let hunks = changes(&before, &o.content);
+            prep.ranges_after = shift_ranges(&prep.ranges_before, &hunks);
+            Cow::Borrowed(o.content.as_str())
+        }
+        None => after,
+    };
+    // What is written, the person's own version included, must not break a settings file
+    // whatever the mode: checked last, against the text it replaces.
+    ctx.session
+        .check_settings_write(path, &before, &written)
+        .map_err(ToolError::new)?;
+    Ok((prep, before, written))
+}
+
+/// The result said to the model and shown to people: the headline, the count of lines
+/// added and removed, a snippet of the change, and the plan's notes.
+fn outcome(
+    headline: &impl Fn(bool) -> String,
+    prep: &Prepared,
+    path: &Path,
+    before: &str,
+    written: &str,
+) -> ToolOutput {
+    let d = diff_snippet(before, written);
+    let mut text = format!("{}\n(+{} -{})", headline(prep.existed), d.added, d.removed);
+    if !d.snippet.is_empty() {
+        text.push('\n');
+        text.push_str(&d.snippet);
+    }
+    for note in &prep.notes {
+        text.push_str("\n\n");
+        text.push_str(note);
+    }
+    ToolOutput::with_display(
+        text,
+        Display::Diff {
+            path: path.to_path_buf(),
+            before: before.to_string(),
+            after: written.to_string(),
+        },
+    )
 }
 
 /// The disk still holds the bytes hashed at planning time (`None`: still no file there).

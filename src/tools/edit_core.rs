@@ -1,17 +1,23 @@
 //! The guarded write path shared by Write, Edit and MultiEdit.
 //!
-//! [`plan`] computes, without writing, exactly what a call would put on disk: it loads the
-//! file, enforces read-before-write, applies the edits in memory (all or nothing), checks the
+//! [`plan`] computes, without writing, exactly what a call would put on disk (or in the
+//! client's buffer): from the file's text as loaded (`file_common::load_text`), it enforces
+//! read-before-write, applies the edits in memory (all or nothing), checks the
 //! change lies in lines the model has seen, and — when the file changed on disk since it was
 //! read — merges: the edits are applied to the disk version when they do not overlap the
 //! outside change, and refused with a compact diff of that change when they do. Writing the
 //! plan is `edit_commit`'s job.
+//!
+//! "Changed since read" is decided from what the text carries: a file from disk by its mtime
+//! and size first (then its hash, so a touch is no change); a text from the client has no
+//! mtime, so only its content counts — the hash of the client's text now against the one
+//! recorded when the model read it (or the recorded text itself).
 
 use std::path::{Path, PathBuf};
 
 use super::ToolError;
 use super::diff_snippet::{diff_snippet, shift_ranges};
-use super::file_common::{DiskText, line_count, load_for_edit};
+use super::file_common::{LoadedText, line_count};
 use super::text_match::{MatchKind, closest_region, locate, numbered_line};
 use crate::diff::{self, changes};
 use crate::files::encoding::{self, LineEnding, TextFormat};
@@ -92,14 +98,19 @@ fn name_edit(i: usize, n: usize, msg: String) -> ToolError {
     }
 }
 
-/// Compute the plan (see the module docs). Synchronous: reads the disk, writes nothing.
-pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Plan, ToolError> {
+/// Compute the plan (see the module docs) from `loaded`, the file's text now (`None`: no
+/// such file). Writes nothing.
+pub fn plan(
+    state: &ReadFileState,
+    path: &Path,
+    change: Change<'_>,
+    loaded: Option<LoadedText>,
+) -> Result<Plan, ToolError> {
     if let Change::Edits(edits) = change {
         check_edits_in_memory(edits)?;
     }
     let snap = state.get(path);
-    let whole_write = matches!(change, Change::Write(_));
-    let Some(disk) = load_for_edit(path, whole_write)? else {
+    let Some(disk) = loaded else {
         return plan_new_file(path, change);
     };
     let creating = matches!(change, Change::Edits(e) if e[0].old_string.is_empty());
@@ -110,7 +121,11 @@ pub fn plan(state: &ReadFileState, path: &Path, change: Change<'_>) -> Result<Pl
         return Err(ToolError::new(NOT_READ));
     };
     let format = disk.decoded.format;
-    let changed = snap.stale || snap.mtime != disk.mtime || snap.size != disk.size;
+    // No stamp (the client's text): only the content can say it is unchanged.
+    let changed = snap.stale
+        || disk
+            .stamp
+            .is_none_or(|(mtime, size)| snap.mtime != mtime || snap.size != size);
     let same_bytes = snap.hash == Some(disk.hash)
         || snap
             .content
@@ -327,7 +342,7 @@ fn plan_merge(
     path: &Path,
     snap: &FileSnapshot,
     base: &str,
-    disk: DiskText,
+    disk: LoadedText,
     edits: &[EditSpec],
 ) -> Result<Plan, ToolError> {
     let format = disk.decoded.format;

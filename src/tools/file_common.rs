@@ -1,12 +1,15 @@
 //! Helpers shared by Read, Write, Edit and MultiEdit: turning the model's path into an
 //! absolute one, showing paths relative to the session, refusing devices and binary files
-//! before any I/O, and loading a file's text for an edit (synchronously, so a write can check
-//! and replace it inside one critical section with no await in between).
+//! before any I/O, and loading a file's text for an edit — from disk synchronously (so a
+//! write can check and replace it inside one critical section with no await in between), or
+//! from the client when it serves the file ([`client_for`]: an editor's buffer).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::ToolError;
+use crate::files::client::{ClientFileError, ClientFiles};
 use crate::files::encoding::{self, Decoded};
 use crate::files::paths::expand_path;
 use crate::files::state::content_hash;
@@ -101,20 +104,104 @@ pub fn directory_error(path: &Path) -> ToolError {
     ))
 }
 
+/// Files at least this large stay on disk even when the client serves files: Read streams
+/// them and edits load them from disk (an editor holds no useful buffer of them, and their
+/// whole text would cross the protocol at every read).
+pub const LARGE_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The client that serves `path`'s text, when one does: the session's client files, for a
+/// text file — not an image, a PDF or another binary format by its name, not a notebook, not
+/// a directory or device, not [`LARGE_FILE_BYTES`] or more on disk. Read and the writing
+/// tools decide with this one rule, so a file is read and written on the same side.
+pub fn client_for(path: &Path, session: &SessionContext) -> Option<Arc<dyn ClientFiles>> {
+    let client = session.client_files()?;
+    let notebook = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"));
+    if notebook || has_binary_extension(path) || is_blocked_device(path) {
+        return None;
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() || m.len() >= LARGE_FILE_BYTES => None,
+        _ => Some(client),
+    }
+}
+
 /// A text file as loaded for an edit.
 #[derive(Debug, Clone)]
-pub struct DiskText {
+pub struct LoadedText {
     pub decoded: Decoded,
-    pub mtime: SystemTime,
-    pub size: u64,
+    /// mtime and size on disk when read from disk; `None` when the text came from the client,
+    /// where only the content (`hash`) can tell a change.
+    pub stamp: Option<(SystemTime, u64)>,
+    /// [`content_hash`] of the bytes read (the client's text as UTF-8).
     pub hash: u64,
+}
+
+/// Load `path` for an edit from where its text lives: the client when it serves the file
+/// ([`client_for`]), else the disk ([`load_for_edit`]). `Ok(None)`: no such file yet.
+pub async fn load_text(
+    path: &Path,
+    session: &SessionContext,
+    allow_lossy: bool,
+) -> Result<Option<LoadedText>, ToolError> {
+    match client_for(path, session) {
+        Some(client) => load_from_client(client.as_ref(), path).await,
+        None => load_for_edit(path, allow_lossy),
+    }
+}
+
+/// Load `path`'s text from the client. A file the client cannot give that is not on disk
+/// either is a new file (`Ok(None)`); one that is on disk is an error, said to the model.
+pub async fn load_from_client(
+    client: &dyn ClientFiles,
+    path: &Path,
+) -> Result<Option<LoadedText>, ToolError> {
+    match client.read_text(path).await {
+        Ok(text) => client_text(path, text).map(Some),
+        Err(_) if matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) => {
+            Ok(None)
+        }
+        Err(e) => Err(client_error("read", path, &e)),
+    }
+}
+
+/// The client's text of `path` as loaded text: refused when it holds NUL (a binary file the
+/// client rendered as text), decoded into logical text and its line endings.
+pub fn client_text(path: &Path, text: String) -> Result<LoadedText, ToolError> {
+    if encoding::looks_binary(text.as_bytes()) {
+        return Err(binary_error(path));
+    }
+    let hash = content_hash(text.as_bytes());
+    Ok(LoadedText {
+        decoded: encoding::decode_owned(text.into_bytes()),
+        stamp: None,
+        hash,
+    })
+}
+
+/// The model's message for a failed client read or write (`what`).
+pub fn client_error(what: &str, path: &Path, e: &ClientFileError) -> ToolError {
+    ToolError::new(format!(
+        "Cannot {what} {} through the editor: {e}",
+        path.display()
+    ))
+}
+
+/// `path`'s mtime and size on disk, when it is there.
+pub fn disk_stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((
+        meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        meta.len(),
+    ))
 }
 
 /// Load `path` for an edit: `Ok(None)` when it does not exist. Refuses directories, devices,
 /// binary files, files too large to edit, and — unless `allow_lossy` (a whole-file Write, which
 /// keeps none of the old text) — text that did not decode cleanly, since writing it back would
 /// corrupt the bytes that were replaced.
-pub fn load_for_edit(path: &Path, allow_lossy: bool) -> Result<Option<DiskText>, ToolError> {
+pub fn load_for_edit(path: &Path, allow_lossy: bool) -> Result<Option<LoadedText>, ToolError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -156,11 +243,13 @@ pub fn load_for_edit(path: &Path, allow_lossy: bool) -> Result<Option<DiskText>,
     }
     // Re-stat after reading: the read content belongs with the mtime it was read at.
     let meta = std::fs::metadata(path).unwrap_or(meta);
-    Ok(Some(DiskText {
+    Ok(Some(LoadedText {
         hash: content_hash(&bytes),
         decoded,
-        mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-        size: meta.len(),
+        stamp: Some((
+            meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            meta.len(),
+        )),
     }))
 }
 

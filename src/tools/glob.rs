@@ -44,6 +44,7 @@ impl Tool for GlobTool {
 
     fn info(&self) -> ToolInfo {
         ToolInfo::new("Glob", ToolKind::Read)
+            .searches()
             .aliases(&["list_files"])
             .read_only()
             .concurrency_safe()

@@ -32,6 +32,7 @@ pub mod text_match;
 pub mod todo_write;
 pub mod tool_search;
 pub mod web_fetch;
+pub mod web_search;
 pub mod write;
 
 use std::any::Any;
@@ -252,6 +253,9 @@ pub struct ToolInfo {
     pub deferred: bool,
     /// For a tool of an MCP server: the server and the tool, which rules match on.
     pub mcp: Option<McpName<'static>>,
+    /// A reading tool that searches (file names, contents) rather than reads one thing: how
+    /// a client labels its calls.
+    pub search: bool,
 }
 
 impl ToolInfo {
@@ -264,7 +268,13 @@ impl ToolInfo {
             concurrency_safe: false,
             deferred: false,
             mcp: None,
+            search: false,
         }
+    }
+
+    pub const fn searches(mut self) -> ToolInfo {
+        self.search = true;
+        self
     }
 
     pub const fn aliases(mut self, aliases: &'static [&'static str]) -> ToolInfo {
@@ -380,6 +390,10 @@ pub trait DynTool: Send + Sync {
     fn aliases(&self) -> &'static [&'static str];
     fn description(&self) -> String;
     fn kind(&self) -> ToolKind;
+    /// A reading tool that searches ([`ToolInfo::search`]).
+    fn searches(&self) -> bool {
+        false
+    }
     /// For a tool of an MCP server, the (server, tool) pair permission rules match on.
     fn mcp_name(&self) -> Option<McpName<'_>>;
     fn prompt(&self) -> String;
@@ -420,6 +434,9 @@ impl<T: Tool> DynTool for T {
     }
     fn kind(&self) -> ToolKind {
         self.info().kind
+    }
+    fn searches(&self) -> bool {
+        self.info().search
     }
     fn mcp_name(&self) -> Option<McpName<'_>> {
         self.info().mcp

@@ -102,6 +102,7 @@ so do not repeat text an earlier edit already replaced."
         let specs = input.specs();
         self.prepared
             .preview(&ctx.session, &ctx.call_id, &path, Change::Edits(&specs))
+            .await
             .map(Some)
     }
 
@@ -126,5 +127,6 @@ so do not repeat text an earlier edit already replaced."
                     format!("File created successfully at: {}", path.display())
                 }
             })
+            .await
     }
 }

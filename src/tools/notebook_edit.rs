@@ -157,6 +157,7 @@ notebook first; cells are named by the ids Read shows."
         let change = Change::Write(&applied.text);
         self.prepared
             .preview(&ctx.session, &ctx.call_id, &path, change)
+            .await
             .map(Some)
     }
 
@@ -171,5 +172,6 @@ notebook first; cells are named by the ids Read shows."
             .commit(ctx, &path, Change::Write(&applied.text), |_| {
                 format!("{summary} in {}.", path.display())
             })
+            .await
     }
 }

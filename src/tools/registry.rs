@@ -33,6 +33,7 @@ pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
     tools.push(Arc::new(super::glob::GlobTool));
     tools.push(Arc::new(super::grep::GrepTool));
     tools.push(Arc::new(super::web_fetch::WebFetchTool::new()));
+    tools.push(Arc::new(super::web_search::WebSearchTool::new()));
     tools
 }
 
@@ -254,6 +255,7 @@ mod tests {
             ("grep_search", "Grep"),
             ("run_shell", "Bash"),
             ("web_fetch", "WebFetch"),
+            ("web_search", "WebSearch"),
             ("enter_plan_mode", "EnterPlanMode"),
             ("exit_plan_mode", "ExitPlanMode"),
         ] {

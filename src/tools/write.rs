@@ -74,6 +74,7 @@ existing files."
                 &path,
                 Change::Write(&input.content),
             )
+            .await
             .map(Some)
     }
 
@@ -88,5 +89,6 @@ existing files."
                     format!("File created successfully at: {}", path.display())
                 }
             })
+            .await
     }
 }

@@ -8,10 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cairn::agent::{AgentHandle, AgentSetup, start};
+use cairn::agent::{AgentHandle, AgentSetup, SessionServices, start};
 use cairn::config::LoadedSettings;
 use cairn::config::hooks::HooksConfig;
 use cairn::config::model::Aliases;
+use cairn::config::snapshot::SessionSettings;
 use cairn::llm::Provider;
 use cairn::llm::retry::RetryPolicy;
 use cairn::llm::scripted::ScriptedServer;
@@ -59,8 +60,12 @@ pub struct Setup {
     pub checkpoints: bool,
     /// The checkpoint store's budget in bytes (`None`: the default).
     pub checkpoint_budget: Option<u64>,
+    /// The web search service (none: WebSearch says how to configure one).
+    pub web_search: Option<std::sync::Arc<dyn cairn::session::search::SearchBackend>>,
     /// Tools that join while the session runs (MCP servers' tools).
     pub late_tools: cairn::tools::LateTools,
+    /// The client's files (an editor's buffers; none by default).
+    pub client_files: Option<std::sync::Arc<dyn cairn::files::client::ClientFiles>>,
 }
 
 impl Setup {
@@ -90,7 +95,9 @@ impl Setup {
             tool_search: Default::default(),
             checkpoints: true,
             checkpoint_budget: None,
+            web_search: None,
             late_tools: Default::default(),
+            client_files: None,
         }
     }
 }
@@ -144,37 +151,45 @@ impl Agent {
         let server = llm::scripted(script);
         let client = llm::client(setup.provider, &server, setup.idle);
         let transcript_path = setup.transcript.then(|| setup.data_dir.join("t.jsonl"));
+        let settings = SessionSettings {
+            auto_compact_pct: setup.auto_compact_pct,
+            tool_search: setup.tool_search,
+            checkpoints: setup.checkpoints,
+            checkpoint_budget: setup.checkpoint_budget,
+            max_tokens: 1024,
+            retry: setup.retry,
+            hooks: setup.hooks,
+            ..SessionSettings::default()
+        };
+        let services = SessionServices {
+            aliases: setup.aliases.clone(),
+            commands: setup.commands,
+            skills: setup.skills,
+            agents: setup.agents,
+            web_search: setup.web_search,
+            ..SessionServices::new(
+                client,
+                setup.gate,
+                settings,
+                &setup.project_dir,
+                transcript_path.as_deref(),
+            )
+        };
         let handle = start(AgentSetup {
-            client,
+            services,
             model: setup.aliases.pick(&setup.model),
-            aliases: setup.aliases,
             project_dir: setup.project_dir,
             additional_dirs: Vec::new(),
             data_dir: setup.data_dir,
             transcript_path,
             session_id: setup.session_id.into(),
-            gate: setup.gate,
-            hooks: setup.hooks,
             max_turns: setup.max_turns,
-            retry: setup.retry,
-            max_tokens: 1024,
-            demo: false,
             extra_tools: setup.tools,
             late_tools: setup.late_tools,
-            tool_env: Vec::new(),
-            settings_files: Vec::new(),
-            memory: Default::default(),
-            commands: setup.commands,
-            skills: setup.skills,
-            agents: setup.agents,
             resume: setup.resume,
-            auto_compact_pct: setup.auto_compact_pct,
             fork: false,
             mode_from_flag: false,
-            output_style: None,
-            tool_search: setup.tool_search,
-            checkpoints: setup.checkpoints,
-            checkpoint_budget: setup.checkpoint_budget,
+            client_files: setup.client_files,
         });
         Agent { server, handle }
     }
@@ -194,7 +209,12 @@ impl Agent {
         format: cairn::cli::OutputFormat,
     ) -> (cairn::headless::Outcome, String) {
         let mut out = Vec::new();
-        let outcome = cairn::headless::run(self.handle, prompt.into(), format, false, &mut out)
+        let connection = cairn::protocol::Connection {
+            session_id: self.handle.session_id,
+            ops: self.handle.ops,
+            events: self.handle.events,
+        };
+        let outcome = cairn::headless::run(connection, prompt.into(), format, false, &mut out)
             .await
             .unwrap();
         (outcome, String::from_utf8(out).unwrap())

@@ -1,7 +1,7 @@
 //! Workspaces for tool and permission tests, on real temp dirs. [`Workspace`] is a project
-//! dir and a separate data dir with a session and a [`ToolContext`] for calls, plus
-//! [`run`], the executor's steps for one call. [`Homes`] is a temp root holding `home/` (what
-//! HOME points at), `proj/` (a git project), `outside/` and `data/`, with the gate
+//! dir and a separate data dir with a session and a [`ToolContext`] for calls, plus [`run`]
+//! and [`run_previewed`], the executor's steps for one call. [`Homes`] is a temp root holding
+//! `home/` (what HOME points at), `proj/` (a git project), `outside/` and `data/`, with the gate
 //! configuration over it, for settings and permission tests.
 //! Include with `#[path = "support/workspace.rs"] mod workspace;`.
 
@@ -54,6 +54,19 @@ pub async fn run(
     let parsed = tool.parse(&input)?;
     tool.validate(&parsed, ctx).await?;
     tool.call(parsed, ctx).await
+}
+
+/// The executor's steps with the preview: parse, validate, preview, call with that preview
+/// (and whatever override `ctx` carries). Errors as their message.
+pub async fn run_previewed(
+    tool: &dyn DynTool,
+    input: Value,
+    mut ctx: ToolContext,
+) -> Result<ToolOutput, String> {
+    let parsed = tool.parse(&input).map_err(|e| e.message)?;
+    tool.validate(&parsed, &ctx).await.map_err(|e| e.message)?;
+    ctx.preview = tool.preview(&parsed, &ctx).await.map_err(|e| e.message)?;
+    tool.call(parsed, &ctx).await.map_err(|e| e.message)
 }
 
 /// A project dir and a separate data dir, with a session `test` and a context for call

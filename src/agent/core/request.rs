@@ -25,24 +25,14 @@ impl Core {
     pub(in crate::agent) async fn one_request(&mut self, cancel: &CancellationToken) -> Step {
         // Mid-turn (tool results just came back) the window is checked here; a new prompt is
         // checked before it is added, so it follows the summary instead of being folded in.
-        let after_tools = self.messages.last().is_some_and(|m| {
-            m.content
-                .iter()
-                .any(|b| matches!(b, ContentBlock::ToolResult { .. }))
-        });
-        if after_tools {
+        if self.conversation.after_tools() {
             self.keep_within_window(cancel).await;
         }
         // MCP tools that joined since the last request (servers connect in the background),
         // which of them are deferred, and a word to the model about deferred tools that came
         // or went.
-        if self.registry.refresh_late() {
-            self.registry_version += 1;
-        }
         let model = self.request_model();
-        self.deferral
-            .publish(&self.registry, &model, self.registry_version);
-        if let Some(note) = self.deferral.announcement() {
+        if let Some(note) = self.tools.refresh(&model) {
             self.session.remind(note);
         }
         let reminders = self.session.take_reminders();
@@ -59,15 +49,23 @@ impl Core {
         let request = ModelRequest {
             model: model.clone(),
             system: self.system.clone(),
-            messages: self.deferral.shape_messages(&self.messages),
-            tools: self.deferral.specs(&self.registry, &self.messages),
-            max_tokens: self.max_tokens,
+            messages: self
+                .tools
+                .deferral
+                .shape_messages(&self.conversation.messages),
+            tools: self.tools.specs(&self.conversation.messages),
+            max_tokens: self.services.settings.max_tokens,
             thinking_budget: None,
+            server_tools: Vec::new(),
         };
         let events = self.events().clone();
         // Retries (a failed send, a stream that breaks or is cut short) come inside the stream
         // as `Restart`s: the attempt so far is dropped and the request made again.
-        let mut stream = stream_with_retry(Arc::clone(&self.client), request, self.retry.clone());
+        let mut stream = stream_with_retry(
+            Arc::clone(&self.services.client),
+            request,
+            self.services.settings.retry.clone(),
+        );
 
         // Tools get their own token so a broken stream can stop them without ending the turn's.
         let tools_cancel = cancel.child_token();
@@ -129,7 +127,9 @@ impl Core {
                                 last_partial = Instant::now();
                                 let mut so_far = blocks.clone();
                                 so_far.push(ContentBlock::Text { text: partial_text.clone() });
-                                self.transcript.record(&Record::Partial { blocks: so_far });
+                                self.conversation
+                                    .transcript
+                                    .record(&Record::Partial { blocks: so_far });
                             }
                         }
                         StreamEvent::ThinkingDelta(text) => {
@@ -142,12 +142,21 @@ impl Core {
                                 ContentBlock::ToolUse { id, name, input } => {
                                     executor.submit(id.clone(), name.clone(), input.clone());
                                 }
+                                ContentBlock::Server(server) => {
+                                    if let Some(event) =
+                                        crate::tools::web_search::provider::block_event(server)
+                                    {
+                                        events.send(event);
+                                    }
+                                }
                                 _ => {}
                             }
                             blocks.push(block);
                             // A crash from here on resumes with what the answer had.
                             last_partial = Instant::now();
-                            self.transcript.record(&Record::Partial { blocks: blocks.clone() });
+                            self.conversation
+                                .transcript
+                                .record(&Record::Partial { blocks: blocks.clone() });
                         }
                         StreamEvent::InvalidToolUse { id, name, raw_input, error } => {
                             blocks.push(ContentBlock::ToolUse {
@@ -220,10 +229,10 @@ impl Core {
         }
         if let Some(e) = stream_error {
             if !answered
-                && self.deferral.references
+                && self.tools.deferral.references
                 && crate::agent::deferral::is_reference_error(&e)
             {
-                self.deferral.references = false;
+                self.tools.deferral.references = false;
                 self.events().send(Event::Notice {
                     message: format!(
                         "The model server refused deferred tools ({e}); from now on loaded \

@@ -30,7 +30,7 @@ pub fn request_json(request: &ModelRequest) -> String {
     // The breakpoint goes on the last tool the model sees: deferred ones stay out of the
     // prompt until referenced.
     let last_seen = request.tools.iter().rposition(|t| !t.defer_loading);
-    let tools: Vec<Value> = request
+    let mut tools: Vec<Value> = request
         .tools
         .iter()
         .enumerate()
@@ -49,6 +49,7 @@ pub fn request_json(request: &ModelRequest) -> String {
             tool
         })
         .collect();
+    tools.extend(request.server_tools.iter().cloned());
     let body = Body {
         model: &request.model,
         max_tokens: request.max_tokens,

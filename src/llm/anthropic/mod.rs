@@ -123,7 +123,14 @@ enum Partial {
         name: String,
         json: String,
     },
-    /// Redacted thinking and block types we do not know: their content is not kept.
+    /// A block the provider made or ran itself (`server_tool_use`, `web_search_tool_result`,
+    /// `redacted_thinking`, types cairn does not know), kept as its start event gave it; the
+    /// input of a server tool call streams into `json` as a client tool's does.
+    Server {
+        block: Value,
+        json: String,
+    },
+    /// A block with nothing in it to keep (never started with content).
     Ignored,
 }
 
@@ -235,7 +242,7 @@ impl Decoder for AnthropicDecoder {
                             .filter(|s| !s.is_empty())
                             .map(str::to_string),
                     },
-                    Some("tool_use") | Some("server_tool_use") => Partial::Tool {
+                    Some("tool_use") => Partial::Tool {
                         id: text("id"),
                         name: text("name"),
                         // Some servers put the whole input in the start block.
@@ -246,7 +253,11 @@ impl Decoder for AnthropicDecoder {
                             _ => String::new(),
                         },
                     },
-                    _ => Partial::Ignored,
+                    Some(_) => Partial::Server {
+                        block: block.clone(),
+                        json: String::new(),
+                    },
+                    None => Partial::Ignored,
                 };
                 let i = index()?;
                 count_block(&mut self.block_count)?;
@@ -260,6 +271,14 @@ impl Decoder for AnthropicDecoder {
                     append_capped(t, &whole, &mut self.content_bytes, || {
                         "a content block".into()
                     })?;
+                }
+                if let Partial::Server { block, .. } = &partial {
+                    append_capped(
+                        &mut String::new(),
+                        &block.to_string(),
+                        &mut self.content_bytes,
+                        || "a server block".into(),
+                    )?;
                 }
                 // A second start for an open block would silently lose the first (a tool call
                 // among them): refuse it.
@@ -319,6 +338,11 @@ impl Decoder for AnthropicDecoder {
                             format!("the input of tool call `{name}`")
                         })?;
                     }
+                    (Some(Partial::Server { json, .. }), Some("input_json_delta")) => {
+                        append_capped(json, piece, &mut self.content_bytes, || {
+                            "the input of a server tool call".into()
+                        })?;
+                    }
                     (Some(Partial::Ignored), _) => {}
                     (None, _) => {
                         return Err(malformed(
@@ -344,6 +368,18 @@ impl Decoder for AnthropicDecoder {
                         signature,
                     })),
                     Some(Partial::Tool { id, name, json }) => out.push(tool_event(id, name, json)),
+                    Some(Partial::Server { mut block, json }) => {
+                        if !json.trim().is_empty() {
+                            let input = serde_json::from_str::<Value>(&json).map_err(|e| {
+                                malformed(
+                                    &format!("a server tool call's input is not JSON ({e})"),
+                                    &frame.data,
+                                )
+                            })?;
+                            block["input"] = input;
+                        }
+                        out.push(StreamEvent::BlockComplete(ContentBlock::Server(block)));
+                    }
                     Some(Partial::Ignored) => {}
                     None => {
                         return Err(malformed(

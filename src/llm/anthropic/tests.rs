@@ -54,6 +54,7 @@ fn body_has_cache_breakpoints_and_thinking() {
         ],
         max_tokens: 1000,
         thinking_budget: Some(500),
+        server_tools: Vec::new(),
     };
     let body = request_body(&request);
     assert_eq!(
@@ -273,4 +274,91 @@ fn an_event_whose_data_does_not_decode_fails_whatever_its_type() {
     }
     let (out, result) = decode(&[("ping", ""), ("ping", r#"{"type": "ping"}"#)]);
     assert_eq!((out, result), (Vec::new(), Ok(())));
+}
+
+#[test]
+fn server_blocks_are_kept_as_received_and_sent_back_the_same() {
+    let result_block = r#"{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","title":"Rust","url":"https://www.rust-lang.org/","encrypted_content":"EqgfCio","page_age":"April 30, 2025"}]}"#;
+    let (events, result) = decode(&[
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"query\": \"rust"}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":" lang\"}"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":0}"#,
+        ),
+        (
+            "content_block_start",
+            &format!(
+                r#"{{"type":"content_block_start","index":1,"content_block":{result_block}}}"#
+            ),
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":1}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":2,"content_block":{"type":"redacted_thinking","data":"EmwKAhgB"}}"#,
+        ),
+        (
+            "content_block_stop",
+            r#"{"type":"content_block_stop","index":2}"#,
+        ),
+    ]);
+    result.unwrap();
+    let blocks: Vec<ContentBlock> = events
+        .into_iter()
+        .map(|e| match e {
+            StreamEvent::BlockComplete(b) => b,
+            other => panic!("only whole blocks, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        blocks[0],
+        ContentBlock::Server(json!({"type": "server_tool_use", "id": "srvtoolu_1",
+            "name": "web_search", "input": {"query": "rust lang"}}))
+    );
+    // Never a tool call of cairn's.
+    assert!(
+        !blocks
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolUse { .. }))
+    );
+    // In the next request, each block goes back exactly as it came, in its order of keys.
+    let request = ModelRequest {
+        model: "m".into(),
+        system: String::new(),
+        messages: vec![
+            Message::user_text("search"),
+            Message {
+                role: Role::Assistant,
+                content: blocks.clone(),
+            },
+            Message::user_text("thanks"),
+        ],
+        tools: vec![],
+        max_tokens: 100,
+        thinking_budget: None,
+        server_tools: vec![],
+    };
+    let body = request_json(&request);
+    assert!(body.contains(result_block), "{body}");
+    assert!(
+        body.contains(r#"{"type":"redacted_thinking","data":"EmwKAhgB"}"#),
+        "{body}"
+    );
+    // A transcript line round-trips them too.
+    let line = serde_json::to_string(&blocks).unwrap();
+    let back: Vec<ContentBlock> = serde_json::from_str(&line).unwrap();
+    assert_eq!(back, blocks);
 }

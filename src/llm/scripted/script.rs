@@ -114,6 +114,9 @@ impl Script {
 #[serde(deny_unknown_fields, default)]
 pub struct Turn {
     pub thinking: Option<String>,
+    /// Blocks the provider made itself (`server_tool_use`, `web_search_tool_result`), sent
+    /// whole, before the text, in the Anthropic format only.
+    pub server_blocks: Vec<Value>,
     pub text: Option<String>,
     pub tool_calls: Vec<ToolCall>,
     /// Default: `tool_use` when there are tool calls, else `end_turn`.
@@ -131,6 +134,7 @@ impl Default for Turn {
     fn default() -> Self {
         Turn {
             thinking: None,
+            server_blocks: Vec::new(),
             text: None,
             tool_calls: Vec::new(),
             stop_reason: None,

@@ -113,6 +113,9 @@ pub(crate) fn anthropic_frames(turn: &Turn, ctx: &RenderContext) -> Vec<String> 
             deltas,
         );
     }
+    for server in &turn.server_blocks {
+        block(&mut out, server.clone(), Vec::new());
+    }
     if let Some(text) = turn.text.as_deref().filter(|t| !t.is_empty()) {
         let deltas = pieces(text, turn.chunk_chars)
             .into_iter()

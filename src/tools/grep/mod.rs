@@ -100,6 +100,7 @@ impl Tool for GrepTool {
 
     fn info(&self) -> ToolInfo {
         ToolInfo::new("Grep", ToolKind::Read)
+            .searches()
             .aliases(&["grep_search"])
             .read_only()
             .concurrency_safe()

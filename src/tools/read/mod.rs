@@ -9,7 +9,8 @@
 //! and output over 25,000 tokens are refused with a hint. Devices that never end and
 //! directories are refused too. A repeated Read of the same range of an unchanged file answers
 //! briefly instead of repeating the content. A macOS screenshot name that does not exist is
-//! tried again with the other space before AM/PM (U+202F or a plain space).
+//! tried again with the other space before AM/PM (U+202F or a plain space). When the client
+//! serves files (an editor's buffers), a text file's lines come from it (`client.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,12 +21,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 mod attach;
+mod client;
 mod limits;
 mod media;
 mod text;
 
 use super::file_common::{
-    binary_error, check_path_no_io, directory_error, has_binary_extension, input_path, title_path,
+    LARGE_FILE_BYTES, binary_error, check_path_no_io, client_for, directory_error,
+    has_binary_extension, input_path, title_path,
 };
 use super::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::files::encoding;
@@ -40,8 +43,8 @@ pub use text::MAX_LINE_CHARS;
 use text::{render, select_lines, shown_range, stream_lines};
 
 pub const DEFAULT_LIMIT: usize = 2000;
-/// Files at least this large are streamed.
-pub const FAST_PATH_MAX_BYTES: u64 = 10 * 1024 * 1024;
+/// Files at least this large are streamed (and stay on disk when the client serves files).
+pub const FAST_PATH_MAX_BYTES: u64 = LARGE_FILE_BYTES;
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -141,6 +144,22 @@ refused; use Glob to list files."
         }
         let offset = input.offset.unwrap_or(1).max(1);
         let limit = input.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+        if media.is_none()
+            && let Some(client) = client_for(&path, &ctx.session)
+        {
+            if input.pages.is_some() {
+                return Err(pages_error());
+            }
+            let whole = input.offset.is_none() && input.limit.is_none();
+            let range = client::Range {
+                offset,
+                limit,
+                whole,
+            };
+            if let Some(out) = client::read(client.as_ref(), &path, range, ctx).await? {
+                return Ok(out);
+            }
+        }
 
         let (path, meta) = find(path, &ctx.session.cwd()).await?;
         if meta.is_dir() {
@@ -159,9 +178,7 @@ refused; use Glob to list files."
             return media::read(kind, &path, size, input.pages.as_deref(), limits(), ctx).await;
         }
         if input.pages.is_some() {
-            return Err(ToolError::new(
-                "The pages parameter is for PDF files only; for text files use offset and limit.",
-            ));
+            return Err(pages_error());
         }
         let state = &ctx.session.read_files;
 
@@ -172,12 +189,7 @@ refused; use Glob to list files."
             && prev.size == size
             && prev.last_read == Some((offset, limit))
         {
-            return Ok(ToolOutput::with_display(
-                "File unchanged since last read. The content from the earlier Read result in this conversation is still current; refer to it instead of reading again.",
-                Display::Text {
-                    text: "Unchanged since last read".into(),
-                },
-            ));
+            return Ok(unchanged());
         }
 
         if input.offset.is_none() && input.limit.is_none() {
@@ -230,20 +242,49 @@ refused; use Glob to list files."
             };
             (streamed.selection, record, streamed.lossy)
         };
-        let text = render(&selection, offset, size, lossy);
-        limits().check_tokens(&text)?;
-        // A lossy read is recorded too: Edit reloads from disk and refuses invalid text itself.
-        state.record_read(&path, record);
-        remind_nested_memory(&path, &ctx.session);
-
-        let shown = selection.lines.len();
-        Ok(ToolOutput::with_display(
-            text,
-            Display::Text {
-                text: format!("Read {shown} line{}", if shown == 1 { "" } else { "s" }),
-            },
-        ))
+        answer(&path, &selection, record, size, lossy, ctx)
     }
+}
+
+/// The file's lines as the model reads them, once the token limit allows: the read recorded
+/// in the read-file state, memory files of the directories on the way noted.
+fn answer(
+    path: &Path,
+    selection: &text::Selection,
+    record: ReadRecord,
+    size: u64,
+    lossy: bool,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let text = render(selection, record.offset, size, lossy);
+    limits().check_tokens(&text)?;
+    // A lossy read is recorded too: Edit reloads from disk and refuses invalid text itself.
+    ctx.session.read_files.record_read(path, record);
+    remind_nested_memory(path, &ctx.session);
+
+    let shown = selection.lines.len();
+    Ok(ToolOutput::with_display(
+        text,
+        Display::Text {
+            text: format!("Read {shown} line{}", if shown == 1 { "" } else { "s" }),
+        },
+    ))
+}
+
+fn pages_error() -> ToolError {
+    ToolError::new(
+        "The pages parameter is for PDF files only; for text files use offset and limit.",
+    )
+}
+
+/// The answer to a repeated Read of the same range of an unchanged file.
+fn unchanged() -> ToolOutput {
+    ToolOutput::with_display(
+        "File unchanged since last read. The content from the earlier Read result in this conversation is still current; refer to it instead of reading again.",
+        Display::Text {
+            text: "Unchanged since last read".into(),
+        },
+    )
 }
 
 /// Memory files of the directories between the working directory and `path` that the model has

@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 mod page;
+mod reader;
 
 pub use page::{html_to_markdown, lead_with_matches};
 
@@ -40,9 +41,12 @@ const CACHE_ENTRIES: usize = 64;
 pub struct WebFetchInput {
     /// The URL to fetch (http is upgraded to https).
     pub url: String,
-    /// What to look for in the page; the parts that mention it come first.
+    /// What to find out from the page: a small, fast model reads the page and answers it.
     #[serde(default)]
     pub prompt: Option<String>,
+    /// The most characters of the result (at most 50,000, the default).
+    #[serde(default)]
+    pub max_length: Option<usize>,
 }
 
 /// A fetched page, as cached.
@@ -259,7 +263,10 @@ impl Tool for WebFetchTool {
     fn description(&self) -> String {
         "Fetches a URL and returns its content; HTML is converted to Markdown.\n\
          - http:// URLs are upgraded to https://\n\
-         - Give `prompt` to say what you are looking for: the parts that mention it come first\n\
+         - Give `prompt` to say what you want from the page: a small, fast model reads the page \
+           and answers it, and its answer is the result (the page itself stays out of the \
+           conversation)\n\
+         - `max_length` caps the result's characters\n\
          - A redirect to another host is reported with the new URL; call WebFetch again with it\n\
          - Results are cached for 15 minutes; long pages are cut and saved to a file you can Read\n\
          - Read-only for the web, but it needs permission"
@@ -337,11 +344,32 @@ impl Tool for WebFetchTool {
         if page.url != key {
             text.push_str(&format!("(Redirected to {})\n\n", page.url));
         }
-        match input.prompt.as_deref().map(str::trim) {
-            Some(prompt) if !prompt.is_empty() => {
-                text.push_str(&lead_with_matches(&page.text, prompt))
+        let prompt = input
+            .prompt
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty());
+        match prompt {
+            _ if page.text.trim().is_empty() => text.push_str("(empty response)"),
+            Some(prompt) => {
+                let read = match ctx.session.small_model() {
+                    Some(model) => {
+                        reader::read(model, &page.url, &page.text, prompt, &ctx.cancel).await
+                    }
+                    None => Err("no model to read it with".into()),
+                };
+                match read {
+                    Ok(summary) => text.push_str(&summary),
+                    Err(e) => {
+                        text.push_str(&format!(
+                            "(The page could not be summarised ({e}); here it is, the parts \
+                             that mention the prompt first.)\n\n"
+                        ));
+                        text.push_str(&lead_with_matches(&page.text, prompt));
+                    }
+                }
             }
-            _ => text.push_str(&page.text),
+            None => text.push_str(&page.text),
         }
         if page.cut {
             text.push_str(&format!(
@@ -352,6 +380,15 @@ impl Tool for WebFetchTool {
         let display = Display::Markdown {
             text: head_tail(&text, 20_000),
         };
+        if let Some(max) = input.max_length
+            && let Some((at, _)) = text.char_indices().nth(max)
+        {
+            let total = text.chars().count();
+            text.truncate(at);
+            text.push_str(&format!(
+                "\n\n[Cut at max_length: {max} of {total} characters.]"
+            ));
+        }
         let content = limit_result(
             text,
             MAX_RESULT_CHARS,

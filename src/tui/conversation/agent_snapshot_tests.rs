@@ -39,6 +39,7 @@ fn started(id: &str, title: &str) -> Event {
         tool: "Grep".into(),
         title: title.into(),
         input: json!({}),
+        kind: Default::default(),
     }
 }
 
@@ -72,6 +73,7 @@ fn working() -> Conversation {
         tool: "Agent".into(),
         title: "Explore · find the parser".into(),
         input: json!({}),
+        kind: Default::default(),
     });
     c.apply_event(&sub(usage(1200)));
     c.apply_event(&sub(started("g1", "Grep fn parse")));
@@ -157,6 +159,7 @@ fn a_nested_agents_calls_join_the_outer_cell() {
         tool: "Agent".into(),
         title: "outer · delegate".into(),
         input: json!({}),
+        kind: Default::default(),
     });
     c.apply_event(&sub(started("a2", "inner · look")));
     c.apply_event(&sub(Event::Subagent {

@@ -68,6 +68,7 @@ fn started(conv: &mut Conversation, id: &str, tool: &str, title: &str) {
         tool: tool.into(),
         title: title.into(),
         input: json!({}),
+        kind: Default::default(),
     });
 }
 

@@ -287,6 +287,7 @@ fn tool_cells_show_the_outcome_and_later_disk_changes() {
             tool: title.split(' ').next().unwrap_or_default().into(),
             title: title.into(),
             input: json!({"file_path": format!("/work/project/{file}")}),
+            kind: Default::default(),
         });
         h.event(Event::ToolCallFinished {
             call_id,

@@ -1,0 +1,240 @@
+//! Tests of `updates.rs`: what the client sees of cairn's events, as JSON on the wire.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::updates::{history, translate};
+use crate::protocol::{
+    CallKind, CommandInfo, Display, Event, HistoryItem, PermissionMode, SessionInfo, Todo,
+    TodoStatus,
+};
+
+fn wire(event: &Event) -> Vec<Value> {
+    translate(event, Path::new("/w"))
+        .iter()
+        .map(|u| serde_json::to_value(u).unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn a_tool_call_starts_pending_with_its_kind_and_location() {
+    let out = wire(&Event::ToolCallStarted {
+        call_id: "t1".into(),
+        tool: "Read".into(),
+        title: "Read src/a.rs".into(),
+        input: json!({"file_path": "src/a.rs", "offset": 10}),
+        kind: CallKind::Read,
+    });
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0]["sessionUpdate"], "tool_call");
+    assert_eq!(out[0]["toolCallId"], "t1");
+    assert_eq!(out[0]["kind"], "read");
+    // `pending` is the protocol's default status, left off the wire.
+    assert!(
+        out[0].get("status").is_none_or(|s| s == "pending"),
+        "{}",
+        out[0]
+    );
+    assert_eq!(out[0]["locations"][0]["path"], "/w/src/a.rs");
+    assert_eq!(out[0]["locations"][0]["line"], 10);
+    let kinds: Vec<Value> = [
+        CallKind::Search,
+        CallKind::Edit,
+        CallKind::Execute,
+        CallKind::Fetch,
+        CallKind::Agent,
+        CallKind::Plan,
+        CallKind::Mcp,
+    ]
+    .into_iter()
+    .map(|kind| {
+        wire(&Event::ToolCallStarted {
+            call_id: "t".into(),
+            tool: String::new(),
+            title: String::new(),
+            input: json!({}),
+            kind,
+        })[0]["kind"]
+            .clone()
+    })
+    .collect();
+    // `other` is the protocol's default kind, left off the wire.
+    assert_eq!(
+        kinds,
+        [
+            json!("search"),
+            json!("edit"),
+            json!("execute"),
+            json!("fetch"),
+            json!("think"),
+            json!("switch_mode"),
+            Value::Null
+        ]
+    );
+}
+
+#[test]
+fn an_edit_finishes_with_its_diff_and_a_command_with_its_output() {
+    let out = wire(&Event::ToolCallFinished {
+        call_id: "e1".into(),
+        is_error: false,
+        display: Display::Diff {
+            path: "/w/a.txt".into(),
+            before: "one\n".into(),
+            after: "two\n".into(),
+        },
+        outcome: None,
+    });
+    assert_eq!(out[0]["sessionUpdate"], "tool_call_update");
+    assert_eq!(out[0]["status"], "completed");
+    assert_eq!(
+        out[0]["content"][0],
+        json!({"type": "diff", "path": "/w/a.txt", "oldText": "one\n", "newText": "two\n"})
+    );
+    // A new file has no old text.
+    let created = wire(&Event::ToolCallFinished {
+        call_id: "e2".into(),
+        is_error: false,
+        display: Display::Diff {
+            path: "/w/new.txt".into(),
+            before: String::new(),
+            after: "x".into(),
+        },
+        outcome: None,
+    });
+    assert!(
+        created[0]["content"][0]
+            .get("oldText")
+            .is_none_or(Value::is_null)
+    );
+    let bash = wire(&Event::ToolCallFinished {
+        call_id: "b1".into(),
+        is_error: true,
+        display: Display::Command {
+            command: "false".into(),
+            stdout: "out\n".into(),
+            stderr: "err\n".into(),
+            exit_code: Some(1),
+            timed_out: false,
+        },
+        outcome: None,
+    });
+    assert_eq!(bash[0]["status"], "failed");
+    assert_eq!(
+        bash[0]["content"][0]["content"]["text"],
+        "```\nout\nerr\n```\nexit code 1"
+    );
+}
+
+#[test]
+fn todos_are_the_plan_and_modes_and_commands_are_announced() {
+    let plan = wire(&Event::TodosUpdated {
+        todos: vec![
+            Todo {
+                content: "Write it".into(),
+                status: TodoStatus::Completed,
+                active_form: "Writing it".into(),
+            },
+            Todo {
+                content: "Test it".into(),
+                status: TodoStatus::InProgress,
+                active_form: "Testing it".into(),
+            },
+        ],
+    });
+    assert_eq!(plan[0]["sessionUpdate"], "plan");
+    assert_eq!(plan[0]["entries"][0]["content"], "Write it");
+    assert_eq!(plan[0]["entries"][0]["status"], "completed");
+    assert_eq!(plan[0]["entries"][1]["status"], "in_progress");
+    let mode = wire(&Event::ModeChanged {
+        mode: PermissionMode::AcceptEdits,
+    });
+    assert_eq!(
+        mode[0],
+        json!({"sessionUpdate": "current_mode_update", "currentModeId": "acceptEdits"})
+    );
+    let info = SessionInfo {
+        session_id: "s".into(),
+        model: "m".into(),
+        model_label: String::new(),
+        provider: "anthropic".into(),
+        cwd: "/w".into(),
+        tools: vec![],
+        mode: PermissionMode::Default,
+        demo: false,
+        commands: vec![CommandInfo {
+            name: "review".into(),
+            description: "Review the diff".into(),
+            argument_hint: Some("[file]".into()),
+            skill: false,
+        }],
+        memory_files: vec![],
+        model_choices: vec![],
+        auto_compact_pct: 0,
+        agents: vec![],
+    };
+    let commands = wire(&Event::SessionConfigured(info));
+    assert_eq!(commands[0]["sessionUpdate"], "available_commands_update");
+    let list = &commands[0]["availableCommands"];
+    assert_eq!(list[0]["name"], "init");
+    assert_eq!(list[1]["name"], "review");
+    assert_eq!(list[1]["input"]["hint"], "[file]");
+}
+
+#[test]
+fn a_restored_history_replays_prompts_answers_and_calls() {
+    let out: Vec<Value> = history(&[
+        HistoryItem::Prompt { text: "hi".into() },
+        HistoryItem::Tool {
+            call_id: "t1".into(),
+            title: "Read a".into(),
+            is_error: false,
+        },
+        HistoryItem::Answer {
+            text: "done".into(),
+        },
+    ])
+    .iter()
+    .map(|u| serde_json::to_value(u).unwrap_or_default())
+    .collect();
+    assert_eq!(out[0]["sessionUpdate"], "user_message_chunk");
+    assert_eq!(out[0]["content"]["text"], "hi");
+    assert_eq!(out[1]["sessionUpdate"], "tool_call");
+    assert_eq!(out[1]["status"], "completed");
+    assert_eq!(out[2]["sessionUpdate"], "agent_message_chunk");
+    assert_eq!(out[2]["content"]["text"], "done");
+}
+
+#[test]
+fn retries_and_finished_background_agents_are_told_as_thoughts() {
+    let retry = wire(&Event::Retrying {
+        attempt: 2,
+        max_attempts: 8,
+        delay_ms: 10,
+        reason: "overloaded".into(),
+        discarded: true,
+    });
+    assert_eq!(retry[0]["sessionUpdate"], "agent_thought_chunk");
+    let text = retry[0]["content"]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains("overloaded") && text.contains("cut off"),
+        "{text}"
+    );
+    let task = |status| {
+        wire(&Event::BackgroundTask(crate::protocol::BackgroundTask {
+            id: "agent-1".into(),
+            agent: "Explore".into(),
+            description: "look around".into(),
+            status,
+            elapsed_ms: 5,
+        }))
+    };
+    assert!(task(crate::protocol::TaskStatus::Running).is_empty());
+    let done = task(crate::protocol::TaskStatus::Completed);
+    assert!(
+        done[0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("agent-1") && t.contains("completed"))
+    );
+}
