@@ -18,6 +18,7 @@ pub mod headless;
 pub mod hooks;
 pub mod host;
 pub mod llm;
+pub mod lsp;
 pub mod mcp;
 pub mod media;
 pub mod memory;

@@ -21,6 +21,7 @@ pub const READ: &[&str] = &[
     "disabledMcpjsonServers",
     "webSearch",
     "smallModel",
+    "lspServers",
 ];
 
 /// Keys of `permissions` cairn reads.
@@ -138,7 +139,8 @@ mod tests {
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
                  $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
                  enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers, \
-                 webSearch, smallModel, autoCompactThreshold, toolSearch, checkpointBudgetMB)",
+                 webSearch, smallModel, lspServers, autoCompactThreshold, toolSearch, \
+                 checkpointBudgetMB)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \

@@ -8,6 +8,7 @@ pub mod hooks;
 pub mod keys;
 pub mod layers;
 pub mod local;
+pub mod lsp_servers;
 pub mod model;
 pub mod settings;
 pub mod settings_write;

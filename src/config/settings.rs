@@ -75,6 +75,8 @@ pub struct LoadedSettings {
     pub env: BTreeMap<String, String>,
     /// `statusLine` and `outputStyle`.
     pub appearance: super::appearance::Appearance,
+    /// `lspServers`, highest layer's first.
+    pub lsp_servers: super::lsp_servers::LspServers,
     /// Where each scalar came from: `model`, `defaultMode`, `env.KEY`.
     pub origins: BTreeMap<String, Origin>,
     /// Every settings document that was read, highest layer first.
@@ -428,6 +430,7 @@ pub(super) fn merge_source(
         loaded.hooks.groups.extend(parse_hooks(src, hooks, diags));
     }
     loaded.appearance.merge(src, &mut loaded.origins, diags);
+    loaded.lsp_servers.merge(src, diags);
     merge_mcp_approval(&mut loaded.mcp_approval, src, diags);
     let Some(perms) = obj.get("permissions") else {
         return;

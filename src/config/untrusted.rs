@@ -3,7 +3,8 @@
 //! at least as strict as `default` (`default`, `plan`, `dontAsk`), the MCP servers it turns
 //! off, and preferences that neither run nor widen anything (`model`, `outputStyle`,
 //! `autoCompactThreshold`, `toolSearch`, keys cairn does not use). Everything else is taken out
-//! before the merge — hooks, `statusLine`, `apiKeyHelper`, `env`, allow rules,
+//! before the merge — hooks, `statusLine`, `apiKeyHelper`, `env`, `lspServers` (commands it
+//! would run), allow rules,
 //! `additionalDirectories`, a permissive `defaultMode`, MCP approvals, and any key not named
 //! here (an unknown key is dropped, not trusted) — and listed as an [`UntrustedItem`], which is
 //! what the trust dialog and `-p`'s notice show.
@@ -80,6 +81,7 @@ pub fn narrow(src: &mut SettingsSource) -> Vec<UntrustedItem> {
             ),
             "apiKeyHelper" => item("apiKeyHelper", text_or_json(&value)),
             "env" => item("env", names(&value)),
+            "lspServers" => item("lspServers", lsp_commands(&value)),
             "enableAllProjectMcpServers" | "enabledMcpjsonServers" => {
                 item("MCP approvals", format!("{key}: {}", compact(&value)))
             }
@@ -148,6 +150,33 @@ fn names(value: &Value) -> String {
     }
 }
 
+/// `py: pyright-langserver --stdio; c: clangd` — each server and the command it would run.
+fn lsp_commands(value: &Value) -> String {
+    let Some(servers) = value.as_object() else {
+        return compact(value);
+    };
+    servers
+        .iter()
+        .map(|(name, server)| {
+            let mut words: Vec<String> = server
+                .get("command")
+                .map(text_or_json)
+                .into_iter()
+                .collect();
+            words.extend(
+                server
+                    .get("args")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(text_or_json),
+            );
+            format!("{name}: {}", words.join(" "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 fn strings(value: &Value) -> String {
     match value.as_array() {
         Some(items) => items
@@ -195,6 +224,7 @@ mod tests {
                         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "check"}]}]},
               "statusLine": {"type": "command", "command": "./status.sh"},
               "apiKeyHelper": "./key.sh",
+              "lspServers": {"py": {"command": "./evil-ls", "args": ["--stdio"], "extensionToLanguage": {".py": "python"}}},
               "enabledMcpjsonServers": ["evil"],
               "enableAllProjectMcpServers": true,
               "disabledMcpjsonServers": ["other"],
@@ -217,6 +247,7 @@ mod tests {
                 ("hooks", "SessionStart: ./pwn.sh; PreToolUse: (Bash) check"),
                 ("statusLine", "./status.sh"),
                 ("apiKeyHelper", "./key.sh"),
+                ("lspServers", "py: ./evil-ls --stdio"),
                 ("MCP approvals", "enabledMcpjsonServers: [\"evil\"]"),
                 ("MCP approvals", "enableAllProjectMcpServers: true"),
                 ("other settings", "somethingNew"),

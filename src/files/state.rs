@@ -88,6 +88,20 @@ pub struct ReadFileState {
     /// one such write at a time per session, sub-agents' included.
     client_write_lock: tokio::sync::Mutex<()>,
     content_limit: usize,
+    /// Told of every write recorded, after the record (the language servers' after-edit
+    /// check); set once.
+    write_hook: std::sync::OnceLock<WriteHook>,
+}
+
+/// What [`ReadFileState::set_write_hook`] takes: called with the path of each write, with no
+/// lock held; it must not block (spawn what takes time).
+#[derive(Clone)]
+pub struct WriteHook(pub Arc<dyn Fn(&Path) + Send + Sync>);
+
+impl std::fmt::Debug for WriteHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WriteHook")
+    }
 }
 
 impl Default for ReadFileState {
@@ -214,6 +228,7 @@ impl ReadFileState {
             write_lock: Mutex::new(()),
             client_write_lock: tokio::sync::Mutex::new(()),
             content_limit,
+            write_hook: std::sync::OnceLock::new(),
         }
     }
 
@@ -245,6 +260,12 @@ impl ReadFileState {
             watcher.watch(dir);
         }
         inner.watcher = Some(watcher);
+    }
+
+    /// Be told of every write recorded from now on. Only the first hook set is kept; returns
+    /// whether this one was.
+    pub fn set_write_hook(&self, hook: WriteHook) -> bool {
+        self.write_hook.set(hook).is_ok()
     }
 
     pub fn get(&self, path: &Path) -> Option<FileSnapshot> {
@@ -315,6 +336,10 @@ impl ReadFileState {
             last_read: None,
         };
         self.insert(&mut inner, path, snap);
+        drop(inner);
+        if let Some(hook) = self.write_hook.get() {
+            (hook.0)(path);
+        }
     }
 
     fn insert(&self, inner: &mut Inner, path: &Path, snap: FileSnapshot) {

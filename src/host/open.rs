@@ -30,6 +30,9 @@ pub(crate) struct KeepAlive {
     #[allow(dead_code)]
     pub demo: Option<Demo>,
     pub mcp: Option<Arc<crate::mcp::McpManager>>,
+    /// The session's language servers (started on first use; dropped with the session).
+    #[allow(dead_code)]
+    pub lsp: Option<Arc<crate::lsp::LspManager>>,
 }
 
 /// A session built and started, before the host wires its client.
@@ -194,6 +197,14 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         notices.extend(lines);
         Arc::new(manager)
     });
+    // Language servers: none start here; the LSP tool starts them on first use.
+    let (lsp, lsp_notices) = crate::lsp::LspManager::from_settings(&settings, data_dir.join("lsp"));
+    notices.extend(lsp_notices);
+    let lsp = Arc::new(lsp);
+    let lsp_tool: crate::tools::ToolHandle = Arc::new(crate::lsp::tool::LspTool::new(
+        Arc::clone(&lsp),
+        gate.read_guard(),
+    ));
     let web_search = search_service(&settings, &endpoint, &client, &mut notices);
     let small_model = crate::session::small_model::SmallModel {
         client: Arc::clone(&client),
@@ -232,7 +243,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         session_id,
         project_dir: project_dir.clone(),
         max_turns: spec.max_turns,
-        extra_tools: Vec::new(),
+        extra_tools: vec![lsp_tool],
         late_tools,
         resume,
         fork: spec.fork,
@@ -257,7 +268,11 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         agent: start(setup),
         notices,
         facts,
-        keep: KeepAlive { demo, mcp },
+        keep: KeepAlive {
+            demo,
+            mcp,
+            lsp: Some(lsp),
+        },
     })
 }
 

@@ -209,7 +209,8 @@ pub struct PermissionGate {
     /// approved it), by conversation; cleared when that conversation's turn ends. Weaker than
     /// the rules above: see `decide::gaps`.
     turn_allow: Mutex<HashMap<String, Vec<Rule>>>,
-    session_deny: Mutex<Vec<Rule>>,
+    /// Shared with the [`ReadGuard`]s handed out, so a denial given now reaches them too.
+    session_deny: Arc<Mutex<Vec<Rule>>>,
     pending: Mutex<HashMap<String, Pending>>,
     /// Whether PreToolUse hooks are configured: their answer could lift refusals that
     /// [`Self::check_before_io`] would otherwise give.
@@ -223,6 +224,59 @@ pub struct PermissionGate {
     /// Its variables that change what a command executes (`PATH`, `BASH_ENV`, `GIT_CONFIG_*`,
     /// …: [`crate::shell::exec_env`]): while any is set, no command is read-only.
     exec_env: Vec<String>,
+}
+
+/// Whether `deny` or the session's denials forbid reading `path` (fails closed: a path whose
+/// facts cannot be read counts as denied).
+fn read_denied_by<'a>(
+    mut deny: impl Iterator<Item = &'a Rule>,
+    session_deny: &Mutex<Vec<Rule>>,
+    working: &Roots,
+    data: &Roots,
+    path: &std::path::Path,
+) -> bool {
+    let Ok(facts) = safety::path_facts(path, working, data) else {
+        return true;
+    };
+    let denied = |r: &Rule| {
+        facts
+            .candidates
+            .iter()
+            .any(|c| r.matches_target(rules::Target::Read(c), true))
+    };
+    deny.any(denied) || lock(session_deny).iter().any(denied)
+}
+
+/// A cheap, cloneable view of the gate's read-deny rules ([`PermissionGate::read_guard`]).
+#[derive(Debug, Clone)]
+pub struct ReadGuard {
+    deny: Arc<Vec<Rule>>,
+    session_deny: Arc<Mutex<Vec<Rule>>>,
+    working: Roots,
+    data: Roots,
+}
+
+impl ReadGuard {
+    /// Whether a deny rule (or session denial) forbids reading `path`.
+    pub fn denied(&self, path: &std::path::Path) -> bool {
+        read_denied_by(
+            self.deny.iter(),
+            &self.session_deny,
+            &self.working,
+            &self.data,
+            path,
+        )
+    }
+
+    /// A guard that denies nothing (tests, tools used outside a session).
+    pub fn none() -> ReadGuard {
+        ReadGuard {
+            deny: Arc::default(),
+            session_deny: Arc::default(),
+            working: Roots::default(),
+            data: Roots::default(),
+        }
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -289,7 +343,7 @@ impl PermissionGate {
             data: Roots::new(&[config.session_data_dir]),
             session_allow: Mutex::new(Vec::new()),
             turn_allow: Mutex::new(HashMap::new()),
-            session_deny: Mutex::new(Vec::new()),
+            session_deny: Arc::default(),
             pending: Mutex::new(HashMap::new()),
             pre_tool_hooks: settings.hooks.has(HookEvent::PreToolUse),
             diagnostics,
@@ -371,16 +425,25 @@ impl PermissionGate {
     /// Whether a deny rule (or session denial) forbids reading `path`: for search tools to
     /// leave such files out of their results (Grep over a project must not show `.env`).
     pub fn read_denied(&self, path: &std::path::Path) -> bool {
-        let Ok(facts) = safety::path_facts(path, &self.working, &self.data) else {
-            return true;
-        };
-        let denied = |r: &Rule| {
-            facts
-                .candidates
-                .iter()
-                .any(|c| r.matches_target(rules::Target::Read(c), true))
-        };
-        self.deny.iter().any(|r| denied(&r.rule)) || lock(&self.session_deny).iter().any(denied)
+        read_denied_by(
+            self.deny.iter().map(|r| &r.rule),
+            &self.session_deny,
+            &self.working,
+            &self.data,
+            path,
+        )
+    }
+
+    /// The read-deny check on its own, for a tool that learns the paths it shows only as it
+    /// runs (the LSP tool's returned locations): the same rules and session denials as
+    /// [`Self::read_denied`], denials given later included.
+    pub fn read_guard(&self) -> ReadGuard {
+        ReadGuard {
+            deny: Arc::new(self.deny.iter().map(|r| r.rule.clone()).collect()),
+            session_deny: Arc::clone(&self.session_deny),
+            working: self.working.clone(),
+            data: self.data.clone(),
+        }
     }
 
     /// Apply the person's answer to `request`.
