@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
 cargo build --release --quiet
-bin=$PWD/target/release/cairn
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/cairn
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
