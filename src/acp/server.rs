@@ -226,18 +226,12 @@ impl Server {
             .open(spec)
             .await
             .map_err(|e| Error::new(ErrorCode::INTERNAL_ERROR, format!("{e:#}")))?;
-        let client = self
-            .client
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
         let mut conn = handle.conn;
         let session = Arc::new(Session::new(
             conn.session_id.clone(),
             conn.ops.clone(),
             handle.facts.project_dir.clone(),
             handle.facts.bypass_allowed,
-            client,
             crate::protocol::PermissionMode::Default,
         ));
         let mut updates: Vec<SessionUpdate> = handle

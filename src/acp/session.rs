@@ -10,9 +10,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, ContentBlock, ContentChunk, PromptResponse, RequestPermissionRequest,
-    SessionId, SessionNotification, SessionUpdate, StopReason, TextContent, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    ContentBlock, ContentChunk, PromptResponse, RequestPermissionRequest, SessionId,
+    SessionNotification, SessionUpdate, StopReason, TextContent, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -29,10 +29,6 @@ pub struct Session {
     pub ops: mpsc::UnboundedSender<Op>,
     pub cwd: PathBuf,
     pub bypass_allowed: bool,
-    /// What the client said it can do at `initialize` (its file system, its terminal), for
-    /// the tools that go through them when offered.
-    #[allow(dead_code)] // read once file tools can go through the client (issue 23)
-    pub client: ClientCapabilities,
     state: Mutex<State>,
 }
 
@@ -51,7 +47,6 @@ impl Session {
         ops: mpsc::UnboundedSender<Op>,
         cwd: PathBuf,
         bypass_allowed: bool,
-        client: ClientCapabilities,
         mode: PermissionMode,
     ) -> Session {
         Session {
@@ -59,7 +54,6 @@ impl Session {
             ops,
             cwd,
             bypass_allowed,
-            client,
             state: Mutex::new(State {
                 mode,
                 ..State::default()

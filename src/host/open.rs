@@ -175,11 +175,6 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         settings.home.as_deref(),
     );
     notices.extend(style.notices.iter().cloned());
-    let tool_env: Vec<(String, String)> = settings
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
     let late_tools = crate::tools::LateTools::default();
     if !settings.trust.is_trusted() {
         let servers = crate::mcp::session::project_servers(&project_dir, &settings, &spec.mcp);
@@ -211,6 +206,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         model: small_model_id(&settings, &endpoint, &aliases),
     };
     let session_settings = SessionSettings::read(&settings, &env_var);
+    let tool_env = session_settings.env.clone();
     let services = SessionServices {
         aliases,
         memory,
