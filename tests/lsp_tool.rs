@@ -95,21 +95,26 @@ fn gate(dir: &Path) -> PermissionGate {
 /// Run one prompt in which the model makes each of `turns`' calls in turn (every permission
 /// request allowed), then ends; return the agent for reading its requests.
 async fn run(dir: &Path, manager: Arc<LspManager>, turns: Vec<Vec<Value>>) -> Agent {
-    let mut setup = Setup::in_dir(dir, Provider::Anthropic);
-    setup.transcript = false;
-    let gate = gate(dir);
-    setup.tools = vec![Arc::new(LspTool::new(manager, gate.read_guard()))];
-    setup.gate = gate;
     let mut script_turns: Vec<Value> = turns
         .into_iter()
         .map(|calls| json!({ "tool_calls": calls }))
         .collect();
     script_turns.push(json!({"text": "done"}));
-    let mut agent = Agent::start(&json!({ "turns": script_turns }), setup);
+    let mut agent = Agent::start(&json!({ "turns": script_turns }), lsp_setup(dir, manager));
     agent.submit("look");
     let events = agent.run_turn().await;
     assert_eq!(finished(&events).0, TurnEnd::Completed);
     agent
+}
+
+/// A session in `dir` whose one extra tool is the LSP tool over `manager`.
+fn lsp_setup(dir: &Path, manager: Arc<LspManager>) -> Setup {
+    let mut setup = Setup::in_dir(dir, Provider::Anthropic);
+    setup.transcript = false;
+    let gate = gate(dir);
+    setup.tools = vec![Arc::new(LspTool::new(manager, gate.read_guard()))];
+    setup.gate = gate;
+    setup
 }
 
 fn lsp(id: &str, input: Value) -> Value {
@@ -313,7 +318,7 @@ async fn a_server_killed_mid_session_is_started_again_by_the_next_call() {
         {"tool_calls": [definition("c1")]}, {"text": "first"},
         {"tool_calls": [definition("c2")]}, {"text": "second"},
     ]});
-    let mut agent = Agent::start(&script, setup);
+    let mut agent = Agent::start(&script, lsp_setup(&dir, Arc::clone(&manager)));
     agent.prompt("where is greet?").await;
 
     let (server, _) = manager.running_for(&dir.join("app.py"), &dir).unwrap();
