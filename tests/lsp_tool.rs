@@ -12,7 +12,7 @@ use cairn::llm::Provider;
 use cairn::lsp::LspManager;
 use cairn::lsp::tool::LspTool;
 use cairn::permissions::PermissionGate;
-use cairn::protocol::TurnEnd;
+use cairn::protocol::{LspState, TurnEnd};
 use serde_json::{Value, json};
 
 #[path = "support/agent.rs"]
@@ -306,14 +306,6 @@ async fn a_server_killed_mid_session_is_started_again_by_the_next_call() {
             json!({"operation": "goToDefinition", "filePath": "app.py", "line": 5, "character": 11}),
         )
     };
-    let mut setup = Setup::in_dir(&dir, Provider::Anthropic);
-    setup.transcript = false;
-    let gate = gate(&dir);
-    setup.tools = vec![Arc::new(LspTool::new(
-        Arc::clone(&manager),
-        gate.read_guard(),
-    ))];
-    setup.gate = gate;
     let script = json!({"turns": [
         {"tool_calls": [definition("c1")]}, {"text": "first"},
         {"tool_calls": [definition("c2")]}, {"text": "second"},
@@ -543,6 +535,68 @@ async fn typescript_definition_implementation_and_workspace_symbols_wait_for_the
     assert_eq!(
         results[2].0.trim_end(),
         "Found 1 symbol matching \"Square\":\n  Class Square — shape.ts:5:1"
+    );
+    manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_lists_servers_their_state_and_diagnostics_and_a_restart_stops_one() {
+    let (_tmp, dir) = project(&[("point.h", C_HEADER), ("main.c", C_MAIN)], None);
+    let Some(manager) = manager_with("clangd", &dir) else {
+        return;
+    };
+    let row = |name: &str| {
+        manager
+            .status()
+            .into_iter()
+            .find(|s| s.name == name)
+            .unwrap()
+    };
+    let before = row("clangd");
+    assert_eq!((before.root, before.state), (None, LspState::NotStarted));
+    assert!(before.extensions.contains(&".c".to_string()));
+    assert!(before.log.ends_with(".data/lsp/clangd.log"));
+
+    // A call with a type error in the file: the server runs and holds its diagnostics.
+    std::fs::write(dir.join("main.c"), C_MAIN.replace("norm(p);", "norm(3);")).unwrap();
+    let calls = vec![lsp(
+        "c1",
+        json!({"operation": "documentSymbol", "filePath": "main.c"}),
+    )];
+    run(&dir, Arc::clone(&manager), vec![calls]).await;
+    let running = row("clangd");
+    assert_eq!(running.root.as_deref(), Some(dir.as_path()));
+    assert!(
+        matches!(running.state, LspState::Ready | LspState::Indexing),
+        "{running:?}"
+    );
+    let mut files = Vec::new();
+    for _ in 0..100 {
+        files = manager.diagnostics();
+        if !files.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].path, dir.join("main.c"));
+    assert_eq!(files[0].server, "clangd");
+    assert!(
+        files[0].lines[0].starts_with("line 7:17 error: "),
+        "{files:?}"
+    );
+
+    let said = manager.restart("clangd").await.unwrap();
+    assert_eq!(
+        said,
+        "clangd stopped; the next call that needs it starts it afresh"
+    );
+    assert_eq!(row("clangd").state, LspState::NotStarted);
+    assert!(manager.diagnostics().is_empty());
+    let err = manager.restart("gopls-x").await.unwrap_err();
+    assert!(
+        err.starts_with("there is no language server called `gopls-x` (configured: "),
+        "{err}"
     );
     manager.shutdown().await;
 }

@@ -110,7 +110,8 @@ impl Host {
             project_root: facts.project_root.clone(),
         };
         let mcp = keep.mcp.clone();
-        let side = ops::HostSide::new(facts.clone(), mcp.clone(), Arc::clone(&self.sessions));
+        let side = ops::HostSide::new(facts.clone(), mcp.clone(), Arc::clone(&self.sessions))
+            .with_lsp(keep.lsp.clone());
         let core_ops = agent.ops.clone();
         let conn = relay::start(agent, keep, side, Arc::clone(&self.sessions));
         lock(&self.sessions).insert(session.session_id.clone(), Entry { session, core_ops });

@@ -13,6 +13,7 @@ use crate::protocol::{Event, HostEvent, HostOp, Op, OpenSessionInfo, SavedSessio
 
 use super::{Registry, SessionFacts};
 
+mod lsp;
 mod mcp;
 mod memory;
 mod status_line;
@@ -27,6 +28,10 @@ pub(crate) struct HostSide {
     pub registry: Registry,
     /// A task already tells the client whenever the MCP servers change.
     pub mcp_watched: AtomicBool,
+    /// The session's language servers, for `/lsp`, `/diagnostics` and the status row.
+    pub lsp: Option<Arc<crate::lsp::LspManager>>,
+    /// A task already tells the client whenever the language servers change.
+    pub lsp_watched: AtomicBool,
     /// Cancelled when the session's core has ended: the host's own tasks (the MCP watcher)
     /// stop, so the client's events channel closes even while someone still holds the servers.
     pub ended: tokio_util::sync::CancellationToken,
@@ -43,8 +48,16 @@ impl HostSide {
             mcp,
             registry,
             mcp_watched: AtomicBool::new(false),
+            lsp: None,
+            lsp_watched: AtomicBool::new(false),
             ended: tokio_util::sync::CancellationToken::new(),
         }
+    }
+
+    /// The same, answering for the session's language servers too.
+    pub fn with_lsp(mut self, lsp: Option<Arc<crate::lsp::LspManager>>) -> HostSide {
+        self.lsp = lsp;
+        self
     }
 }
 
@@ -124,6 +137,25 @@ pub(crate) fn handle(op: Op, side: &HostSide, events: &mpsc::UnboundedSender<Eve
                     result,
                 });
             });
+        }
+        HostOp::LspServers => {
+            let first = !side.lsp_watched.swap(true, Ordering::SeqCst);
+            match &side.lsp {
+                // The watcher sends the first list itself.
+                Some(manager) if first => lsp::watch(manager, answer, side.ended.clone()),
+                manager => {
+                    answer.send(lsp::servers(manager.as_deref()));
+                }
+            }
+        }
+        HostOp::LspRestart { name } => {
+            let manager = side.lsp.clone();
+            tokio::spawn(async move {
+                answer.send(lsp::restart(manager, &name).await);
+            });
+        }
+        HostOp::Diagnostics => {
+            answer.send(lsp::diagnostics(side.lsp.as_deref()));
         }
         HostOp::StatusLine { input } => match status_line::Job::new(&side.facts, &input) {
             Some(job) => {

@@ -427,6 +427,27 @@ pub fn new_problems(before: &[Diagnostic], after: &[Diagnostic]) -> Vec<Diagnost
         .collect()
 }
 
+/// One problem as a line: `line 5:17 error: message [code]` (1-based, as an editor shows).
+pub fn diagnostic_line(d: &Diagnostic) -> String {
+    let severity = match d.severity {
+        Some(DiagnosticSeverity::WARNING) => "warning",
+        Some(DiagnosticSeverity::INFORMATION) => "info",
+        Some(DiagnosticSeverity::HINT) => "hint",
+        _ => "error",
+    };
+    let code = match &d.code {
+        Some(async_lsp::lsp_types::NumberOrString::String(s)) => format!(" [{s}]"),
+        Some(async_lsp::lsp_types::NumberOrString::Number(n)) => format!(" [{n}]"),
+        None => String::new(),
+    };
+    let message = d.message.lines().collect::<Vec<_>>().join(" ");
+    format!(
+        "line {}:{} {severity}: {message}{code}",
+        d.range.start.line + 1,
+        d.range.start.character + 1
+    )
+}
+
 /// The reminder for problems an edit introduced.
 pub fn diagnostics_reminder(
     shown_path: &str,
@@ -440,22 +461,7 @@ pub fn diagnostics_reminder(
         format!("Diagnostics in {shown_path} after your edit (from {server}):\n")
     };
     for d in problems.iter().take(20) {
-        let severity = match d.severity {
-            Some(DiagnosticSeverity::WARNING) => "warning",
-            _ => "error",
-        };
-        let code = match &d.code {
-            Some(async_lsp::lsp_types::NumberOrString::String(s)) => format!(" [{s}]"),
-            Some(async_lsp::lsp_types::NumberOrString::Number(n)) => format!(" [{n}]"),
-            None => String::new(),
-        };
-        let message = d.message.lines().collect::<Vec<_>>().join(" ");
-        let _ = writeln!(
-            out,
-            "  line {}:{} {severity}: {message}{code}",
-            d.range.start.line + 1,
-            d.range.start.character + 1
-        );
+        let _ = writeln!(out, "  {}", diagnostic_line(d));
     }
     if problems.len() > 20 {
         let _ = writeln!(out, "  … and {} more.", problems.len() - 20);

@@ -15,6 +15,7 @@ pub mod handlers;
 pub mod server;
 pub mod spec;
 pub mod state;
+mod status;
 pub mod tool;
 
 use std::collections::HashMap;
@@ -49,6 +50,8 @@ pub struct LspManager {
     slots: Mutex<HashMap<Key, Arc<tokio::sync::Mutex<Slot>>>>,
     /// After-edit checks still collecting diagnostics.
     pub(crate) checks: after_edit::Checks,
+    /// Told when a server starts, fails, stops, or starts or stops indexing (`status.rs`).
+    status: Arc<tokio::sync::Notify>,
 }
 
 impl LspManager {
@@ -59,6 +62,7 @@ impl LspManager {
             log_dir,
             slots: Mutex::new(HashMap::new()),
             checks: after_edit::Checks::default(),
+            status: Arc::default(),
         }
     }
 
@@ -139,8 +143,12 @@ impl LspManager {
             Slot::Empty => {}
         }
         let log = self.log_dir.join(format!("{}.log", spec.name));
-        match Server::start(Arc::clone(&spec), root, log).await {
+        // Watchers see it starting (its slot is locked until it is up or has failed).
+        self.status.notify_waiters();
+        let started = Server::start(Arc::clone(&spec), root, log).await;
+        let result = match started {
             Ok(server) => {
+                server.state.report_status_to(Arc::clone(&self.status));
                 *slot = Slot::Running(Arc::clone(&server));
                 Ok((server, language))
             }
@@ -153,7 +161,11 @@ impl LspManager {
                 };
                 Err(e)
             }
-        }
+        };
+        // Told once the slot is free again, whichever way it went.
+        drop(slot);
+        self.status.notify_waiters();
+        result
     }
 
     /// The server already running for `path` in `root`, if any (none is started).

@@ -37,6 +37,8 @@ struct Inner {
 pub struct ServerState {
     inner: Mutex<Inner>,
     changed: Notify,
+    /// Told when the server starts or stops being busy, or closes (the manager's watchers).
+    status: std::sync::OnceLock<std::sync::Arc<Notify>>,
 }
 
 impl ServerState {
@@ -67,20 +69,49 @@ impl ServerState {
         });
     }
 
+    /// Tell `notify` from now on whenever the server starts or stops being busy, or closes.
+    pub fn report_status_to(&self, notify: std::sync::Arc<Notify>) {
+        let _ = self.status.set(notify);
+    }
+
+    fn status_changed(&self) {
+        if let Some(n) = self.status.get() {
+            n.notify_waiters();
+        }
+    }
+
     pub fn begin(&self, token: String) {
         self.bump(|i| {
             i.busy.insert(token);
         });
+        self.status_changed();
     }
 
     pub fn end(&self, token: &str) {
         self.bump(|i| {
             i.busy.remove(token);
         });
+        self.status_changed();
     }
 
     pub fn close(&self) {
         self.bump(|i| i.closed = true);
+        self.status_changed();
+    }
+
+    /// Whether the server reports work in progress.
+    pub fn is_busy(&self) -> bool {
+        !self.lock().busy.is_empty()
+    }
+
+    /// Every document's latest diagnostics that are not empty.
+    pub fn all_diagnostics(&self) -> Vec<(Url, Vec<Diagnostic>)> {
+        self.lock()
+            .diagnostics
+            .iter()
+            .filter(|(_, p)| !p.diagnostics.is_empty())
+            .map(|(u, p)| (u.clone(), p.diagnostics.clone()))
+            .collect()
     }
 
     pub fn is_closed(&self) -> bool {

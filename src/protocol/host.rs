@@ -69,6 +69,58 @@ pub struct StatusLineInput {
     pub lines_removed: usize,
 }
 
+/// One language server of the session: a configured one not started yet, or one running (or
+/// failed) for a workspace root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LspServerInfo {
+    pub name: String,
+    /// The workspace root it serves; `None` before it has started for any.
+    pub root: Option<PathBuf>,
+    pub state: LspState,
+    /// Where its stderr goes.
+    pub log: PathBuf,
+    /// The file extensions it covers (`.py`, `.ts`).
+    pub extensions: Vec<String>,
+}
+
+/// How a language server is doing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum LspState {
+    /// Configured; it starts when a call first needs it.
+    NotStarted,
+    Starting,
+    /// Running, and reporting work in progress (indexing, loading the project).
+    Indexing,
+    Ready,
+    /// It failed to start or exited; the next call that needs it tries again (after a wait).
+    Failed {
+        error: String,
+    },
+}
+
+impl LspState {
+    /// The state in a word or two (`ready`, `failed`).
+    pub fn word(&self) -> &'static str {
+        match self {
+            LspState::NotStarted => "not started",
+            LspState::Starting => "starting",
+            LspState::Indexing => "indexing",
+            LspState::Ready => "ready",
+            LspState::Failed { .. } => "failed",
+        }
+    }
+}
+
+/// The diagnostics a language server holds for one open file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDiagnostics {
+    pub path: PathBuf,
+    pub server: String,
+    /// One line per problem: `line 5:17 error: message [code]`.
+    pub lines: Vec<String>,
+}
+
 /// What a client asks of the session's host rather than its core.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "host_op", rename_all = "snake_case")]
@@ -92,6 +144,15 @@ pub enum HostOp {
     AddMemoryNote { path: PathBuf, note: String },
     /// Run the settings' `statusLine` command with this input ([`HostEvent::StatusLine`]).
     StatusLine { input: StatusLineInput },
+    /// The session's language servers: [`HostEvent::LspServers`] now, and again whenever
+    /// one starts, finishes indexing, fails or stops.
+    LspServers,
+    /// Stop a language server (every root it serves); the next call that needs it starts it
+    /// afresh ([`HostEvent::LspAnswer`]).
+    LspRestart { name: String },
+    /// The diagnostics the running servers hold for the session's open files
+    /// ([`HostEvent::Diagnostics`]).
+    Diagnostics,
 }
 
 /// The host's answers.
@@ -121,6 +182,12 @@ pub enum HostEvent {
     /// The `statusLine` command's first line of output (escape sequences as it printed them,
     /// padded as the settings say), or why there is none.
     StatusLine { text: Result<String, String> },
+    /// The session's language servers (after [`HostOp::LspServers`], and whenever they change).
+    LspServers { servers: Vec<LspServerInfo> },
+    /// What came of [`HostOp::LspRestart`]: a line for the person, or why nothing happened.
+    LspAnswer { result: Result<String, String> },
+    /// The current diagnostics, by file (files without any left out).
+    Diagnostics { files: Vec<FileDiagnostics> },
 }
 
 #[cfg(test)]

@@ -315,3 +315,81 @@ async fn a_hanging_status_script_is_killed_and_a_failing_or_missing_one_says_why
         }
     );
 }
+
+#[tokio::test]
+async fn language_servers_are_listed_watched_and_restarted_through_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let declared = vec![crate::config::lsp_servers::LspServerSetting {
+        name: "fake".into(),
+        command: "sh".into(),
+        args: vec!["-c".into(), "exit 3".into()],
+        extension_to_language: [(".x".to_string(), "x".to_string())].into(),
+        env: Default::default(),
+        initialization_options: None,
+        settings: None,
+        startup_timeout_ms: Some(500),
+        source: "test".into(),
+    }];
+    let path = std::env::var("PATH").unwrap_or_default();
+    let (specs, _) =
+        crate::lsp::spec::resolve(&declared, Some(&path), dir.path(), &Default::default());
+    let manager = Arc::new(crate::lsp::LspManager::new(specs, dir.path().join("lsp")));
+    let side = side(facts(dir.path())).with_lsp(Some(Arc::clone(&manager)));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    assert_eq!(handle(Op::Host(HostOp::LspServers), &side, &tx), None);
+    let next = |rx: &mut mpsc::UnboundedReceiver<Event>| {
+        let got = rx.try_recv();
+        async move {
+            match got {
+                Ok(Event::Host(HostEvent::LspServers { servers })) => servers,
+                _ => panic!("expected the servers"),
+            }
+        }
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let first = next(&mut rx).await;
+    let fake = first.iter().find(|s| s.name == "fake").unwrap();
+    assert_eq!(fake.state, crate::protocol::LspState::NotStarted);
+    // A start that fails: the watcher says so by itself.
+    let file = dir.path().join("a.x");
+    assert!(manager.server_for(&file, dir.path()).await.is_err());
+    let mut failed = None;
+    for _ in 0..100 {
+        if let Ok(Event::Host(HostEvent::LspServers { servers })) = rx.try_recv() {
+            failed = servers.into_iter().find(|s| s.name == "fake");
+            if matches!(
+                failed.as_ref().map(|s| &s.state),
+                Some(crate::protocol::LspState::Failed { .. })
+            ) {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let failed = failed.unwrap();
+    let crate::protocol::LspState::Failed { error } = &failed.state else {
+        panic!("{failed:?}")
+    };
+    assert!(
+        error.starts_with("language server `fake` failed to initialise"),
+        "{error}"
+    );
+    assert_eq!(failed.root.as_deref(), Some(dir.path()));
+
+    let restarted = ask(
+        &side,
+        HostOp::LspRestart {
+            name: "fake".into(),
+        },
+    )
+    .await;
+    assert_eq!(
+        restarted,
+        HostEvent::LspAnswer {
+            result: Ok("fake was not running; the next call that needs it starts it".into())
+        }
+    );
+    let none = ask(&side, HostOp::Diagnostics).await;
+    assert_eq!(none, HostEvent::Diagnostics { files: Vec::new() });
+    side.ended.cancel();
+}

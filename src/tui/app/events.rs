@@ -134,6 +134,10 @@ impl App {
             }
             // The event loop runs the status line; the app has no use for the open sessions.
             HostEvent::StatusLine { .. } | HostEvent::OpenSessions { .. } => {}
+            // Not asked for by the TUI yet.
+            HostEvent::LspServers { .. }
+            | HostEvent::LspAnswer { .. }
+            | HostEvent::Diagnostics { .. } => {}
         }
     }
 
