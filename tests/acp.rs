@@ -119,6 +119,8 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
         {"tool_calls": [call("b1", "Bash",
             json!({"command": "echo hello-acp key=${ANTHROPIC_API_KEY:-none}",
                 "description": "say hello"}))]},
+        {"tool_calls": [call("t1", "Bash",
+            json!({"command": "sleep 5", "timeout": 300, "description": "too slow"}))]},
         {"text": "All done."},
         {"tool_calls": [call("s1", "Bash",
             json!({"command": "sleep 30", "description": "wait"}))]},
@@ -161,7 +163,7 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
         .iter()
         .filter_map(|q| q["toolCall"]["toolCallId"].as_str())
         .collect();
-    assert_eq!(asked_ids, ["e1", "b1"], "{asked:?}");
+    assert_eq!(asked_ids, ["e1", "b1", "t1"], "{asked:?}");
     let options: Vec<(&str, &str)> = asked[0]["options"]
         .as_array()
         .unwrap()
@@ -205,7 +207,8 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
         [
             ("r1", "read", "pending"),
             ("e1", "edit", "pending"),
-            ("b1", "execute", "pending")
+            ("b1", "execute", "pending"),
+            ("t1", "execute", "pending")
         ]
     );
     let read = of_kind(updates, "tool_call")[0];
@@ -243,19 +246,21 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
 
     // The command ran in the client's terminal: created in the project with the session's
     // shell, waited for, read, released; the call showed the terminal live and at its end.
-    let terminals = first["firstTerminals"].as_array().unwrap();
-    let methods: Vec<&str> = terminals
-        .iter()
-        .filter_map(|t| t["method"].as_str())
-        .collect();
-    assert_eq!(
-        methods,
-        ["create", "wait_for_exit", "output", "release"],
-        "{terminals:?}"
-    );
-    let created = &terminals[0];
+    let all_terminals = first["firstTerminals"].as_array().unwrap();
+    let of_terminal = |id: &str| -> Vec<&str> {
+        all_terminals
+            .iter()
+            .filter(|t| t["terminalId"] == id)
+            .filter_map(|t| t["method"].as_str())
+            .collect()
+    };
+    let created = &all_terminals[0];
     let terminal_id = created["terminalId"].as_str().unwrap();
-    assert!(terminals.iter().all(|t| t["terminalId"] == terminal_id));
+    assert_eq!(
+        of_terminal(terminal_id),
+        ["create", "wait_for_exit", "output", "release"],
+        "{all_terminals:?}"
+    );
     assert_eq!(created["params"]["cwd"], project.display().to_string());
     assert_eq!(created["params"]["args"][0], "-c");
     let script = created["params"]["args"][1].as_str().unwrap();
@@ -278,6 +283,23 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
     let after_bash = server.requests()[3].body.to_string();
     assert!(after_bash.contains("hello-acp key=none"), "{after_bash}");
     assert_eq!(finished("r1")["status"], "completed");
+    // The call's timeout holds in the client's terminal: killed, read, released; the model
+    // is told as for a local command.
+    let slow = all_terminals
+        .iter()
+        .find(|t| t["method"] == "create" && t["terminalId"] != terminal_id)
+        .unwrap_or_else(|| panic!("no terminal for t1: {all_terminals:?}"));
+    let slow_id = slow["terminalId"].as_str().unwrap();
+    assert!(slow["params"]["args"][1].as_str().unwrap().contains("sleep 5"));
+    let slow_methods = of_terminal(slow_id);
+    assert_eq!(slow_methods[0], "create");
+    assert_eq!(slow_methods[slow_methods.len() - 3..], ["kill", "output", "release"]);
+    assert_eq!(finished("t1")["status"], "failed");
+    let after_slow = server.requests()[4].body.to_string();
+    assert!(
+        after_slow.contains("Command timed out after 0.3 s"),
+        "{after_slow}"
+    );
     assert!(text_of(updates, "agent_message_chunk").contains("All done."));
     let commands = of_kind(updates, "available_commands_update");
     assert!(!commands.is_empty(), "slash commands are announced");

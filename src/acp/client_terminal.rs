@@ -212,3 +212,39 @@ impl ClientTerminal for AcpTerminal {
         self.ask(request, true).await.map(|_| ())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terminal_of(update: &SessionUpdate) -> Option<String> {
+        let SessionUpdate::ToolCallUpdate(u) = update else {
+            return None;
+        };
+        match u.fields.content.as_deref() {
+            Some([ToolCallContent::Terminal(t)]) => Some(t.terminal_id.0.to_string()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_terminal_follows_its_calls_announcement_whichever_comes_first() {
+        let calls = CallTerminals::default();
+        // The command started before the pump announced the call: nothing is sent yet, and
+        // the announcement takes the terminal along.
+        let mut sent = Vec::new();
+        calls.started("early", "t1", |u| sent.push(u));
+        assert!(sent.is_empty());
+        let mut along = None;
+        calls.announce("early", |running| along = running);
+        assert_eq!(along.as_ref().and_then(terminal_of), Some("t1".into()));
+        // Announced first: the terminal's update goes out when it starts.
+        calls.announce("late", |running| assert!(running.is_none()));
+        calls.started("late", "t2", |u| sent.push(u));
+        assert_eq!(sent.iter().filter_map(terminal_of).collect::<Vec<_>>(), ["t2"]);
+        // A finished call gives its terminal back once.
+        assert_eq!(calls.finished("late").as_deref(), Some("t2"));
+        assert_eq!(calls.finished("late"), None);
+        assert_eq!(calls.finished("never"), None);
+    }
+}
