@@ -290,10 +290,18 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
         .find(|t| t["method"] == "create" && t["terminalId"] != terminal_id)
         .unwrap_or_else(|| panic!("no terminal for t1: {all_terminals:?}"));
     let slow_id = slow["terminalId"].as_str().unwrap();
-    assert!(slow["params"]["args"][1].as_str().unwrap().contains("sleep 5"));
+    assert!(
+        slow["params"]["args"][1]
+            .as_str()
+            .unwrap()
+            .contains("sleep 5")
+    );
     let slow_methods = of_terminal(slow_id);
     assert_eq!(slow_methods[0], "create");
-    assert_eq!(slow_methods[slow_methods.len() - 3..], ["kill", "output", "release"]);
+    assert_eq!(
+        slow_methods[slow_methods.len() - 3..],
+        ["kill", "output", "release"]
+    );
     assert_eq!(finished("t1")["status"], "failed");
     let after_slow = server.requests()[4].body.to_string();
     assert!(
@@ -378,8 +386,14 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
     assert!(refused.contains("no session"), "{refused}");
     assert_eq!(second["resumed"]["modes"]["currentModeId"], "default");
     let after_resume = &second["afterResume"];
-    assert!(of_kind(after_resume, "user_message_chunk").is_empty(), "{after_resume}");
-    assert!(of_kind(after_resume, "tool_call").is_empty(), "{after_resume}");
+    assert!(
+        of_kind(after_resume, "user_message_chunk").is_empty(),
+        "{after_resume}"
+    );
+    assert!(
+        of_kind(after_resume, "tool_call").is_empty(),
+        "{after_resume}"
+    );
     assert!(
         !of_kind(after_resume, "available_commands_update").is_empty(),
         "{after_resume}"

@@ -152,7 +152,10 @@ async fn sub_agent_calls_compact_clear_and_authenticate_over_acp() {
             // the model nothing.
             assert_eq!(prompt(&cx, &session, "/clear").await?, StopReason::EndTurn);
             assert!(thoughts(&updates()).contains("Conversation cleared"));
-            assert_eq!(prompt(&cx, &session, "/compact").await?, StopReason::EndTurn);
+            assert_eq!(
+                prompt(&cx, &session, "/compact").await?,
+                StopReason::EndTurn
+            );
             assert!(thoughts(&updates()).contains("Nothing to compact"));
             assert_eq!(server.requests().len(), before + 1);
             Ok(())

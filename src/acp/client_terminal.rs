@@ -182,7 +182,9 @@ impl ClientTerminal for AcpTerminal {
             .output_byte_limit(command.output_byte_limit);
         let id = self.ask(request, true).await?.terminal_id.0.to_string();
         self.calls.started(&command.call_id, &id, |update| {
-            let _ = self.cx.send_notification(SessionNotification::new(session, update));
+            let _ = self
+                .cx
+                .send_notification(SessionNotification::new(session, update));
         });
         Ok(id)
     }
@@ -241,7 +243,10 @@ mod tests {
         // Announced first: the terminal's update goes out when it starts.
         calls.announce("late", |running| assert!(running.is_none()));
         calls.started("late", "t2", |u| sent.push(u));
-        assert_eq!(sent.iter().filter_map(terminal_of).collect::<Vec<_>>(), ["t2"]);
+        assert_eq!(
+            sent.iter().filter_map(terminal_of).collect::<Vec<_>>(),
+            ["t2"]
+        );
         // A finished call gives its terminal back once.
         assert_eq!(calls.finished("late").as_deref(), Some("t2"));
         assert_eq!(calls.finished("late"), None);

@@ -84,9 +84,7 @@ fn connect(server: Arc<server::Server>) -> impl ConnectTo<Client> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: ResumeSessionRequest, responder, cx| {
-                s5.resume_session(r, responder, cx)
-            },
+            async move |r: ResumeSessionRequest, responder, cx| s5.resume_session(r, responder, cx),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(

@@ -24,8 +24,8 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use crate::host::{Host, Resume, SessionSpec};
 use crate::protocol::{Event, Op};
 
-use super::open::{self, Request};
 use super::client_terminal::{self, CallTerminals};
+use super::open::{self, Request};
 use super::session::{Session, text_chunk};
 use super::{client_fs, list, modes, prompt, updates};
 
@@ -277,8 +277,8 @@ impl Server {
                     _ => false,
                 };
                 session.note(&event);
-                let skip = history == History::Skip
-                    && matches!(event, Event::HistoryRestored { .. });
+                let skip =
+                    history == History::Skip && matches!(event, Event::HistoryRestored { .. });
                 if !skip {
                     updates.extend(updates::translate(&event, &session.cwd));
                 }

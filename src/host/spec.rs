@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use crate::config::model::ModelFlags;
 use crate::files::client::ClientFiles;
-use crate::shell::client::ClientTerminal;
 use crate::mcp::config::ServerConfig;
 use crate::mcp::session::McpFlags;
+use crate::shell::client::ClientTerminal;
 
 /// Which session to continue.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::files::client::ClientFiles;
-use crate::shell::client::ClientTerminal;
 use crate::files::state::ReadFileState;
 use crate::protocol::{Event, Todo};
 use crate::session::checkpoints::SessionCheckpoints;
+use crate::shell::client::ClientTerminal;
 
 /// Sends [`Event`]s to the client. Sending never fails: a client that went away is ignored.
 #[derive(Clone, Debug)]

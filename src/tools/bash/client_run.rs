@@ -134,10 +134,12 @@ mod tests {
 
     #[test]
     fn exit_codes_and_signals_read_as_a_process_status() {
-        let code = |c| status(&TerminalExit {
-            exit_code: Some(c),
-            signal: None,
-        });
+        let code = |c| {
+            status(&TerminalExit {
+                exit_code: Some(c),
+                signal: None,
+            })
+        };
         assert_eq!(code(0).and_then(|s| s.code()), Some(0));
         assert_eq!(code(3).and_then(|s| s.code()), Some(3));
         let signal = |s: &str| {

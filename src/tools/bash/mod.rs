@@ -226,10 +226,8 @@ impl Tool for BashTool {
                 let child = process::spawn(&shell, &script, &cwd, session.tool_env())
                     .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
                 let progress = ctx.progress.clone();
-                process::run_foreground(child, timeout, &ctx.cancel, |tail| {
-                    progress.output(tail)
-                })
-                .await
+                process::run_foreground(child, timeout, &ctx.cancel, |tail| progress.output(tail))
+                    .await
             }
         };
         if let Some(f) = &cwd_file {
