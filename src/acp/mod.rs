@@ -76,15 +76,15 @@ fn connect(server: Arc<server::Server>) -> impl ConnectTo<Client> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: NewSessionRequest, responder, cx| s3.new_session(r, responder, cx),
+            async move |r: NewSessionRequest, responder, cx| s3.open_session(r, responder, cx),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: LoadSessionRequest, responder, cx| s4.load_session(r, responder, cx),
+            async move |r: LoadSessionRequest, responder, cx| s4.open_session(r, responder, cx),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: ResumeSessionRequest, responder, cx| s5.resume_session(r, responder, cx),
+            async move |r: ResumeSessionRequest, responder, cx| s5.open_session(r, responder, cx),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(

@@ -1,8 +1,10 @@
-//! The agent side of ACP: `initialize` (what cairn can do), `session/new` and `session/load`
-//! (a session opened through the [`Host`], a loaded one's history replayed before the answer),
-//! `session/prompt` (submitted; answered when its turn ends), `session/cancel` (an interrupt),
-//! `session/set_mode`. Handlers return at once: opening a session and everything after runs on
-//! tasks of its own, so the connection keeps reading (a cancel is never stuck behind a prompt).
+//! The agent side of ACP: `initialize` (what cairn can do), `authenticate` (refused: no
+//! methods), `session/new`, `session/load` and `session/resume` (one opening: a session through
+//! the [`Host`], a loaded one's history replayed before the answer, a resumed one's not),
+//! `session/list` and `session/close`, `session/prompt` (submitted, or `/clear` and `/compact`
+//! run; answered when done), `session/cancel` (an interrupt), `session/set_mode`. Handlers
+//! return at once: opening a session and everything after runs on tasks of its own, so the
+//! connection keeps reading (a cancel is never stuck behind a prompt).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,7 +21,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Client, Error, ErrorCode};
+use agent_client_protocol::{Client, Error, ErrorCode, JsonRpcRequest};
 
 use crate::host::{Host, Resume, SessionSpec};
 use crate::protocol::{Event, Op};
@@ -130,55 +132,15 @@ impl Server {
         )
     }
 
-    pub fn new_session(
+    /// `session/new`, `session/load` and `session/resume`: the session opened as
+    /// [`Opens`] says of `request`.
+    pub fn open_session<R: Opens>(
         self: &Arc<Self>,
-        request: NewSessionRequest,
-        responder: Responder<NewSessionResponse>,
+        request: R,
+        responder: Responder<R::Response>,
         cx: ConnectionTo<Client>,
     ) -> Result<(), Error> {
-        let from = Request {
-            cwd: &request.cwd,
-            additional_dirs: &request.additional_directories,
-            mcp_servers: &request.mcp_servers,
-            meta: request.meta.as_ref(),
-            resume: Resume::New,
-        };
-        self.start(from, Opening::New(responder), cx);
-        Ok(())
-    }
-
-    pub fn load_session(
-        self: &Arc<Self>,
-        request: LoadSessionRequest,
-        responder: Responder<LoadSessionResponse>,
-        cx: ConnectionTo<Client>,
-    ) -> Result<(), Error> {
-        let from = Request {
-            cwd: &request.cwd,
-            additional_dirs: &request.additional_directories,
-            mcp_servers: &request.mcp_servers,
-            meta: request.meta.as_ref(),
-            resume: Resume::Id(request.session_id.0.to_string()),
-        };
-        self.start(from, Opening::Load(responder), cx);
-        Ok(())
-    }
-
-    /// `session/resume`: as `session/load`, without replaying the history.
-    pub fn resume_session(
-        self: &Arc<Self>,
-        request: ResumeSessionRequest,
-        responder: Responder<ResumeSessionResponse>,
-        cx: ConnectionTo<Client>,
-    ) -> Result<(), Error> {
-        let from = Request {
-            cwd: &request.cwd,
-            additional_dirs: &request.additional_directories,
-            mcp_servers: &request.mcp_servers,
-            meta: request.meta.as_ref(),
-            resume: Resume::Id(request.session_id.0.to_string()),
-        };
-        self.start(from, Opening::Resume(responder), cx);
+        self.start(request.request(), R::opening(responder), cx);
         Ok(())
     }
 
@@ -419,8 +381,44 @@ impl Server {
     }
 }
 
+/// A request that opens a session: what it names, and the answer it waits for.
+pub trait Opens: JsonRpcRequest {
+    fn request(&self) -> Request<'_>;
+    fn opening(responder: Responder<Self::Response>) -> Opening;
+}
+
+/// [`Opens`] for a request type: the fields the three requests share, the resume source.
+macro_rules! opens {
+    ($request:ty, $opening:ident, |$r:ident| $resume:expr) => {
+        impl Opens for $request {
+            fn request(&self) -> Request<'_> {
+                let $r = self;
+                Request {
+                    cwd: &$r.cwd,
+                    additional_dirs: &$r.additional_directories,
+                    mcp_servers: &$r.mcp_servers,
+                    meta: $r.meta.as_ref(),
+                    resume: $resume,
+                }
+            }
+
+            fn opening(responder: Responder<Self::Response>) -> Opening {
+                Opening::$opening(responder)
+            }
+        }
+    };
+}
+
+opens!(NewSessionRequest, New, |_r| Resume::New);
+opens!(LoadSessionRequest, Load, |r| Resume::Id(
+    r.session_id.0.to_string()
+));
+opens!(ResumeSessionRequest, Resume, |r| Resume::Id(
+    r.session_id.0.to_string()
+));
+
 /// How a session is being opened, and the answer it waits for.
-enum Opening {
+pub enum Opening {
     New(Responder<NewSessionResponse>),
     Load(Responder<LoadSessionResponse>),
     Resume(Responder<ResumeSessionResponse>),
