@@ -142,6 +142,10 @@ impl Session {
         let done = {
             let state = self.state();
             match (&state.local, event) {
+                // The core was working after all (a turn it started itself): it refused.
+                (Some(_), Event::Notice { message }) if message.starts_with("Cannot ") => {
+                    Some(Some(message.clone()))
+                }
                 (Some((LocalCommand::Clear, _)), Event::ContextReport { .. }) => Some(None),
                 (Some((LocalCommand::Compact { .. }, _)), Event::Compacted { .. }) => Some(None),
                 (Some((LocalCommand::Compact { .. }, _)), Event::Notice { message })
