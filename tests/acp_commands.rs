@@ -99,8 +99,11 @@ async fn sub_agent_calls_compact_clear_and_authenticate_over_acp() {
                 .session_id
                 .0
                 .to_string();
-            let opened = updates();
-            let commands: Vec<&str> = opened
+            // The sub-agent's Read is a call of its own, under the Agent call.
+            assert_eq!(prompt(&cx, &session, "look").await?, StopReason::EndTurn);
+            let turn = updates();
+            // (The session's first updates come after the answer to session/new.)
+            let commands: Vec<&str> = turn
                 .iter()
                 .filter(|u| u["update"]["sessionUpdate"] == "available_commands_update")
                 .flat_map(|u| u["update"]["availableCommands"].as_array().unwrap())
@@ -110,10 +113,6 @@ async fn sub_agent_calls_compact_clear_and_authenticate_over_acp() {
                 commands.contains(&"clear") && commands.contains(&"compact"),
                 "{commands:?}"
             );
-
-            // The sub-agent's Read is a call of its own, under the Agent call.
-            assert_eq!(prompt(&cx, &session, "look").await?, StopReason::EndTurn);
-            let turn = updates();
             let inner = turn
                 .iter()
                 .map(|u| &u["update"])

@@ -235,22 +235,22 @@ impl Session {
     /// Handle one event of the session: updates, questions, turn ends.
     pub fn handle(self: &Arc<Self>, cx: &ConnectionTo<Client>, event: Event) -> Result<(), Error> {
         self.note(&event);
-        self.local_finished(&event)?;
-        match &event {
+        let sent = match &event {
             Event::PermissionRequest(request) | Event::PermissionRequestUpdated { request, .. } => {
                 self.ask(cx, request.clone());
-                return Ok(());
+                Ok(())
             }
-            Event::TurnFinished { end, .. } => return self.turn_finished(*end),
+            Event::TurnFinished { end, .. } => self.turn_finished(*end),
             Event::Notice { message } | Event::Error { message } => {
-                return self.notify(cx, SessionUpdate::AgentThoughtChunk(text_chunk(message)));
+                self.notify(cx, SessionUpdate::AgentThoughtChunk(text_chunk(message)))
             }
-            _ => {}
-        }
-        for update in updates::translate(&event, &self.cwd) {
-            self.send_update(cx, update)?;
-        }
-        Ok(())
+            _ => updates::translate(&event, &self.cwd)
+                .into_iter()
+                .try_for_each(|update| self.send_update(cx, update)),
+        };
+        // What a `/clear` or `/compact` said goes out before its answer.
+        self.local_finished(&event)?;
+        sent
     }
 
     /// Send one update, with the terminals of calls in mind: a call's announcement takes the
