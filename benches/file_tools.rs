@@ -2,38 +2,16 @@
 //! atomic write with fsync) and a Read of a 2,000-line file.
 
 use std::hint::black_box;
-use std::sync::Arc;
 
 use cairn::session::context::SessionContext;
 use cairn::tools::edit::EditTool;
 use cairn::tools::read::ReadTool;
-use cairn::tools::{DynTool, ProgressSender, ToolContext};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
+use serde_json::json;
 
-fn ctx(session: &Arc<SessionContext>) -> ToolContext {
-    ToolContext {
-        session: session.clone(),
-        call_id: "bench".into(),
-        cancel: CancellationToken::new(),
-        progress: ProgressSender::new("bench".into(), session.events.clone()),
-        preview: None,
-        content_override: None,
-        answers: None,
-        deferred: Default::default(),
-    }
-}
-
-/// The executor's steps: parse, validate, preview, call with that preview.
-async fn run(tool: &dyn DynTool, ctx: &mut ToolContext, input: &Value) -> String {
-    let parsed = tool.parse(input).expect("parse");
-    tool.validate(&parsed, ctx).await.expect("validate");
-    ctx.preview = tool.preview(&parsed, ctx).await.expect("preview");
-    let out = tool.call(parsed, ctx).await.expect("call");
-    ctx.preview = None;
-    out.content.into_text()
-}
+#[path = "support/tools.rs"]
+mod tools;
+use tools::{ctx, run};
 
 fn bench_edit_10mib(c: &mut Criterion) {
     // The binary tunes the allocator first thing; measure what it does.

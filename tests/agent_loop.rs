@@ -1312,6 +1312,7 @@ async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_i
         color: None,
         prompt: "FINDER-ROLE: you find callers.".into(),
         path: tmp.path().join("finder.md"),
+        ..Default::default()
     }];
     let mut agent = Agent::start(&script, setup);
     let events = agent.prompt("who calls parse?").await;

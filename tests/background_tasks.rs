@@ -86,6 +86,7 @@ impl Tui {
             color: None,
             prompt: "ALPHA-ROLE".into(),
             path: dir.join("alpha.md"),
+            ..Default::default()
         }];
         let agent = Agent::start(script, setup);
         let (tx, ops) = mpsc::unbounded_channel();

@@ -16,7 +16,7 @@ use cairn::checkpoint::{
 };
 
 #[test]
-fn first_checkpoint_stores_everything_and_nothing_changed_stores_nothing() {
+fn first_checkpoint_stores_everything_and_nothing_changed_writes_nothing_but_a_name() {
     let w = ws();
     w.write("a.txt", "alpha\n");
     w.write("src/b.rs", "fn b() {}\n");
@@ -26,11 +26,31 @@ fn first_checkpoint_stores_everything_and_nothing_changed_stores_nothing() {
     // Two files and one directory.
     assert_eq!(first.changed, 3);
     assert_eq!(first.files_stored, 2);
+    assert!(!first.reused);
     let again = store.record("again").unwrap();
-    assert_eq!(again.id, CheckpointId(2));
+    // Nothing changed: no checkpoint file, the label names the first one.
+    assert_eq!(again.id, CheckpointId(1));
+    assert!(again.reused);
     assert_eq!(again.changed, 0);
     assert_eq!(again.files_stored, 0);
+    assert_eq!(store.count(), 1);
+    let cp_files = std::fs::read_dir(w.data.join("checkpoints"))
+        .unwrap()
+        .count();
+    assert_eq!(cp_files, 1);
     assert!(store.plan_restore(first.id).unwrap().files.is_empty());
+    // The name survives a reopen, and a change is a new checkpoint again.
+    drop(store);
+    let mut store = w.open();
+    let labels: Vec<(u64, String)> = store
+        .list()
+        .into_iter()
+        .map(|c| (c.id.0, c.label))
+        .collect();
+    assert_eq!(labels, [(1, "start".to_string()), (1, "again".to_string())]);
+    w.write("a.txt", "beta\n");
+    let changed = store.record("changed").unwrap();
+    assert_eq!((changed.id, changed.reused), (CheckpointId(2), false));
 }
 
 #[test]

@@ -95,21 +95,26 @@ fn gate(dir: &Path) -> PermissionGate {
 /// Run one prompt in which the model makes each of `turns`' calls in turn (every permission
 /// request allowed), then ends; return the agent for reading its requests.
 async fn run(dir: &Path, manager: Arc<LspManager>, turns: Vec<Vec<Value>>) -> Agent {
-    let mut setup = Setup::in_dir(dir, Provider::Anthropic);
-    setup.transcript = false;
-    let gate = gate(dir);
-    setup.tools = vec![Arc::new(LspTool::new(manager, gate.read_guard()))];
-    setup.gate = gate;
     let mut script_turns: Vec<Value> = turns
         .into_iter()
         .map(|calls| json!({ "tool_calls": calls }))
         .collect();
     script_turns.push(json!({"text": "done"}));
-    let mut agent = Agent::start(&json!({ "turns": script_turns }), setup);
+    let mut agent = Agent::start(&json!({ "turns": script_turns }), lsp_setup(dir, manager));
     agent.submit("look");
     let events = agent.run_turn().await;
     assert_eq!(finished(&events).0, TurnEnd::Completed);
     agent
+}
+
+/// A session in `dir` whose one extra tool is the LSP tool over `manager`.
+fn lsp_setup(dir: &Path, manager: Arc<LspManager>) -> Setup {
+    let mut setup = Setup::in_dir(dir, Provider::Anthropic);
+    setup.transcript = false;
+    let gate = gate(dir);
+    setup.tools = vec![Arc::new(LspTool::new(manager, gate.read_guard()))];
+    setup.gate = gate;
+    setup
 }
 
 fn lsp(id: &str, input: Value) -> Value {
@@ -235,10 +240,20 @@ async fn a_location_in_a_denied_path_is_withheld_and_said_so() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_edit_that_breaks_a_type_is_reported_to_the_model_with_its_line() {
+async fn an_edit_that_breaks_a_type_is_reported_with_its_line_and_the_fix_brings_nothing_new() {
     let (_tmp, dir) = project(&[("lib.py", PY_LIB), ("app.py", PY_APP)], None);
     let Some(manager) = manager_with("pyright-langserver", &dir) else {
         return;
+    };
+    let symbols = |id: &str| {
+        lsp(
+            id,
+            json!({"operation": "documentSymbol", "filePath": "app.py"}),
+        )
+    };
+    let edit = |id: &str, from: &str, to: &str| {
+        json!({"id": id, "name": "Edit", "input": {
+            "file_path": dir.join("app.py"), "old_string": from, "new_string": to}})
     };
     let turns = vec![
         vec![
@@ -248,12 +263,10 @@ async fn an_edit_that_breaks_a_type_is_reported_to_the_model_with_its_line() {
                 json!({"operation": "hover", "filePath": "app.py", "line": 5, "character": 11}),
             ),
         ],
-        vec![json!({"id": "e1", "name": "Edit", "input": {
-            "file_path": dir.join("app.py"), "old_string": "greet(\"you\")", "new_string": "greet(42)"}})],
-        vec![lsp(
-            "c2",
-            json!({"operation": "documentSymbol", "filePath": "app.py"}),
-        )],
+        vec![edit("e1", "greet(\"you\")", "greet(42)")],
+        vec![symbols("c2")],
+        vec![edit("e2", "greet(42)", "greet(\"you\")")],
+        vec![symbols("c3")],
     ];
     let agent = run(&dir, Arc::clone(&manager), turns).await;
     // Queued by the time the next call's result goes out, at the latest.
@@ -263,6 +276,74 @@ async fn an_edit_that_breaks_a_type_is_reported_to_the_model_with_its_line() {
         "{after}"
     );
     assert!(after.contains("reportArgumentType"), "{after}");
+    // The fix: the server saw it (no diagnostics left for the file), and the model was told
+    // nothing new after it — the LSP call waits for the check, so a reminder would be here.
+    let (server, _) = manager.running_for(&dir.join("app.py"), &dir).unwrap();
+    let uri = async_lsp::lsp_types::Url::from_file_path(dir.join("app.py")).unwrap();
+    let left = server.state.diagnostics(&uri).unwrap().diagnostics;
+    assert!(left.is_empty(), "{left:?}");
+    let fixed = agent.request_body(5);
+    let last = fixed["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(last.contains("Symbols in app.py"), "{last}");
+    assert!(!last.contains("diagnostics"), "{last}");
+    manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_mid_session_is_started_again_by_the_next_call() {
+    let (_tmp, dir) = project(&[("lib.py", PY_LIB), ("app.py", PY_APP)], None);
+    let Some(manager) = manager_with("pyright-langserver", &dir) else {
+        return;
+    };
+    let definition = |id: &str| {
+        lsp(
+            id,
+            json!({"operation": "goToDefinition", "filePath": "app.py", "line": 5, "character": 11}),
+        )
+    };
+    let mut setup = Setup::in_dir(&dir, Provider::Anthropic);
+    setup.transcript = false;
+    let gate = gate(&dir);
+    setup.tools = vec![Arc::new(LspTool::new(
+        Arc::clone(&manager),
+        gate.read_guard(),
+    ))];
+    setup.gate = gate;
+    let script = json!({"turns": [
+        {"tool_calls": [definition("c1")]}, {"text": "first"},
+        {"tool_calls": [definition("c2")]}, {"text": "second"},
+    ]});
+    let mut agent = Agent::start(&script, lsp_setup(&dir, Arc::clone(&manager)));
+    agent.prompt("where is greet?").await;
+
+    let (server, _) = manager.running_for(&dir.join("app.py"), &dir).unwrap();
+    let pid = server.pid().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-s", "KILL", "--", &format!("-{pid}")])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // The transport notices the exit.
+    for _ in 0..100 {
+        if server.is_dead() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(server.is_dead());
+
+    let events = agent.prompt("and now?").await;
+    assert_eq!(finished(&events).0, TurnEnd::Completed);
+    let results = tool_results(&agent.request_body(3));
+    let expected = "Found 1 definition in 1 file:\n\nlib.py:\n  1:5: def greet(name: str) -> str:";
+    assert_eq!(results.last().unwrap(), &(expected.to_string(), false));
+    let (again, _) = manager.running_for(&dir.join("app.py"), &dir).unwrap();
+    assert_ne!(again.pid(), Some(pid));
     manager.shutdown().await;
 }
 
@@ -410,7 +491,7 @@ async fn a_server_that_never_answers_times_out_and_one_that_dies_is_retried_afte
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn typescript_definition_across_files_waits_for_the_project_to_load() {
+async fn typescript_definition_implementation_and_workspace_symbols_wait_for_the_project() {
     let (_tmp, dir) = project(
         &[
             (
@@ -422,6 +503,10 @@ async fn typescript_definition_across_files_waits_for_the_project_to_load() {
                 "import { double } from \"./util\";\n\nconsole.log(double(21));\n",
             ),
             (
+                "shape.ts",
+                "export interface Shape {\n  area(): number;\n}\n\nexport class Square implements Shape {\n  constructor(private side: number) {}\n  area(): number {\n    return this.side * this.side;\n  }\n}\n",
+            ),
+            (
                 "tsconfig.json",
                 "{\"compilerOptions\": {\"strict\": true}}\n",
             ),
@@ -431,15 +516,33 @@ async fn typescript_definition_across_files_waits_for_the_project_to_load() {
     let Some(manager) = manager_with("typescript-language-server", &dir) else {
         return;
     };
-    let calls = vec![lsp(
-        "c1",
-        json!({"operation": "goToDefinition", "filePath": "main.ts", "line": 3, "character": 13}),
-    )];
+    let calls = vec![
+        lsp(
+            "c1",
+            json!({"operation": "goToDefinition", "filePath": "main.ts", "line": 3, "character": 13}),
+        ),
+        lsp(
+            "c2",
+            json!({"operation": "goToImplementation", "filePath": "shape.ts", "line": 2, "character": 3}),
+        ),
+        lsp(
+            "c3",
+            json!({"operation": "workspaceSymbol", "filePath": "shape.ts", "query": "Square"}),
+        ),
+    ];
     let agent = run(&dir, Arc::clone(&manager), vec![calls]).await;
     let results = tool_results(&agent.request_body(1));
     assert_eq!(
         results[0].0,
         "Found 1 definition in 1 file:\n\nutil.ts:\n  1:17: export function double(n: number): number {"
+    );
+    assert_eq!(
+        results[1].0,
+        "Found 1 implementation in 1 file:\n\nshape.ts:\n  7:3: area(): number {"
+    );
+    assert_eq!(
+        results[2].0.trim_end(),
+        "Found 1 symbol matching \"Square\":\n  Class Square — shape.ts:5:1"
     );
     manager.shutdown().await;
 }

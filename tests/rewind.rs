@@ -528,7 +528,7 @@ async fn a_store_over_its_budget_is_pruned_and_the_person_is_told() {
         .collect();
     assert_eq!(pruned.len(), 1, "{events:?}");
     assert!(
-        pruned[0].starts_with("The /rewind store was over its budget (0.0 MB): its 3 oldest")
+        pruned[0].starts_with("The /rewind store was over its budget (0.0 MB): its 1 oldest")
             && pruned[0].ends_with("prompts before them can rewind the conversation only."),
         "{}",
         pruned[0]

@@ -30,6 +30,7 @@ fn def(dir: &std::path::Path, name: &str, role: &str, tools: &[&str]) -> AgentDe
         color: None,
         prompt: role.into(),
         path: dir.join(format!("{name}.md")),
+        ..Default::default()
     }
 }
 
@@ -619,5 +620,128 @@ async fn agent_files_offer_exactly_the_tools_their_yaml_lists() {
         )),
         "{:?}",
         found.problems
+    );
+}
+
+#[tokio::test]
+async fn an_agent_files_mode_turn_limit_skills_and_background_are_applied() {
+    let tmp = tempfile::tempdir().unwrap();
+    let agents = tmp.path().join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let write = |name: &str, front: &str| {
+        std::fs::write(
+            agents.join(format!("{name}.md")),
+            format!(
+                "---\nname: {name}\ndescription: the {name} agent\n{front}---\n{}-ROLE\n",
+                name.to_uppercase()
+            ),
+        )
+        .unwrap();
+    };
+    write(
+        "writer",
+        "tools: [Write, Bash]\npermissionMode: acceptEdits\nmaxTurns: 2\nskills:\n  - house-style\n",
+    );
+    write("boss", "tools: [Bash]\npermissionMode: bypassPermissions\n");
+    write("watcher", "tools: [Glob]\nbackground: true\n");
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    assert_eq!(found.items.len(), 3, "{:?}", found.problems);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    let bash = |id: &str, cmd: &str| json!({"id": id, "name": "Bash", "input": {"command": cmd}});
+    let script = json!({
+        "turns": [
+            {"tool_calls": [agent_call("1", "writer", "write notes"),
+                            agent_call("2", "boss", "touch"),
+                            agent_call("3", "watcher", "watch")]},
+            {"text": "done"}
+        ],
+        "by_system": [
+            {"system_contains": "WRITER-ROLE", "turns": [
+                {"tool_calls": [{"id": "w1", "name": "Write", "input": {
+                    "file_path": tmp.path().join("notes.txt"), "content": "n\n"}}]},
+                {"tool_calls": [bash("w2", "make build")]},
+                {"text": "never reached: maxTurns is 2"}
+            ]},
+            {"system_contains": "BOSS-ROLE", "turns": [
+                {"tool_calls": [bash("b1", "touch by-boss")]}, {"text": "boss done"}
+            ]},
+            {"system_contains": "WATCHER-ROLE", "turns": [{"text": "watched"}]}
+        ]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = found.items;
+    setup.skills = vec![cairn::commands::skills::Skill {
+        name: "house-style".into(),
+        dir_name: "house-style".into(),
+        description: "how we write".into(),
+        body: "HOUSE-STYLE: short sentences.".into(),
+        dir: tmp.path().join(".claude/skills/house-style"),
+        user_invocable: true,
+        ..Default::default()
+    }];
+    let mut agent = Agent::start(&script, setup);
+    agent.submit("go");
+    let mut asked = Vec::new();
+    let events = agent
+        .run_turn_answering(|req| {
+            asked.push(req.title.clone());
+            Decision::AllowOnce
+        })
+        .await;
+    assert_eq!(finished(&events).0, TurnEnd::Completed);
+    // acceptEdits: the writer's Write went through unasked, its Bash was asked about; the
+    // boss's bypass was not granted (the session may not bypass), so its Bash was asked too.
+    asked.sort();
+    assert_eq!(
+        asked,
+        ["boss › Bash touch by-boss", "writer › Bash make build"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("notes.txt")).unwrap(),
+        "n\n"
+    );
+    let notices: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Notice { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notices.iter().any(|n| n.starts_with(
+            "The boss agent: its `permissionMode: bypassPermissions` needs a session started with bypass allowed"
+        )),
+        "{notices:?}"
+    );
+    // The skill's text came before the writer's task.
+    let first = nth_request(&agent, "WRITER-ROLE", 0).unwrap();
+    let sent = agent.request_body(first)["messages"][0].to_string();
+    let skill = sent.find("HOUSE-STYLE: short sentences.").expect(&sent);
+    assert!(
+        sent[skill..].contains("Your task:\\n\\nwrite notes"),
+        "{sent}"
+    );
+    // maxTurns: two requests, then stopped.
+    assert!(nth_request(&agent, "WRITER-ROLE", 2).is_none());
+    // The parent's second request carries the three Agent results.
+    let parent = (0..agent.server.requests().len())
+        .map(|i| agent.request_body(i))
+        .find(|b| !b["system"].to_string().contains("-ROLE") && !tool_results(b).is_empty())
+        .unwrap();
+    let results = tool_results(&parent);
+    assert!(
+        results[0]
+            .0
+            .contains("reached its limit of 2 turns (`maxTurns`)"),
+        "{:?}",
+        results[0]
+    );
+    // background: true, though the call did not ask for it.
+    assert!(
+        results[2]
+            .0
+            .starts_with("The watcher agent is working in the background as "),
+        "{:?}",
+        results[2]
     );
 }

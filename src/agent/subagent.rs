@@ -5,7 +5,9 @@
 //! must read a file before editing it, like any agent), sharing the session's permission gate,
 //! hooks and pending decisions — so the person is asked about its calls as about any other,
 //! each labelled with the agent (`Explore › Grep parse`). What a skill or command allowed for
-//! the parent's turn does not reach it; what a skill it loads allows ends with its run. Never plan mode; the Agent tool only
+//! the parent's turn does not reach it; what a skill it loads allows ends with its run. A custom
+//! agent's file may set its mode, request limit, preloaded skills and background running
+//! (`permissionMode`, `maxTurns`, `skills`, `background`). The Agent tool only
 //! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
 //! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
 //! permission requests and notices as the session's own; its streamed text not at all. Its
@@ -161,6 +163,32 @@ impl Subagents {
         }
     }
 
+    /// `prompt` after the text of the skills a custom agent's `skills` names (as the Skill tool
+    /// would load them); a name no skill answers to is said in a notice and skipped.
+    fn with_skills(&self, agent: &Kind<'_>, prompt: &str) -> String {
+        let Kind::Custom(def) = agent else {
+            return prompt.to_string();
+        };
+        let mut parts = Vec::new();
+        for name in &def.skills {
+            match self.services.skills.iter().find(|s| s.answers_to(name)) {
+                Some(skill) => parts.push(crate::tools::skill::skill_text(skill, None)),
+                None => self.session.events.send(Event::Notice {
+                    message: format!(
+                        "The {} agent names a skill `{name}` that does not exist; it runs \
+                         without it.",
+                        def.name
+                    ),
+                }),
+            }
+        }
+        if parts.is_empty() {
+            return prompt.to_string();
+        }
+        parts.push(format!("Your task:\n\n{prompt}"));
+        parts.join("\n\n---\n\n")
+    }
+
     /// The tools of `agent`, whose session is `session`.
     fn tools_for(
         &self,
@@ -241,6 +269,20 @@ impl Subagents {
                 .join(format!("{n}.jsonl")),
             &session.session_id,
         );
+        let mut max_turns = None;
+        if let Kind::Custom(def) = agent {
+            max_turns = def.max_turns;
+            if let Some(mode) = def.permission_mode
+                && let Some(note) = self
+                    .services
+                    .gate
+                    .set_conversation_mode(&session.conversation, mode)
+            {
+                self.session.events.send(Event::Notice {
+                    message: format!("The {name} agent: {note}."),
+                });
+            }
+        }
         let deferral = self.services.deferral();
         Ok(Core {
             services: Arc::clone(&self.services),
@@ -250,7 +292,7 @@ impl Subagents {
             system,
             conversation: Conversation::new(transcript),
             usage: UsageMeter::for_subagent(),
-            max_turns: None,
+            max_turns,
             turns_started: 0,
             rewind_undo: None,
         })
@@ -336,6 +378,10 @@ impl SubagentRunner for Subagents {
         out
     }
 
+    fn always_in_background(&self, agent: &str) -> bool {
+        matches!(self.kind(agent), Ok(Kind::Custom(def)) if def.background)
+    }
+
     async fn run(
         &self,
         agent: &str,
@@ -345,7 +391,8 @@ impl SubagentRunner for Subagents {
     ) -> Result<String, String> {
         let kind = self.kind(agent)?;
         let mut core = self.core_for(agent, &kind, model, &ctx.call_id, None)?;
-        core.run_subagent(prompt, &ctx.cancel).await
+        let prompt = self.with_skills(&kind, prompt);
+        core.run_subagent(&prompt, &ctx.cancel).await
     }
 
     fn start_background(
@@ -359,8 +406,9 @@ impl SubagentRunner for Subagents {
         let kind = self.kind(agent)?;
         let id = self.background.next_id();
         let core = self.core_for(agent, &kind, model, &ctx.call_id, Some(&id))?;
+        let prompt = self.with_skills(&kind, prompt);
         self.background
-            .start(id.clone(), core, agent, description, prompt, &self.session);
+            .start(id.clone(), core, agent, description, &prompt, &self.session);
         Ok(id)
     }
 }
@@ -387,7 +435,9 @@ impl Core {
             text: prompt.to_string(),
         }]);
         let mut forced = 0;
-        for _ in 0..MAX_REQUESTS {
+        // Its file's `maxTurns`, else a bound of our own.
+        let limit = self.max_turns.unwrap_or(MAX_REQUESTS);
+        for _ in 0..limit {
             match self.one_request(cancel).await {
                 Step::ToolsRan | Step::Again => continue,
                 Step::Done(text) => {
@@ -409,6 +459,11 @@ impl Core {
                 Step::Failed(why) => return Err(why),
             }
         }
-        Err(format!("it did not finish within {MAX_REQUESTS} requests"))
+        Err(match self.max_turns {
+            Some(n) => {
+                format!("it reached its limit of {n} turns (`maxTurns`) without a final answer")
+            }
+            None => format!("it did not finish within {MAX_REQUESTS} requests"),
+        })
     }
 }

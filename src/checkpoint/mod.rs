@@ -23,6 +23,7 @@
 //! session's roots; a checkpoint that fails a check is refused whole. It knows nothing of the agent:
 //! the caller decides when to record and what to call each checkpoint.
 
+mod aliases;
 mod budget;
 mod codec;
 mod durable;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::aliases::Aliases;
 use super::codec::{self, Body, BodyRef, Header};
 use super::durable::stage;
 use super::index::{Content, Delta, Index};
@@ -51,6 +52,8 @@ pub struct Recorded {
     pub problems: Vec<FileProblem>,
     /// Whether every file was stated, or only what the change journal named.
     pub scan: ScanKind,
+    /// Nothing had changed: no checkpoint was written, and the label names the latest one.
+    pub reused: bool,
 }
 
 pub(super) struct Known {
@@ -78,6 +81,8 @@ pub struct CheckpointStore {
     journal: Option<Journal>,
     /// The journal could not start or stopped working: every checkpoint is a full scan.
     journal_failed: bool,
+    /// Labels recorded when nothing had changed, naming earlier checkpoints.
+    aliases: Aliases,
 }
 
 impl CheckpointStore {
@@ -119,8 +124,10 @@ impl CheckpointStore {
             latest_ours: false,
             journal: None,
             journal_failed: false,
+            aliases: Aliases::default(),
         };
         store.load()?;
+        store.aliases = Aliases::load(&store.dir);
         let packs = store
             .objects
             .damaged()
@@ -146,9 +153,11 @@ impl CheckpointStore {
         Ok(())
     }
 
-    /// The readable checkpoints, oldest first.
+    /// The readable checkpoints, oldest first, each label once: a label recorded when nothing
+    /// had changed names the checkpoint it is an alias of.
     pub fn list(&self) -> Vec<CheckpointInfo> {
-        self.known
+        let mut out: Vec<CheckpointInfo> = self
+            .known
             .values()
             .map(|k| CheckpointInfo {
                 id: CheckpointId(k.header.id),
@@ -156,7 +165,16 @@ impl CheckpointStore {
                 label: k.header.label.clone(),
                 roots: k.header.roots.clone(),
             })
-            .collect()
+            .collect();
+        let roots = |id: u64| self.known.get(&id).map(|k| k.header.roots.clone());
+        out.extend(self.aliases.infos(roots));
+        out.sort_by_key(|c| (c.created_ms, c.id));
+        out
+    }
+
+    /// How many checkpoint files the store holds (aliases are not counted).
+    pub fn count(&self) -> usize {
+        self.known.len()
     }
 
     pub fn latest_id(&self) -> Option<CheckpointId> {
@@ -406,6 +424,29 @@ impl CheckpointStore {
             (index, problems, stored, notes, delta)
         };
         let changed = delta.upserts.len() + delta.removals.len();
+        let created_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        if let Some(latest) = latest_id.filter(|_| {
+            !for_undo && trusted && changed == 0 && problems.is_empty() && stored.is_empty()
+        }) && self.aliases.add(latest.0, created_ms, label).is_ok()
+        {
+            // The state is the latest checkpoint's: name it, write nothing.
+            if let Some(journal) = self.journal.as_mut() {
+                journal.committed(latest.0, &plans, &index, &notes, &[]);
+            }
+            let recorded = Recorded {
+                id: latest,
+                changed: 0,
+                files_stored: 0,
+                not_covered: not_covered_files(&roots, &index),
+                problems,
+                scan: RootPlan::kind(&plans),
+                reused: true,
+            };
+            self.latest = Some((latest.0, index));
+            return Ok(recorded);
+        }
         let depth = latest_id
             .and_then(|id| self.known.get(&id.0))
             .map_or(0, |k| k.depth);
@@ -420,9 +461,7 @@ impl CheckpointStore {
         let header = Header {
             id,
             parent: delta_parent.map(|p| p.0),
-            created_ms: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            created_ms,
             label: label.to_string(),
             roots: roots.clone(),
         };
@@ -448,6 +487,7 @@ impl CheckpointStore {
             not_covered: not_covered_files(&roots, &index),
             problems,
             scan: RootPlan::kind(&plans),
+            reused: false,
         };
         self.latest = Some((id, index));
         self.latest_ours = true;

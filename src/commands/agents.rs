@@ -2,11 +2,13 @@
 //! project or of the user's home (and the `.cairn/` equivalents). The YAML frontmatter gives
 //! `name` (else the file's stem), `description` (when to use it; required), `tools` (a comma
 //! string, a block or a flow list; omitted: every tool), `disallowedTools` (taken away from
-//! those), `model` (`inherit`: the session's) and `color`; the body is the agent's system
-//! prompt. A `tools` field that is not a list of names gives the agent no tools at all, with a
-//! notice: a list cairn cannot read never widens what an agent may do. Fields Claude Code acts
-//! on that cairn does not yet (`permissionMode`, `maxTurns`, `skills`, `mcpServers`, `hooks`,
-//! `memory`, `background`, `isolation`, `effort`) are named in a notice. A file without a
+//! those), `model` (`inherit`: the session's), `color`, `permissionMode` (the mode its calls
+//! are decided in), `maxTurns` (the requests it may make), `skills` (loaded into its context
+//! before the task) and `background` (always run in the background); the body is the agent's
+//! system prompt. A `tools` field that is not a list of names gives the agent no tools at all,
+//! with a notice: a list cairn cannot read never widens what an agent may do; an unknown
+//! `permissionMode` leaves the session's. Fields Claude Code acts on that cairn does not yet
+//! (`mcpServers`, `hooks`, `memory`, `isolation`, `effort`) are named in a notice. A file without a
 //! description, or whose frontmatter does not close or is not YAML, is reported with its file
 //! and line and skipped; the project's agent wins over the user's of the same name.
 
@@ -14,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::frontmatter::{self, ToolList};
 use super::{Found, Root, markdown_files, present_roots};
+use crate::protocol::PermissionMode;
 
 /// The frontmatter fields of an agent file cairn applies.
 const APPLIED: &[&str] = &[
@@ -23,23 +26,17 @@ const APPLIED: &[&str] = &[
     "disallowedTools",
     "model",
     "color",
-];
-
-/// Known fields cairn does not act on yet.
-const NOT_APPLIED: &[&str] = &[
     "permissionMode",
     "maxTurns",
     "skills",
-    "mcpServers",
-    "hooks",
-    "memory",
     "background",
-    "isolation",
-    "effort",
 ];
 
+/// Known fields cairn does not act on yet.
+const NOT_APPLIED: &[&str] = &["mcpServers", "hooks", "memory", "isolation", "effort"];
+
 /// One custom agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AgentDef {
     pub name: String,
     pub description: String,
@@ -51,6 +48,16 @@ pub struct AgentDef {
     pub model: Option<String>,
     /// The colour the person chose for it (`red`, `cyan`...).
     pub color: Option<String>,
+    /// The mode its calls are decided in (`permissionMode`); `None`: the session's. The
+    /// session's bypass and plan modes win over it, and it is never bypass unless the session
+    /// may bypass (see `PermissionGate::set_conversation_mode`).
+    pub permission_mode: Option<PermissionMode>,
+    /// How many requests it may make before it is stopped (`maxTurns`).
+    pub max_turns: Option<u32>,
+    /// Skills whose text it gets before its task (`skills`).
+    pub skills: Vec<String>,
+    /// It always runs in the background (`background: true`).
+    pub background: bool,
     /// Its system prompt.
     pub prompt: String,
     pub path: PathBuf,
@@ -106,6 +113,21 @@ fn read_agent(root: &Root, file: &Path, notices: &mut Vec<String>) -> Result<Age
         ToolList::Listed(names) => (tools, names),
         ToolList::Unreadable => (Some(Vec::new()), Vec::new()),
     };
+    let permission_mode = front.text("permissionMode").and_then(|m| {
+        let mode = PermissionMode::parse(&m);
+        if mode.is_none() {
+            front.wrong(
+                "permissionMode",
+                "default, acceptEdits, plan, dontAsk or bypassPermissions",
+                "the agent runs in the session's mode",
+            );
+        }
+        mode
+    });
+    let skills = match front.names("skills", "no skills are loaded for it") {
+        ToolList::Listed(names) => names,
+        ToolList::Absent | ToolList::Unreadable => Vec::new(),
+    };
     let agent = AgentDef {
         name,
         description,
@@ -113,6 +135,10 @@ fn read_agent(root: &Root, file: &Path, notices: &mut Vec<String>) -> Result<Age
         disallowed_tools,
         model: front.text("model").filter(|m| m != "inherit"),
         color: front.text("color"),
+        permission_mode,
+        max_turns: front.count("maxTurns").filter(|n| *n > 0),
+        skills,
+        background: front.flag("background").unwrap_or(false),
         prompt: body.trim().to_string(),
         path: file.to_path_buf(),
     };

@@ -150,7 +150,7 @@ impl Front {
         self.fields.get(key).map_or(1, |v| v.referenced.line() + 1)
     }
 
-    fn wrong(&mut self, key: &str, expected: &str, consequence: &str) {
+    pub fn wrong(&mut self, key: &str, expected: &str, consequence: &str) {
         let line = self.line(key);
         let shape = self.fields.get(key).map_or("nothing", |v| shape(&v.value));
         self.notices.push(format!(

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::commands::{agents, discover, skills};
+use crate::protocol::PermissionMode;
 
 fn write(root: &Path, rel: &str, text: &str) -> PathBuf {
     let p = root.join(rel);
@@ -167,7 +168,7 @@ fn an_agent_tools_block_list_is_its_tools_and_an_unreadable_one_gives_none() {
     write(
         &proj,
         ".claude/agents/inherit.md",
-        "---\nname: inherit\ndescription: All but writes\ndisallowedTools: [Write, Edit]\npermissionMode: plan\n---\nx\n",
+        "---\nname: inherit\ndescription: All but writes\ndisallowedTools: [Write, Edit]\npermissionMode: plan\nmaxTurns: 5\nskills: [a, b]\nbackground: true\nisolation: worktree\n---\nx\n",
     );
     let found = agents::discover(&proj, None);
     let by = |n: &str| found.items.iter().find(|a| a.name == n).unwrap();
@@ -187,6 +188,10 @@ fn an_agent_tools_block_list_is_its_tools_and_an_unreadable_one_gives_none() {
     assert!(!odd.may_use("Read", &[]) && !odd.may_use("Write", &[]));
     let inherit = by("inherit");
     assert!(inherit.may_use("Bash", &[]) && !inherit.may_use("Write", &[]));
+    assert_eq!(inherit.permission_mode, Some(PermissionMode::Plan));
+    assert_eq!(inherit.max_turns, Some(5));
+    assert_eq!(inherit.skills, ["a", "b"]);
+    assert!(inherit.background);
     let problems = found.problems.join("\n");
     assert!(
         problems.contains(&format!(
@@ -196,7 +201,7 @@ fn an_agent_tools_block_list_is_its_tools_and_an_unreadable_one_gives_none() {
         "{problems}"
     );
     assert!(
-        problems.contains("inherit.md: cairn does not apply the agent's `permissionMode` yet"),
+        problems.contains("inherit.md: cairn does not apply the agent's `isolation` yet"),
         "{problems}"
     );
 }

@@ -38,7 +38,7 @@ pub const KNOWN_FIELDS: &[&str] = &[
 const NOT_APPLIED: &[&str] = &["context", "agent", "hooks", "effort"];
 
 /// One skill.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Skill {
     pub name: String,
     /// The name of its directory: the skill answers to it too.

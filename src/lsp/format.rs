@@ -263,14 +263,16 @@ impl<'a> Render<'a> {
             }
             None => {}
         }
-        self.list(&format!("symbols matching \"{query}\""), lines)
+        self.list("symbol", &format!(" matching \"{query}\""), lines)
     }
 
-    fn list(&self, what: &str, lines: Vec<String>) -> String {
+    /// `lines` under a count of `noun`s (`Found 1 symbol matching "x":`), capped.
+    fn list(&self, noun: &str, tail: &str, lines: Vec<String>) -> String {
         if lines.is_empty() {
-            return format!("No {what} found.");
+            return format!("No {noun}s{tail} found.");
         }
-        let mut out = format!("Found {} {what}:\n", lines.len());
+        let s = if lines.len() == 1 { "" } else { "s" };
+        let mut out = format!("Found {} {noun}{s}{tail}:\n", lines.len());
         for l in lines.iter().take(MAX_LOCATIONS) {
             let _ = writeln!(out, "  {l}");
         }
@@ -285,7 +287,7 @@ impl<'a> Render<'a> {
             .iter()
             .filter_map(|i| self.item(i.kind, &i.name, &i.uri, i.selection_range.start))
             .collect();
-        self.list("call hierarchy items", lines)
+        self.list("call hierarchy item", "", lines)
     }
 
     /// Who calls `of`, each with the lines of its calls.
@@ -303,7 +305,7 @@ impl<'a> Render<'a> {
             let sites = self.sites(&call.from.uri, &call.from_ranges);
             lines.push(format!("{head} (calls at {sites})"));
         }
-        self.list(&format!("callers of {of}"), lines)
+        self.list("caller", &format!(" of {of}"), lines)
     }
 
     /// What `from` calls, each with where `from` calls it.
@@ -325,7 +327,7 @@ impl<'a> Render<'a> {
             let sites = self.sites(&from.uri, &call.from_ranges);
             lines.push(format!("{head} (called at {sites})"));
         }
-        self.list(&format!("calls made by {}", from.name), lines)
+        self.list("call", &format!(" made by {}", from.name), lines)
     }
 
     fn sites(&mut self, uri: &Url, ranges: &[async_lsp::lsp_types::Range]) -> String {

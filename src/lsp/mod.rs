@@ -167,6 +167,12 @@ impl LspManager {
         }
     }
 
+    /// Wait for the after-edit checks under way, so their reminders are queued (each is
+    /// bounded by [`after_edit::WAIT`] after its sync).
+    pub async fn settle_checks(&self) {
+        self.checks.settle().await;
+    }
+
     /// Every running server, politely shut down (`shutdown`, `exit`), then their processes
     /// killed.
     pub async fn shutdown(&self) {

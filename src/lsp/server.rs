@@ -160,6 +160,15 @@ impl Server {
         }))
     }
 
+    /// The server's process id (also its process group's), while cairn holds the process.
+    pub fn pid(&self) -> Option<u32> {
+        self.process
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .and_then(|(child, _)| child.id())
+    }
+
     /// Whether the connection is gone (the process exited or broke the protocol).
     pub fn is_dead(&self) -> bool {
         self.state.is_closed()

@@ -11,8 +11,10 @@ use async_lsp::lsp_types::{Diagnostic, Url};
 use tokio::sync::Notify;
 
 /// The diagnostics of one document as last published.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Published {
+    /// When they came (for measuring how soon the model hears of them).
+    pub received: Instant,
     /// The state's generation when they came.
     pub generation: u64,
     /// The document version they are for, when the server says.
@@ -56,6 +58,7 @@ impl ServerState {
             i.diagnostics.insert(
                 uri,
                 Published {
+                    received: Instant::now(),
                     generation,
                     version,
                     diagnostics,

@@ -194,7 +194,7 @@ impl Tool for LspTool {
         }
         after_edit::attach(&self.manager, &ctx.session);
         // Diagnostics of edits made just before are queued before this answer.
-        self.manager.checks.settle().await;
+        self.manager.settle_checks().await;
         let working = ctx.session.working_dirs();
         let root = root_for(&path, &working);
         let ask = async {

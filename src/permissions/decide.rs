@@ -83,7 +83,7 @@ impl PermissionGate {
             Ok(f) => f,
             Err(message) => return Some(message),
         };
-        if let Some(message) = self.firm_denial(&facts, self.mode()) {
+        if let Some(message) = self.firm_denial(&facts, self.mode_for(call.conversation)) {
             return Some(message);
         }
         if self.pre_tool_hooks {
@@ -112,7 +112,7 @@ impl PermissionGate {
             Ok(f) => f,
             Err(message) => return GateOutcome::Deny { message },
         };
-        let mode = self.mode();
+        let mode = self.mode_for(call.conversation);
         if let Some(message) = self.firm_denial(&facts, mode) {
             return GateOutcome::Deny { message };
         }

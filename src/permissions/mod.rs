@@ -209,6 +209,9 @@ pub struct PermissionGate {
     /// approved it), by conversation; cleared when that conversation's turn ends. Weaker than
     /// the rules above: see `decide::gaps`.
     turn_allow: Mutex<HashMap<String, Vec<Rule>>>,
+    /// The modes sub-agents' conversations are decided in (their `permissionMode`), by
+    /// conversation; see [`Self::mode_for`].
+    conversation_modes: Mutex<HashMap<String, PermissionMode>>,
     /// Shared with the [`ReadGuard`]s handed out, so a denial given now reaches them too.
     session_deny: Arc<Mutex<Vec<Rule>>>,
     pending: Mutex<HashMap<String, Pending>>,
@@ -343,6 +346,7 @@ impl PermissionGate {
             data: Roots::new(&[config.session_data_dir]),
             session_allow: Mutex::new(Vec::new()),
             turn_allow: Mutex::new(HashMap::new()),
+            conversation_modes: Mutex::new(HashMap::new()),
             session_deny: Arc::default(),
             pending: Mutex::new(HashMap::new()),
             pre_tool_hooks: settings.hooks.has(HookEvent::PreToolUse),
@@ -399,6 +403,47 @@ impl PermissionGate {
 
     pub fn set_mode(&self, mode: PermissionMode) {
         self.mode.set(mode);
+    }
+
+    /// Decide `conversation`'s calls in `mode` (a sub-agent's `permissionMode`) instead of the
+    /// session's. Bypass is granted only when the session may bypass; otherwise the agent runs
+    /// in default mode and the returned note says so.
+    pub fn set_conversation_mode(
+        &self,
+        conversation: &str,
+        mode: PermissionMode,
+    ) -> Option<String> {
+        let (mode, note) = if mode == PermissionMode::BypassPermissions && !self.bypass_allowed {
+            (
+                PermissionMode::Default,
+                Some(
+                    "its `permissionMode: bypassPermissions` needs a session started with \
+                     bypass allowed (--dangerously-skip-permissions); it runs in default mode"
+                        .to_string(),
+                ),
+            )
+        } else {
+            (mode, None)
+        };
+        lock(&self.conversation_modes).insert(conversation.to_string(), mode);
+        note
+    }
+
+    /// The mode `conversation`'s calls are decided in: its own when a sub-agent's file gave
+    /// one, else the session's. The session's bypass and plan modes win over any agent's: an
+    /// agent file never takes a person out of plan mode, nor asks more in bypass mode.
+    pub fn mode_for(&self, conversation: &str) -> PermissionMode {
+        let session = self.mode();
+        if matches!(
+            session,
+            PermissionMode::BypassPermissions | PermissionMode::Plan
+        ) {
+            return session;
+        }
+        lock(&self.conversation_modes)
+            .get(conversation)
+            .copied()
+            .unwrap_or(session)
     }
 
     /// The shared mode cell (reads and writes go to the same mode as the gate's).

@@ -182,7 +182,7 @@ fn table(stores: &[SessionStore], budget: u64, problems: &[String]) -> String {
     );
     for s in stores {
         let count = match &s.ended {
-            Some((store, _)) => format!("{} checkpoint(s)", store.list().len()),
+            Some((store, _)) => format!("{} checkpoint(s)", store.count()),
             None => "live (its session is running)".to_string(),
         };
         out.push_str(&format!("  {}  {count}  {}\n", s.session, mb(s.bytes)));

@@ -63,6 +63,10 @@ pub trait SubagentRunner: Send + Sync {
         model: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<String, String>;
+    /// Whether `agent`'s own file says it always runs in the background (`background: true`).
+    fn always_in_background(&self, _agent: &str) -> bool {
+        false
+    }
     /// Start `agent` on `prompt` in the background; its id (its report reaches the
     /// conversation later as a reminder), or why it could not start.
     fn start_background(
@@ -149,7 +153,7 @@ impl Tool for AgentTool {
             .as_deref()
             .map(str::trim)
             .filter(|m| !m.is_empty());
-        if input.run_in_background == Some(true) {
+        if input.run_in_background == Some(true) || self.runner.always_in_background(name) {
             let description = input.description.trim();
             return match self
                 .runner
