@@ -6,7 +6,8 @@
 //!
 //! The environment policy holds as far as a client allows: the variables it would remove are
 //! `unset` by the command's own shell first, and the settings' `env` is passed along. A call
-//! dropped mid-run (the session ending) kills and releases its terminal on the way out.
+//! dropped mid-run (the session ending), even while the terminal is being created, kills and
+//! releases its terminal on the way out.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -52,9 +53,20 @@ pub async fn run(
         cwd: run.cwd.to_path_buf(),
         output_byte_limit: MAX_CAPTURE as u64,
     };
-    let id = terminal
-        .create(command)
+    // Created on a task of its own: a call dropped while the editor is still creating the
+    // terminal leaves it to that task to kill and release.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let creator = Arc::clone(&terminal);
+    tokio::spawn(async move {
+        let created = creator.create(command).await;
+        if let Err(Ok(id)) = tx.send(created) {
+            let _ = creator.kill(&id).await;
+            let _ = creator.release(&id).await;
+        }
+    });
+    let id = rx
         .await
+        .map_err(|_| "The editor could not start the command: it went away".to_string())?
         .map_err(|e| format!("The editor could not start the command: {e}"))?;
     let mut guard = Release {
         terminal: Some(Arc::clone(&terminal)),
@@ -130,7 +142,73 @@ fn status(exit: &TerminalExit) -> Option<ExitStatus> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+
     use super::*;
+    use crate::shell::client::{ClientTerminalError, TerminalOutput};
+
+    /// An editor that takes its time creating a terminal and records what it was asked.
+    #[derive(Debug, Default)]
+    struct SlowEditor {
+        asked: Mutex<Vec<String>>,
+    }
+
+    impl SlowEditor {
+        fn note(&self, what: &str) {
+            self.asked.lock().unwrap().push(what.to_string());
+        }
+    }
+
+    #[async_trait]
+    impl ClientTerminal for SlowEditor {
+        async fn create(&self, _: TerminalCommand) -> Result<String, ClientTerminalError> {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            self.note("create");
+            Ok("t1".into())
+        }
+        async fn output(&self, _: &str) -> Result<TerminalOutput, ClientTerminalError> {
+            self.note("output");
+            Ok(TerminalOutput::default())
+        }
+        async fn wait_for_exit(&self, _: &str) -> Result<TerminalExit, ClientTerminalError> {
+            std::future::pending().await
+        }
+        async fn kill(&self, id: &str) -> Result<(), ClientTerminalError> {
+            self.note(&format!("kill {id}"));
+            Ok(())
+        }
+        async fn release(&self, id: &str) -> Result<(), ClientTerminalError> {
+            self.note(&format!("release {id}"));
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_dropped_while_its_terminal_is_created_still_releases_it() {
+        let editor = Arc::new(SlowEditor::default());
+        let cancel = CancellationToken::new();
+        let terminal: Arc<dyn ClientTerminal> = editor.clone();
+        let started = run(
+            terminal,
+            ClientRun {
+                call_id: "c1",
+                shell: "bash",
+                script: "sleep 100",
+                cwd: Path::new("/"),
+                env: &[],
+                timeout: Duration::from_secs(60),
+                cancel: &cancel,
+            },
+        );
+        // The call is dropped before the editor has answered terminal/create.
+        let dropped = tokio::time::timeout(Duration::from_millis(20), started).await;
+        assert!(dropped.is_err());
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let asked = editor.asked.lock().unwrap().clone();
+        assert_eq!(asked, ["create", "kill t1", "release t1"]);
+    }
 
     #[test]
     fn exit_codes_and_signals_read_as_a_process_status() {
