@@ -214,6 +214,7 @@ fn session(
         fork: false,
         mode_from_flag: false,
         client_files: None,
+        client_terminal: None,
     });
     (handle, model)
 }

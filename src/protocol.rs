@@ -160,6 +160,11 @@ pub enum Event {
         #[serde(default)]
         kind: CallKind,
     },
+    /// The call passed its checks (and its permission question, when there was one) and the
+    /// tool starts running now.
+    ToolCallRunning {
+        call_id: String,
+    },
     /// The latest output of a long-running tool (the tail of a shell command's output).
     ToolCallProgress {
         call_id: String,

@@ -1,8 +1,10 @@
 //! `cairn acp` against a real client: the official TypeScript SDK's (`@agentclientprotocol/sdk`,
 //! installed by `.ci/run` into `target/acp-client`) drives the real binary through
-//! `tests/acp/client.mjs` — initialize, a new session, a prompt with an image and an embedded
-//! file in which the scripted model reads, edits (the client allows it once) and runs `echo`,
-//! a prompt cancelled while its command runs, and a fresh connection loading the session.
+//! `tests/acp/client.mjs` — initialize (the client offers terminals), a new session, a prompt
+//! with an image and an embedded file in which the scripted model reads, edits (the client
+//! allows it once) and runs `echo` in the client's terminal, a prompt cancelled while its
+//! command runs there, and a fresh connection that lists, loads, closes and resumes the
+//! session and is told why `authenticate` has nothing to offer.
 //! Skipped with a loud message when node or the SDK is missing, except under `CI`.
 
 use std::path::{Path, PathBuf};
@@ -115,7 +117,10 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
         {"tool_calls": [call("e1", "Edit",
             json!({"file_path": "notes.txt", "old_string": "alpha", "new_string": "gamma"}))]},
         {"tool_calls": [call("b1", "Bash",
-            json!({"command": "echo hello-acp", "description": "say hello"}))]},
+            json!({"command": "echo hello-acp key=${ANTHROPIC_API_KEY:-none}",
+                "description": "say hello"}))]},
+        {"tool_calls": [call("t1", "Bash",
+            json!({"command": "sleep 5", "timeout": 300, "description": "too slow"}))]},
         {"text": "All done."},
         {"tool_calls": [call("s1", "Bash",
             json!({"command": "sleep 30", "description": "wait"}))]},
@@ -152,7 +157,13 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
         "gamma\nbeta\n"
     );
     let asked = first["firstPermissions"].as_array().unwrap();
-    assert_eq!(asked.len(), 1, "only the edit asks: {asked:?}");
+    // The edit asks, and so does the command (its expansion is not read-only): the gate is the
+    // same for a command that runs in the client's terminal.
+    let asked_ids: Vec<&str> = asked
+        .iter()
+        .filter_map(|q| q["toolCall"]["toolCallId"].as_str())
+        .collect();
+    assert_eq!(asked_ids, ["e1", "b1", "t1"], "{asked:?}");
     let options: Vec<(&str, &str)> = asked[0]["options"]
         .as_array()
         .unwrap()
@@ -196,7 +207,8 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
         [
             ("r1", "read", "pending"),
             ("e1", "edit", "pending"),
-            ("b1", "execute", "pending")
+            ("b1", "execute", "pending"),
+            ("t1", "execute", "pending")
         ]
     );
     let read = of_kind(updates, "tool_call")[0];
@@ -215,11 +227,87 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
     assert_eq!(edit["status"], "completed");
     assert_eq!(edit["content"][0]["type"], "diff");
     assert_eq!(edit["content"][0]["newText"], "gamma\nbeta\n");
+    // Each call went pending → in_progress (when it started running) → completed.
+    for id in ["r1", "e1", "b1"] {
+        let mut statuses: Vec<&str> = updates
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| &n["update"])
+            .filter(|u| u["toolCallId"] == id)
+            .filter_map(|u| match u["sessionUpdate"].as_str() {
+                Some("tool_call") => Some(u["status"].as_str().unwrap_or("pending")),
+                _ => u["status"].as_str(),
+            })
+            .collect();
+        statuses.dedup();
+        assert_eq!(statuses, ["pending", "in_progress", "completed"], "{id}");
+    }
+
+    // The command ran in the client's terminal: created in the project with the session's
+    // shell, waited for, read, released; the call showed the terminal live and at its end.
+    let all_terminals = first["firstTerminals"].as_array().unwrap();
+    let of_terminal = |id: &str| -> Vec<&str> {
+        all_terminals
+            .iter()
+            .filter(|t| t["terminalId"] == id)
+            .filter_map(|t| t["method"].as_str())
+            .collect()
+    };
+    let created = &all_terminals[0];
+    let terminal_id = created["terminalId"].as_str().unwrap();
+    assert_eq!(
+        of_terminal(terminal_id),
+        ["create", "wait_for_exit", "output", "release"],
+        "{all_terminals:?}"
+    );
+    assert_eq!(created["params"]["cwd"], project.display().to_string());
+    assert_eq!(created["params"]["args"][0], "-c");
+    let script = created["params"]["args"][1].as_str().unwrap();
+    assert!(
+        script.starts_with("unset ANTHROPIC_API_KEY") && script.contains("echo hello-acp"),
+        "{script}"
+    );
+    let shown = |u: &Value| u["content"][0]["type"] == "terminal";
+    let live = of_kind(updates, "tool_call_update")
+        .into_iter()
+        .find(|u| u["toolCallId"] == "b1" && shown(u))
+        .unwrap_or_else(|| panic!("no terminal in b1's updates: {updates}"));
+    assert_eq!(live["status"], "in_progress");
+    assert_eq!(live["content"][0]["terminalId"], terminal_id);
     let bash = finished("b1");
     assert_eq!(bash["status"], "completed");
-    let output = bash["content"][0]["content"]["text"].as_str().unwrap();
-    assert!(output.contains("hello-acp"), "{output}");
+    assert_eq!(bash["content"][0]["terminalId"], terminal_id, "{bash}");
+    // The model got the terminal's output; the provider's key was unset in the terminal's
+    // shell as it is for a local command.
+    let after_bash = server.requests()[3].body.to_string();
+    assert!(after_bash.contains("hello-acp key=none"), "{after_bash}");
     assert_eq!(finished("r1")["status"], "completed");
+    // The call's timeout holds in the client's terminal: killed, read, released; the model
+    // is told as for a local command.
+    let slow = all_terminals
+        .iter()
+        .find(|t| t["method"] == "create" && t["terminalId"] != terminal_id)
+        .unwrap_or_else(|| panic!("no terminal for t1: {all_terminals:?}"));
+    let slow_id = slow["terminalId"].as_str().unwrap();
+    assert!(
+        slow["params"]["args"][1]
+            .as_str()
+            .unwrap()
+            .contains("sleep 5")
+    );
+    let slow_methods = of_terminal(slow_id);
+    assert_eq!(slow_methods[0], "create");
+    assert_eq!(
+        slow_methods[slow_methods.len() - 3..],
+        ["kill", "output", "release"]
+    );
+    assert_eq!(finished("t1")["status"], "failed");
+    let after_slow = server.requests()[4].body.to_string();
+    assert!(
+        after_slow.contains("Command timed out after 0.3 s"),
+        "{after_slow}"
+    );
     assert!(text_of(updates, "agent_message_chunk").contains("All done."));
     let commands = of_kind(updates, "available_commands_update");
     assert!(!commands.is_empty(), "slash commands are announced");
@@ -237,12 +325,81 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
     assert_eq!(first["exitCode"], 0, "{first}");
     assert_eq!(report["second"]["exitCode"], 0);
 
-    // The cancelled prompt answered `cancelled` long before its command would have ended.
+    // The cancelled prompt answered `cancelled` long before its command would have ended;
+    // the command's terminal was killed and released.
     assert_eq!(first["cancelled"]["stopReason"], "cancelled", "{first}");
     assert!(first["cancelledMs"].as_u64().unwrap() < 20_000);
+    let second_terminals = first["secondTerminals"].as_array().unwrap();
+    let sleeping = second_terminals[0]["terminalId"].as_str().unwrap();
+    assert_eq!(second_terminals[0]["method"], "create");
+    assert!(
+        second_terminals[0]["params"]["args"][1]
+            .as_str()
+            .unwrap()
+            .contains("sleep 30")
+    );
+    for method in ["kill", "release"] {
+        assert!(
+            second_terminals
+                .iter()
+                .any(|t| t["method"] == method && t["terminalId"] == sleeping),
+            "{method}: {second_terminals:?}"
+        );
+    }
 
-    // A fresh connection loads the session: the history came before the answer.
+    // A fresh connection: what cairn offers besides sessions, and no authentication.
     let second = &report["second"];
+    let caps = &second["init"]["agentCapabilities"]["sessionCapabilities"];
+    for method in ["list", "resume", "close"] {
+        assert!(caps[method].is_object(), "{method}: {caps}");
+    }
+    let methods = &second["init"]["authMethods"];
+    assert!(
+        methods.is_null() || methods.as_array().is_some_and(Vec::is_empty),
+        "{methods}"
+    );
+    let refusal = second["authenticate"].as_str().unwrap();
+    assert!(refusal.contains("ANTHROPIC_API_KEY"), "{refusal}");
+
+    // session/list: the project's sessions, this one with its first prompt as the title.
+    let session_id = first["session"]["sessionId"].as_str().unwrap();
+    let listed = second["listed"]["sessions"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["sessionId"], session_id);
+    assert_eq!(listed[0]["cwd"], project.display().to_string());
+    assert!(
+        listed[0]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Please change alpha to gamma"),
+        "{listed:?}"
+    );
+    assert!(listed[0]["updatedAt"].as_str().unwrap().ends_with('Z'));
+    // Without a folder: those of the connection's open sessions (the loaded one).
+    let open = second["listedOpen"]["sessions"].as_array().unwrap();
+    assert_eq!(open[0]["sessionId"], session_id, "{open:?}");
+
+    // session/close: the session is gone from the connection; session/resume brings it back
+    // without replaying its history.
+    assert!(second["closed"].is_object(), "{second}");
+    let refused = second["afterClose"].as_str().unwrap();
+    assert!(refused.contains("no session"), "{refused}");
+    assert_eq!(second["resumed"]["modes"]["currentModeId"], "default");
+    let after_resume = &second["afterResume"];
+    assert!(
+        of_kind(after_resume, "user_message_chunk").is_empty(),
+        "{after_resume}"
+    );
+    assert!(
+        of_kind(after_resume, "tool_call").is_empty(),
+        "{after_resume}"
+    );
+    assert!(
+        !of_kind(after_resume, "available_commands_update").is_empty(),
+        "{after_resume}"
+    );
+
+    // session/load: the history came before the answer.
     assert!(second["loaded"].is_object(), "{second}");
     let replayed = &second["replayed"];
     assert!(

@@ -3,6 +3,8 @@
 //! the scripted model on 127.0.0.1 calling Read then Edit. The model must read the unsaved
 //! buffer, and the edit must reach the editor, leaving the disk alone.
 
+#[path = "support/acp_env.rs"]
+mod acp_env;
 #[path = "support/llm.rs"]
 mod llm;
 
@@ -20,7 +22,6 @@ use agent_client_protocol::v1::schema::{
     TextContent, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client, ErrorCode, Responder, V1};
-use cairn::host::{ClientKind, Host, SessionSpec};
 use serde_json::json;
 
 /// The editor: open buffers by path, and the fs requests it got ("read"/"write", path).
@@ -33,15 +34,7 @@ struct Editor {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_reads_and_edits_the_editors_buffer_over_acp() {
     let home = tempfile::tempdir().unwrap();
-    // SAFETY: the only test in this binary; set before anything reads the environment.
-    unsafe {
-        std::env::set_var("HOME", home.path());
-        std::env::set_var("XDG_CONFIG_HOME", home.path().join(".config"));
-        std::env::set_var("CAIRN_DATA_DIR", home.path().join("data"));
-        std::env::set_var("ANTHROPIC_API_KEY", "test-key");
-        std::env::remove_var("ANTHROPIC_BASE_URL");
-        std::env::set_var("CAIRN_CHECKPOINTS", "off");
-    }
+    acp_env::isolate(home.path());
     let root = tempfile::tempdir().unwrap();
     let project = root.path().canonicalize().unwrap();
     let file = project.join("a.txt");
@@ -53,10 +46,7 @@ async fn the_model_reads_and_edits_the_editors_buffer_over_acp() {
             "old_string": "unsaved", "new_string": "edited"}}]},
         {"text": "done"},
     ]}));
-    let mut template = SessionSpec::new(PathBuf::new(), ClientKind::Editor);
-    template.model.base_url = Some(server.anthropic_base_url());
-    template.model.model = Some("test-model".into());
-    let agent = cairn::acp::agent(Host::new(), template, false);
+    let agent = acp_env::agent(server.anthropic_base_url());
 
     let editor = Arc::new(Editor::default());
     editor

@@ -4,6 +4,8 @@
 //! cover: trust vouched for by the client (`_meta.cairn.trustFolder`) against trust as recorded,
 //! modes set by the client, a linked file attached, and the errors of unknown sessions and modes.
 
+#[path = "support/acp_env.rs"]
+mod acp_env;
 #[path = "support/llm.rs"]
 mod llm;
 
@@ -19,7 +21,6 @@ use agent_client_protocol::v1::schema::{
     SelectedPermissionOutcome, SessionNotification, SetSessionModeRequest, StopReason, TextContent,
 };
 use agent_client_protocol::{Agent, Client, Responder, V1};
-use cairn::host::{ClientKind, Host, SessionSpec};
 use serde_json::{Value, json};
 
 /// What the client saw: every update, every permission question.
@@ -77,15 +78,7 @@ fn project(root: &Path, name: &str) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trust_modes_links_and_errors_over_the_rust_client() {
     let home = tempfile::tempdir().unwrap();
-    // SAFETY: the only test in this binary; set before anything reads the environment.
-    unsafe {
-        std::env::set_var("HOME", home.path());
-        std::env::set_var("XDG_CONFIG_HOME", home.path().join(".config"));
-        std::env::set_var("CAIRN_DATA_DIR", home.path().join("data"));
-        std::env::set_var("ANTHROPIC_API_KEY", "test-key");
-        std::env::remove_var("ANTHROPIC_BASE_URL");
-        std::env::set_var("CAIRN_CHECKPOINTS", "off");
-    }
+    acp_env::isolate(home.path());
     let touch = json!({"tool_calls": [{"id": "t", "name": "Bash",
         "input": {"command": "touch made-by-allow-rule", "description": "touch"}}]});
     let write = json!({"tool_calls": [{"id": "w", "name": "Write",
@@ -106,10 +99,7 @@ async fn trust_modes_links_and_errors_over_the_rust_client() {
     let trusted = project(root.path(), "trusted");
     let untrusted = project(root.path(), "untrusted");
 
-    let mut template = SessionSpec::new(PathBuf::new(), ClientKind::Editor);
-    template.model.base_url = Some(server.anthropic_base_url());
-    template.model.model = Some("test-model".into());
-    let agent = cairn::acp::agent(Host::new(), template, false);
+    let agent = acp_env::agent(server.anthropic_base_url());
 
     let seen = Arc::new(Seen::default());
     let (on_update, on_ask) = (Arc::clone(&seen), Arc::clone(&seen));

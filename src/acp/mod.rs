@@ -4,18 +4,21 @@
 //! the TUI and `-p`: sessions are opened with [`Host::open`] from the editor's requests and
 //! driven through the protocol's `Op`s and `Event`s only.
 //!
-//! - `server.rs`: the requests (`initialize`, `session/new|load|prompt|cancel|set_mode`);
+//! - `server.rs`: the requests (`initialize`, `authenticate`,
+//!   `session/new|load|resume|list|close|prompt|cancel|set_mode`); `list.rs`: `session/list`;
 //! - `session.rs`: one session's state and the pump from its events to the client;
 //! - `updates.rs`: events as `session/update`s; `permission.rs`: permission questions;
 //! - `client_fs.rs`: the editor's files (`fs/*`) as the session's `ClientFiles`;
+//!   `client_terminal.rs`: its terminals (`terminal/*`) as the session's `ClientTerminal`;
 //! - `prompt.rs`: an ACP prompt as cairn's submit; `modes.rs`: permission modes as session
 //!   modes; `open.rs`: an editor's request as a [`SessionSpec`] (folder, servers, trust).
 
 use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, InitializeRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
-    SetSessionModeRequest,
+    AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest,
+    ListSessionsRequest, LoadSessionRequest, NewSessionRequest, PromptRequest,
+    ResumeSessionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client, ConnectTo};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
@@ -23,6 +26,8 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use crate::host::{Host, SessionSpec};
 
 mod client_fs;
+mod client_terminal;
+mod list;
 mod modes;
 mod open;
 mod permission;
@@ -56,14 +61,9 @@ pub fn agent(host: Host, template: SessionSpec, trust_all: bool) -> impl Connect
 }
 
 fn connect(server: Arc<server::Server>) -> impl ConnectTo<Client> {
-    let (s1, s2, s3, s4, s5, s6) = (
-        Arc::clone(&server),
-        Arc::clone(&server),
-        Arc::clone(&server),
-        Arc::clone(&server),
-        Arc::clone(&server),
-        server,
-    );
+    let s = || Arc::clone(&server);
+    let (s1, s2, s3, s4, s5, s6) = (s(), s(), s(), s(), s(), s());
+    let (s7, s8, s9, s10) = (s(), s(), s(), s());
     Agent
         .v1()
         .name("cairn")
@@ -72,23 +72,39 @@ fn connect(server: Arc<server::Server>) -> impl ConnectTo<Client> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: NewSessionRequest, responder, cx| s2.new_session(r, responder, cx),
+            async move |r: AuthenticateRequest, responder, _cx| s2.authenticate(r, responder),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: LoadSessionRequest, responder, cx| s3.load_session(r, responder, cx),
+            async move |r: NewSessionRequest, responder, cx| s3.open_session(r, responder, cx),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: PromptRequest, responder, _cx| s4.prompt(r, responder),
+            async move |r: LoadSessionRequest, responder, cx| s4.open_session(r, responder, cx),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |r: SetSessionModeRequest, responder, _cx| s5.set_mode(r, responder),
+            async move |r: ResumeSessionRequest, responder, cx| s5.open_session(r, responder, cx),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: ListSessionsRequest, responder, _cx| s6.list_sessions(r, responder),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: CloseSessionRequest, responder, _cx| s7.close_session(r, responder),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: PromptRequest, responder, _cx| s8.prompt(r, responder),
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: SetSessionModeRequest, responder, _cx| s9.set_mode(r, responder),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_notification(
-            async move |n: CancelNotification, _cx| s6.cancel(n),
+            async move |n: CancelNotification, _cx| s10.cancel(n),
             agent_client_protocol::on_receive_notification!(),
         )
 }

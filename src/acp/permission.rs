@@ -40,14 +40,6 @@ impl Question {
             .find(|c| *c.id == *selected.option_id.0)
             .map_or(Decision::DenyOnce, |c| c.decision.clone())
     }
-
-    /// Whether the decision lets the call run.
-    pub fn allows(decision: &Decision) -> bool {
-        !matches!(
-            decision,
-            Decision::DenyOnce | Decision::DenySession | Decision::DenyWithFeedback { .. }
-        )
-    }
 }
 
 /// Option ids of the answers to a question (`answer-0`, …), fixed so they can be `&'static`.

@@ -55,6 +55,27 @@ pub fn submit(blocks: Vec<ContentBlock>) -> Op {
     }
 }
 
+/// A prompt cairn answers itself rather than the model: the TUI's `/clear` and `/compact`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocalCommand {
+    Clear,
+    Compact { instructions: Option<String> },
+}
+
+/// The local command `text` is, if it is one: `/clear`, or `/compact` with optional
+/// instructions for the summary.
+pub fn local_command(text: &str) -> Option<LocalCommand> {
+    let text = text.trim();
+    let (name, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    match name {
+        "/clear" if rest.trim().is_empty() => Some(LocalCommand::Clear),
+        "/compact" => Some(LocalCommand::Compact {
+            instructions: Some(rest.trim().to_string()).filter(|r| !r.is_empty()),
+        }),
+        _ => None,
+    }
+}
+
 /// Blocks join with a space, as an editor's chips sit in a line of text.
 fn push(text: &mut String, part: &str) {
     if !text.is_empty() && !text.ends_with(char::is_whitespace) {
@@ -159,6 +180,24 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn clear_and_compact_are_answered_by_cairn() {
+        assert_eq!(local_command(" /clear "), Some(LocalCommand::Clear));
+        assert_eq!(
+            local_command("/compact"),
+            Some(LocalCommand::Compact { instructions: None })
+        );
+        assert_eq!(
+            local_command("/compact keep the test names"),
+            Some(LocalCommand::Compact {
+                instructions: Some("keep the test names".into())
+            })
+        );
+        assert_eq!(local_command("/clear everything"), None);
+        assert_eq!(local_command("/clearly"), None);
+        assert_eq!(local_command("please /clear"), None);
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! One ACP session: the ops channel into cairn's session, the prompts waiting for their turn
-//! to end, the mode, and the client's capabilities (kept for the tools that may go through
-//! the client's file system and terminal). Its pump reads the session's events for as long as
-//! it lives: updates go to the client as they come, a permission question becomes a
-//! `session/request_permission` whose answer goes back as a decision, and a turn's end
-//! answers the prompt that started it.
+//! to end, a `/clear` or `/compact` cairn answers itself, the mode, and which calls run in
+//! the client's terminals. Its pump reads the session's events for as long as it lives:
+//! updates go to the client as they come (a call's terminal sent with or right after its
+//! announcement), a permission question becomes a `session/request_permission` whose answer
+//! goes back as a decision, and a turn's end answers the prompt that started it.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -11,8 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, PromptResponse, RequestPermissionRequest, SessionId,
-    SessionNotification, SessionUpdate, StopReason, TextContent, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields,
+    SessionNotification, SessionUpdate, StopReason, TextContent, ToolCallStatus,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode};
@@ -20,7 +19,9 @@ use tokio::sync::mpsc;
 
 use crate::protocol::{Event, Op, PermissionMode, PermissionRequest, TurnEnd};
 
-use super::permission::{self, Question};
+use super::client_terminal::{CallTerminals, terminal_content};
+use super::permission;
+use super::prompt::LocalCommand;
 use super::updates;
 
 /// What the server and the session's pump share.
@@ -29,6 +30,7 @@ pub struct Session {
     pub ops: mpsc::UnboundedSender<Op>,
     pub cwd: PathBuf,
     pub bypass_allowed: bool,
+    terminals: Arc<CallTerminals>,
     state: Mutex<State>,
 }
 
@@ -39,6 +41,10 @@ struct State {
     mode: PermissionMode,
     /// The last error the core reported in this turn: a failed turn answers with it.
     error: Option<String>,
+    /// A `/clear` or `/compact` running, answered when the core is done with it.
+    local: Option<(LocalCommand, Responder<PromptResponse>)>,
+    /// The client cancelled while `local` ran.
+    cancelled: bool,
 }
 
 impl Session {
@@ -47,17 +53,15 @@ impl Session {
         ops: mpsc::UnboundedSender<Op>,
         cwd: PathBuf,
         bypass_allowed: bool,
-        mode: PermissionMode,
+        terminals: Arc<CallTerminals>,
     ) -> Session {
         Session {
             id,
             ops,
             cwd,
             bypass_allowed,
-            state: Mutex::new(State {
-                mode,
-                ..State::default()
-            }),
+            terminals,
+            state: Mutex::new(State::default()),
         }
     }
 
@@ -78,6 +82,100 @@ impl Session {
         }
         state.waiting.push_back(responder);
         Ok(())
+    }
+
+    /// Run `/clear` or `/compact`; `responder` is answered when the core is done with it. Only
+    /// between turns: the core refuses both while it works, and a compaction takes no prompt.
+    pub fn local(
+        &self,
+        command: LocalCommand,
+        responder: Responder<PromptResponse>,
+    ) -> Result<(), Error> {
+        let mut state = self.state();
+        if !state.waiting.is_empty() || state.local.is_some() {
+            drop(state);
+            let message = "cairn is working on an earlier prompt: wait for it, or cancel it";
+            return responder.respond_with_error(Error::invalid_request().data(message));
+        }
+        let ops = match &command {
+            // The core answers no event of its own for a clear: a context report asked
+            // after it is answered once the clear is done.
+            LocalCommand::Clear => vec![Op::Clear, Op::ContextReport],
+            LocalCommand::Compact { instructions } => vec![Op::Compact {
+                instructions: instructions.clone(),
+            }],
+        };
+        for op in ops {
+            if self.ops.send(op).is_err() {
+                drop(state);
+                return responder.respond_with_error(ended());
+            }
+        }
+        state.cancelled = false;
+        state.local = Some((command, responder));
+        Ok(())
+    }
+
+    /// The client cancelled: the turn (or compaction) is interrupted.
+    pub fn cancel(&self) {
+        self.state().cancelled = true;
+        let _ = self.ops.send(Op::Interrupt);
+    }
+
+    /// The client closed the session: whatever waits is answered `cancelled` now (the core
+    /// is shut down by the host).
+    pub fn close(&self) {
+        let (waiting, local) = {
+            let mut state = self.state();
+            (
+                state.waiting.drain(..).collect::<Vec<_>>(),
+                state.local.take(),
+            )
+        };
+        for responder in waiting.into_iter().chain(local.map(|(_, r)| r)) {
+            let _ = responder.respond(PromptResponse::new(StopReason::Cancelled));
+        }
+    }
+
+    /// The end of a running `/clear` or `/compact` that `event` tells of, answered.
+    fn local_finished(&self, event: &Event) -> Result<(), Error> {
+        let done = {
+            let state = self.state();
+            match (&state.local, event) {
+                // The core was working after all (a turn it started itself): it refused.
+                (Some(_), Event::Notice { message }) if message.starts_with("Cannot ") => {
+                    Some(Some(message.clone()))
+                }
+                (Some((LocalCommand::Clear, _)), Event::ContextReport { .. }) => Some(None),
+                (Some((LocalCommand::Compact { .. }, _)), Event::Compacted { .. }) => Some(None),
+                (Some((LocalCommand::Compact { .. }, _)), Event::Notice { message })
+                    if message.starts_with("Nothing to compact") =>
+                {
+                    Some(None)
+                }
+                (Some((LocalCommand::Compact { .. }, _)), Event::Error { message }) => {
+                    Some(Some(message.clone()))
+                }
+                _ => None,
+            }
+        };
+        let Some(error) = done else {
+            return Ok(());
+        };
+        let (local, cancelled) = {
+            let mut state = self.state();
+            (state.local.take(), std::mem::take(&mut state.cancelled))
+        };
+        let Some((_, responder)) = local else {
+            return Ok(());
+        };
+        match error {
+            _ if cancelled => responder.respond(PromptResponse::new(StopReason::Cancelled)),
+            Some(message) => {
+                responder.respond_with_error(Error::new(ErrorCode::INTERNAL_ERROR, message))
+            }
+            None => responder.respond(PromptResponse::new(StopReason::EndTurn)),
+        }
     }
 
     /// Keep what the session needs to know from `event`: the mode, the turn's last error.
@@ -115,8 +213,14 @@ impl Session {
 
     /// The session's core ended: every waiting prompt is answered with an error.
     fn ended(&self) {
-        let waiting: Vec<_> = self.state().waiting.drain(..).collect();
-        for responder in waiting {
+        let (waiting, local) = {
+            let mut state = self.state();
+            (
+                state.waiting.drain(..).collect::<Vec<_>>(),
+                state.local.take(),
+            )
+        };
+        for responder in waiting.into_iter().chain(local.map(|(_, r)| r)) {
             let _ = responder.respond_with_error(ended());
         }
     }
@@ -131,21 +235,53 @@ impl Session {
     /// Handle one event of the session: updates, questions, turn ends.
     pub fn handle(self: &Arc<Self>, cx: &ConnectionTo<Client>, event: Event) -> Result<(), Error> {
         self.note(&event);
-        match &event {
+        let sent = match &event {
             Event::PermissionRequest(request) | Event::PermissionRequestUpdated { request, .. } => {
                 self.ask(cx, request.clone());
-                return Ok(());
+                Ok(())
             }
-            Event::TurnFinished { end, .. } => return self.turn_finished(*end),
+            Event::TurnFinished { end, .. } => self.turn_finished(*end),
             Event::Notice { message } | Event::Error { message } => {
-                return self.notify(cx, SessionUpdate::AgentThoughtChunk(text_chunk(message)));
+                self.notify(cx, SessionUpdate::AgentThoughtChunk(text_chunk(message)))
             }
-            _ => {}
+            _ => updates::translate(&event, &self.cwd)
+                .into_iter()
+                .try_for_each(|update| self.send_update(cx, update)),
+        };
+        // What a `/clear` or `/compact` said goes out before its answer.
+        self.local_finished(&event)?;
+        sent
+    }
+
+    /// Send one update, with the terminals of calls in mind: a call's announcement takes the
+    /// terminal already running for it along, and a call that ran in a terminal ends showing
+    /// it (the editor keeps its output after release).
+    fn send_update(&self, cx: &ConnectionTo<Client>, update: SessionUpdate) -> Result<(), Error> {
+        match update {
+            SessionUpdate::ToolCall(call) => {
+                let id = call.tool_call_id.0.to_string();
+                let mut result = Ok(());
+                self.terminals.announce(&id, |running| {
+                    result = self.notify(cx, SessionUpdate::ToolCall(call));
+                    if let Some(running) = running {
+                        let _ = self.notify(cx, running);
+                    }
+                });
+                result
+            }
+            SessionUpdate::ToolCallUpdate(mut update)
+                if matches!(
+                    update.fields.status,
+                    Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
+                ) =>
+            {
+                if let Some(terminal) = self.terminals.finished(&update.tool_call_id.0) {
+                    update.fields.content = Some(vec![terminal_content(&terminal)]);
+                }
+                self.notify(cx, SessionUpdate::ToolCallUpdate(update))
+            }
+            other => self.notify(cx, other),
         }
-        for update in updates::translate(&event, &self.cwd) {
-            self.notify(cx, update)?;
-        }
-        Ok(())
     }
 
     /// Ask the client about `request` on a task of its own (the answer may take minutes, and
@@ -167,13 +303,6 @@ impl Session {
                     crate::protocol::Decision::DenyOnce
                 }
             };
-            if Question::allows(&decision) {
-                let running = ToolCallUpdate::new(
-                    request.call_id.clone(),
-                    ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
-                );
-                let _ = session.notify(&cx, SessionUpdate::ToolCallUpdate(running));
-            }
             let _ = session.ops.send(Op::PermissionDecision {
                 request_id: request.id,
                 decision,

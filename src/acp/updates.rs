@@ -45,6 +45,15 @@ pub fn translate(event: &Event, cwd: &Path) -> Vec<SessionUpdate> {
             }
             vec![SessionUpdate::ToolCall(call)]
         }
+        Event::ToolCallRunning { call_id } => vec![update(
+            call_id,
+            ToolCallUpdateFields::new().status(ToolCallStatus::InProgress),
+        )],
+        Event::Subagent {
+            parent_call_id,
+            agent,
+            event,
+        } => subagent_calls(parent_call_id, agent, translate(event, cwd)),
         Event::ToolCallProgress { call_id, output } => vec![update(
             call_id,
             ToolCallUpdateFields::new()
@@ -111,6 +120,28 @@ pub fn translate(event: &Event, cwd: &Path) -> Vec<SessionUpdate> {
         }
         _ => Vec::new(),
     }
+}
+
+/// A sub-agent's updates as the client sees them: its tool calls only (its text stays
+/// inside, as in the terminal), each announced as a call of its own under the Agent call's
+/// title (`Explore › Read src/a.rs`), with the Agent call's id in
+/// `_meta.cairn.parentToolCallId` (a nested sub-agent's calls keep their own agent's).
+fn subagent_calls(parent: &str, agent: &str, inner: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
+    inner
+        .into_iter()
+        .filter_map(|u| match u {
+            SessionUpdate::ToolCall(mut call) => {
+                call.title = format!("{agent} › {}", call.title);
+                if call.meta.is_none() {
+                    let meta = serde_json::json!({"cairn": {"parentToolCallId": parent}});
+                    call.meta = serde_json::from_value(meta).ok();
+                }
+                Some(SessionUpdate::ToolCall(call))
+            }
+            SessionUpdate::ToolCallUpdate(u) => Some(SessionUpdate::ToolCallUpdate(u)),
+            _ => None,
+        })
+        .collect()
 }
 
 fn chunk(text: &str) -> ContentChunk {
@@ -259,13 +290,21 @@ pub fn plan(todos: &[Todo]) -> Plan {
     )
 }
 
-/// The slash commands a prompt may start with: `/init` (the core's) and the session's own
-/// commands and skills.
+/// The slash commands a prompt may start with: `/init` (the core's), `/clear` and `/compact`
+/// (answered by the session, `prompt::local_command`) and the session's own commands and
+/// skills.
 pub fn commands(info: &SessionInfo) -> Vec<AvailableCommand> {
-    let mut out = vec![AvailableCommand::new(
-        "init",
-        "Write a CLAUDE.md describing this project",
-    )];
+    let mut out = vec![
+        AvailableCommand::new("init", "Write a CLAUDE.md describing this project"),
+        AvailableCommand::new("clear", "Forget the conversation and start afresh"),
+        AvailableCommand::new(
+            "compact",
+            "Summarise the conversation and continue from the summary",
+        )
+        .input(AvailableCommandInput::Unstructured(
+            UnstructuredCommandInput::new("what the summary should keep (optional)"),
+        )),
+    ];
     for c in &info.commands {
         let description = if c.skill {
             format!("{} (skill)", c.description)

@@ -178,9 +178,51 @@ fn todos_are_the_plan_and_modes_and_commands_are_announced() {
     let commands = wire(&Event::SessionConfigured(info));
     assert_eq!(commands[0]["sessionUpdate"], "available_commands_update");
     let list = &commands[0]["availableCommands"];
-    assert_eq!(list[0]["name"], "init");
-    assert_eq!(list[1]["name"], "review");
-    assert_eq!(list[1]["input"]["hint"], "[file]");
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["init", "clear", "compact", "review"]);
+    assert_eq!(list[3]["input"]["hint"], "[file]");
+}
+
+#[test]
+fn a_call_that_starts_running_is_in_progress_and_a_sub_agents_calls_are_its_own() {
+    let running = wire(&Event::ToolCallRunning {
+        call_id: "c1".into(),
+    });
+    assert_eq!(running[0]["sessionUpdate"], "tool_call_update");
+    assert_eq!(running[0]["status"], "in_progress");
+    let started = Event::ToolCallStarted {
+        call_id: "inner".into(),
+        tool: "Read".into(),
+        title: "Read a.rs".into(),
+        input: json!({"file_path": "a.rs"}),
+        kind: CallKind::Read,
+    };
+    let nested = Event::Subagent {
+        parent_call_id: "outer-agent".into(),
+        agent: "Explore".into(),
+        event: Box::new(Event::Subagent {
+            parent_call_id: "inner-agent".into(),
+            agent: "Plan".into(),
+            event: Box::new(started),
+        }),
+    };
+    let call = wire(&nested);
+    assert_eq!(call[0]["sessionUpdate"], "tool_call");
+    assert_eq!(call[0]["title"], "Explore › Plan › Read a.rs");
+    // The call's own agent's call is its parent.
+    assert_eq!(call[0]["_meta"]["cairn"]["parentToolCallId"], "inner-agent");
+    // A sub-agent's text stays inside.
+    let text = Event::Subagent {
+        parent_call_id: "a".into(),
+        agent: "Explore".into(),
+        event: Box::new(Event::TextDelta { text: "hm".into() }),
+    };
+    assert!(wire(&text).is_empty());
 }
 
 #[test]

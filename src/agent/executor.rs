@@ -448,6 +448,9 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
     }
 
     let max_chars = tool.max_result_chars();
+    events.send(Event::ToolCallRunning {
+        call_id: call_id.clone(),
+    });
     let result = tokio::select! {
         biased;
         _ = env.cancel.cancelled() => return fail(INTERRUPTED_MESSAGE.into(), outcome),

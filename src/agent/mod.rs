@@ -81,6 +81,9 @@ pub struct AgentSetup {
     /// The client's files (an editor's buffers), when it serves them: the text file tools
     /// read and write through them (`files::client`).
     pub client_files: Option<Arc<dyn crate::files::client::ClientFiles>>,
+    /// The client's terminals, when it offers them: Bash runs its commands there
+    /// (`shell::client`).
+    pub client_terminal: Option<Arc<dyn crate::shell::client::ClientTerminal>>,
 }
 
 impl AgentSetup {
@@ -138,7 +141,8 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     .with_small_model(services.small_model.clone())
     .with_memory_roots(services.memory.roots.clone())
     .with_settings_check(Some(settings_check(settings.files.clone())))
-    .with_client_files(setup.client_files.clone());
+    .with_client_files(setup.client_files.clone())
+    .with_client_terminal(setup.client_terminal.clone());
     let session = Arc::new(if settings.checkpoints {
         session.with_checkpoints(checkpoint_dir, checkpoint_skip, settings.checkpoint_budget)
     } else {

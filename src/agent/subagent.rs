@@ -145,7 +145,8 @@ impl Subagents {
         .with_small_model(self.session.small_model().cloned())
         .with_memory_roots(Some(self.session.memory_roots()))
         .with_settings_check(self.session.settings_check())
-        .with_client_files(self.session.client_files());
+        .with_client_files(self.session.client_files())
+        .with_client_terminal(self.session.client_terminal());
         // The session's checkpoints: a sub-agent's writing tools record one first too.
         sub.checkpoints = self.session.checkpoints.clone();
         Arc::new(sub)
@@ -329,6 +330,7 @@ fn forwarded(event: Event, agent: &str, parent_call_id: &str, task: Option<&str>
         }
         Event::Notice { .. } | Event::Error { .. } | Event::BackgroundTask(_) => Some(event),
         Event::ToolCallStarted { .. }
+        | Event::ToolCallRunning { .. }
         | Event::ToolCallProgress { .. }
         | Event::ToolCallFinished { .. }
         | Event::AssistantMessage { .. }

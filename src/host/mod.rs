@@ -140,6 +140,13 @@ impl Host {
     }
 }
 
+/// The saved sessions of the project in `project_dir` (its transcripts, also ones another
+/// client started), newest first: what `/resume` lists, for a client that has no session
+/// there (an editor's `session/list`). Reads files: call it off the runtime's threads.
+pub fn saved_sessions(project_dir: &Path) -> Vec<crate::protocol::SavedSession> {
+    ops::saved_sessions_in(&project_data_dir(&data_root(), project_dir))
+}
+
 /// The registry's lock; a panic elsewhere while it was held leaves the map usable.
 fn lock(registry: &Registry) -> std::sync::MutexGuard<'_, BTreeMap<String, Entry>> {
     registry

@@ -245,6 +245,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         fork: spec.fork,
         mode_from_flag: spec.permission_mode.is_some(),
         client_files: spec.client_files.clone(),
+        client_terminal: spec.client_terminal.clone(),
     };
     let facts = SessionFacts {
         project_dir,

@@ -87,17 +87,7 @@ pub(crate) fn handle(op: Op, side: &HostSide, events: &mpsc::UnboundedSender<Eve
         HostOp::ListSavedSessions => {
             let dir = side.facts.sessions_dir.clone();
             tokio::task::spawn_blocking(move || {
-                let sessions = crate::session::resume::list(&dir)
-                    .into_iter()
-                    .map(|s| SavedSession {
-                        id: s.id,
-                        path: s.path,
-                        first_prompt: s.first_prompt,
-                        modified: s.modified,
-                        prompts: s.prompts,
-                        branch: s.branch,
-                    })
-                    .collect();
+                let sessions = saved_sessions_in(&dir);
                 answer.send(HostEvent::SavedSessions { sessions });
             });
         }
@@ -184,4 +174,19 @@ impl Answer {
     fn send(&self, event: HostEvent) -> bool {
         self.0.send(Event::Host(event)).is_ok()
     }
+}
+
+/// The sessions whose transcripts are in `dir` (a project's data folder), newest first.
+pub(crate) fn saved_sessions_in(dir: &std::path::Path) -> Vec<SavedSession> {
+    crate::session::resume::list(dir)
+        .into_iter()
+        .map(|s| SavedSession {
+            id: s.id,
+            path: s.path,
+            first_prompt: s.first_prompt,
+            modified: s.modified,
+            prompts: s.prompts,
+            branch: s.branch,
+        })
+        .collect()
 }

@@ -10,6 +10,7 @@ use crate::config::model::ModelFlags;
 use crate::files::client::ClientFiles;
 use crate::mcp::config::ServerConfig;
 use crate::mcp::session::McpFlags;
+use crate::shell::client::ClientTerminal;
 
 /// Which session to continue.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -86,6 +87,8 @@ pub struct SessionSpec {
     pub max_turns: Option<u32>,
     /// The client's files (an editor's buffers, ACP `fs/*`), when it serves them.
     pub client_files: Option<Arc<dyn ClientFiles>>,
+    /// The client's terminals (an editor's, ACP `terminal/*`), when it offers them.
+    pub client_terminal: Option<Arc<dyn ClientTerminal>>,
 }
 
 impl SessionSpec {
@@ -109,6 +112,7 @@ impl SessionSpec {
             client,
             max_turns: None,
             client_files: None,
+            client_terminal: None,
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::files::client::ClientFiles;
 use crate::files::state::ReadFileState;
 use crate::protocol::{Event, Todo};
 use crate::session::checkpoints::SessionCheckpoints;
+use crate::shell::client::ClientTerminal;
 
 /// Sends [`Event`]s to the client. Sending never fails: a client that went away is ignored.
 #[derive(Clone, Debug)]
@@ -92,6 +93,9 @@ pub struct SessionContext {
     /// The client's files (an editor's buffers), when the client serves them: the text file
     /// tools read and write through it.
     client_files: Option<Arc<dyn ClientFiles>>,
+    /// The client's terminals (an editor's), when it offers them: Bash runs its foreground
+    /// commands there.
+    client_terminal: Option<Arc<dyn ClientTerminal>>,
 }
 
 impl SessionContext {
@@ -123,6 +127,7 @@ impl SessionContext {
             turn_model: Mutex::new(None),
             checkpoints: SessionCheckpoints::disabled(),
             client_files: None,
+            client_terminal: None,
         }
     }
 
@@ -135,6 +140,20 @@ impl SessionContext {
     /// The client's files, when it serves them (also for a sub-agent's context).
     pub fn client_files(&self) -> Option<Arc<dyn ClientFiles>> {
         self.client_files.clone()
+    }
+
+    /// Run Bash's foreground commands in the client's terminals (see `shell::client`).
+    pub fn with_client_terminal(
+        mut self,
+        terminal: Option<Arc<dyn ClientTerminal>>,
+    ) -> SessionContext {
+        self.client_terminal = terminal;
+        self
+    }
+
+    /// The client's terminals, when it offers them (also for a sub-agent's context).
+    pub fn client_terminal(&self) -> Option<Arc<dyn ClientTerminal>> {
+        self.client_terminal.clone()
     }
 
     /// Keep checkpoints of the working directories in `store_dir`, never walking into `skip`.

@@ -90,6 +90,15 @@ pub fn apply(cmd: &mut tokio::process::Command, settings_env: &[(String, String)
     cmd.envs(plan.set.iter().map(|(k, v)| (k, v)));
 }
 
+/// The policy for a command started in a client's terminal (`shell::client`), whose
+/// environment cairn cannot see: every name the policy would drop is to be removed (by the
+/// command's shell, with `unset`), unless the settings name it or the person opted in.
+pub fn for_client(settings_env: &[(String, String)]) -> ChildEnv {
+    let inherit = std::env::var(OPT_IN_VAR).is_ok_and(|v| v == "inherit");
+    let names = CREDENTIALS.iter().chain(DROPPED).copied();
+    plan(names, inherit, settings_env)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,10 +3,11 @@
 //! commands only read ([`readonly`], by the option grammars of [`grammars`] and [`git`], with
 //! the repository's configuration checked by [`git_config`]); and the environment the
 //! commands of tools and hooks get ([`env_policy`]), and which of its variables change what
-//! a command executes ([`exec_env`]). This module decides no permission and
+//! a command executes ([`exec_env`]); the seam to a client's terminals ([`client`]). This module decides no permission and
 //! knows nothing of tools or the gate; it turns command text into facts those two act on.
 
 pub mod analysis;
+pub mod client;
 pub mod cwd;
 pub mod env_policy;
 pub mod exec_env;

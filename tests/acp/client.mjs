@@ -1,8 +1,10 @@
 // An editor's side of ACP, written with the official TypeScript SDK (@agentclientprotocol/sdk):
 // drives `cairn acp` (the binary at $CAIRN_BIN, in the environment it is given) through
-// initialize -> session/new -> a prompt with an image and an embedded file (the scripted model
-// reads, edits with a permission question answered "allow once", runs `echo`) -> a second
-// prompt cancelled while its command runs -> a fresh connection that loads the session.
+// initialize (offering terminals) -> session/new -> a prompt with an image and an embedded file
+// (the scripted model reads, edits with a permission question answered "allow once", runs
+// `echo` in one of this client's terminals) -> a second prompt cancelled while its command runs
+// -> a fresh connection that lists the project's sessions, loads the session, closes it,
+// resumes it, and tries to authenticate.
 // Prints one JSON report on stdout for tests/acp.rs to check; logs go to stderr.
 //
 // Usage: CAIRN_BIN=... ACP_PROJECT=/abs/project node client.mjs
@@ -20,13 +22,81 @@ if (!bin || !project) {
 const PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
+/** The editor's terminals: real processes (each its own process group), their output kept. */
+function terminals(log) {
+  const running = new Map();
+  let next = 0;
+  const find = (params) => {
+    const t = running.get(params.terminalId);
+    if (!t) throw new Error(`no terminal ${params.terminalId}`);
+    return t;
+  };
+  const status = (t) => (t.exit ? { exitCode: t.exit.exitCode, signal: t.exit.signal } : null);
+  return {
+    async create({ params }) {
+      const terminalId = `term-${++next}`;
+      log.terminals.push({ method: "create", terminalId, params });
+      const env = { ...process.env };
+      for (const v of params.env ?? []) env[v.name] = v.value;
+      const child = spawn(params.command, params.args ?? [], {
+        cwd: params.cwd ?? undefined,
+        env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      const t = { child, output: "", exit: null };
+      const append = (chunk) => (t.output += chunk.toString());
+      child.stdout.on("data", append);
+      child.stderr.on("data", append);
+      t.exited = new Promise((resolve) =>
+        child.on("close", (code, signal) => {
+          t.exit = { exitCode: code, signal };
+          resolve();
+        }),
+      );
+      running.set(terminalId, t);
+      return { terminalId };
+    },
+    async output({ params }) {
+      log.terminals.push({ method: "output", terminalId: params.terminalId });
+      const t = find(params);
+      return { output: t.output, truncated: false, exitStatus: status(t) };
+    },
+    async waitForExit({ params }) {
+      log.terminals.push({ method: "wait_for_exit", terminalId: params.terminalId });
+      const t = find(params);
+      await t.exited;
+      return status(t);
+    },
+    async kill({ params }) {
+      log.terminals.push({ method: "kill", terminalId: params.terminalId });
+      const t = find(params);
+      if (!t.exit) process.kill(-t.child.pid, "SIGKILL");
+      return {};
+    },
+    async release({ params }) {
+      log.terminals.push({ method: "release", terminalId: params.terminalId });
+      const t = find(params);
+      if (!t.exit) process.kill(-t.child.pid, "SIGKILL");
+      running.delete(params.terminalId);
+      return {};
+    },
+  };
+}
+
 /** Run `op(ctx, log)` against a fresh `cairn acp`; `log` collects what the agent sent. */
 async function withAgent(onPermission, op) {
   const child = spawn(bin, ["acp"], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
   const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  const log = { updates: [], permissions: [] };
+  const log = { updates: [], permissions: [], terminals: [] };
+  const term = terminals(log);
   const app = client({ name: "cairn-acp-test" })
+    .onRequest(methods.client.terminal.create, term.create)
+    .onRequest(methods.client.terminal.output, term.output)
+    .onRequest(methods.client.terminal.waitForExit, term.waitForExit)
+    .onRequest(methods.client.terminal.kill, term.kill)
+    .onRequest(methods.client.terminal.release, term.release)
     .onNotification(methods.client.session.update, ({ params }) => {
       log.updates.push(params);
       log.onUpdate?.(params);
@@ -48,6 +118,16 @@ async function withAgent(onPermission, op) {
 const timeout = (ms, what) =>
   new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out: ${what}`)), ms));
 
+/** Wait until no update has come for 200 ms: the SDK hands notifications to their handler
+ * asynchronously, so some sent before an answer may be seen after it. */
+async function settle(log) {
+  let seen = -1;
+  while (seen !== log.updates.length) {
+    seen = log.updates.length;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 const report = {};
 const t0 = Date.now();
 const step = (what) => console.error(`[acp client] ${Date.now() - t0} ms: ${what}`);
@@ -65,7 +145,7 @@ const first = await withAgent(
   async (ctx, log) => {
     const init = await ctx.request(methods.agent.initialize, {
       protocolVersion: PROTOCOL_VERSION,
-      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: true },
       clientInfo: { name: "cairn-acp-test", version: "1" },
     });
     step("initialized");
@@ -88,12 +168,15 @@ const first = await withAgent(
       timeout(30000, "the first prompt"),
     ]);
     step("first prompt answered");
+    await settle(log);
     const firstUpdates = log.updates.splice(0);
     const firstPermissions = log.permissions.splice(0);
+    const firstTerminals = log.terminals.splice(0);
 
-    // The second prompt: cancelled as soon as its command shows up.
+    // The second prompt: cancelled as soon as its command runs in a terminal.
     log.onUpdate = (u) => {
-      if (u.update.sessionUpdate === "tool_call" && !log.cancelling) {
+      const shown = u.update.sessionUpdate === "tool_call_update" && u.update.content?.[0]?.type === "terminal";
+      if (shown && !log.cancelling) {
         log.cancelling = true;
         ctx.notify(methods.agent.session.cancel, { sessionId: id });
       }
@@ -107,7 +190,14 @@ const first = await withAgent(
       timeout(30000, "the cancelled prompt"),
     ]);
     step("second prompt answered");
+    // The interrupted command's terminal is killed and released on the way out.
+    const released = Date.now();
+    while (!log.terminals.some((t) => t.method === "release") && Date.now() - released < 5000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     return {
+      firstTerminals,
+      secondTerminals: log.terminals.splice(0),
       init,
       session,
       edit,
@@ -130,15 +220,31 @@ const second = await withAgent(
       protocolVersion: PROTOCOL_VERSION,
       clientCapabilities: {},
     });
+    const sessionId = first.session.sessionId;
+    const listed = await ctx.request(methods.agent.session.list, { cwd: project });
     const loaded = await Promise.race([
-      ctx.request(methods.agent.session.load, {
-        sessionId: first.session.sessionId,
-        cwd: project,
-        mcpServers: [],
-      }),
+      ctx.request(methods.agent.session.load, { sessionId, cwd: project, mcpServers: [] }),
       timeout(30000, "session/load"),
     ]);
-    return { init, loaded, replayed: log.updates.splice(0) };
+    await settle(log);
+    const replayed = log.updates.splice(0);
+    const listedOpen = await ctx.request(methods.agent.session.list, {});
+    const closed = await ctx.request(methods.agent.session.close, { sessionId });
+    // A closed session is no longer prompted...
+    const afterClose = await ctx
+      .request(methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "hi" }] })
+      .then(() => "answered", (e) => e.message ?? String(e));
+    // ...but can be resumed: its conversation back, without a replay.
+    const resumed = await Promise.race([
+      ctx.request(methods.agent.session.resume, { sessionId, cwd: project, mcpServers: [] }),
+      timeout(30000, "session/resume"),
+    ]);
+    await settle(log);
+    const afterResume = log.updates.splice(0);
+    const authenticate = await ctx
+      .request(methods.agent.authenticate, { methodId: "api-key" })
+      .then(() => "accepted", (e) => JSON.stringify(e.data ?? e.message ?? String(e)));
+    return { init, listed, loaded, replayed, listedOpen, closed, afterClose, resumed, afterResume, authenticate };
   },
 );
 step("second connection closed");

@@ -190,6 +190,7 @@ impl Agent {
             fork: false,
             mode_from_flag: false,
             client_files: setup.client_files,
+            client_terminal: None,
         });
         Agent { server, handle }
     }

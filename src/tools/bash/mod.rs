@@ -6,9 +6,12 @@
 //! and the session keeps it only when it lies inside a working directory, otherwise the cwd is
 //! reset to the project directory and the result says so. Output past [`MAX_OUTPUT_CHARS`]
 //! keeps head and tail and spills to a file (the shared `spill` policy). A command counts as
-//! read-only only when `shell::is_read_only` says so.
+//! read-only only when `shell::is_read_only` says so. When the client offers its terminals
+//! (`shell::client`), a foreground command runs there (`client_run`), under the same timeout,
+//! interrupt and output limits; background shells always run here.
 
 mod background;
+mod client_run;
 pub mod process;
 
 use std::path::{Path, PathBuf};
@@ -200,16 +203,33 @@ impl Tool for BashTool {
             Some(f) => format!("{}; {}", cwd_trap(f), input.command),
             None => input.command.clone(),
         };
-        let child = process::spawn(&shell, &script, &cwd, session.tool_env())
-            .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
-        let progress = ctx.progress.clone();
-        let outcome = process::run_foreground(
-            child,
-            Duration::from_millis(timeout_ms),
-            &ctx.cancel,
-            |tail| progress.output(tail),
-        )
-        .await;
+        let timeout = Duration::from_millis(timeout_ms);
+        let outcome = match session.client_terminal() {
+            // The editor runs it in a terminal of its own, shown live in the call.
+            Some(terminal) => {
+                let run = client_run::ClientRun {
+                    call_id: &ctx.call_id,
+                    shell: &shell,
+                    script: &script,
+                    cwd: &cwd,
+                    env: session.tool_env(),
+                    timeout,
+                    cancel: &ctx.cancel,
+                };
+                let (outcome, note) = client_run::run(terminal, run)
+                    .await
+                    .map_err(ToolError::new)?;
+                notes.extend(note);
+                outcome
+            }
+            None => {
+                let child = process::spawn(&shell, &script, &cwd, session.tool_env())
+                    .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
+                let progress = ctx.progress.clone();
+                process::run_foreground(child, timeout, &ctx.cancel, |tail| progress.output(tail))
+                    .await
+            }
+        };
         if let Some(f) = &cwd_file {
             if let Some(note) = update_cwd(session, f) {
                 notes.push(note);

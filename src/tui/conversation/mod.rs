@@ -386,6 +386,7 @@ impl Conversation {
                 ..
             } => self.subagent_event(parent_call_id, event),
             Event::ToolResults { .. }
+            | Event::ToolCallRunning { .. }
             | Event::BackgroundTask(_)
             | Event::Usage { .. }
             | Event::ContextReport { .. }
