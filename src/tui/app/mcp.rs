@@ -30,6 +30,23 @@ impl McpView {
     }
 }
 
+/// The `/` picker's commands with the servers' prompts in place of the ones listed before.
+fn with_server_prompts(commands: &mut Vec<crate::protocol::CommandInfo>, servers: &[McpServerInfo]) {
+    commands.retain(|c| !c.name.starts_with("mcp__"));
+    commands.extend(servers.iter().flat_map(|s| s.prompts.iter().cloned()));
+}
+
+/// The `@` picker's candidates: the files, then each server's resources (`server:uri`).
+pub(super) fn with_resources(files: &Arc<Vec<String>>, mcp: &McpView) -> Arc<Vec<String>> {
+    let mut resources = mcp.servers.iter().flat_map(|s| s.resources.iter()).peekable();
+    if resources.peek().is_none() {
+        return Arc::clone(files);
+    }
+    let mut all = files.as_ref().clone();
+    all.extend(resources.cloned());
+    Arc::new(all)
+}
+
 impl App {
     /// Ask the host for the servers, and to say whenever they change.
     pub fn watch_mcp(&mut self) {
@@ -40,6 +57,9 @@ impl App {
     /// a waiting one is asked about.
     pub(super) fn mcp_listed(&mut self, servers: &[McpServerInfo]) {
         self.mcp.servers = servers.to_vec();
+        if let Some(session) = &mut self.status.session {
+            with_server_prompts(&mut session.commands, servers);
+        }
         self.status.mcp_failing = servers
             .iter()
             .filter(|s| s.failed)
