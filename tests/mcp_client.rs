@@ -85,7 +85,9 @@ async fn wait_failed(manager: &McpManager, server: &str) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(
-        s.status().to_string().contains("disconnected (its process exited)"),
+        s.status()
+            .to_string()
+            .contains("disconnected (its process exited)"),
         "{}",
         s.status()
     );

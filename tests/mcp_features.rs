@@ -187,7 +187,10 @@ async fn a_server_prompt_is_expanded_with_arguments_by_position_and_by_name() {
     )
     .await;
     let sent = requests[0].body["messages"][0].to_string();
-    assert!(sent.contains("What's weather in New York, NY?"), "{stderr}\n{sent}");
+    assert!(
+        sent.contains("What's weather in New York, NY?"),
+        "{stderr}\n{sent}"
+    );
 
     // A required argument missing: said, and nothing is sent.
     let (_, stderr, requests, _) = cairn_p(
@@ -264,4 +267,97 @@ async fn a_tool_list_change_reaches_the_model_in_the_same_session() {
         tools(&requests[1])
     );
     assert_eq!(tool_result(&requests[2], "a2"), "the new tool ran");
+}
+
+/// The host's list of servers, as the TUI gets it, carries what the `/` and `@` pickers offer:
+/// each server's prompts as commands and its resources as `server:uri`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_host_lists_each_servers_prompts_and_resources_for_the_pickers() {
+    use cairn::host::{ClientKind, Host, SessionSpec, TrustDecision};
+    use cairn::protocol::{Event, HostEvent, HostOp, Op};
+    let Some(dir) = servers_dir() else { return };
+    let project = tempfile::tempdir().unwrap();
+    let model = llm::scripted(&json!({"turns": [{"text": "hi"}]}));
+    let mut spec = SessionSpec::new(project.path().to_path_buf(), ClientKind::Tui);
+    spec.trust = TrustDecision::Trusted;
+    // A real model (the scripted one), or the host would open its demo, which runs no servers.
+    spec.model.base_url = Some(model.anthropic_base_url());
+    spec.settings = Some(json!({"env": {"ANTHROPIC_API_KEY": "test-key"}}).to_string());
+    spec.mcp.configs = vec![
+        json!({"mcpServers": {"ev": {"command": "node", "args": [everything(&dir)]}}}).to_string(),
+    ];
+    spec.mcp.strict = true;
+    let mut session = Host::new().open(spec).await.expect("the session opens");
+    session.conn.ops.send(Op::Host(HostOp::McpServers)).unwrap();
+    let wait = async {
+        loop {
+            match session.conn.events.recv().await {
+                Some(Event::Host(HostEvent::McpServers { servers }))
+                    if servers.iter().any(|s| !s.prompts.is_empty()) =>
+                {
+                    return servers;
+                }
+                Some(_) => {}
+                None => panic!("the session ended"),
+            }
+        }
+    };
+    let servers = tokio::time::timeout(Duration::from_secs(30), wait)
+        .await
+        .expect("the server's prompts were never listed");
+    let ev = servers.iter().find(|s| s.name == "ev").unwrap();
+    let args = ev
+        .prompts
+        .iter()
+        .find(|p| p.name == "mcp__ev__args-prompt")
+        .unwrap_or_else(|| panic!("{:?}", ev.prompts));
+    assert_eq!(args.argument_hint.as_deref(), Some("<city> <state>"));
+    assert!(args.description.ends_with("(MCP)"), "{}", args.description);
+    assert!(
+        ev.resources.contains(&format!("ev:{FEATURES}")),
+        "{:?}",
+        ev.resources
+    );
+}
+
+/// `notifications/resources/list_changed`: a resource the server registers mid-session (a
+/// gzipped file as a session resource) joins the server's list without a reconnect, and the
+/// resource tools offer it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_registered_mid_session_is_listed_after_list_changed() {
+    let Some(dir) = servers_dir() else { return };
+    let project = tempfile::tempdir().unwrap();
+    let timeouts = cairn::mcp::Timeouts {
+        startup: Duration::from_secs(20),
+        call: Duration::from_secs(20),
+    };
+    let (manager, _late) = mcp_servers::start(
+        project.path(),
+        json!({"ev": {"command": "node", "args": [everything(&dir)]}}),
+        timeouts,
+    )
+    .await;
+    let server = manager.server("ev").unwrap();
+    let uri = "demo://resource/session/hello.gz";
+    assert!(!server.lists().resources.iter().any(|r| r.uri == uri));
+    let args = json!({"name": "hello.gz", "data": "data:text/plain;base64,aGVsbG8=",
+                      "outputType": "resourceLink"});
+    server
+        .call(
+            "gzip-file-as-resource",
+            args.as_object().unwrap().clone(),
+            &tokio_util::sync::CancellationToken::new(),
+            None,
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !server.lists().resources.iter().any(|r| r.uri == uri) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new resource never joined the list"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    manager.shutdown().await;
 }

@@ -9,6 +9,7 @@
 //! permissions or restarts; a server's output is untrusted and only ever returned as data.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -22,7 +23,7 @@ use rmcp::{ServiceExt, model::JsonObject};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
-use super::handler::{Handler, Notice, ProgressRoutes, Route, Watched, token_key};
+use super::handler::{Handler, ListSync, Notice, ProgressRoutes, Route, Watched, token_key};
 use super::stdio::{LineTransport, MAX_MESSAGE_BYTES};
 use crate::tools::ProgressSender;
 
@@ -115,6 +116,8 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
 pub struct Connection {
     service: RunningService<RoleClient, Handler>,
     routes: ProgressRoutes,
+    /// The list changes the server announced, and whether the lists were read after them.
+    pub sync: Arc<ListSync>,
     /// The lists as the handshake read them.
     pub lists: Lists,
     /// The server's name and version as it introduced itself.
@@ -311,6 +314,7 @@ async fn connect_inner(
     let (tx, notices) = tokio::sync::mpsc::unbounded_channel();
     let handler = Handler::new(place.roots.to_vec(), tx.clone());
     let routes = handler.routes.clone();
+    let sync = Arc::clone(&handler.sync);
     let (service, pid, group) = match &server.transport {
         Transport::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -357,17 +361,20 @@ async fn connect_inner(
             // rmcp's default (16 MiB) is below what a stdio server may send.
             config.max_sse_event_size = MAX_MESSAGE_BYTES;
             let transport = StreamableHttpClientTransport::from_config(config);
-            let service = handler.serve(Watched::new(transport, tx)).await.map_err(|e| {
-                let e = e.to_string();
-                if e.contains("Auth required") {
-                    format!(
-                        "cannot connect to {url}: HTTP 401: {}",
-                        super::sse::NEEDS_OAUTH
-                    )
-                } else {
-                    format!("cannot connect to {url}: {e}")
-                }
-            })?;
+            let service = handler
+                .serve(Watched::new(transport, tx))
+                .await
+                .map_err(|e| {
+                    let e = e.to_string();
+                    if e.contains("Auth required") {
+                        format!(
+                            "cannot connect to {url}: HTTP 401: {}",
+                            super::sse::NEEDS_OAUTH
+                        )
+                    } else {
+                        format!("cannot connect to {url}: {e}")
+                    }
+                })?;
             (service, None, ProcessGroup(None))
         }
         Transport::Sse { url, headers } => {
@@ -390,6 +397,7 @@ async fn connect_inner(
     let mut connection = Connection {
         service,
         routes,
+        sync,
         lists: Lists::default(),
         server_info,
         pid,

@@ -29,6 +29,49 @@ pub enum Notice {
     Closed,
 }
 
+/// How many list changes a server announced, and how many of them its lists have been read
+/// after: a call that saw a change answers only once the lists are read again (at most
+/// [`ListSync::BOUND`] later), so the model's next request already has the new tools.
+pub struct ListSync {
+    seen: std::sync::atomic::AtomicU64,
+    done: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for ListSync {
+    fn default() -> Self {
+        ListSync {
+            seen: Default::default(),
+            done: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+impl ListSync {
+    pub const BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
+    fn announced(&self) {
+        self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The changes announced so far (take before reading the lists).
+    pub fn seen(&self) -> u64 {
+        self.seen.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The lists were read after `seen` changes.
+    pub fn read_after(&self, seen: u64) {
+        self.done.send_modify(|d| *d = (*d).max(seen));
+    }
+
+    /// Wait until the lists were read after every change announced so far, at most
+    /// [`Self::BOUND`].
+    pub async fn settled(&self) {
+        let want = self.seen();
+        let mut done = self.done.subscribe();
+        let _ = tokio::time::timeout(Self::BOUND, done.wait_for(|d| *d >= want)).await;
+    }
+}
+
 /// Where each running call's progress notifications go, by progress token.
 #[derive(Clone, Default)]
 pub(super) struct ProgressRoutes(Arc<Mutex<HashMap<String, ProgressSender>>>);
@@ -56,6 +99,7 @@ pub(super) struct Handler {
     /// The session's working directories, as `file://` roots.
     roots: Arc<Vec<PathBuf>>,
     notices: UnboundedSender<Notice>,
+    pub(super) sync: Arc<ListSync>,
 }
 
 impl Handler {
@@ -64,7 +108,13 @@ impl Handler {
             routes: ProgressRoutes::default(),
             roots: Arc::new(roots),
             notices,
+            sync: Arc::default(),
         }
+    }
+
+    fn lists_changed(&self) {
+        self.sync.announced();
+        let _ = self.notices.send(Notice::ListsChanged);
     }
 }
 
@@ -110,15 +160,15 @@ impl rmcp::ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.notices.send(Notice::ListsChanged);
+        self.lists_changed();
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.notices.send(Notice::ListsChanged);
+        self.lists_changed();
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.notices.send(Notice::ListsChanged);
+        self.lists_changed();
     }
 
     async fn on_progress(

@@ -120,8 +120,7 @@ impl McpManager {
             let lists = server.lists();
             let tools: Vec<ToolHandle> = distinct_tools(server.name(), &lists.tools)
                 .map(|t| {
-                    Arc::new(McpTool::new(Arc::clone(server), t, deferred, max_chars))
-                        as ToolHandle
+                    Arc::new(McpTool::new(Arc::clone(server), t, deferred, max_chars)) as ToolHandle
                 })
                 .collect();
             late.replace(server.name(), tools);

@@ -6,7 +6,7 @@
 //! [`Status`] for display; and the [`McpOptions`] servers start with.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
@@ -97,6 +97,9 @@ pub struct Server {
     /// Bumped for each connection opened or dropped on purpose: a notice from an older one is
     /// not about the current connection.
     generation: AtomicU64,
+    /// The current connection's transport has ended (set as soon as that is noticed, before
+    /// rmcp's own loop may have marked it closed).
+    dead: AtomicBool,
     backoff: Mutex<Backoff>,
     /// Bumped at every change of status, so a client can follow them without polling.
     changed: Arc<tokio::sync::watch::Sender<u64>>,
@@ -123,6 +126,7 @@ impl Server {
             status: Mutex::new(Status::Connecting),
             lists: Mutex::new(Lists::default()),
             generation: AtomicU64::new(0),
+            dead: AtomicBool::new(false),
             backoff: Mutex::new(Backoff::default()),
             changed,
             on_lists,
@@ -176,6 +180,7 @@ impl Server {
         match connect(&self.config, &place, o.timeouts.startup).await {
             Ok((c, notices)) => {
                 let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+                self.dead.store(false, Ordering::SeqCst);
                 let c = Arc::new(c);
                 self.lists_read(c.lists.clone(), &c.server_info);
                 self.watch(generation, Arc::downgrade(&c), notices);
@@ -226,7 +231,10 @@ impl Server {
                         None => break,
                     },
                 };
-                match conn.read_lists().await {
+                let seen = conn.sync.seen();
+                let read = conn.read_lists().await;
+                conn.sync.read_after(seen);
+                match read {
                     Ok(lists) => server.lists_read(lists, &conn.server_info),
                     Err(why) => {
                         tracing::warn!(target: "cairn::mcp", server = %server.name(), "{why}")
@@ -242,6 +250,7 @@ impl Server {
             _ => "its connection closed",
         };
         tracing::warn!(target: "cairn::mcp", server = %self.name(), "{how}");
+        self.dead.store(true, Ordering::SeqCst);
         self.set_status(Status::Failed(format!(
             "disconnected ({how}); it restarts on the next call"
         )));
@@ -251,7 +260,8 @@ impl Server {
     /// the next attempt waits out the back-off).
     async fn live(&self) -> Result<Arc<Connection>, String> {
         let mut slot = self.connection.lock().await;
-        if let Some(c) = slot.as_ref().filter(|c| !c.is_closed()) {
+        let dead = self.dead.load(Ordering::SeqCst);
+        if let Some(c) = slot.as_ref().filter(|c| !dead && !c.is_closed()) {
             return Ok(Arc::clone(c));
         }
         let name = &self.config.name;
@@ -318,9 +328,14 @@ impl Server {
     ) -> Result<rmcp::model::CallToolResult, String> {
         let conn = self.live().await?;
         let timeout = self.options.timeouts.call;
-        conn.call(tool, arguments, timeout, cancel, progress)
+        let result = conn
+            .call(tool, arguments, timeout, cancel, progress)
             .await
-            .map_err(|e| self.failure(&format!("MCP tool \"{tool}\""), e))
+            .map_err(|e| self.failure(&format!("MCP tool \"{tool}\""), e))?;
+        // A call that changed the server's tools answers once they are read again, so the
+        // model's next request has them.
+        conn.sync.settled().await;
+        Ok(result)
     }
 
     /// `resources/read`: the wire result. Errors are messages.
@@ -332,7 +347,11 @@ impl Server {
     }
 
     /// `prompts/get`: the wire result. Errors are messages.
-    pub async fn get_prompt(&self, prompt: &str, arguments: Map<String, Value>) -> Result<Value, String> {
+    pub async fn get_prompt(
+        &self,
+        prompt: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, String> {
         let conn = self.live().await?;
         conn.get_prompt(prompt, arguments, self.options.timeouts.call)
             .await

@@ -17,11 +17,11 @@ use super::names::normalize;
 use super::server::Server;
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
+use crate::tools::mcp_catalog::resource_text;
 use crate::tools::{
     Access, DynTool, McpName, ParsedInput, Preview, ToolContext, ToolError, ToolKind, ToolOutput,
     ToolResultBlock, attachment,
 };
-use crate::tools::mcp_catalog::resource_text;
 
 /// What people are shown of a result's text, at most (head and tail).
 const MAX_DISPLAY_CHARS: usize = 20_000;

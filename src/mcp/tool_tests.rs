@@ -10,14 +10,17 @@ fn names_are_normalised_like_claude_code() {
 
 #[test]
 fn results_become_blocks_of_each_kind() {
-    let out = output_from_result("ev", &json!({"content": [
-        {"type": "text", "text": "hello"},
-        {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
-        {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "inside"}},
-        {"type": "resource", "resource": {"uri": "file:///b.bin", "mimeType": "application/zip", "blob": "AAAA"}},
-        {"type": "resource_link", "uri": "file:///c", "name": "c", "description": "a file"},
-        {"type": "weird"}
-    ]}));
+    let out = output_from_result(
+        "ev",
+        &json!({"content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "inside"}},
+            {"type": "resource", "resource": {"uri": "file:///b.bin", "mimeType": "application/zip", "blob": "AAAA"}},
+            {"type": "resource_link", "uri": "file:///c", "name": "c", "description": "a file"},
+            {"type": "weird"}
+        ]}),
+    );
     assert!(!out.is_error);
     let blocks = out.content.blocks();
     assert_eq!(blocks.len(), 6);

@@ -147,11 +147,19 @@ pub fn prompt_arguments(
         .map(|(n, _)| n.as_str())
         .collect();
     if !missing.is_empty() {
-        let usage: Vec<String> = entry.arguments.iter().map(|(n, _)| format!("<{n}>")).collect();
+        let usage: Vec<String> = entry
+            .arguments
+            .iter()
+            .map(|(n, _)| format!("<{n}>"))
+            .collect();
         return Err(format!(
             "/{} needs {}: {} (usage: /{} {})",
             entry.command,
-            if missing.len() == 1 { "the argument" } else { "the arguments" },
+            if missing.len() == 1 {
+                "the argument"
+            } else {
+                "the arguments"
+            },
             missing.join(", "),
             entry.command,
             usage.join(" ")
@@ -190,10 +198,7 @@ mod tests {
             args("\"New York\" New York State"),
             Ok(json!({"city": "New York", "state": "New York State"}))
         );
-        assert_eq!(
-            args("city='San José'"),
-            Ok(json!({"city": "San José"}))
-        );
+        assert_eq!(args("city='San José'"), Ok(json!({"city": "San José"})));
         assert_eq!(
             args("state=Texas"),
             Err("/mcp__ev__args-prompt needs the argument: city (usage: \

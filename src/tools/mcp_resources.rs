@@ -154,7 +154,9 @@ pub fn read_answer(server: &str, result: &Value) -> String {
                 (Some(text), _) => out["text"] = text.into(),
                 (None, Some(_)) => {
                     let text = super::mcp_catalog::resource_text(server, item);
-                    let note = text.strip_prefix(&resource_header(server, uri)).unwrap_or(&text);
+                    let note = text
+                        .strip_prefix(&resource_header(server, uri))
+                        .unwrap_or(&text);
                     out["text"] = note.into();
                 }
                 _ => {}

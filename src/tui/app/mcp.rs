@@ -31,14 +31,21 @@ impl McpView {
 }
 
 /// The `/` picker's commands with the servers' prompts in place of the ones listed before.
-fn with_server_prompts(commands: &mut Vec<crate::protocol::CommandInfo>, servers: &[McpServerInfo]) {
+fn with_server_prompts(
+    commands: &mut Vec<crate::protocol::CommandInfo>,
+    servers: &[McpServerInfo],
+) {
     commands.retain(|c| !c.name.starts_with("mcp__"));
     commands.extend(servers.iter().flat_map(|s| s.prompts.iter().cloned()));
 }
 
 /// The `@` picker's candidates: the files, then each server's resources (`server:uri`).
 pub(super) fn with_resources(files: &Arc<Vec<String>>, mcp: &McpView) -> Arc<Vec<String>> {
-    let mut resources = mcp.servers.iter().flat_map(|s| s.resources.iter()).peekable();
+    let mut resources = mcp
+        .servers
+        .iter()
+        .flat_map(|s| s.resources.iter())
+        .peekable();
     if resources.peek().is_none() {
         return Arc::clone(files);
     }
