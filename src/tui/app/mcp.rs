@@ -205,3 +205,44 @@ fn printable(text: &str) -> String {
         .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::CommandInfo;
+
+    fn command(name: &str) -> CommandInfo {
+        CommandInfo {
+            name: name.into(),
+            description: String::new(),
+            argument_hint: None,
+            skill: false,
+            aliases: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_pickers_offer_the_servers_prompts_and_resources_as_last_listed() {
+        let server = McpServerInfo {
+            name: "ev".into(),
+            detail: String::new(),
+            failed: false,
+            waiting: None,
+            prompts: vec![command("mcp__ev__new")],
+            resources: vec!["ev:demo://a".into()],
+        };
+        let mut commands = vec![command("deploy"), command("mcp__ev__old")];
+        with_server_prompts(&mut commands, std::slice::from_ref(&server));
+        let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["deploy", "mcp__ev__new"]);
+
+        let files = Arc::new(vec!["src/main.rs".to_string()]);
+        let mut view = McpView::default();
+        assert!(Arc::ptr_eq(&with_resources(&files, &view), &files));
+        view.servers = vec![server];
+        assert_eq!(
+            *with_resources(&files, &view),
+            ["src/main.rs", "ev:demo://a"]
+        );
+    }
+}
