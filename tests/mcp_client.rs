@@ -72,6 +72,27 @@ async fn wait_disconnected(manager: &McpManager, server: &str) {
     }
 }
 
+/// Wait until `server` shows as failed without any call (its death noticed by itself).
+async fn wait_failed(manager: &McpManager, server: &str) {
+    let s = manager.server(server).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !matches!(s.status(), Status::Failed(_)) {
+        assert!(
+            Instant::now() < deadline,
+            "the killed server is not shown as failed: {}",
+            s.status()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        s.status()
+            .to_string()
+            .contains("disconnected (its process exited)"),
+        "{}",
+        s.status()
+    );
+}
+
 fn kill(pid: u32) {
     // SAFETY: plain signal to a child process this test started.
     unsafe {
@@ -80,7 +101,7 @@ fn kill(pid: u32) {
 }
 
 #[tokio::test]
-async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart() {
+async fn everything_over_stdio_tools_results_validation_timeout_and_a_restart_after_every_death() {
     let Some(dir) = servers_dir() else { return };
     let mut ws = Workspace::new();
     let (manager, _late) = start(
@@ -207,27 +228,27 @@ async fn everything_over_stdio_tools_results_validation_timeout_and_one_restart(
     .await
     .unwrap();
 
-    // Killed mid-session: restarted on the next call, once.
-    let first_pid = server.pid().await.unwrap();
-    kill(first_pid);
-    wait_disconnected(&manager, "every thing").await;
-    let out = run(echo.as_ref(), json!({"message": "again"}), &ws.call_ctx())
-        .await
-        .unwrap();
-    assert!(out.content.text().contains("again"));
-    let second_pid = server.pid().await.unwrap();
-    assert_ne!(first_pid, second_pid);
-    kill(second_pid);
-    wait_disconnected(&manager, "every thing").await;
-    let err = run(echo.as_ref(), json!({"message": "no more"}), &ws.call_ctx())
-        .await
-        .err()
-        .unwrap();
-    assert!(
-        err.message.contains("already restarted once"),
-        "{}",
-        err.message
-    );
+    // Killed three times mid-session: each death is noticed at once (the server shows as
+    // failed before any call), and each next call restarts it and succeeds.
+    let mut pids = vec![server.pid().await.unwrap()];
+    for round in 1..=3 {
+        kill(*pids.last().unwrap());
+        wait_failed(&manager, "every thing").await;
+        assert!(
+            manager.failing().contains(&"every thing".to_string()),
+            "round {round}: {:?}",
+            manager.status_lines()
+        );
+        let message = format!("again {round}");
+        let out = run(echo.as_ref(), json!({"message": message}), &ws.call_ctx())
+            .await
+            .unwrap_or_else(|e| panic!("round {round}: {}", e.message));
+        assert!(out.content.text().contains(&message), "{:?}", out.content);
+        assert!(matches!(server.status(), Status::Connected { .. }));
+        let pid = server.pid().await.unwrap();
+        assert!(!pids.contains(&pid), "round {round}: not a new process");
+        pids.push(pid);
+    }
     manager.shutdown().await;
 }
 
@@ -418,18 +439,10 @@ async fn a_missing_command_keeps_its_error_and_nothing_hangs() {
     assert!(late.snapshot().1.is_empty());
 }
 
-/// The `cairn` binary in a temp project with a temp HOME, PATH kept (for node).
+/// The `cairn` binary in a temp project (trusted) with a temp HOME.
 fn cairn_in(project: &std::path::Path, home: &std::path::Path) -> tokio::process::Command {
     trust::trust_folder(home, project);
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    cmd.current_dir(project)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("CAIRN_DATA_DIR", home.join("data"))
-        .kill_on_drop(true);
-    cmd
+    mcp_servers::cairn_command(project, home)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

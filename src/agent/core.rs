@@ -399,9 +399,22 @@ impl Core {
         self.turns_started += 1;
         let turn_id = self.turns_started;
         self.events().send(Event::TurnStarted { turn_id });
+        // `/mcp__server__prompt args`: the server's prompt goes to the model instead.
+        let catalog = self.tools.registry.late().and_then(|l| l.catalog());
+        let server_prompt =
+            match super::mcp_invoke::expand_prompt(&prompt, catalog.as_deref()).await {
+                Some(Ok(text)) => Some(text),
+                Some(Err(message)) => {
+                    self.fail_turn(turn_id, message);
+                    return;
+                }
+                None => None,
+            };
         // `/nosuch` is not sent: the person is told, with the closest names.
         let (commands, skills) = (&self.services.commands, &self.services.skills);
-        if let Some(message) = super::invoke::unknown(&prompt, commands, skills) {
+        if server_prompt.is_none()
+            && let Some(message) = super::invoke::unknown(&prompt, commands, skills)
+        {
             self.fail_turn(turn_id, message);
             return;
         }
@@ -427,15 +440,26 @@ impl Core {
         }
         let env = self.call_env(cancel.child_token());
         let services = Arc::clone(&self.services);
-        let prompt = match invoke(&prompt, &services.commands, &services.skills, env).await {
+        let invoked = match server_prompt {
+            Some(text) => Some(super::invoke::Invoked {
+                prompt: text,
+                ..Default::default()
+            }),
+            None => invoke(&prompt, &services.commands, &services.skills, env).await,
+        };
+        let prompt = match invoked {
             Some(invoked) => {
                 self.session.set_turn_model(invoked.model);
                 invoked.prompt
             }
             None => prompt,
         };
-        let (attached, notices) =
+        let (mut attached, mut notices) =
             super::attachments::expand(&prompt, &self.session, &services.gate).await;
+        let (resources, more) =
+            super::mcp_invoke::attach_resources(&prompt, catalog.as_deref()).await;
+        attached.extend(resources);
+        notices.extend(more);
         for message in notices {
             self.events().send(Event::Notice { message });
         }

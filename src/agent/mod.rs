@@ -13,6 +13,7 @@ pub mod deferral;
 pub mod executor;
 mod init;
 mod invoke;
+mod mcp_invoke;
 pub mod output_style;
 pub mod prompt;
 mod resume;

@@ -182,8 +182,14 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
     }
     // The demo's scratch project runs no MCP servers.
     let mcp = demo.is_none().then(|| {
+        let roots: Vec<PathBuf> = spec
+            .additional_dirs
+            .iter()
+            .map(|d| project_dir.join(d))
+            .collect();
         let (manager, lines) = crate::mcp::session::start_with(
             &project_dir,
+            &roots,
             &settings,
             &spec.mcp,
             spec.mcp_servers.clone(),

@@ -2,86 +2,38 @@
 //! group, stderr to the log, the whole group killed when the connection goes), streamable
 //! HTTP, or the legacy HTTP+SSE transport (our own [`super::sse`], as rmcp 3 has none).
 //!
-//! This module owns the handshake (`initialize` + `tools/list`, bounded by the startup timeout)
-//! and one call (bounded by the call timeout; on a timeout or an interrupt the server is sent
+//! This module owns the handshake (`initialize`, then the tools, resources and prompts lists,
+//! bounded by the startup timeout), reading those lists again, reading a resource, getting a
+//! prompt, and one call (bounded by the call timeout; on a timeout or an interrupt the server is sent
 //! `notifications/cancelled`; its progress notifications go to the call's tool progress). It knows nothing of tools,
 //! permissions or restarts; a server's output is untrusted and only ever returned as data.
 
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientRequest, NumberOrString, ProgressNotificationParam,
-    ProgressToken, ServerResult, Tool as RemoteTool,
+    CancelledNotificationParam, ClientRequest, ServerResult, Tool as RemoteTool,
 };
-use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RoleClient, RunningService, ServiceError,
-};
+use rmcp::service::{PeerRequestOptions, RoleClient, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ServiceExt, model::JsonObject};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ServerConfig, Transport};
+use super::handler::{Handler, ListSync, Notice, ProgressRoutes, Route, Watched, token_key};
 use super::stdio::{LineTransport, MAX_MESSAGE_BYTES};
 use crate::tools::ProgressSender;
 
-/// Where each running call's progress notifications go, by progress token.
-#[derive(Clone, Default)]
-struct ProgressRoutes(Arc<Mutex<HashMap<String, ProgressSender>>>);
-
-impl ProgressRoutes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ProgressSender>> {
-        // A poisoned map is still a map: a panic elsewhere loses no route.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Removes a call's route when the call ends, however it ends.
-struct Route<'a>(&'a ProgressRoutes, String);
-
-impl Drop for Route<'_> {
-    fn drop(&mut self) {
-        self.0.lock().remove(&self.1);
-    }
-}
-
-/// cairn's side of a session: it answers nothing and forwards progress to the call's tool
-/// progress (the server's text, cut short: it is untrusted).
-#[derive(Clone, Default)]
-struct Handler {
-    routes: ProgressRoutes,
-}
-
-impl rmcp::ClientHandler for Handler {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let key = token_key(&params.progress_token);
-        let Some(sender) = self.routes.lock().get(&key).cloned() else {
-            return;
-        };
-        let mut line = match params.total {
-            Some(total) => format!("{}/{}", params.progress, total),
-            None => format!("{}", params.progress),
-        };
-        if let Some(m) = params.message {
-            line = format!("{} ({line})", m.chars().take(200).collect::<String>());
-        }
-        sender.output(line);
-    }
-}
-
-fn token_key(token: &ProgressToken) -> String {
-    match &token.0 {
-        NumberOrString::Number(n) => n.to_string(),
-        NumberOrString::String(s) => s.to_string(),
-    }
+/// What a server offers: its tools, resources and prompts (the last two empty when it does not
+/// declare them, or when listing them failed: that is logged, the tools still work).
+#[derive(Debug, Clone, Default)]
+pub struct Lists {
+    pub tools: Vec<RemoteTool>,
+    pub resources: Vec<rmcp::model::Resource>,
+    pub prompts: Vec<rmcp::model::Prompt>,
 }
 
 /// How long a server may take to start, and a call to answer.
@@ -164,7 +116,10 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
 pub struct Connection {
     service: RunningService<RoleClient, Handler>,
     routes: ProgressRoutes,
-    pub tools: Vec<RemoteTool>,
+    /// The list changes the server announced, and whether the lists were read after them.
+    pub sync: Arc<ListSync>,
+    /// The lists as the handshake read them.
+    pub lists: Lists,
     /// The server's name and version as it introduced itself.
     pub server_info: String,
     pid: Option<u32>,
@@ -180,6 +135,66 @@ impl Connection {
     /// The stdio server's process id (its process group id too).
     pub fn pid(&self) -> Option<u32> {
         self.pid
+    }
+
+    /// Read the tools, resources and prompts lists (the last two when the server declares
+    /// them). A failed tools list is an error; a failed resources or prompts list is logged
+    /// and empty.
+    pub async fn read_lists(&self) -> Result<Lists, String> {
+        let peer = self.service.peer();
+        let caps = self.service.peer_info().map(|i| i.capabilities.clone());
+        let tools = peer
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        let mut lists = Lists {
+            tools,
+            ..Lists::default()
+        };
+        if caps.as_ref().is_some_and(|c| c.resources.is_some()) {
+            match peer.list_all_resources().await {
+                Ok(r) => lists.resources = r,
+                Err(e) => tracing::warn!(target: "cairn::mcp", "resources/list failed: {e}"),
+            }
+        }
+        if caps.as_ref().is_some_and(|c| c.prompts.is_some()) {
+            match peer.list_all_prompts().await {
+                Ok(p) => lists.prompts = p,
+                Err(e) => tracing::warn!(target: "cairn::mcp", "prompts/list failed: {e}"),
+            }
+        }
+        Ok(lists)
+    }
+
+    /// `resources/read`, within `timeout`: the wire result.
+    pub async fn read_resource(
+        &self,
+        uri: &str,
+        timeout: Duration,
+    ) -> Result<serde_json::Value, CallError> {
+        let params = rmcp::model::ReadResourceRequestParams::new(uri);
+        let read = self.service.read_resource(params);
+        let result = tokio::time::timeout(timeout, read)
+            .await
+            .map_err(|_| CallError::Timeout(timeout))?
+            .map_err(classify)?;
+        serde_json::to_value(&result).map_err(|e| CallError::Failed(e.to_string()))
+    }
+
+    /// `prompts/get`, within `timeout`: the wire result.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: JsonObject,
+        timeout: Duration,
+    ) -> Result<serde_json::Value, CallError> {
+        let params = rmcp::model::GetPromptRequestParams::new(name).with_arguments(arguments);
+        let get = self.service.get_prompt(params);
+        let result = tokio::time::timeout(timeout, get)
+            .await
+            .map_err(|_| CallError::Timeout(timeout))?
+            .map_err(classify)?;
+        serde_json::to_value(&result).map_err(|e| CallError::Failed(e.to_string()))
     }
 
     /// Call one tool. Errors are messages for the model.
@@ -267,14 +282,22 @@ fn header_map(headers: &[(String, String)]) -> Result<reqwest::header::HeaderMap
     Ok(map)
 }
 
-/// Connect to a server and list its tools, within `timeout`.
+/// Where a server runs and what it is told: its working directory, the settings' env (stdio),
+/// and the roots it is given.
+pub struct Place<'a> {
+    pub project_dir: &'a Path,
+    pub tool_env: &'a [(String, String)],
+    pub roots: &'a [PathBuf],
+}
+
+/// Connect to a server and read its lists, within `timeout`. The receiver hears the server's
+/// list changes and the end of its transport.
 pub async fn connect(
     server: &ServerConfig,
-    project_dir: &Path,
-    tool_env: &[(String, String)],
+    place: &Place<'_>,
     timeout: Duration,
-) -> Result<Connection, String> {
-    match tokio::time::timeout(timeout, connect_inner(server, project_dir, tool_env)).await {
+) -> Result<(Connection, tokio::sync::mpsc::UnboundedReceiver<Notice>), String> {
+    match tokio::time::timeout(timeout, connect_inner(server, place)).await {
         Ok(r) => r,
         Err(_) => Err(format!(
             "did not start within {} s (MCP_TIMEOUT)",
@@ -285,11 +308,13 @@ pub async fn connect(
 
 async fn connect_inner(
     server: &ServerConfig,
-    project_dir: &Path,
-    tool_env: &[(String, String)],
-) -> Result<Connection, String> {
-    let handler = Handler::default();
+    place: &Place<'_>,
+) -> Result<(Connection, tokio::sync::mpsc::UnboundedReceiver<Notice>), String> {
+    let (project_dir, tool_env) = (place.project_dir, place.tool_env);
+    let (tx, notices) = tokio::sync::mpsc::unbounded_channel();
+    let handler = Handler::new(place.roots.to_vec(), tx.clone());
     let routes = handler.routes.clone();
+    let sync = Arc::clone(&handler.sync);
     let (service, pid, group) = match &server.transport {
         Transport::Stdio { command, args, env } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -319,7 +344,7 @@ async fn connect_inner(
                 _child: child,
             };
             let service = handler
-                .serve(transport)
+                .serve(Watched::new(transport, tx))
                 .await
                 .map_err(|e| format!("handshake failed: {e}"))?;
             (service, pid, group)
@@ -336,23 +361,26 @@ async fn connect_inner(
             // rmcp's default (16 MiB) is below what a stdio server may send.
             config.max_sse_event_size = MAX_MESSAGE_BYTES;
             let transport = StreamableHttpClientTransport::from_config(config);
-            let service = handler.serve(transport).await.map_err(|e| {
-                let e = e.to_string();
-                if e.contains("Auth required") {
-                    format!(
-                        "cannot connect to {url}: HTTP 401: {}",
-                        super::sse::NEEDS_OAUTH
-                    )
-                } else {
-                    format!("cannot connect to {url}: {e}")
-                }
-            })?;
+            let service = handler
+                .serve(Watched::new(transport, tx))
+                .await
+                .map_err(|e| {
+                    let e = e.to_string();
+                    if e.contains("Auth required") {
+                        format!(
+                            "cannot connect to {url}: HTTP 401: {}",
+                            super::sse::NEEDS_OAUTH
+                        )
+                    } else {
+                        format!("cannot connect to {url}: {e}")
+                    }
+                })?;
             (service, None, ProcessGroup(None))
         }
         Transport::Sse { url, headers } => {
             let transport = super::sse::connect(url, header_map(headers)?).await?;
             let service = handler
-                .serve(transport)
+                .serve(Watched::new(transport, tx))
                 .await
                 .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             (service, None, ProcessGroup(None))
@@ -366,17 +394,15 @@ async fn connect_inner(
                 .map(|s| format!("{} {}", s.name, s.version))
         })
         .unwrap_or_default();
-    let tools = service
-        .peer()
-        .list_all_tools()
-        .await
-        .map_err(|e| format!("tools/list failed: {e}"))?;
-    Ok(Connection {
+    let mut connection = Connection {
         service,
         routes,
-        tools,
+        sync,
+        lists: Lists::default(),
         server_info,
         pid,
         _group: group,
-    })
+    };
+    connection.lists = connection.read_lists().await?;
+    Ok((connection, notices))
 }

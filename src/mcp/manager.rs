@@ -1,7 +1,9 @@
 //! The session's MCP servers: [`start_servers`] connects every configured server concurrently
 //! in the background (starting cairn never waits for them) and hands each server's tools to the
-//! shared [`LateTools`] list as it becomes ready; a server that fails keeps its error for
-//! display. Each [`Server`] owns its live connection and its one restart.
+//! shared [`LateTools`] list whenever its lists are new (connected, restarted, changed); while a
+//! connected server offers resources, the two resource tools join them, and the core gets the
+//! servers' resources and prompts as a [`Catalog`]. A server that fails keeps its error for
+//! display. Each [`Server`] owns its live connection and its restarts.
 //!
 //! A running session can also start a project server the person approves ([`McpManager::
 //! approve`], the answer remembered in local settings) and reconnect a server on request
@@ -13,10 +15,14 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use super::catalog::{Catalog, SharedServers};
 use super::config::{McpConfig, ServerConfig};
-use super::server::{McpOptions, Server, Status};
+use super::server::{McpOptions, OnLists, Server, Status};
 use super::tool::McpTool;
 use crate::tools::{LateTools, ToolHandle};
+
+/// The owner of the resource tools in the late list (no server can have this name).
+const RESOURCE_TOOLS: &str = "\u{0}resources";
 
 /// The person's answer about a project server waiting for approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +37,8 @@ pub enum ApprovalChoice {
 
 /// The session's servers.
 pub struct McpManager {
-    servers: Mutex<Vec<Arc<Server>>>,
+    servers: SharedServers,
+    catalog: Arc<Catalog>,
     late: LateTools,
     options: McpOptions,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
@@ -50,8 +57,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Start connecting every server of `config` in the background; tools appear in `late` as
 /// their servers become ready. Must run inside a tokio runtime.
 pub fn start_servers(config: McpConfig, options: McpOptions, late: LateTools) -> McpManager {
+    let servers: SharedServers = Arc::default();
+    let catalog = Arc::new(Catalog::new(Arc::clone(&servers)));
+    late.set_catalog(Arc::clone(&catalog) as Arc<dyn crate::tools::mcp_catalog::McpCatalog>);
     let manager = McpManager {
-        servers: Mutex::new(Vec::new()),
+        servers,
+        catalog,
         late,
         options,
         tasks: Mutex::new(Vec::new()),
@@ -86,38 +97,64 @@ fn distinct_tools<'a>(
 impl McpManager {
     /// Add `config` to the servers and connect it in the background.
     fn launch(&self, config: ServerConfig) {
-        let server = Arc::new(Server::new(
+        let server = Server::new(
             config,
             self.options.clone(),
             Arc::clone(&self.changed),
-        ));
+            self.publisher(),
+        );
         lock(&self.servers).push(Arc::clone(&server));
         let task = self.connect_task(server, false);
         lock(&self.tasks).push(task);
     }
 
-    /// Connect (or, with `again`, reconnect) `server` and hand its tools to the late list.
-    fn connect_task(&self, server: Arc<Server>, again: bool) -> tokio::task::JoinHandle<()> {
+    /// What a server's new lists become: its tools in the late list, and the resource tools
+    /// while any server offers resources.
+    fn publisher(&self) -> OnLists {
         let late = self.late.clone();
         let (deferred, max_chars) = (self.options.deferred, self.options.max_output_chars);
+        // Weak: the servers hold this, and must not keep their own list alive.
+        let servers = Arc::downgrade(&self.servers);
+        let catalog = Arc::downgrade(&self.catalog);
+        Arc::new(move |server: &Arc<Server>| {
+            let lists = server.lists();
+            let tools: Vec<ToolHandle> = distinct_tools(server.name(), &lists.tools)
+                .map(|t| {
+                    Arc::new(McpTool::new(Arc::clone(server), t, deferred, max_chars)) as ToolHandle
+                })
+                .collect();
+            late.replace(server.name(), tools);
+            let (Some(servers), Some(catalog)) = (servers.upgrade(), catalog.upgrade()) else {
+                return;
+            };
+            let offered = lock(&servers)
+                .iter()
+                .any(|s| !s.lists().resources.is_empty());
+            let present = late.has_owner(RESOURCE_TOOLS);
+            if offered != present {
+                let tools = match offered {
+                    true => crate::tools::mcp_resources::tools(catalog),
+                    false => Vec::new(),
+                };
+                late.replace(RESOURCE_TOOLS, tools);
+            }
+        })
+    }
+
+    /// Connect (or, with `again`, reconnect) `server`; its tools join the late list when its
+    /// lists are read.
+    fn connect_task(&self, server: Arc<Server>, again: bool) -> tokio::task::JoinHandle<()> {
+        let late = self.late.clone();
         tokio::spawn(async move {
             let conn = if again {
                 server.reconnect().await
             } else {
                 server.start().await
             };
-            let Some(conn) = conn else {
+            if conn.is_none() {
                 late.replace(server.name(), Vec::new());
                 tracing::warn!(target: "cairn::mcp", server = %server.name(), "{}", server.status());
-                return;
-            };
-            let tools: Vec<ToolHandle> = distinct_tools(server.name(), &conn.tools)
-                .map(|t| {
-                    Arc::new(McpTool::new(Arc::clone(&server), t, deferred, max_chars))
-                        as ToolHandle
-                })
-                .collect();
-            late.replace(server.name(), tools);
+            }
         })
     }
 
@@ -234,6 +271,12 @@ impl McpManager {
 
     pub fn server(&self, name: &str) -> Option<Arc<Server>> {
         self.servers().into_iter().find(|s| s.name() == name)
+    }
+
+    /// Every server's prompts, as `/mcp__<server>__<prompt>` commands.
+    pub fn prompts(&self) -> Vec<crate::tools::mcp_catalog::PromptEntry> {
+        use crate::tools::mcp_catalog::McpCatalog;
+        self.catalog.prompts()
     }
 
     /// The tools of every server connected so far.

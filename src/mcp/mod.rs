@@ -4,9 +4,11 @@
 //! that turns a server's tools into cairn tools ([`tool`]). Nothing here blocks startup, and a
 //! server — its config, its output, its death — is untrusted: every failure is a message.
 
+pub mod catalog;
 pub mod client;
 pub mod config;
 pub mod edit;
+pub mod handler;
 pub mod listing;
 pub mod manager;
 pub mod names;

@@ -1,16 +1,22 @@
 //! One configured server and its live connection ([`Server`]): opened by the manager's
-//! background task, replaced once if it dies (on the next call), then failing with a message
-//! for the model; its [`Status`] for display; and the [`McpOptions`] servers start with.
+//! background task; its death (the child's exit, a closed stream) noticed at once and shown as
+//! failed; restarted on the next call every time it dies, a restart that fails backing off
+//! (1 s, 2 s, 4 s… at most 30 s) before the next attempt; its lists (tools, resources,
+//! prompts) read again when the server says they changed, and handed on to `on_lists`; its
+//! [`Status`] for display; and the [`McpOptions`] servers start with.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use super::client::{CallError, Connection, Timeouts, connect};
-use super::config::ServerConfig;
+use super::client::{CallError, Connection, Lists, Place, Timeouts, connect};
+use super::config::{ServerConfig, Transport};
+use super::handler::Notice;
 
 /// Default `MAX_MCP_OUTPUT_TOKENS`.
 pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
@@ -27,6 +33,8 @@ pub struct McpOptions {
     pub deferred: bool,
     /// Text results longer than this spill (about 4 characters a token).
     pub max_output_chars: usize,
+    /// The session's working directories, the roots servers are given (`roots/list`).
+    pub roots: Vec<PathBuf>,
 }
 
 impl McpOptions {
@@ -37,11 +45,12 @@ impl McpOptions {
             .filter(|t| *t > 0)
             .unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS);
         McpOptions {
-            project_dir,
             tool_env: Vec::new(),
             timeouts: Timeouts::from_env(env),
             deferred: false,
             max_output_chars: tokens.saturating_mul(4),
+            roots: vec![project_dir.clone()],
+            project_dir,
         }
     }
 }
@@ -64,15 +73,43 @@ impl std::fmt::Display for Status {
     }
 }
 
+/// The first wait after a restart that failed; each further failure doubles it.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Called with a server whenever its lists are new (connected, restarted, changed).
+pub type OnLists = Arc<dyn Fn(&Arc<Server>) + Send + Sync>;
+
+/// Restarts that failed in a row, and when the next may be tried.
+#[derive(Default)]
+struct Backoff {
+    failures: u32,
+    not_before: Option<Instant>,
+}
+
 /// One server and its connection.
 pub struct Server {
     config: ServerConfig,
     options: McpOptions,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
     status: Mutex<Status>,
-    restarts_left: AtomicU32,
+    lists: Mutex<Lists>,
+    /// Bumped for each connection opened or dropped on purpose: a notice from an older one is
+    /// not about the current connection.
+    generation: AtomicU64,
+    /// The current connection's transport has ended (set as soon as that is noticed, before
+    /// rmcp's own loop may have marked it closed).
+    dead: AtomicBool,
+    backoff: Mutex<Backoff>,
     /// Bumped at every change of status, so a client can follow them without polling.
     changed: Arc<tokio::sync::watch::Sender<u64>>,
+    on_lists: OnLists,
+    me: Weak<Server>,
+}
+
+/// A poisoned lock still holds its value: a panic elsewhere loses nothing here.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Server {
@@ -80,15 +117,21 @@ impl Server {
         config: ServerConfig,
         options: McpOptions,
         changed: Arc<tokio::sync::watch::Sender<u64>>,
-    ) -> Server {
-        Server {
+        on_lists: OnLists,
+    ) -> Arc<Server> {
+        Arc::new_cyclic(|me| Server {
             config,
             options,
             connection: tokio::sync::Mutex::new(None),
             status: Mutex::new(Status::Connecting),
-            restarts_left: AtomicU32::new(1),
+            lists: Mutex::new(Lists::default()),
+            generation: AtomicU64::new(0),
+            dead: AtomicBool::new(false),
+            backoff: Mutex::new(Backoff::default()),
             changed,
-        }
+            on_lists,
+            me: me.clone(),
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -100,14 +143,16 @@ impl Server {
     }
 
     pub fn status(&self) -> Status {
-        self.status
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        lock(&self.status).clone()
+    }
+
+    /// The tools, resources and prompts as last read.
+    pub fn lists(&self) -> Lists {
+        lock(&self.lists).clone()
     }
 
     fn set_status(&self, status: Status) {
-        *self.status.lock().unwrap_or_else(|e| e.into_inner()) = status;
+        *lock(&self.status) = status;
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
@@ -127,20 +172,19 @@ impl Server {
 
     async fn open(&self) -> Result<Arc<Connection>, String> {
         let o = &self.options;
-        let conn = connect(
-            &self.config,
-            &o.project_dir,
-            &o.tool_env,
-            o.timeouts.startup,
-        )
-        .await;
-        match conn {
-            Ok(c) => {
-                self.set_status(Status::Connected {
-                    tools: c.tools.len(),
-                    server_info: c.server_info.clone(),
-                });
-                Ok(Arc::new(c))
+        let place = Place {
+            project_dir: &o.project_dir,
+            tool_env: &o.tool_env,
+            roots: &o.roots,
+        };
+        match connect(&self.config, &place, o.timeouts.startup).await {
+            Ok((c, notices)) => {
+                let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+                self.dead.store(false, Ordering::SeqCst);
+                let c = Arc::new(c);
+                self.lists_read(c.lists.clone(), &c.server_info);
+                self.watch(generation, Arc::downgrade(&c), notices);
+                Ok(c)
             }
             Err(why) => {
                 self.set_status(Status::Failed(why.clone()));
@@ -149,32 +193,129 @@ impl Server {
         }
     }
 
-    /// The live connection; a dead one is replaced once in the server's life.
+    /// New lists: kept, counted in the status, handed on.
+    fn lists_read(&self, lists: Lists, server_info: &str) {
+        let tools = lists.tools.len();
+        *lock(&self.lists) = lists;
+        self.set_status(Status::Connected {
+            tools,
+            server_info: server_info.to_string(),
+        });
+        if let Some(me) = self.me.upgrade() {
+            (self.on_lists)(&me);
+        }
+    }
+
+    /// Follow the connection `generation`'s notices until it ends: lists read again when they
+    /// changed; its end shown at once.
+    fn watch(
+        &self,
+        generation: u64,
+        conn: Weak<Connection>,
+        mut notices: UnboundedReceiver<Notice>,
+    ) {
+        let me = self.me.clone();
+        tokio::spawn(async move {
+            while let Some(notice) = notices.recv().await {
+                let Some(server) = me.upgrade() else { break };
+                if server.generation.load(Ordering::SeqCst) != generation {
+                    break;
+                }
+                let conn = match notice {
+                    Notice::Closed => {
+                        server.died();
+                        break;
+                    }
+                    Notice::ListsChanged => match conn.upgrade() {
+                        Some(c) => c,
+                        None => break,
+                    },
+                };
+                let seen = conn.sync.seen();
+                let read = conn.read_lists().await;
+                conn.sync.read_after(seen);
+                match read {
+                    Ok(lists) => server.lists_read(lists, &conn.server_info),
+                    Err(why) => {
+                        tracing::warn!(target: "cairn::mcp", server = %server.name(), "{why}")
+                    }
+                }
+            }
+        });
+    }
+
+    fn died(&self) {
+        let how = match self.config.transport {
+            Transport::Stdio { .. } => "its process exited",
+            _ => "its connection closed",
+        };
+        tracing::warn!(target: "cairn::mcp", server = %self.name(), "{how}");
+        self.dead.store(true, Ordering::SeqCst);
+        self.set_status(Status::Failed(format!(
+            "disconnected ({how}); it restarts on the next call"
+        )));
+    }
+
+    /// The live connection; a dead one is replaced, unless a restart failed a moment ago (then
+    /// the next attempt waits out the back-off).
     async fn live(&self) -> Result<Arc<Connection>, String> {
         let mut slot = self.connection.lock().await;
-        if let Some(c) = slot.as_ref().filter(|c| !c.is_closed()) {
+        let dead = self.dead.load(Ordering::SeqCst);
+        if let Some(c) = slot.as_ref().filter(|c| !dead && !c.is_closed()) {
             return Ok(Arc::clone(c));
         }
         let name = &self.config.name;
         let had_one = slot.take().is_some();
-        let restart = self
-            .restarts_left
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-            .is_ok();
-        if !restart {
-            let why = format!(
-                "MCP server \"{name}\" stopped and was already restarted once; it is not \
-                 restarted again in this session"
-            );
-            self.set_status(Status::Failed(why.clone()));
-            return Err(why);
+        if let Some(at) = lock(&self.backoff).not_before
+            && let Some(wait) = at.checked_duration_since(Instant::now())
+        {
+            let why = match self.status() {
+                Status::Failed(why) => why,
+                other => other.to_string(),
+            };
+            return Err(format!(
+                "MCP server \"{name}\" is not running ({why}); the next restart is tried in {} s",
+                wait.as_secs().max(1)
+            ));
         }
         tracing::info!(target: "cairn::mcp", server = %name, had_one, "restarting");
-        let conn = self.open().await.map_err(|why| {
-            format!("MCP server \"{name}\" stopped, and restarting it failed: {why}")
-        })?;
-        *slot = Some(Arc::clone(&conn));
-        Ok(conn)
+        match self.open().await {
+            Ok(conn) => {
+                *lock(&self.backoff) = Backoff::default();
+                *slot = Some(Arc::clone(&conn));
+                Ok(conn)
+            }
+            Err(why) => {
+                let mut b = lock(&self.backoff);
+                let wait = FIRST_BACKOFF
+                    .saturating_mul(1 << b.failures.min(5))
+                    .min(MAX_BACKOFF);
+                b.failures = b.failures.saturating_add(1);
+                b.not_before = Some(Instant::now() + wait);
+                Err(format!(
+                    "MCP server \"{name}\" stopped, and restarting it failed: {why} (the next \
+                     attempt in {} s)",
+                    wait.as_secs()
+                ))
+            }
+        }
+    }
+
+    /// A failed exchange as a message for the model.
+    fn failure(&self, what: &str, e: CallError) -> String {
+        let name = &self.config.name;
+        match e {
+            CallError::Disconnected(why) => format!(
+                "MCP server \"{name}\" disconnected ({why}); it will be restarted on the next call"
+            ),
+            CallError::Failed(why) => format!("MCP server \"{name}\": {why}"),
+            CallError::Timeout(d) => format!(
+                "{what} of server \"{name}\" timed out after {} s (MCP_TOOL_TIMEOUT); the call \
+                 was cancelled",
+                d.as_secs_f64()
+            ),
+            CallError::Cancelled => "Interrupted by the user".into(),
+        }
     }
 
     /// Call one of the server's tools. Errors are messages for the model.
@@ -186,43 +327,52 @@ impl Server {
         progress: Option<crate::tools::ProgressSender>,
     ) -> Result<rmcp::model::CallToolResult, String> {
         let conn = self.live().await?;
-        let name = &self.config.name;
         let timeout = self.options.timeouts.call;
-        match conn.call(tool, arguments, timeout, cancel, progress).await {
-            Ok(result) => Ok(result),
-            Err(CallError::Disconnected(why)) => {
-                let next = if self.restarts_left.load(Ordering::SeqCst) > 0 {
-                    "it will be restarted on the next call"
-                } else {
-                    "it is not restarted again"
-                };
-                Err(format!(
-                    "MCP server \"{name}\" disconnected ({why}); {next}"
-                ))
-            }
-            Err(CallError::Failed(why)) => Err(format!("MCP server \"{name}\": {why}")),
-            Err(CallError::Timeout(d)) => Err(format!(
-                "MCP tool \"{tool}\" of server \"{name}\" timed out after {} s \
-                 (MCP_TOOL_TIMEOUT); the call was cancelled",
-                d.as_secs_f64()
-            )),
-            Err(CallError::Cancelled) => Err("Interrupted by the user".into()),
-        }
+        let result = conn
+            .call(tool, arguments, timeout, cancel, progress)
+            .await
+            .map_err(|e| self.failure(&format!("MCP tool \"{tool}\""), e))?;
+        // A call that changed the server's tools answers once they are read again, so the
+        // model's next request has them.
+        conn.sync.settled().await;
+        Ok(result)
+    }
+
+    /// `resources/read`: the wire result. Errors are messages.
+    pub async fn read_resource(&self, uri: &str) -> Result<Value, String> {
+        let conn = self.live().await?;
+        conn.read_resource(uri, self.options.timeouts.call)
+            .await
+            .map_err(|e| self.failure(&format!("Reading {uri}"), e))
+    }
+
+    /// `prompts/get`: the wire result. Errors are messages.
+    pub async fn get_prompt(
+        &self,
+        prompt: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, String> {
+        let conn = self.live().await?;
+        conn.get_prompt(prompt, arguments, self.options.timeouts.call)
+            .await
+            .map_err(|e| self.failure(&format!("MCP prompt \"{prompt}\""), e))
     }
 
     /// First connection, from the background task.
-    pub(super) async fn start(self: &Arc<Self>) -> Option<Arc<Connection>> {
+    pub(super) async fn start(&self) -> Option<Arc<Connection>> {
         let mut slot = self.connection.lock().await;
         let conn = self.open().await.ok()?;
         *slot = Some(Arc::clone(&conn));
         Some(conn)
     }
 
-    /// The person asked for a fresh connection (`/mcp`): drop the old one, open a new one.
-    /// This is not the automatic restart, so it does not use that up.
-    pub(super) async fn reconnect(self: &Arc<Self>) -> Option<Arc<Connection>> {
+    /// The person asked for a fresh connection (`/mcp`): drop the old one, open a new one
+    /// now, whatever the back-off said.
+    pub(super) async fn reconnect(&self) -> Option<Arc<Connection>> {
         let mut slot = self.connection.lock().await;
+        self.generation.fetch_add(1, Ordering::SeqCst);
         slot.take();
+        *lock(&self.backoff) = Backoff::default();
         self.set_status(Status::Connecting);
         let conn = self.open().await.ok()?;
         *slot = Some(Arc::clone(&conn));
@@ -230,11 +380,13 @@ impl Server {
     }
 
     pub(super) async fn stop(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
         self.connection.lock().await.take();
     }
 
     /// Drop the connection now if no call holds the lock (for `Drop`, which cannot wait).
     pub(super) fn stop_now(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
         if let Ok(mut slot) = self.connection.try_lock() {
             slot.take();
         }

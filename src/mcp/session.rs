@@ -46,14 +46,17 @@ pub fn start(
     flags: &McpFlags,
     late: LateTools,
 ) -> (McpManager, Vec<String>) {
-    start_with(project_dir, settings, flags, Vec::new(), late)
+    start_with(project_dir, &[], settings, flags, Vec::new(), late)
 }
 
 /// [`start`], with servers the client brings (an editor's `session/new`) besides the
 /// configured ones. A client server whose name a configured one already has is not started
-/// (named in a problem line): the person's configuration decides what a name means.
+/// (named in a problem line): the person's configuration decides what a name means. The
+/// servers' roots are `project_dir`, `more_dirs` (`--add-dir`) and the settings'
+/// `additionalDirectories`.
 pub fn start_with(
     project_dir: &Path,
+    more_dirs: &[std::path::PathBuf],
     settings: &LoadedSettings,
     flags: &McpFlags,
     client_servers: Vec<config::ServerConfig>,
@@ -84,6 +87,11 @@ pub fn start_with(
     }
     cfg.servers.sort_by(|a, b| a.name.cmp(&b.name));
     let mut options = McpOptions::from_env(project_dir.to_path_buf(), &env);
+    for dir in more_dirs.iter().chain(&settings.additional_directories) {
+        if !options.roots.contains(dir) {
+            options.roots.push(dir.clone());
+        }
+    }
     options.tool_env = settings
         .env
         .iter()

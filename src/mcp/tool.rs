@@ -4,7 +4,8 @@
 //! `readOnlyHint` says, so it asks (or is refused in plan mode) like any tool that may write;
 //! the hint (without `destructiveHint`) only lets calls run beside others. The input is validated against the tool's `inputSchema` with
 //! `jsonschema` before anything is sent, and the server's result (untrusted) becomes content
-//! blocks: text, base64 images, embedded resources, resource links, and `structuredContent` as
+//! blocks: text, base64 images, embedded resources (under a `[Resource from <server> at
+//! <uri>]` header), resource links, and `structuredContent` as
 //! JSON when there is no text. Restarts and timeouts are the [`Server`]'s business.
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use super::names::normalize;
 use super::server::Server;
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
+use crate::tools::mcp_catalog::resource_text;
 use crate::tools::{
     Access, DynTool, McpName, ParsedInput, Preview, ToolContext, ToolError, ToolKind, ToolOutput,
     ToolResultBlock, attachment,
@@ -32,6 +34,19 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     format!("mcp__{}__{}", normalize(server), normalize(tool))
 }
 
+/// `name` as a `&'static str`, leaked once per distinct name: a server that lists its tools
+/// again (restarts, `list_changed`) reuses the names it had.
+fn intern(name: String) -> &'static str {
+    static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.into_boxed_str());
+    names.push(leaked);
+    leaked
+}
+
 /// The prefix every tool of `server` has.
 pub fn tool_prefix(server: &str) -> String {
     format!("mcp__{}__", normalize(server))
@@ -39,8 +54,7 @@ pub fn tool_prefix(server: &str) -> String {
 
 /// One tool of one server.
 pub struct McpTool {
-    /// Leaked once per tool a server lists: the registry hands out `&'static str` names, and a
-    /// session lists a bounded number of tools (a restarted server's tools reuse these).
+    /// Interned (leaked once per distinct name): the registry hands out `&'static str` names.
     name: &'static str,
     /// The server and tool parts of `name`, normalised, for rules.
     server_part: String,
@@ -82,7 +96,7 @@ impl McpTool {
             .take(MAX_DESCRIPTION)
             .collect();
         McpTool {
-            name: Box::leak(full.into_boxed_str()),
+            name: intern(full),
             server_part: normalize(server.name()),
             tool_part: normalize(&remote.name),
             remote_name: remote.name.to_string(),
@@ -215,12 +229,12 @@ impl DynTool for McpTool {
         // SDK's Rust types for content.
         let value = serde_json::to_value(&result)
             .map_err(|e| ToolError::new(format!("the server's result is unreadable: {e}")))?;
-        Ok(output_from_result(&value))
+        Ok(output_from_result(self.server.name(), &value))
     }
 }
 
-/// A `tools/call` result (wire JSON) as content for the model and a display for people.
-pub fn output_from_result(result: &Value) -> ToolOutput {
+/// A `tools/call` result of `server` (wire JSON) as content for the model and a display for people.
+pub fn output_from_result(server: &str, result: &Value) -> ToolOutput {
     let mut blocks: Vec<ToolResultBlock> = Vec::new();
     let mut texts: Vec<String> = Vec::new();
     let items = result.get("content").and_then(Value::as_array);
@@ -248,22 +262,10 @@ pub fn output_from_result(result: &Value) -> ToolOutput {
                 push_text(&mut blocks, &mut texts, format!("[{mime} audio not shown]"));
             }
             "resource" => {
-                let res = item.get("resource");
-                let field = |k: &str| res.and_then(|r| r.get(k)).and_then(Value::as_str);
-                let uri = field("uri").unwrap_or("");
-                match (field("text"), field("blob")) {
-                    (Some(text), _) => push_text(&mut blocks, &mut texts, text.to_string()),
-                    (None, Some(blob)) => {
-                        let mime = field("mimeType").unwrap_or("application/octet-stream");
-                        let bytes = crate::llm::tool_result::base64_decoded_len(blob);
-                        push_text(
-                            &mut blocks,
-                            &mut texts,
-                            format!("[binary resource {uri} ({mime}, {bytes} bytes) not shown]"),
-                        );
-                    }
-                    _ => push_text(&mut blocks, &mut texts, format!("[empty resource {uri}]")),
-                }
+                // Claude Code's form: the text after a `[Resource from <server> at <uri>]`
+                // header, so the model knows where it came from.
+                let res = item.get("resource").unwrap_or(&Value::Null);
+                push_text(&mut blocks, &mut texts, resource_text(server, res));
             }
             "resource_link" => {
                 let uri = s("uri").unwrap_or("");

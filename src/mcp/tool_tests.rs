@@ -10,14 +10,17 @@ fn names_are_normalised_like_claude_code() {
 
 #[test]
 fn results_become_blocks_of_each_kind() {
-    let out = output_from_result(&json!({"content": [
-        {"type": "text", "text": "hello"},
-        {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
-        {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "inside"}},
-        {"type": "resource", "resource": {"uri": "file:///b.bin", "mimeType": "application/zip", "blob": "AAAA"}},
-        {"type": "resource_link", "uri": "file:///c", "name": "c", "description": "a file"},
-        {"type": "weird"}
-    ]}));
+    let out = output_from_result(
+        "ev",
+        &json!({"content": [
+            {"type": "text", "text": "hello"},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "inside"}},
+            {"type": "resource", "resource": {"uri": "file:///b.bin", "mimeType": "application/zip", "blob": "AAAA"}},
+            {"type": "resource_link", "uri": "file:///c", "name": "c", "description": "a file"},
+            {"type": "weird"}
+        ]}),
+    );
     assert!(!out.is_error);
     let blocks = out.content.blocks();
     assert_eq!(blocks.len(), 6);
@@ -33,9 +36,14 @@ fn results_become_blocks_of_each_kind() {
         blocks[1]
     );
     let text = out.content.text();
-    assert!(text.contains("inside"));
     assert!(
-        text.contains("[binary resource file:///b.bin (application/zip, 3 bytes) not shown]"),
+        text.contains("[Resource from ev at file:///a.txt] inside"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "[Resource from ev at file:///b.bin] [binary content (application/zip, 3 bytes) not shown]"
+        ),
         "{text}"
     );
     assert!(
@@ -51,16 +59,17 @@ fn results_become_blocks_of_each_kind() {
 #[test]
 fn structured_content_shows_when_there_is_no_text_and_is_error_carries() {
     let out = output_from_result(
+        "ev",
         &json!({"content": [], "structuredContent": {"sum": 3}, "isError": true}),
     );
     assert!(out.is_error);
     assert!(out.content.text().contains("\"sum\": 3"));
-    let out = output_from_result(&json!({}));
+    let out = output_from_result("ev", &json!({}));
     assert_eq!(out.content.text(), "(no content)");
     // People are shown a bounded copy of a long text; the model's content is whole here
     // (the executor spills it).
     let long = "y".repeat(1_000_000);
-    let out = output_from_result(&json!({"content": [{"type": "text", "text": long}]}));
+    let out = output_from_result("ev", &json!({"content": [{"type": "text", "text": long}]}));
     assert_eq!(out.content.text().len(), 1_000_000);
     let Display::Text { text } = &out.display else {
         panic!("{:?}", out.display);
@@ -68,6 +77,7 @@ fn structured_content_shows_when_there_is_no_text_and_is_error_carries() {
     assert!(text.chars().count() <= MAX_DISPLAY_CHARS, "{}", text.len());
     // A bad image (unknown type) becomes a text note, not a block the API would refuse.
     let out = output_from_result(
+        "ev",
         &json!({"content": [{"type": "image", "mimeType": "image/x-evil", "data": "AAAA"}]}),
     );
     assert!(out.content.is_text_only());
@@ -87,7 +97,7 @@ fn listed(server: &str, tool: Value) -> McpTool {
     };
     let options = super::super::server::McpOptions::from_env(".".into(), &|_| None);
     let changed = Arc::new(tokio::sync::watch::channel(0).0);
-    let server = Arc::new(Server::new(config, options, changed));
+    let server = Server::new(config, options, changed, Arc::new(|_: &Arc<Server>| {}));
     let remote: rmcp::model::Tool = serde_json::from_value(tool).unwrap();
     McpTool::new(server, &remote, false, 100)
 }

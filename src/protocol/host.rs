@@ -18,6 +18,12 @@ pub struct McpServerInfo {
     pub failed: bool,
     /// Waiting for approval (a project server from `.mcp.json`): what it would run or reach.
     pub waiting: Option<String>,
+    /// Its prompts, as the `/` picker offers them (`mcp__<server>__<prompt>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<super::CommandInfo>,
+    /// Its resources, as the `@` picker offers them (`<server>:<uri>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
 }
 
 /// The person's answer about a project server waiting for approval.

@@ -20,6 +20,8 @@ pub mod file_common;
 pub mod glob;
 pub mod grep;
 pub mod kind;
+pub mod mcp_catalog;
+pub mod mcp_resources;
 pub mod multi_edit;
 pub mod notebook_edit;
 pub mod plan_mode;

@@ -48,6 +48,8 @@ struct LateList {
     generation: u64,
     /// Each tool with its owner (an MCP server's name).
     tools: Vec<(String, ToolHandle)>,
+    /// The MCP servers' resources and prompts, once their client is started.
+    catalog: Option<Arc<dyn super::mcp_catalog::McpCatalog>>,
 }
 
 impl LateTools {
@@ -61,6 +63,12 @@ impl LateTools {
         list.generation += 1;
     }
 
+    /// Whether `owner` offers any tool now.
+    pub fn has_owner(&self, owner: &str) -> bool {
+        let list = self.0.read().unwrap_or_else(|e| e.into_inner());
+        list.tools.iter().any(|(o, _)| o == owner)
+    }
+
     /// The generation and the current tools.
     pub fn snapshot(&self) -> (u64, Vec<ToolHandle>) {
         let list = self.0.read().unwrap_or_else(|e| e.into_inner());
@@ -70,6 +78,19 @@ impl LateTools {
 
     pub fn generation(&self) -> u64 {
         self.0.read().unwrap_or_else(|e| e.into_inner()).generation
+    }
+
+    /// Hand the core the MCP servers' resources and prompts (`@server:uri`, `/mcp__…`).
+    pub fn set_catalog(&self, catalog: Arc<dyn super::mcp_catalog::McpCatalog>) {
+        self.0.write().unwrap_or_else(|e| e.into_inner()).catalog = Some(catalog);
+    }
+
+    pub fn catalog(&self) -> Option<Arc<dyn super::mcp_catalog::McpCatalog>> {
+        self.0
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .catalog
+            .clone()
     }
 }
 
@@ -176,6 +197,11 @@ impl ToolRegistry {
         let mut others: Vec<ToolHandle> = mcp.iter().filter_map(&map).collect();
         others.extend(extra);
         ToolRegistry::new(builtins.iter().filter_map(&map).collect(), others)
+    }
+
+    /// The late tools this registry follows, if any.
+    pub fn late(&self) -> Option<&LateTools> {
+        self.following.as_ref().map(|f| &f.late)
     }
 
     /// Find a tool by name or alias (names first).

@@ -59,6 +59,20 @@ pub async fn start(
     (manager, late)
 }
 
+/// The `cairn` binary in `project` with `home` as HOME (and its config and data there), PATH
+/// kept (for node), nothing else of the environment.
+pub fn cairn_command(project: &Path, home: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.current_dir(project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("CAIRN_DATA_DIR", home.join("data"))
+        .kill_on_drop(true);
+    cmd
+}
+
 /// A tiny MCP server over stdio (node, no packages), written into `dir` as `script-server.js`;
 /// returns the script's path. Its tools:
 /// - `big` `{size?}`: a text of `size` bytes (30 MiB by default) that starts `HEAD-MARK ` and

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::mcp::McpManager;
 use crate::mcp::manager::ApprovalChoice;
-use crate::protocol::{HostEvent, McpApproval, McpServerInfo};
+use crate::protocol::{CommandInfo, HostEvent, McpApproval, McpServerInfo};
 
 use super::Answer;
 
@@ -19,8 +19,10 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
         };
     };
     let failing = manager.failing();
+    let prompts = manager.prompts();
     let running = manager.servers().into_iter().map(|s| {
         let config = s.config();
+        let resources = s.lists().resources;
         McpServerInfo {
             name: s.name().to_string(),
             detail: format!(
@@ -31,6 +33,25 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
             ),
             failed: failing.iter().any(|f| f == s.name()),
             waiting: None,
+            prompts: prompts
+                .iter()
+                .filter(|p| p.server == s.name())
+                .map(|p| CommandInfo {
+                    name: p.command.clone(),
+                    description: format!("{} (MCP)", p.description),
+                    argument_hint: (!p.arguments.is_empty()).then(|| {
+                        let names: Vec<String> =
+                            p.arguments.iter().map(|(n, _)| format!("<{n}>")).collect();
+                        names.join(" ")
+                    }),
+                    skill: false,
+                    aliases: Vec::new(),
+                })
+                .collect(),
+            resources: resources
+                .iter()
+                .map(|r| format!("{}:{}", s.name(), r.uri))
+                .collect(),
         }
     });
     let waiting = manager.unapproved().into_iter().map(|s| McpServerInfo {
@@ -38,6 +59,8 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
         failed: false,
         waiting: Some(crate::mcp::listing::describe(&s)),
         name: s.name,
+        prompts: Vec::new(),
+        resources: Vec::new(),
     });
     HostEvent::McpServers {
         servers: running.chain(waiting).collect(),

@@ -30,6 +30,30 @@ impl McpView {
     }
 }
 
+/// The `/` picker's commands with the servers' prompts in place of the ones listed before.
+fn with_server_prompts(
+    commands: &mut Vec<crate::protocol::CommandInfo>,
+    servers: &[McpServerInfo],
+) {
+    commands.retain(|c| !c.name.starts_with("mcp__"));
+    commands.extend(servers.iter().flat_map(|s| s.prompts.iter().cloned()));
+}
+
+/// The `@` picker's candidates: the files, then each server's resources (`server:uri`).
+pub(super) fn with_resources(files: &Arc<Vec<String>>, mcp: &McpView) -> Arc<Vec<String>> {
+    let mut resources = mcp
+        .servers
+        .iter()
+        .flat_map(|s| s.resources.iter())
+        .peekable();
+    if resources.peek().is_none() {
+        return Arc::clone(files);
+    }
+    let mut all = files.as_ref().clone();
+    all.extend(resources.cloned());
+    Arc::new(all)
+}
+
 impl App {
     /// Ask the host for the servers, and to say whenever they change.
     pub fn watch_mcp(&mut self) {
@@ -40,6 +64,9 @@ impl App {
     /// a waiting one is asked about.
     pub(super) fn mcp_listed(&mut self, servers: &[McpServerInfo]) {
         self.mcp.servers = servers.to_vec();
+        if let Some(session) = &mut self.status.session {
+            with_server_prompts(&mut session.commands, servers);
+        }
         self.status.mcp_failing = servers
             .iter()
             .filter(|s| s.failed)
@@ -177,4 +204,45 @@ fn printable(text: &str) -> String {
     text.chars()
         .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::CommandInfo;
+
+    fn command(name: &str) -> CommandInfo {
+        CommandInfo {
+            name: name.into(),
+            description: String::new(),
+            argument_hint: None,
+            skill: false,
+            aliases: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_pickers_offer_the_servers_prompts_and_resources_as_last_listed() {
+        let server = McpServerInfo {
+            name: "ev".into(),
+            detail: String::new(),
+            failed: false,
+            waiting: None,
+            prompts: vec![command("mcp__ev__new")],
+            resources: vec!["ev:demo://a".into()],
+        };
+        let mut commands = vec![command("deploy"), command("mcp__ev__old")];
+        with_server_prompts(&mut commands, std::slice::from_ref(&server));
+        let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["deploy", "mcp__ev__new"]);
+
+        let files = Arc::new(vec!["src/main.rs".to_string()]);
+        let mut view = McpView::default();
+        assert!(Arc::ptr_eq(&with_resources(&files, &view), &files));
+        view.servers = vec![server];
+        assert_eq!(
+            *with_resources(&files, &view),
+            ["src/main.rs", "ev:demo://a"]
+        );
+    }
 }

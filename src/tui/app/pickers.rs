@@ -271,7 +271,7 @@ impl App {
         vec![AppAction::MatchFiles {
             request_id,
             query: p.query.clone(),
-            files: Arc::clone(files),
+            files: super::mcp::with_resources(files, &self.mcp),
         }]
     }
 }

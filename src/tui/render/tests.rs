@@ -410,6 +410,8 @@ fn mcp_servers(waiting: &[(&str, &str)]) -> Event {
         detail: detail.into(),
         failed,
         waiting: None,
+        prompts: Vec::new(),
+        resources: Vec::new(),
     };
     let mut servers = vec![
         server(
