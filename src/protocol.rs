@@ -17,7 +17,8 @@ mod permission;
 pub use attachment::PromptAttachment;
 pub use call_kind::CallKind;
 pub use host::{
-    HostEvent, HostOp, McpApproval, McpServerInfo, OpenSessionInfo, SavedSession, StatusLineInput,
+    HostEvent, HostOp, McpApproval, McpServerInfo, OpenSessionInfo, PluginInfo, SavedSession,
+    StatusLineInput,
 };
 pub use permission::{
     Decision, Grant, PermissionMode, PermissionRequest, Question, QuestionOption, RequestKind,

@@ -22,6 +22,7 @@ pub const READ: &[&str] = &[
     "webSearch",
     "smallModel",
     "lspServers",
+    "enabledPlugins",
 ];
 
 /// Keys of `permissions` cairn reads.
@@ -43,7 +44,6 @@ pub const NOT_USED: &[&str] = &[
     "disableAllHooks",
     "allowedMcpServers",
     "deniedMcpServers",
-    "enabledPlugins",
     "extraKnownMarketplaces",
     "forceLoginMethod",
     "forceLoginOrgUUID",

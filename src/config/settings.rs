@@ -75,8 +75,9 @@ pub struct LoadedSettings {
     pub env: BTreeMap<String, String>,
     /// `statusLine` and `outputStyle`.
     pub appearance: super::appearance::Appearance,
-    /// `lspServers`, highest layer's first.
+    /// `lspServers`, highest layer's first; `enabledPlugins` (`super::plugins`).
     pub lsp_servers: super::lsp_servers::LspServers,
+    pub enabled_plugins: Vec<super::plugins::EnabledPlugin>,
     /// Where each scalar came from: `model`, `defaultMode`, `env.KEY`.
     pub origins: BTreeMap<String, Origin>,
     /// Every settings document that was read, highest layer first.
@@ -213,6 +214,7 @@ pub fn load_settings_from(
     for src in &sources {
         merge_source(&mut loaded, src, &ctx, &mut diagnostics);
         super::web_search::read(src, &mut loaded.web_search, &mut diagnostics);
+        super::plugins::merge(&mut loaded.enabled_plugins, src, &mut diagnostics);
         super::web_search::read_small_model(src, &mut loaded.small_model, &mut diagnostics);
         super::keys::report_unread(src, &mut diagnostics);
         loaded.sources.push(src.origin.clone());

@@ -86,6 +86,8 @@ pub struct SessionSpec {
     pub max_turns: Option<u32>,
     /// The client's files (an editor's buffers, ACP `fs/*`), when it serves them.
     pub client_files: Option<Arc<dyn ClientFiles>>,
+    /// `--plugin-dir`: plugin folders loaded for this session (relative ones from `cwd`).
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 impl SessionSpec {
@@ -109,6 +111,7 @@ impl SessionSpec {
             client,
             max_turns: None,
             client_files: None,
+            plugin_dirs: Vec::new(),
         }
     }
 }

@@ -69,6 +69,18 @@ pub struct StatusLineInput {
     pub lines_removed: usize,
 }
 
+/// One of the session's plugins (`/plugin`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginInfo {
+    /// `name@marketplace`.
+    pub id: String,
+    /// Version, who turned it on, its folder.
+    pub detail: String,
+    pub description: String,
+    /// One line per kind of part: `commands: /demo:hello`, `MCP servers: plugin:demo:fs`.
+    pub contributes: Vec<String>,
+}
+
 /// What a client asks of the session's host rather than its core.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "host_op", rename_all = "snake_case")]
@@ -92,6 +104,8 @@ pub enum HostOp {
     AddMemoryNote { path: PathBuf, note: String },
     /// Run the settings' `statusLine` command with this input ([`HostEvent::StatusLine`]).
     StatusLine { input: StatusLineInput },
+    /// The session's plugins and what each contributes ([`HostEvent::Plugins`]).
+    Plugins,
 }
 
 /// The host's answers.
@@ -121,6 +135,11 @@ pub enum HostEvent {
     /// The `statusLine` command's first line of output (escape sequences as it printed them,
     /// padded as the settings say), or why there is none.
     StatusLine { text: Result<String, String> },
+    /// The session's plugins, and the problems finding them.
+    Plugins {
+        plugins: Vec<PluginInfo>,
+        problems: Vec<String>,
+    },
 }
 
 #[cfg(test)]
