@@ -79,6 +79,14 @@ impl Env {
             .unwrap()
     }
 
+    /// `cairn ARGS` against `server`, which must succeed; its stderr.
+    async fn run(&self, args: &[&str], server: &ScriptedServer) -> String {
+        let out = self.cairn(args, Some(server)).await;
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "cairn {args:?}: {stderr}");
+        stderr
+    }
+
     /// `cairn ARGS`, which must succeed; its stdout.
     async fn ok(&self, args: &[&str]) -> String {
         let out = self.cairn(args, None).await;
@@ -105,7 +113,7 @@ async fn a_local_marketplace_plugin_installs_works_turns_off_and_uninstalls() {
     let env = Env::new();
     trust::trust_folder(env.home.path(), env.project.path());
     env.user_settings(json!({
-        "toolSearch": "auto",
+        "toolSearch": "always",
         "permissions": {"allow": ["Skill(demo-kit:greeting)", "mcp__plugin_demo-kit_everything"]}
     }));
     let market = marketplace();
@@ -153,7 +161,7 @@ async fn a_local_marketplace_plugin_installs_works_turns_off_and_uninstalls() {
     assert_eq!(entry["installPath"], cache.display().to_string());
     let settings = env.json("settings.json");
     assert_eq!(settings["enabledPlugins"][ID], true);
-    assert_eq!(settings["toolSearch"], "auto", "other keys are kept");
+    assert_eq!(settings["toolSearch"], "always", "other keys are kept");
 
     let list = env.ok(&["plugin", "list"]).await;
     for part in [
@@ -269,11 +277,7 @@ async fn a_plugin_an_untrusted_project_turns_on_runs_no_hooks_or_servers() {
     assert_eq!(entry["projectPath"], project.display().to_string());
 
     let server = llm::scripted(&json!({"turns": [{"text": "ok"}]}));
-    let out = env
-        .cairn(&["-p", "/demo-kit:hello Bo"], Some(&server))
-        .await;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = env.run(&["-p", "/demo-kit:hello Bo"], &server).await;
     assert!(
         stderr.contains(
             "plugins the project's settings turn on run nothing until you trust this folder: \
@@ -288,11 +292,7 @@ async fn a_plugin_an_untrusted_project_turns_on_runs_no_hooks_or_servers() {
 
     trust::trust_folder(env.home.path(), env.project.path());
     let server = llm::scripted(&json!({"turns": [{"text": "ok"}]}));
-    let out = env
-        .cairn(&["-p", "/demo-kit:hello Bo"], Some(&server))
-        .await;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = env.run(&["-p", "/demo-kit:hello Bo"], &server).await;
     assert!(!stderr.contains("run nothing until you trust"), "{stderr}");
     assert!(body(&server, 0).contains("PLUGIN-HOOK-MARKER"));
 }

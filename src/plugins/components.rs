@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::commands::agents::AgentDef;
 use crate::commands::skills::Skill;
-use crate::commands::{CustomCommand, Root, markdown_files};
+use crate::commands::{CustomCommand, Found, Root, markdown_files};
 use crate::config::hooks::{HookGroup, parse_hooks};
 use crate::config::layers::{Layer, Origin, Problems, SettingsSource};
 use crate::config::lsp_servers::LspServerSetting;
@@ -36,6 +36,25 @@ pub struct Parts {
     pub broken_hooks: Vec<String>,
     pub mcp: Vec<ServerConfig>,
     pub lsp: Vec<LspServerSetting>,
+}
+
+/// The hooks and servers of `parts`, one entry per kind that has any.
+pub fn server_lines(parts: &Parts) -> Vec<String> {
+    let mut out = Vec::new();
+    if !parts.hooks.is_empty() {
+        let mut events: Vec<&str> = parts.hooks.iter().map(|g| g.event.name()).collect();
+        events.dedup();
+        out.push(format!("hooks: {}", events.join(", ")));
+    }
+    if !parts.mcp.is_empty() {
+        let names: Vec<&str> = parts.mcp.iter().map(|s| s.name.as_str()).collect();
+        out.push(format!("MCP servers: {}", names.join(", ")));
+    }
+    if !parts.lsp.is_empty() {
+        let names: Vec<&str> = parts.lsp.iter().map(|s| s.name.as_str()).collect();
+        out.push(format!("language servers: {}", names.join(", ")));
+    }
+    out
 }
 
 /// `text` with `${CLAUDE_PLUGIN_ROOT}` replaced by `root`.
@@ -69,62 +88,46 @@ pub fn read(
     let mut parts = Parts::default();
     let bound = root.to_path_buf();
     let ns = |name: &str| format!("{}:{name}", m.name);
-    for path in &m.commands {
-        for (dir, file) in markdown_under(path, true) {
-            let root_of = Root {
-                dir,
-                bound: bound.clone(),
-            };
-            match crate::commands::read_command(&root_of, &file, problems) {
-                Ok(mut c) => {
-                    c.name = ns(&c.name);
-                    c.body = with_root(&c.body, root);
-                    if parts.commands.iter().all(|o| o.name != c.name) {
-                        parts.commands.push(c);
-                    }
-                }
-                Err(e) => problems.push(e),
-            }
-        }
-    }
-    for path in &m.skills {
-        for dir in skill_dirs(path) {
-            let root_of = Root {
-                dir: dir.parent().unwrap_or(&dir).to_path_buf(),
-                bound: bound.clone(),
-            };
-            let file = dir.join("SKILL.md");
-            match crate::commands::skills::read_skill(&root_of, &dir, &file, problems) {
-                Ok(mut s) => {
-                    s.name = ns(&s.name);
-                    s.dir_name = ns(&s.dir_name);
-                    s.body = with_root(&s.body, root);
-                    if parts.skills.iter().all(|o| o.name != s.name) {
-                        parts.skills.push(s);
-                    }
-                }
-                Err(e) => problems.push(e),
-            }
-        }
-    }
-    for path in &m.agents {
-        for (dir, file) in markdown_under(path, false) {
-            let root_of = Root {
-                dir,
-                bound: bound.clone(),
-            };
-            match crate::commands::agents::read_agent(&root_of, &file, problems) {
-                Ok(mut a) => {
-                    a.name = ns(&a.name);
-                    a.prompt = with_root(&a.prompt, root);
-                    if parts.agents.iter().all(|o| o.name != a.name) {
-                        parts.agents.push(a);
-                    }
-                }
-                Err(e) => problems.push(e),
-            }
-        }
-    }
+    let root_at = |dir: PathBuf| Root {
+        dir,
+        bound: bound.clone(),
+    };
+    let commands = m.commands.iter().flat_map(|p| markdown_under(p, true));
+    parts.commands = gather(
+        commands.map(|(dir, file)| (root_at(dir), file)).collect(),
+        problems,
+        crate::commands::read_command,
+        |c| {
+            c.name = ns(&c.name);
+            c.body = with_root(&c.body, root);
+        },
+        |c| &c.name,
+    );
+    let skills = m.skills.iter().flat_map(|p| skill_dirs(p));
+    parts.skills = gather(
+        skills
+            .map(|dir| (root_at(dir.parent().unwrap_or(&dir).to_path_buf()), dir))
+            .collect(),
+        problems,
+        |r, dir, p| crate::commands::skills::read_skill(r, dir, &dir.join("SKILL.md"), p),
+        |s| {
+            s.name = ns(&s.name);
+            s.dir_name = ns(&s.dir_name);
+            s.body = with_root(&s.body, root);
+        },
+        |s| &s.name,
+    );
+    let agents = m.agents.iter().flat_map(|p| markdown_under(p, false));
+    parts.agents = gather(
+        agents.map(|(dir, file)| (root_at(dir), file)).collect(),
+        problems,
+        crate::commands::agents::read_agent,
+        |a| {
+            a.name = ns(&a.name);
+            a.prompt = with_root(&a.prompt, root);
+        },
+        |a| &a.name,
+    );
     for part in &m.hooks {
         // A hooks file that cannot be read may have held a PreToolUse guard: fail closed.
         let mut lost = Vec::new();
@@ -200,6 +203,26 @@ pub fn read(
         }
     }
     parts
+}
+
+/// Read each file (`read`), namespace what it gives (`rename`), keep the first of each name.
+fn gather<T>(
+    files: Vec<(Root, PathBuf)>,
+    problems: &mut Vec<String>,
+    read: impl Fn(&Root, &Path, &mut Vec<String>) -> Result<T, String>,
+    rename: impl Fn(&mut T),
+    name_of: impl Fn(&T) -> &str,
+) -> Vec<T> {
+    let mut found = Found::default();
+    for (root, file) in files {
+        let item = read(&root, &file, problems).map(|mut t| {
+            rename(&mut t);
+            t
+        });
+        found.add(item, &name_of);
+    }
+    problems.extend(found.problems);
+    found.items
 }
 
 /// A part's JSON and where it came from; `None` (and a problem when it exists but cannot be

@@ -4,26 +4,8 @@
 
 use crate::protocol::PluginInfo;
 
+use super::components::server_lines;
 use super::{EnabledBy, Parts, Plugin, PluginSet};
-
-/// The hooks and servers of `parts`, one entry per kind that has any.
-pub fn server_lines(parts: &Parts) -> Vec<String> {
-    let mut out = Vec::new();
-    if !parts.hooks.is_empty() {
-        let mut events: Vec<&str> = parts.hooks.iter().map(|g| g.event.name()).collect();
-        events.dedup();
-        out.push(format!("hooks: {}", events.join(", ")));
-    }
-    if !parts.mcp.is_empty() {
-        let names: Vec<&str> = parts.mcp.iter().map(|s| s.name.as_str()).collect();
-        out.push(format!("MCP servers: {}", names.join(", ")));
-    }
-    if !parts.lsp.is_empty() {
-        let names: Vec<&str> = parts.lsp.iter().map(|s| s.name.as_str()).collect();
-        out.push(format!("language servers: {}", names.join(", ")));
-    }
-    out
-}
 
 /// What `parts` contributes, one line per kind.
 pub fn contribution_lines(parts: &Parts) -> Vec<String> {

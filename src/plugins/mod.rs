@@ -172,7 +172,7 @@ impl PluginSet {
         let mut parts = components::read(&manifest, root, layer, env, &mut self.problems);
         let mut withheld = Vec::new();
         if matches!(by, EnabledBy::Project(_)) && !trusted {
-            withheld = listing::server_lines(&parts);
+            withheld = components::server_lines(&parts);
             parts.hooks.clear();
             parts.broken_hooks.clear();
             parts.mcp.clear();
