@@ -19,7 +19,12 @@ fn env(k: &str) -> Option<String> {
 #[test]
 fn a_plugin_dir_contributes_every_part_namespaced_with_its_root_filled_in() {
     let root = fixture().join("plugins/demo-kit");
-    let set = load(&LoadedSettings::default(), &[root.clone()], None, &env);
+    let set = load(
+        &LoadedSettings::default(),
+        std::slice::from_ref(&root),
+        None,
+        &env,
+    );
     assert_eq!(set.problems, Vec::<String>::new());
     let p = &set.plugins[0];
     assert_eq!(
