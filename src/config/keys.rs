@@ -139,8 +139,8 @@ mod tests {
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
                  $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
                  enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers, \
-                 webSearch, smallModel, lspServers, autoCompactThreshold, toolSearch, \
-                 checkpointBudgetMB)",
+                 webSearch, smallModel, lspServers, enabledPlugins, autoCompactThreshold, \
+                 toolSearch, checkpointBudgetMB)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \
