@@ -14,11 +14,10 @@
 //! losing them never lets anything run that would not have run.
 //! Loading never fails and never reads the real environment: the caller passes a lookup.
 
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-use serde_json::Value;
 
 use super::hooks::{HooksConfig, parse_hooks};
 use super::layers::{
