@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod permissions;
+pub mod plugins;
 pub mod protocol;
 pub mod rules;
 pub mod session;

@@ -56,6 +56,14 @@ async fn run(cli: Cli, started_at: std::time::Instant) -> anyhow::Result<ExitCod
             return Ok(ExitCode::SUCCESS);
         }
         Some(Command::Mcp { action }) => return commands::mcp_command(&cli, action).await,
+        Some(Command::Plugin { action }) => {
+            let text = commands::plugin_command(&cli, action)?;
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
         Some(Command::Checkpoints { action }) => {
             print!("{}", commands::checkpoints_command(&cli, action)?);
             return Ok(ExitCode::SUCCESS);

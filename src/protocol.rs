@@ -18,7 +18,7 @@ pub use attachment::PromptAttachment;
 pub use call_kind::CallKind;
 pub use host::{
     FileDiagnostics, HostEvent, HostOp, LspServerInfo, LspState, McpApproval, McpServerInfo,
-    OpenSessionInfo, SavedSession, StatusLineInput,
+    OpenSessionInfo, PluginInfo, SavedSession, StatusLineInput,
 };
 pub use permission::{
     Decision, Grant, PermissionMode, PermissionRequest, Question, QuestionOption, RequestKind,

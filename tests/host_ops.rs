@@ -3,8 +3,8 @@
 //! connection and the host's answers read from its events — two sessions in two projects at
 //! once (the host lists both), a project MCP server waiting for approval (listed, refused, the
 //! answer kept in the project's local settings and the server never started), a memory file,
-//! the `statusLine` command, the project's saved sessions after a turn, and the open sessions
-//! after one is closed.
+//! the `statusLine` command, the project's saved sessions after a turn, the plugins of a
+//! session opened with a plugin folder (`/plugin`), and the open sessions after one is closed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -205,6 +205,43 @@ fn the_host_answers_its_ops_for_each_of_its_sessions() {
             panic!("expected the saved sessions")
         };
         assert!(sessions.is_empty(), "{sessions:?}");
+
+        // A session with the fixture plugin lists it with what it contributes; its MCP server
+        // names a variable that is not set, which is a problem line, not a failure.
+        let mut spec = SessionSpec::new(proj_b.clone(), ClientKind::Tui);
+        spec.trust = TrustDecision::Trusted;
+        spec.plugin_dirs = vec![
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/plugins/marketplace/plugins/demo-kit"),
+        ];
+        let mut d = host.open(spec).await.expect("the session opens");
+        ask(&d, HostOp::Plugins);
+        let HostEvent::Plugins { plugins, problems } = host_event(&mut d.conn.events).await else {
+            panic!("expected the plugins")
+        };
+        assert_eq!(plugins.len(), 1, "{plugins:?}");
+        assert_eq!(plugins[0].id, "demo-kit@inline");
+        assert!(
+            plugins[0].detail.starts_with("v1.0.0 (--plugin-dir)"),
+            "{plugins:?}"
+        );
+        assert_eq!(
+            plugins[0].contributes,
+            [
+                "commands: /demo-kit:hello, /demo-kit:tools:count",
+                "skills: demo-kit:greeting",
+                "agents: demo-kit:reviewer",
+                "hooks: UserPromptSubmit",
+                "language servers: plugin:demo-kit:fake",
+            ]
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("CAIRN_EVERYTHING_JS is not set")),
+            "{problems:?}"
+        );
+        host.close(&d.conn.session_id);
 
         // Once b is closed, the host lists the others.
         host.close(&b.conn.session_id);

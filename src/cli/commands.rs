@@ -1,5 +1,5 @@
 //! The subcommands that answer and exit: `cairn config`, `cairn mcp list|get|add|remove`,
-//! `cairn checkpoints du|gc`, for the project in the current directory.
+//! `cairn plugin …`, `cairn checkpoints du|gc`, for the project in the current directory.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,7 +8,9 @@ use anyhow::Context;
 
 use crate::host::{ClientKind, data_root, project_data_dir, settings_for};
 
-use super::{CheckpointsAction, Cli, McpAction, McpScopeArg};
+use super::{
+    CheckpointsAction, Cli, MarketplaceAction, McpAction, McpScopeArg, PluginAction, PluginScopeArg,
+};
 
 fn cwd() -> anyhow::Result<PathBuf> {
     std::env::current_dir().context("cannot read the current directory")
@@ -100,6 +102,61 @@ fn mcp_edit(
             .and_then(|entry| add(&files, scope(*s), name, entry)),
         McpAction::Remove { scope: s, name } => remove(&files, s.map(scope), name),
         McpAction::List | McpAction::Get { .. } => Err("not an edit".into()),
+    };
+    done.map_err(|e| anyhow::anyhow!(e))
+}
+
+/// `cairn plugin …`: the text to print.
+pub fn plugin_command(cli: &Cli, action: &PluginAction) -> anyhow::Result<String> {
+    use crate::plugins::marketplace::{self, InstallScope};
+    let spec = cli.session_spec(cwd()?, ClientKind::Headless);
+    let settings = settings_for(&spec);
+    let env = |k: &str| std::env::var(k).ok();
+    let home = crate::plugins::PluginsHome::from_env(&env)
+        .ok_or_else(|| anyhow::anyhow!("no home directory (set HOME or CLAUDE_CONFIG_DIR)"))?;
+    let root = &settings.project_root;
+    let scope = |s: &PluginScopeArg| match s {
+        PluginScopeArg::User => InstallScope::User,
+        PluginScopeArg::Project => InstallScope::Project,
+        PluginScopeArg::Local => InstallScope::Local,
+    };
+    let done = match action {
+        PluginAction::List => {
+            let set = crate::plugins::load(&settings, &spec.plugin_dirs, Some(&home), &env);
+            let mut text = crate::plugins::listing::text(&set);
+            let installed =
+                crate::plugins::registry::installations(&home).map_err(|e| anyhow::anyhow!(e))?;
+            let mut quiet: Vec<&str> = installed
+                .iter()
+                .map(|(id, _)| id.as_str())
+                .filter(|id| {
+                    set.plugins.iter().all(|p| p.id != *id) && !set.disabled.iter().any(|d| d == id)
+                })
+                .collect();
+            quiet.dedup();
+            for id in quiet {
+                text.push_str(&format!("{id} (installed, not enabled)\n"));
+            }
+            Ok(text)
+        }
+        PluginAction::Install { id, scope: s } => marketplace::install(&home, id, scope(s), root),
+        PluginAction::Uninstall { id, scope: s } => {
+            marketplace::uninstall(&home, id, scope(s), root)
+        }
+        PluginAction::Enable { id, scope: s } => {
+            marketplace::set_enabled(&home, id, true, scope(s), root)
+        }
+        PluginAction::Disable { id, scope: s } => {
+            marketplace::set_enabled(&home, id, false, scope(s), root)
+        }
+        PluginAction::Marketplace { action } => match action {
+            MarketplaceAction::Add { path } => marketplace::add(&home, path, &spec.cwd),
+            MarketplaceAction::List => marketplace::list_marketplaces(&home),
+            MarketplaceAction::Remove { name } => {
+                crate::plugins::registry::remove_marketplace(&home, name)
+                    .map(|()| format!("Removed marketplace {name}"))
+            }
+        },
     };
     done.map_err(|e| anyhow::anyhow!(e))
 }

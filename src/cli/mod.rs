@@ -95,6 +95,10 @@ pub struct Cli {
     #[arg(long = "strict-mcp-config", global = true)]
     pub strict_mcp_config: bool,
 
+    /// Load the Claude Code plugin in this folder for this session; repeatable.
+    #[arg(long = "plugin-dir", global = true)]
+    pub plugin_dir: Vec<PathBuf>,
+
     /// Headless: include every event in stream-json, and log more.
     #[arg(long)]
     pub verbose: bool,
@@ -129,6 +133,12 @@ pub enum Command {
     Mcp {
         #[command(subcommand)]
         action: McpAction,
+    },
+    /// Claude Code plugins: list them, install them from a local marketplace, turn them on and
+    /// off, remove them (writing the files Claude Code writes); see docs/plugins.md.
+    Plugin {
+        #[command(subcommand)]
+        action: PluginAction,
     },
     /// The `/rewind` checkpoints of this project's sessions: their size, or prune them to the
     /// budget (the oldest sessions' oldest checkpoints first).
@@ -189,6 +199,61 @@ pub enum McpAction {
         scope: Option<McpScopeArg>,
         name: String,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PluginAction {
+    /// The plugins a session here would load, what each contributes, and the installed ones
+    /// that are off.
+    List,
+    /// Install NAME@MARKETPLACE from a marketplace on this machine, and turn it on.
+    Install {
+        id: String,
+        #[arg(short = 's', long, value_enum, default_value_t = PluginScopeArg::User)]
+        scope: PluginScopeArg,
+    },
+    /// Remove an installed plugin (and its `enabledPlugins` entry in the scope's settings).
+    Uninstall {
+        id: String,
+        #[arg(short = 's', long, value_enum, default_value_t = PluginScopeArg::User)]
+        scope: PluginScopeArg,
+    },
+    /// Turn an installed plugin on in the scope's settings.
+    Enable {
+        id: String,
+        #[arg(short = 's', long, value_enum, default_value_t = PluginScopeArg::User)]
+        scope: PluginScopeArg,
+    },
+    /// Turn a plugin off in the scope's settings.
+    Disable {
+        id: String,
+        #[arg(short = 's', long, value_enum, default_value_t = PluginScopeArg::User)]
+        scope: PluginScopeArg,
+    },
+    /// Plugin marketplaces: add a local one, list, remove.
+    Marketplace {
+        #[command(subcommand)]
+        action: MarketplaceAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MarketplaceAction {
+    /// Add the marketplace in a local folder (holding .claude-plugin/marketplace.json).
+    Add { path: String },
+    /// The known marketplaces.
+    List,
+    /// Forget a marketplace (its installed plugins stay).
+    Remove { name: String },
+}
+
+/// Where a plugin is installed or turned on: user (~/.claude/settings.json), project
+/// (.claude/settings.json) or local (.claude/settings.local.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PluginScopeArg {
+    User,
+    Project,
+    Local,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -43,6 +43,7 @@ impl Cli {
                 TrustDecision::Recorded
             },
             max_turns: self.max_turns,
+            plugin_dirs: self.plugin_dir.clone(),
             ..SessionSpec::new(cwd, client)
         }
     }

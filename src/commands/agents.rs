@@ -87,7 +87,11 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<AgentDef> {
     out
 }
 
-fn read_agent(root: &Root, file: &Path, notices: &mut Vec<String>) -> Result<AgentDef, String> {
+pub(crate) fn read_agent(
+    root: &Root,
+    file: &Path,
+    notices: &mut Vec<String>,
+) -> Result<AgentDef, String> {
     let text = root.read(file, "agent")?;
     let (mut front, body) = frontmatter::parse(&text, file, "agent")?;
     let Some(description) = front.text("description") else {

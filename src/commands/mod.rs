@@ -151,7 +151,7 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<CustomCommand> {
     out
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+pub(crate) fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -172,7 +172,7 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     }
 }
 
-fn read_command(
+pub(crate) fn read_command(
     root: &Root,
     file: &Path,
     notices: &mut Vec<String>,

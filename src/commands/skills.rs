@@ -85,7 +85,7 @@ pub fn discover(project: &Path, home: Option<&Path>) -> Found<Skill> {
     out
 }
 
-fn read_skill(
+pub(crate) fn read_skill(
     root: &Root,
     dir: &Path,
     file: &Path,

@@ -22,6 +22,7 @@ pub const READ: &[&str] = &[
     "webSearch",
     "smallModel",
     "lspServers",
+    "enabledPlugins",
 ];
 
 /// Keys of `permissions` cairn reads.
@@ -43,7 +44,6 @@ pub const NOT_USED: &[&str] = &[
     "disableAllHooks",
     "allowedMcpServers",
     "deniedMcpServers",
-    "enabledPlugins",
     "extraKnownMarketplaces",
     "forceLoginMethod",
     "forceLoginOrgUUID",
@@ -139,8 +139,8 @@ mod tests {
                 "/p/.claude/settings.json:4: unknown setting `modle`; ignored (cairn reads: \
                  $schema, model, env, permissions, hooks, apiKeyHelper, statusLine, outputStyle, \
                  enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers, \
-                 webSearch, smallModel, lspServers, autoCompactThreshold, toolSearch, \
-                 checkpointBudgetMB)",
+                 webSearch, smallModel, lspServers, enabledPlugins, autoCompactThreshold, \
+                 toolSearch, checkpointBudgetMB)",
                 "/p/.claude/settings.json:5: `permissions.disableBypassPermissionsMode` is a \
                  Claude Code setting cairn does not use; it has no effect",
                 "/p/.claude/settings.json:5: unknown setting `permissions.alow`; ignored \

@@ -68,7 +68,8 @@ impl LspServers {
     }
 }
 
-fn parse(name: &str, entry: &Value, source: &str) -> Result<LspServerSetting, String> {
+/// One server entry, `name: {...}`, as the settings (or a plugin's `.lsp.json`) declare it.
+pub fn parse(name: &str, entry: &Value, source: &str) -> Result<LspServerSetting, String> {
     let obj = entry.as_object().ok_or("must be an object")?;
     let command = obj
         .get("command")

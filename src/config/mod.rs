@@ -10,6 +10,7 @@ pub mod layers;
 pub mod local;
 pub mod lsp_servers;
 pub mod model;
+pub mod plugins;
 pub mod settings;
 pub mod settings_write;
 pub mod snapshot;

@@ -14,11 +14,10 @@
 //! losing them never lets anything run that would not have run.
 //! Loading never fails and never reads the real environment: the caller passes a lookup.
 
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-use serde_json::Value;
 
 use super::hooks::{HooksConfig, parse_hooks};
 use super::layers::{
@@ -75,8 +74,9 @@ pub struct LoadedSettings {
     pub env: BTreeMap<String, String>,
     /// `statusLine` and `outputStyle`.
     pub appearance: super::appearance::Appearance,
-    /// `lspServers`, highest layer's first.
+    /// `lspServers`, highest layer's first; `enabledPlugins` (`super::plugins`).
     pub lsp_servers: super::lsp_servers::LspServers,
+    pub enabled_plugins: Vec<super::plugins::EnabledPlugin>,
     /// Where each scalar came from: `model`, `defaultMode`, `env.KEY`.
     pub origins: BTreeMap<String, Origin>,
     /// Every settings document that was read, highest layer first.
@@ -213,6 +213,7 @@ pub fn load_settings_from(
     for src in &sources {
         merge_source(&mut loaded, src, &ctx, &mut diagnostics);
         super::web_search::read(src, &mut loaded.web_search, &mut diagnostics);
+        super::plugins::merge(&mut loaded.enabled_plugins, src, &mut diagnostics);
         super::web_search::read_small_model(src, &mut loaded.small_model, &mut diagnostics);
         super::keys::report_unread(src, &mut diagnostics);
         loaded.sources.push(src.origin.clone());

@@ -17,7 +17,15 @@ use super::snapshot::SESSION_KEYS;
 
 /// Top-level keys an untrusted project keeps (besides `permissions`, narrowed below, and the
 /// session's knobs that say so in [`SESSION_KEYS`]).
-const KEPT: &[&str] = &["$schema", "model", "outputStyle", "disabledMcpjsonServers"];
+/// `enabledPlugins` is kept so that a project's `false` still turns a plugin off; what a
+/// plugin the project turns on may do before trust is `crate::plugins`' rule.
+const KEPT: &[&str] = &[
+    "$schema",
+    "model",
+    "outputStyle",
+    "disabledMcpjsonServers",
+    "enabledPlugins",
+];
 
 /// Whether an untrusted project's settings keep the top-level `key`.
 fn kept(key: &str) -> bool {

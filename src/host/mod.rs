@@ -54,6 +54,9 @@ pub struct SessionFacts {
     pub tool_env: Vec<(String, String)>,
     /// The session runs the built-in demo.
     pub demo: bool,
+    /// The session's plugins (`/plugin`) and the problems finding them.
+    pub plugins: Vec<crate::protocol::PluginInfo>,
+    pub plugin_problems: Vec<String>,
 }
 
 /// One open session, as the client holds it. Dropping `conn.ops` ends the session; its

@@ -101,6 +101,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
     };
     let client = build_client(&endpoint, &ClientOptions::from_env(settings_env(&settings)))
         .map_err(|e| anyhow::anyhow!("cannot set up the model client: {e}"))?;
+    let plugins = session_plugins(spec, &mut settings, demo.is_some());
     // The broken ones are shown on their own, as errors.
     notices.extend(
         diagnostics
@@ -158,17 +159,36 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         folder.memory_roots(settings.home.clone(), &project_dir)
     });
     notices.extend(memory.problems.iter().map(|p| format!("memory file: {p}")));
-    let commands = crate::commands::discover(&project_dir, settings.home.as_deref());
+    let mut commands = crate::commands::discover(&project_dir, settings.home.as_deref());
     notices.extend(
         commands
             .problems
             .iter()
             .map(|p| format!("slash command: {p}")),
     );
-    let skills = crate::commands::skills::discover(&project_dir, settings.home.as_deref());
+    let mut skills = crate::commands::skills::discover(&project_dir, settings.home.as_deref());
     notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
-    let agents = crate::commands::agents::discover(&project_dir, settings.home.as_deref());
+    let mut agents = crate::commands::agents::discover(&project_dir, settings.home.as_deref());
     notices.extend(agents.problems.iter().map(|p| format!("agent: {p}")));
+    notices.extend(plugins.problems.iter().map(|p| format!("plugin: {p}")));
+    notices.extend(plugins.untrusted_notice());
+    let mut plugin_servers = Vec::new();
+    for p in &plugins.plugins {
+        let parts = p.parts.clone();
+        parts
+            .commands
+            .into_iter()
+            .for_each(|c| commands.add(Ok(c), |c| &c.name));
+        parts
+            .skills
+            .into_iter()
+            .for_each(|s| skills.add(Ok(s), |s| &s.name));
+        parts
+            .agents
+            .into_iter()
+            .for_each(|a| agents.add(Ok(a), |a| &a.name));
+        plugin_servers.extend(parts.mcp);
+    }
     let style = crate::agent::output_style::select(
         settings.appearance.output_style.as_deref(),
         &project_dir,
@@ -192,7 +212,11 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
             &roots,
             &settings,
             &spec.mcp,
-            spec.mcp_servers.clone(),
+            spec.mcp_servers
+                .iter()
+                .cloned()
+                .chain(plugin_servers)
+                .collect(),
             late_tools.clone(),
         );
         notices.extend(lines);
@@ -266,6 +290,8 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         output_style: style.name().to_string(),
         tool_env,
         demo: demo.is_some(),
+        plugins: crate::plugins::listing::infos(&plugins),
+        plugin_problems: plugins.problems.clone(),
     };
     Ok(Opened {
         agent: start(setup),
@@ -277,6 +303,36 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
             lsp: Some(lsp),
         },
     })
+}
+
+/// The session's plugins (none for the demo); their hooks and language servers join the
+/// settings' (after them: the person's own win a name), and a PreToolUse hook a plugin lost
+/// closes the gate as one the settings lost does.
+fn session_plugins(
+    spec: &SessionSpec,
+    settings: &mut crate::config::LoadedSettings,
+    demo: bool,
+) -> crate::plugins::PluginSet {
+    if demo {
+        return Default::default();
+    }
+    let home = crate::plugins::PluginsHome::from_env(&env_var);
+    let set = crate::plugins::load(
+        settings,
+        &spec.plugin_dirs,
+        home.as_ref(),
+        &settings_env(settings),
+    );
+    for p in &set.plugins {
+        settings.hooks.groups.extend(p.parts.hooks.iter().cloned());
+        settings.broken.extend(p.parts.broken_hooks.iter().cloned());
+        for server in &p.parts.lsp {
+            if settings.lsp_servers.0.iter().all(|s| s.name != server.name) {
+                settings.lsp_servers.0.push(server.clone());
+            }
+        }
+    }
+    set
 }
 
 /// The session the spec resumes, read; and whether the person is to pick one (`--resume`

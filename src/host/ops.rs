@@ -161,6 +161,12 @@ pub(crate) fn handle(op: Op, side: &HostSide, events: &mpsc::UnboundedSender<Eve
                 });
             }
         },
+        HostOp::Plugins => {
+            answer.send(HostEvent::Plugins {
+                plugins: side.facts.plugins.clone(),
+                problems: side.facts.plugin_problems.clone(),
+            });
+        }
     }
     None
 }

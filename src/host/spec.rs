@@ -89,6 +89,8 @@ pub struct SessionSpec {
     pub client_files: Option<Arc<dyn ClientFiles>>,
     /// The client's terminals (an editor's, ACP `terminal/*`), when it offers them.
     pub client_terminal: Option<Arc<dyn ClientTerminal>>,
+    /// `--plugin-dir`: plugin folders loaded for this session (relative ones from `cwd`).
+    pub plugin_dirs: Vec<PathBuf>,
 }
 
 impl SessionSpec {
@@ -113,6 +115,7 @@ impl SessionSpec {
             max_turns: None,
             client_files: None,
             client_terminal: None,
+            plugin_dirs: Vec::new(),
         }
     }
 }

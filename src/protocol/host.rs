@@ -127,6 +127,18 @@ pub struct FileDiagnostics {
     pub lines: Vec<String>,
 }
 
+/// One of the session's plugins (`/plugin`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginInfo {
+    /// `name@marketplace`.
+    pub id: String,
+    /// Version, who turned it on, its folder.
+    pub detail: String,
+    pub description: String,
+    /// One line per kind of part: `commands: /demo:hello`, `MCP servers: plugin:demo:fs`.
+    pub contributes: Vec<String>,
+}
+
 /// What a client asks of the session's host rather than its core.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "host_op", rename_all = "snake_case")]
@@ -159,6 +171,8 @@ pub enum HostOp {
     /// The diagnostics the running servers hold for the session's open files
     /// ([`HostEvent::Diagnostics`]).
     Diagnostics,
+    /// The session's plugins and what each contributes ([`HostEvent::Plugins`]).
+    Plugins,
 }
 
 /// The host's answers.
@@ -194,6 +208,11 @@ pub enum HostEvent {
     LspAnswer { result: Result<String, String> },
     /// The current diagnostics, by file (files without any left out).
     Diagnostics { files: Vec<FileDiagnostics> },
+    /// The session's plugins, and the problems finding them.
+    Plugins {
+        plugins: Vec<PluginInfo>,
+        problems: Vec<String>,
+    },
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ fn facts(dir: &Path) -> SessionFacts {
         output_style: "Explanatory".into(),
         tool_env: vec![("STATUS_GREETING".into(), "ahoy".into())],
         demo: false,
+        plugins: Vec::new(),
+        plugin_problems: Vec::new(),
     }
 }
 

@@ -132,6 +132,9 @@ impl App {
             HostEvent::MemoryWritten { path, note, result } => {
                 self.memory_written(path, *note, result)
             }
+            HostEvent::Plugins { plugins, problems } => {
+                self.push_notice(NoticeKind::Info, &plugins_text(plugins, problems))
+            }
             // The event loop runs the status line; the app has no use for the open sessions.
             HostEvent::StatusLine { .. } | HostEvent::OpenSessions { .. } => {}
             // Not asked for by the TUI yet.
@@ -191,4 +194,27 @@ impl App {
             }
         }
     }
+}
+
+/// `/plugin`'s notice: each plugin, its description and what it contributes.
+fn plugins_text(plugins: &[crate::protocol::PluginInfo], problems: &[String]) -> String {
+    let mut text = String::from(
+        "Plugins (`cairn plugin list|install|enable|disable|uninstall`, --plugin-dir):",
+    );
+    if plugins.is_empty() {
+        text.push_str("\n  none loaded");
+    }
+    for p in plugins {
+        text.push_str(&format!("\n  {} {}", p.id, p.detail));
+        if !p.description.is_empty() {
+            text.push_str(&format!("\n    {}", p.description));
+        }
+        for line in &p.contributes {
+            text.push_str(&format!("\n    {line}"));
+        }
+    }
+    for problem in problems {
+        text.push_str(&format!("\n  problem: {problem}"));
+    }
+    text
 }

@@ -164,6 +164,7 @@ impl App {
             }
             C::Context => self.send(Op::ContextReport),
             C::Mcp => self.open_mcp_picker(),
+            C::Plugin => self.send(Op::Host(crate::protocol::HostOp::Plugins)),
             C::Agents => {
                 let agents = self
                     .status

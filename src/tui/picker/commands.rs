@@ -21,6 +21,7 @@ pub enum Command {
     Agents,
     Tasks,
     Mcp,
+    Plugin,
     Exit,
 }
 
@@ -99,6 +100,11 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         "mcp",
         Command::Mcp,
         "the MCP servers: transport, status, tool count",
+    ),
+    (
+        "plugin",
+        Command::Plugin,
+        "the plugins and what each contributes",
     ),
     ("exit", Command::Exit, "quit cairn"),
 ];
