@@ -361,3 +361,57 @@ async fn a_resource_registered_mid_session_is_listed_after_list_changed() {
     }
     manager.shutdown().await;
 }
+
+/// `mcp-server-time` from PyPI (`.ci/run` installs it, pinned, into `target/mcp-py`), or None
+/// after saying loudly why; under `CI` a missing server fails the test.
+fn time_server() -> Option<std::path::PathBuf> {
+    let candidates = [
+        std::env::var_os("CARGO_TARGET_DIR").map(|t| std::path::PathBuf::from(t).join("mcp-py")),
+        Some(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/mcp-py")),
+    ];
+    for dir in candidates.into_iter().flatten() {
+        let bin = dir.join("bin/mcp-server-time");
+        if bin.is_file() {
+            return Some(bin);
+        }
+    }
+    let msg = "mcp-server-time is not installed: `python3 -m venv target/mcp-py && \
+               target/mcp-py/bin/pip install -r tests/mcp-py/requirements.txt` (as .ci/run does)";
+    if std::env::var_os("CI").is_some() {
+        panic!("{msg}");
+    }
+    eprintln!("\n!!!!!!!!!! SKIPPED: {msg} !!!!!!!!!!\n");
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_server_from_pypi_answers_the_model() {
+    let Some(bin) = time_server() else { return };
+    let (ok, stderr, requests, _) = cairn_p(
+        json!({"time": {"command": bin, "args": ["--local-timezone", "UTC"]}}),
+        "what time is it in Tokyo?",
+        json!([
+            {"tool_calls": [{"id": "t1", "name": "mcp__time__convert_time", "input": {
+                "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}}]},
+            {"text": "21:00 there."},
+        ]),
+        &["--allowedTools", "mcp__time"],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert_eq!(requests.len(), 2, "{stderr}");
+    let offered = tools(&requests[0]);
+    assert!(
+        offered.iter().any(|t| t == "mcp__time__get_current_time"),
+        "{offered:?}"
+    );
+    let answer: Value = serde_json::from_str(&tool_result(&requests[1], "t1")).unwrap();
+    assert_eq!(answer["target"]["timezone"], "Asia/Tokyo");
+    assert!(
+        answer["target"]["datetime"]
+            .as_str()
+            .unwrap()
+            .contains("T21:00:00+09:00"),
+        "{answer}"
+    );
+}
