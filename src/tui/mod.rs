@@ -100,6 +100,7 @@ pub async fn run(handle: AgentHandle, opts: TuiOptions) -> anyhow::Result<String
     };
     let mut app = App::new(config, history, ops.clone());
     app.watch_mcp();
+    app.watch_lsp();
     if opts.pick_session {
         app.ask_saved_sessions();
     }

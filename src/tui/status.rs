@@ -49,9 +49,46 @@ pub struct StatusState {
     pub command_line: Option<Line<'static>>,
     /// MCP servers that failed, by name (shown until they recover).
     pub mcp_failing: Vec<String>,
+    /// The session's language servers as the host last listed them.
+    pub lsp: Vec<crate::protocol::LspServerInfo>,
 }
 
 impl StatusState {
+    /// The language servers that have started, with their states (`LSP pyright ready`); a
+    /// failed one in red, pointing at `/lsp`. Nothing while none has started.
+    fn lsp_spans(&self) -> Vec<Span<'static>> {
+        use crate::protocol::LspState;
+        let started: Vec<_> = self
+            .lsp
+            .iter()
+            .filter(|s| s.state != LspState::NotStarted)
+            .collect();
+        if started.is_empty() {
+            return Vec::new();
+        }
+        let mut spans = vec![Span::styled(
+            " LSP",
+            Style::default().add_modifier(Modifier::DIM),
+        )];
+        for s in started {
+            let style = match s.state {
+                LspState::Failed { .. } => Style::default().fg(Color::Red),
+                LspState::Ready => Style::default().add_modifier(Modifier::DIM),
+                _ => Style::default().fg(Color::Yellow),
+            };
+            let tail = if matches!(s.state, LspState::Failed { .. }) {
+                " · /lsp"
+            } else {
+                ""
+            };
+            spans.push(Span::styled(
+                format!(" {} {}{tail}", s.name, s.state.word()),
+                style,
+            ));
+        }
+        spans
+    }
+
     /// Fold one request's usage in; `total_cost_usd` is the session's new total.
     pub fn add_usage(&mut self, model: &str, last: &Usage, total_cost_usd: f64) {
         let cost = (total_cost_usd - self.cost_usd).max(0.0);
@@ -173,6 +210,7 @@ impl StatusState {
                 Style::default().fg(Color::Red),
             ));
         }
+        left.extend(self.lsp_spans());
         if let (None, Some(custom)) = (&self.hint, &self.command_line) {
             left.push(Span::raw("  "));
             left.extend(custom.spans.iter().cloned());

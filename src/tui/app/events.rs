@@ -137,10 +137,9 @@ impl App {
             }
             // The event loop runs the status line; the app has no use for the open sessions.
             HostEvent::StatusLine { .. } | HostEvent::OpenSessions { .. } => {}
-            // Not asked for by the TUI yet.
-            HostEvent::LspServers { .. }
-            | HostEvent::LspAnswer { .. }
-            | HostEvent::Diagnostics { .. } => {}
+            HostEvent::LspServers { servers } => self.lsp_listed(servers),
+            HostEvent::LspAnswer { result } => self.lsp_answered(result),
+            HostEvent::Diagnostics { files } => self.diagnostics_listed(files),
         }
     }
 

@@ -560,6 +560,7 @@ impl App {
 
 mod asks;
 mod events;
+mod lsp;
 mod mcp;
 mod permission;
 mod pickers;
@@ -567,6 +568,8 @@ mod rewind;
 mod submit;
 mod tasks;
 
+#[cfg(test)]
+mod lsp_tests;
 #[cfg(test)]
 mod picker_tests;
 #[cfg(test)]

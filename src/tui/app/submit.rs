@@ -165,6 +165,8 @@ impl App {
             C::Context => self.send(Op::ContextReport),
             C::Mcp => self.open_mcp_picker(),
             C::Plugin => self.send(Op::Host(crate::protocol::HostOp::Plugins)),
+            C::Lsp => self.lsp_command(args),
+            C::Diagnostics => self.send(Op::Host(crate::protocol::HostOp::Diagnostics)),
             C::Agents => {
                 let agents = self
                     .status

@@ -22,6 +22,8 @@ pub enum Command {
     Tasks,
     Mcp,
     Plugin,
+    Lsp,
+    Diagnostics,
     Exit,
 }
 
@@ -106,6 +108,16 @@ pub const COMMANDS: &[(&str, Command, &str)] = &[
         Command::Plugin,
         "the plugins and what each contributes",
     ),
+    (
+        "lsp",
+        Command::Lsp,
+        "the language servers: state and log (/lsp restart NAME)",
+    ),
+    (
+        "diagnostics",
+        Command::Diagnostics,
+        "what the language servers report for the open files",
+    ),
     ("exit", Command::Exit, "quit cairn"),
 ];
 
@@ -160,7 +172,8 @@ mod tests {
                 "cost",
                 "context",
                 "transcript",
-                "mcp"
+                "mcp",
+                "diagnostics"
             ]
         );
         assert_eq!(parse("/plan"), Some((Command::Plan, "")));

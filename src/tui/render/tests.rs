@@ -204,7 +204,7 @@ fn a_skill_alias_is_sent_and_an_unknown_command_is_not() {
     assert!(h.sent().is_empty());
     let text = screen(&mut h, 100, 12, 0);
     assert!(
-        text.contains("Unknown command /spek. Did you mean /spec?"),
+        text.contains("Unknown command /spek. Did you mean /spec, /lsp?"),
         "{text}"
     );
 }
