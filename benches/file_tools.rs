@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 fn ctx(session: &Arc<SessionContext>) -> ToolContext {
     ToolContext {
+        called_as: None,
         session: session.clone(),
         call_id: "bench".into(),
         cancel: CancellationToken::new(),
