@@ -30,6 +30,7 @@ fn context(dir: &Path) -> ToolContext {
         events.clone(),
     ));
     ToolContext {
+        called_as: None,
         session,
         call_id: "bench".into(),
         cancel: CancellationToken::new(),

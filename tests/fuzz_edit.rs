@@ -52,6 +52,7 @@ fn spec(old: &str, new: &str, replace_all: bool) -> [EditSpec; 1] {
         old_string: old.to_string(),
         new_string: new.to_string(),
         replace_all,
+        expected_replacements: None,
     }]
 }
 

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 /// A call's context in `session`, with nothing approved yet.
 pub fn ctx(session: &Arc<SessionContext>) -> ToolContext {
     ToolContext {
+        called_as: None,
         session: session.clone(),
         call_id: "bench".into(),
         cancel: CancellationToken::new(),

@@ -69,6 +69,8 @@ struct PreparedCall {
     input: ParsedInput,
     raw: Value,
     title: String,
+    /// The name the model used, when it was one of the tool's aliases.
+    called_as: Option<String>,
 }
 
 pub struct Executor {
@@ -130,6 +132,7 @@ impl Executor {
             input: input.clone(),
             kind: call_kind(tool.as_ref()),
         });
+        let called_as = (name != tool.name()).then_some(name);
         self.slots.push(Slot {
             call_id,
             safe,
@@ -138,6 +141,7 @@ impl Executor {
                 input: parsed,
                 raw: input,
                 title,
+                called_as,
             })),
         });
         self.pump();
@@ -311,6 +315,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         input,
         raw,
         title,
+        called_as,
     } = call;
     let finish = |is_error: bool, content: ToolResultContent, display: Display, outcome| {
         events.send(Event::ToolCallFinished {
@@ -342,6 +347,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         content_override: None,
         answers: None,
         deferred: env.deferred.clone(),
+        called_as,
     };
 
     let mut call = Checked::new(&env, &tool, input, raw);

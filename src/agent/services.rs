@@ -22,6 +22,7 @@ use crate::hooks::Hooks;
 use crate::llm::ModelClient;
 use crate::memory::Memory;
 use crate::permissions::PermissionGate;
+use crate::tools::bash::ENV_FILE_VAR;
 
 /// What a session's parts share (see the module docs).
 pub struct SessionServices {
@@ -70,6 +71,10 @@ impl SessionServices {
         project_dir: &Path,
         transcript_path: Option<&Path>,
     ) -> SessionServices {
+        let mut settings = settings;
+        if let Some(file) = transcript_path.and_then(|t| env_file_for(t, &settings.env)) {
+            settings.env.push((ENV_FILE_VAR.to_string(), file));
+        }
         let hooks = Hooks::new(
             settings.hooks.clone(),
             project_dir.to_path_buf(),
@@ -116,4 +121,19 @@ impl SessionServices {
             .map(|f| (f.scope.name().to_string(), f.path.clone()))
             .collect()
     }
+}
+
+/// The session's `CLAUDE_ENV_FILE` beside its transcript (`<id>.env.sh`), given to its hooks
+/// and sourced before each Bash command once a SessionStart hook has written it; `None` when
+/// the person names their own (in the settings' `env` or cairn's environment).
+fn env_file_for(transcript: &Path, env: &[(String, String)]) -> Option<String> {
+    if crate::shell::env_policy::tool_var(env, ENV_FILE_VAR).is_some() {
+        return None;
+    }
+    let file = transcript.with_extension("env.sh");
+    // The hooks append to it: its directory must exist before the first one runs.
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    Some(file.to_string_lossy().into_owned())
 }

@@ -180,7 +180,7 @@ pub fn gap_reason(gap: &Gap, tool: &str, project_dir: &Path) -> String {
             let what = if *write { "writes" } else { "reads" };
             match why {
                 PathWhy::Protected => format!(
-                    "{tool} {what} {}, a protected path (shell, git or tool configuration)",
+                    "{tool} {what} {}, a protected path (shell, git or tool configuration, keys, secrets or dependencies)",
                     path.display()
                 ),
                 PathWhy::Outside => format!(

@@ -12,9 +12,19 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::files::paths::{expand_path, resolve_symlink_chain};
 
-/// Directories whose contents configure tools or run code: never auto-approved for writes.
+/// Directories whose contents configure tools, run code or hold keys and installed
+/// dependencies: never auto-approved for writes.
 pub const PROTECTED_DIRS: &[&str] = &[
-    ".git", ".vscode", ".idea", ".claude", ".cairn", ".cargo", ".husky",
+    ".git",
+    ".vscode",
+    ".idea",
+    ".claude",
+    ".cairn",
+    ".cargo",
+    ".husky",
+    ".ssh",
+    ".gnupg",
+    "node_modules",
 ];
 /// Files that configure shells and tools: never auto-approved for writes.
 pub const PROTECTED_FILES: &[&str] = &[
@@ -217,8 +227,14 @@ pub fn is_protected(path: &Path, working: &Roots) -> bool {
         return false;
     };
     PROTECTED_FILES.contains(&file.as_str())
+        || is_env_file(file)
         || PROTECTED_DIRS.contains(&file.as_str())
         || dirs.iter().any(|d| PROTECTED_DIRS.contains(&d.as_str()))
+}
+
+/// `.env` and `.env.*` (`.env.local`, `.env.production`): files of secrets.
+fn is_env_file(name: &str) -> bool {
+    name == ".env" || name.starts_with(".env.")
 }
 
 #[cfg(test)]
@@ -254,6 +270,23 @@ mod tests {
         assert!(is_protected(Path::new("/home/u/.bashrc"), &roots));
         assert!(is_protected(
             Path::new("/home/u/.cargo/proj/.vscode"),
+            &roots
+        ));
+        for sensitive in [
+            ".env",
+            ".env.local",
+            "web/node_modules/x/index.js",
+            ".ssh/config",
+        ] {
+            let path = Path::new("/home/u/.cargo/proj").join(sensitive);
+            assert!(is_protected(&path, &roots), "{sensitive}");
+        }
+        assert!(is_protected(
+            Path::new("/home/u/.gnupg/pubring.kbx"),
+            &roots
+        ));
+        assert!(!is_protected(
+            Path::new("/home/u/.cargo/proj/src/env.rs"),
             &roots
         ));
     }

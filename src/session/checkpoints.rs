@@ -179,6 +179,11 @@ impl SessionCheckpoints {
         }
     }
 
+    /// The store's directory, when checkpoints are kept (what a full disk could get back).
+    pub fn store_dir(&self) -> Option<PathBuf> {
+        lock(&self.inner).dir.clone()
+    }
+
     /// Keep the store within `budget` bytes (`None`: the default for the tree).
     pub fn with_budget(self, budget: Option<u64>) -> Self {
         lock(&self.inner).budget = budget;

@@ -11,6 +11,9 @@ use super::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput
 use crate::protocol::{Display, Question};
 use crate::session::context::SessionContext;
 
+/// The longest a question's `header` (the chip beside it) may be, in characters.
+pub const MAX_HEADER_CHARS: usize = 12;
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AskUserQuestionInput {
@@ -34,7 +37,7 @@ impl Tool for AskUserQuestionTool {
     fn description(&self) -> String {
         "Ask the user one to four multiple-choice questions when you need their decision or \
 preference to go on (an approach, a naming choice, unclear requirements). Each question has a \
-short header, two to four options (label and description) and multiSelect when several may be \
+short header (at most 12 characters), two to four options (label and description) and multiSelect when several may be \
 chosen; the user may always type an answer of their own instead."
             .into()
     }
@@ -66,6 +69,14 @@ chosen; the user may always type an answer of their own instead."
                 return Err(ToolError::new(format!(
                     "questions[{i}] has {} options; give two to four.",
                     q.options.len()
+                )));
+            }
+            let header = q.header.chars().count();
+            if header > MAX_HEADER_CHARS {
+                return Err(ToolError::new(format!(
+                    "questions[{i}].header \"{}\" is {header} characters; a header is at most \
+                     {MAX_HEADER_CHARS} (a short label such as \"Auth method\").",
+                    q.header
                 )));
             }
             if q.question.trim().is_empty() || q.options.iter().any(|o| o.label.trim().is_empty()) {

@@ -13,6 +13,9 @@ use super::file_common::{check_path_no_io, input_path, title_path};
 use super::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::session::context::SessionContext;
 
+/// The most of an Edit result (its diff snippet) the model gets before the rest spills.
+pub const MAX_RESULT_CHARS: usize = 100_000;
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
@@ -25,6 +28,10 @@ pub struct EditInput {
     /// Replace every occurrence of old_string (default false).
     #[serde(default)]
     pub replace_all: bool,
+    /// How many occurrences you expect to replace; the edit is refused, naming both counts,
+    /// when the file has a different number (every one found is replaced when they agree).
+    #[serde(default)]
+    pub expected_replacements: Option<usize>,
 }
 
 impl EditInput {
@@ -33,6 +40,7 @@ impl EditInput {
             old_string: self.old_string.clone(),
             new_string: self.new_string.clone(),
             replace_all: self.replace_all,
+            expected_replacements: self.expected_replacements,
         }]
     }
 }
@@ -63,6 +71,10 @@ shows a diff of the change."
 old_string to make it unique.\n\
 - Keep the file's indentation exactly; never include Read's line-number prefix in old_string."
             .into()
+    }
+
+    fn max_result_chars(&self) -> Option<usize> {
+        Some(MAX_RESULT_CHARS)
     }
 
     fn title(&self, input: &EditInput, ctx: &SessionContext) -> String {

@@ -29,6 +29,7 @@ use super::edit_core::{Change, MODIFIED, Plan, plan};
 use super::file_common::{
     client_error, client_for, disk_stamp, load_for_edit, load_from_client, load_text,
 };
+use super::write_errors::{symlink_note, write_failed};
 use super::{Preview, ToolContext, ToolError, ToolOutput};
 use crate::diff::changes;
 use crate::files::atomic::write_atomic;
@@ -155,7 +156,7 @@ impl PreparedWrites {
         let _guard = state.lock_writes();
         let prepared = self.take(&ctx.call_id, path);
         let whole_write = matches!(change, Change::Write(_));
-        let (prep, before, written) = settle(
+        let (mut prep, before, written) = settle(
             ctx,
             path,
             prepared,
@@ -164,7 +165,8 @@ impl PreparedWrites {
         )?;
         let bytes = encoding::encode_cow(&written, prep.format);
         let stamp = write_atomic(path, &bytes)
-            .map_err(|e| ToolError::new(format!("Cannot write {}: {e}", path.display())))?;
+            .map_err(|e| write_failed(path, bytes.len(), &e, &ctx.session))?;
+        prep.notes.extend(symlink_note(path));
         state.record_write(
             path,
             WriteRecord {

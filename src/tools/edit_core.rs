@@ -34,6 +34,9 @@ pub struct EditSpec {
     pub old_string: String,
     pub new_string: String,
     pub replace_all: bool,
+    /// How many occurrences the caller expects to replace (`None`: one, or every one with
+    /// `replace_all`). A different count refuses the edit, naming both.
+    pub expected_replacements: Option<usize>,
 }
 
 /// What a call asks for.
@@ -254,7 +257,21 @@ fn apply_edits_noting(
             notes.push(format!("Note: {which}old_string {how}."));
         }
         let n = found.occurrences.len();
-        if n > 1 && !e.replace_all {
+        if let Some(want) = e.expected_replacements
+            && want != n
+        {
+            return Err(name_edit(
+                i,
+                edits.len(),
+                format!(
+                    "Expected {want} replacement{} but found {n} match{} of the string to replace. No edit was made.\nString: {}",
+                    if want == 1 { "" } else { "s" },
+                    if n == 1 { "" } else { "es" },
+                    e.old_string
+                ),
+            ));
+        }
+        if n > 1 && !e.replace_all && e.expected_replacements.is_none() {
             return Err(name_edit(
                 i,
                 edits.len(),
@@ -419,6 +436,7 @@ mod tests {
             old_string: old.into(),
             new_string: new.into(),
             replace_all: all,
+            expected_replacements: None,
         }
     }
 

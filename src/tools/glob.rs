@@ -19,6 +19,7 @@ use serde::Deserialize;
 
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
+use crate::tools::search_budget::Budget;
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 
 /// How many files a Glob result lists.
@@ -85,9 +86,11 @@ impl Tool for GlobTool {
         let hidden = names_hidden(&pattern);
         let cancel = ctx.cancel.clone();
         let walk_root = root.clone();
+        let budget = std::sync::Arc::new(Budget::start(&ctx.session));
+        let walk_budget = budget.clone();
         let found = tokio::task::spawn_blocking(move || {
             find_files(&walk_root, &matcher, hidden, MAX_RESULTS, &|| {
-                cancel.is_cancelled()
+                cancel.is_cancelled() || walk_budget.spent()
             })
         })
         .await
@@ -111,6 +114,10 @@ impl Tool for GlobTool {
                 "\n(Results are truncated: showing the {MAX_RESULTS} most recently modified of \
                  {total} files. Use a more specific path or pattern to see the others.)"
             ));
+        }
+        if let Some(note) = budget.note() {
+            text.push('\n');
+            text.push_str(&note);
         }
         Ok(ToolOutput::with_display(
             text,

@@ -28,6 +28,7 @@ pub mod plan_mode;
 pub mod read;
 pub mod read_only_guard;
 pub mod registry;
+pub mod search_budget;
 pub mod skill;
 pub mod spill;
 pub mod text_match;
@@ -36,6 +37,7 @@ pub mod tool_search;
 pub mod web_fetch;
 pub mod web_search;
 pub mod write;
+pub mod write_errors;
 
 use std::any::Any;
 use std::path::PathBuf;
@@ -153,6 +155,8 @@ pub struct ToolContext {
     pub answers: Option<Vec<String>>,
     /// The conversation's deferred tools (what ToolSearch searches).
     pub deferred: tool_search::DeferredTools,
+    /// The name the model called the tool by, when it was an alias (`grep_search`).
+    pub called_as: Option<String>,
 }
 
 /// A successful result.

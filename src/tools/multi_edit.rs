@@ -41,6 +41,7 @@ impl MultiEditInput {
                 old_string: e.old_string.clone(),
                 new_string: e.new_string.clone(),
                 replace_all: e.replace_all,
+                expected_replacements: None,
             })
             .collect()
     }

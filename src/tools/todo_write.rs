@@ -59,6 +59,20 @@ are done. Use it for tasks of three or more steps, not for trivial ones."
                 "todos[{i}] has an empty content or activeForm; give both for every item."
             )));
         }
+        let busy: Vec<String> = input
+            .todos
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.status == TodoStatus::InProgress)
+            .map(|(i, _)| format!("todos[{i}]"))
+            .collect();
+        if busy.len() > 1 {
+            return Err(ToolError::new(format!(
+                "{} tasks are in_progress ({}); keep at most one task in_progress at a time.",
+                busy.len(),
+                busy.join(", ")
+            )));
+        }
         Ok(())
     }
 

@@ -66,6 +66,8 @@ pub struct Setup {
     pub late_tools: cairn::tools::LateTools,
     /// The client's files (an editor's buffers; none by default).
     pub client_files: Option<std::sync::Arc<dyn cairn::files::client::ClientFiles>>,
+    /// The settings' `env` (none by default).
+    pub env: Vec<(String, String)>,
 }
 
 impl Setup {
@@ -98,6 +100,7 @@ impl Setup {
             web_search: None,
             late_tools: Default::default(),
             client_files: None,
+            env: Vec::new(),
         }
     }
 }
@@ -124,11 +127,21 @@ pub fn gate_allowing(
     settings: &LoadedSettings,
     cli_allow: Vec<String>,
 ) -> PermissionGate {
+    gate_in_mode(dir, settings, cli_allow, PermissionMode::Default)
+}
+
+/// As [`gate_allowing`], in `mode`.
+pub fn gate_in_mode(
+    dir: &Path,
+    settings: &LoadedSettings,
+    cli_allow: Vec<String>,
+    mode: PermissionMode,
+) -> PermissionGate {
     PermissionGate::new(GateConfig {
         settings,
         cli_allow,
         cli_deny: Vec::new(),
-        mode: PermissionMode::Default,
+        mode,
         interactive: true,
         project_dir: dir.to_path_buf(),
         additional_dirs: Vec::new(),
@@ -159,6 +172,7 @@ impl Agent {
             max_tokens: 1024,
             retry: setup.retry,
             hooks: setup.hooks,
+            env: setup.env,
             ..SessionSettings::default()
         };
         let services = SessionServices {

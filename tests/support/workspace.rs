@@ -34,6 +34,7 @@ pub fn session(
 /// A fresh context for call `call_id` in `session`: not cancelled, no preview, no override.
 pub fn tool_context(session: &Arc<SessionContext>, call_id: &str) -> ToolContext {
     ToolContext {
+        called_as: None,
         session: session.clone(),
         call_id: call_id.into(),
         cancel: CancellationToken::new(),

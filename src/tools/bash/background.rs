@@ -1,7 +1,7 @@
 //! Background shells: commands started with `run_in_background`, the registry that owns them,
-//! and the BashOutput and KillShell tools that read and stop them.
+//! and the TaskOutput and TaskStop tools (aliases BashOutput, KillShell) that read and stop them.
 //!
-//! Invariants: one registry per session, shared by Bash, BashOutput and KillShell through an
+//! Invariants: one registry per session, shared by Bash, TaskOutput and TaskStop through an
 //! `Arc`; every shell leads its own process group, and every group still running is killed
 //! when the registry is dropped (cairn exits) or [`BackgroundShells::kill_all`] is called.
 //! Unread output is bounded: past [`MAX_UNREAD`] bytes per stream the oldest is dropped and the
@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use super::process::read_some;
 use async_trait::async_trait;
@@ -31,7 +32,7 @@ pub enum ShellStatus {
     Running,
     /// Exited by itself; the code, or None when a signal ended it.
     Completed(Option<i32>),
-    /// Stopped with KillShell or kill_all.
+    /// Stopped with TaskStop or kill_all.
     Killed,
 }
 
@@ -234,12 +235,23 @@ impl Drop for BackgroundShells {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashOutputInput {
-    /// The id of the background shell (from Bash with run_in_background).
-    pub bash_id: String,
+    /// The id of the background task (a shell from Bash with run_in_background).
+    #[serde(alias = "bash_id")]
+    pub task_id: String,
+    /// Wait for the task to finish (up to `timeout`) before reading (default false).
+    #[serde(default)]
+    pub block: Option<bool>,
+    /// How long `block` waits, in milliseconds (default 30000, at most 600000).
+    #[serde(default)]
+    pub timeout: Option<u64>,
     /// Only return new lines matching this regular expression (others are discarded).
     #[serde(default)]
     pub filter: Option<String>,
 }
+
+/// How long a blocking read waits by default, and at most (milliseconds).
+pub const BLOCK_DEFAULT_MS: u64 = 30_000;
+pub const BLOCK_MAX_MS: u64 = 600_000;
 
 /// Reads new output from a background shell.
 pub struct BashOutputTool {
@@ -250,43 +262,81 @@ impl BashOutputTool {
     pub fn new(shells: Arc<BackgroundShells>) -> BashOutputTool {
         BashOutputTool { shells }
     }
+
+    /// Wait until task `id` is no longer running, `limit` has passed, or the call is
+    /// interrupted (an unknown id returns at once; the read then says so).
+    async fn wait_for_end(&self, id: &str, limit: Duration, ctx: &ToolContext) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let running = self
+                .shells
+                .list()
+                .into_iter()
+                .any(|(i, _, status)| i == id && matches!(status, ShellStatus::Running));
+            if !running || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::select! {
+                _ = ctx.cancel.cancelled() => return,
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
+        }
+    }
 }
+
+/// Claude Code's names of the tools that read and stop background tasks.
+pub const OUTPUT_NAME: &str = "TaskOutput";
+pub const STOP_NAME: &str = "TaskStop";
 
 #[async_trait]
 impl Tool for BashOutputTool {
     type Input = BashOutputInput;
 
     fn info(&self) -> ToolInfo {
-        ToolInfo::new("BashOutput", ToolKind::Execute)
+        ToolInfo::new(OUTPUT_NAME, ToolKind::Execute)
+            .aliases(&["BashOutput"])
             .read_only()
             .concurrency_safe()
     }
 
     fn description(&self) -> String {
-        "Returns the new output of a background shell since the last read, with its status \
-         (running, completed, failed, killed) and exit code. `filter` keeps only lines matching \
-         a regular expression; the other lines are consumed."
+        "Returns the new output of a background task (a shell started with run_in_background) \
+         since the last read, with its status (running, completed, failed, killed) and exit \
+         code. `block: true` waits up to `timeout` ms (default 30000) for it to finish first. \
+         `filter` keeps only lines matching a regular expression; the other lines are consumed."
             .to_string()
     }
 
     fn title(&self, input: &BashOutputInput, _ctx: &SessionContext) -> String {
-        format!("BashOutput {}", input.bash_id)
+        format!("{OUTPUT_NAME} {}", input.task_id)
     }
 
     async fn validate(&self, input: &BashOutputInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+        if let Some(t) = input.timeout
+            && t > BLOCK_MAX_MS
+        {
+            return Err(ToolError::new(format!(
+                "timeout {t} ms is more than the maximum of {BLOCK_MAX_MS} ms."
+            )));
+        }
         compile_filter(input.filter.as_deref()).map(|_| ())
     }
 
     async fn call(
         &self,
         input: BashOutputInput,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let filter = compile_filter(input.filter.as_deref())?;
+        if input.block == Some(true) {
+            let wait = input.timeout.unwrap_or(BLOCK_DEFAULT_MS).min(BLOCK_MAX_MS);
+            self.wait_for_end(&input.task_id, Duration::from_millis(wait), ctx)
+                .await;
+        }
         let out = self
             .shells
-            .read(&input.bash_id)
-            .ok_or_else(|| self.shells.unknown(&input.bash_id))?;
+            .read(&input.task_id)
+            .ok_or_else(|| self.shells.unknown(&input.task_id))?;
         let keep = |text: &str| -> String {
             match &filter {
                 Some(re) => text
@@ -346,8 +396,9 @@ fn compile_filter(filter: Option<&str>) -> Result<Option<regex::Regex>, ToolErro
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillShellInput {
-    /// The id of the background shell to kill.
-    pub shell_id: String,
+    /// The id of the background task (shell) to stop.
+    #[serde(alias = "shell_id")]
+    pub task_id: String,
 }
 
 /// Kills a background shell and everything it started.
@@ -366,7 +417,7 @@ impl Tool for KillShellTool {
     type Input = KillShellInput;
 
     fn info(&self) -> ToolInfo {
-        ToolInfo::new("KillShell", ToolKind::Execute)
+        ToolInfo::new(STOP_NAME, ToolKind::Execute).aliases(&["KillShell"])
     }
 
     fn description(&self) -> String {
@@ -376,7 +427,7 @@ impl Tool for KillShellTool {
     }
 
     fn title(&self, input: &KillShellInput, _ctx: &SessionContext) -> String {
-        format!("KillShell {}", input.shell_id)
+        format!("{STOP_NAME} {}", input.task_id)
     }
 
     async fn call(
@@ -384,16 +435,16 @@ impl Tool for KillShellTool {
         input: KillShellInput,
         _ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        match self.shells.kill(&input.shell_id) {
-            None => Err(self.shells.unknown(&input.shell_id)),
+        match self.shells.kill(&input.task_id) {
+            None => Err(self.shells.unknown(&input.task_id)),
             Some(Err(status)) => Err(ToolError::new(format!(
                 "Shell {} is not running, so it cannot be killed (status: {}).",
-                input.shell_id,
+                input.task_id,
                 status.word()
             ))),
             Some(Ok(command)) => Ok(ToolOutput::text(format!(
                 "Successfully killed shell: {} ({command})",
-                input.shell_id
+                input.task_id
             ))),
         }
     }

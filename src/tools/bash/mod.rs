@@ -31,11 +31,55 @@ use crate::tools::spill::{head_tail, limit_result};
 use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use process::{Ending, RunOutcome};
 
-/// Default and maximum timeouts, in milliseconds.
+/// Default and maximum timeouts, in milliseconds (`BASH_DEFAULT_TIMEOUT_MS` and
+/// `BASH_MAX_TIMEOUT_MS` change them).
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
-/// Characters of output the model gets before head+tail truncation and a spill file.
+/// Characters of output the model gets before head+tail truncation and a spill file
+/// (`BASH_MAX_OUTPUT_LENGTH` changes it).
 pub const MAX_OUTPUT_CHARS: usize = 30_000;
+
+/// The limits of one session's Bash calls: the defaults, or what the environment (the
+/// settings' `env` over cairn's own) says. A value that is not a positive whole number is
+/// ignored; the default timeout never exceeds the maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub default_timeout_ms: u64,
+    pub max_timeout_ms: u64,
+    pub max_output_chars: usize,
+}
+
+impl Limits {
+    pub fn from_env(env: &[(String, String)]) -> Limits {
+        let num = |name: &str| {
+            crate::shell::env_policy::tool_var(env, name)
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|n| *n > 0)
+        };
+        let max_timeout_ms = num("BASH_MAX_TIMEOUT_MS").unwrap_or(MAX_TIMEOUT_MS);
+        let default_timeout_ms = num("BASH_DEFAULT_TIMEOUT_MS")
+            .unwrap_or(DEFAULT_TIMEOUT_MS)
+            .min(max_timeout_ms);
+        let max_output_chars = num("BASH_MAX_OUTPUT_LENGTH")
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+            .unwrap_or(MAX_OUTPUT_CHARS);
+        Limits {
+            default_timeout_ms,
+            max_timeout_ms,
+            max_output_chars,
+        }
+    }
+}
+
+/// The script sourced before each command (`CLAUDE_ENV_FILE`: the person's own, or the one
+/// the session gives its SessionStart hooks), when it exists.
+fn env_file(env: &[(String, String)]) -> Option<PathBuf> {
+    let path = PathBuf::from(crate::shell::env_policy::tool_var(env, ENV_FILE_VAR)?);
+    (path.is_absolute() && path.is_file()).then_some(path)
+}
+
+/// The variable naming the script sourced before each command (Claude Code's name).
+pub const ENV_FILE_VAR: &str = "CLAUDE_ENV_FILE";
 /// Characters of each stream kept in the display value (people see the spill note too).
 const DISPLAY_CHARS: usize = 30_000;
 
@@ -50,7 +94,7 @@ pub struct BashInput {
     /// A short description of what the command does, in 5-10 words.
     #[serde(default)]
     pub description: Option<String>,
-    /// Run in the background and return a shell id at once; read its output with BashOutput.
+    /// Run in the background and return a shell id at once; read its output with TaskOutput.
     #[serde(default)]
     pub run_in_background: Option<bool>,
 }
@@ -88,14 +132,26 @@ impl Tool for BashTool {
             "Executes a shell command and returns its output (stdout, then stderr).\n\
              - The working directory persists between calls (a `cd` holds for the next call \
              while it stays inside the project); environment variables do not\n\
-             - Default timeout {DEFAULT_TIMEOUT_MS} ms, at most {MAX_TIMEOUT_MS} ms\n\
+             - Default timeout {DEFAULT_TIMEOUT_MS} ms, at most {MAX_TIMEOUT_MS} ms (unless \
+             BASH_DEFAULT_TIMEOUT_MS / BASH_MAX_TIMEOUT_MS say otherwise)\n\
              - Output over {MAX_OUTPUT_CHARS} characters is cut in the middle and saved to a \
              file you can Read\n\
              - stdin is closed: interactive commands fail; pass flags such as --yes instead\n\
              - Use run_in_background for long-running processes (servers, watchers), then \
-             BashOutput to read their output and KillShell to stop them\n\
+             TaskOutput to read their output and TaskStop to stop them\n\
              - Prefer Glob, Grep and Read over find, grep and cat"
         )
+    }
+
+    fn prompt(&self) -> String {
+        "- Prefer the dedicated tools over shell commands: Read over cat/head/tail, Grep over \
+grep/rg, Glob over find/ls, Edit and Write over sed, awk or echo redirections.\n\
+- Quote paths that contain spaces, and use absolute paths rather than cd where you can.\n\
+- Never run destructive or irreversible commands (rm -rf, git push --force, git reset --hard, \
+dropping data) unless the user asked for them; never skip git hooks, and commit or push only \
+when asked.\n\
+- Start servers and watchers with run_in_background, not a trailing `&`."
+            .into()
     }
 
     fn is_concurrency_safe(&self, input: &BashInput) -> bool {
@@ -122,18 +178,20 @@ impl Tool for BashTool {
         }]
     }
 
-    async fn validate(&self, input: &BashInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+    async fn validate(&self, input: &BashInput, ctx: &ToolContext) -> Result<(), ToolError> {
         if input.command.trim().is_empty() {
             return Err(ToolError::new(
                 "The command is empty. Give a command to run.",
             ));
         }
+        let max = Limits::from_env(ctx.session.tool_env()).max_timeout_ms;
         if let Some(t) = input.timeout
-            && t > MAX_TIMEOUT_MS
+            && t > max
         {
             return Err(ToolError::new(format!(
-                "timeout {t} ms is more than the maximum of {MAX_TIMEOUT_MS} ms (10 minutes). \
-                 Use a smaller timeout, or run_in_background for longer commands."
+                "timeout {t} ms is more than the maximum of {max} ms ({}). Use a smaller \
+                 timeout, or run_in_background for longer commands.",
+                seconds(max)
             )));
         }
         Ok(())
@@ -177,14 +235,24 @@ impl Tool for BashTool {
             return Err(ToolError::new("Interrupted: the command was not started."));
         }
         let shell = process::shell_program();
+        let limits = Limits::from_env(session.tool_env());
+        // The environment file is sourced first, on the command's line (see the trap below).
+        let sourced = env_file(session.tool_env())
+            .map(|f| format!(". {}; ", shell_quote(&f.to_string_lossy())))
+            .unwrap_or_default();
         if input.run_in_background.unwrap_or(false) {
             let id = self
                 .shells
-                .start(&shell, &input.command, &cwd, session.tool_env())
+                .start(
+                    &shell,
+                    &format!("{sourced}{}", input.command),
+                    &cwd,
+                    session.tool_env(),
+                )
                 .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
             let mut text = format!(
-                "Started background shell {id}\nRead its output with BashOutput (bash_id \
-                 \"{id}\") and stop it with KillShell (shell_id \"{id}\")."
+                "Started background shell {id}\nRead its output with TaskOutput (task_id \
+                 \"{id}\") and stop it with TaskStop (task_id \"{id}\")."
             );
             for note in notes {
                 text.push('\n');
@@ -195,13 +263,13 @@ impl Tool for BashTool {
                 Display::Text { text },
             ));
         }
-        let timeout_ms = input.timeout.unwrap_or(DEFAULT_TIMEOUT_MS).max(1);
+        let timeout_ms = input.timeout.unwrap_or(limits.default_timeout_ms).max(1);
         let cwd_file = cwd_record_path(&session.data_dir);
         let script = match &cwd_file {
             // On one line with the command so the shell's "line N" messages match the command.
             // A syntax error then skips the trap too, but such a command cannot have moved.
-            Some(f) => format!("{}; {}", cwd_trap(f), input.command),
-            None => input.command.clone(),
+            Some(f) => format!("{}; {sourced}{}", cwd_trap(f), input.command),
+            None => format!("{sourced}{}", input.command),
         };
         let timeout = Duration::from_millis(timeout_ms);
         let outcome = match session.client_terminal() {
@@ -238,7 +306,7 @@ impl Tool for BashTool {
         }
         Ok(shape_result(
             &input.command,
-            timeout_ms,
+            (timeout_ms, limits.max_output_chars),
             outcome,
             notes,
             ctx,
@@ -294,7 +362,7 @@ fn update_cwd(session: &SessionContext, record: &Path) -> Option<String> {
 /// The text for the model (truncated and spilled past the limit) and the display value.
 fn shape_result(
     command: &str,
-    timeout_ms: u64,
+    (timeout_ms, max_output_chars): (u64, usize),
     outcome: RunOutcome,
     notes: Vec<String>,
     ctx: &ToolContext,
@@ -350,7 +418,7 @@ fn shape_result(
     }
     let content = limit_result(
         content,
-        MAX_OUTPUT_CHARS,
+        max_output_chars,
         &ctx.session.data_dir.join("spill"),
         &ctx.call_id,
     );

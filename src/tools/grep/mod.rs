@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 use crate::session::context::SessionContext;
 use crate::tools::glob::{resolve_path, walker};
+use crate::tools::search_budget::Budget;
 use crate::tools::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use sink::{Collect, FileResult};
 
@@ -101,7 +102,7 @@ impl Tool for GrepTool {
     fn info(&self) -> ToolInfo {
         ToolInfo::new("Grep", ToolKind::Read)
             .searches()
-            .aliases(&["grep_search"])
+            .aliases(&[NOTES_NAME])
             .read_only()
             .concurrency_safe()
     }
@@ -135,7 +136,21 @@ impl Tool for GrepTool {
     }
 
     async fn call(&self, input: GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let search = Search::new(&input, &ctx.session)?;
+        // Called by the notes' name, the notes' answer: `path:line:text`, at most 100 lines.
+        let notes_form = ctx.called_as.as_deref() == Some(NOTES_NAME);
+        let input = if notes_form {
+            GrepInput {
+                output_mode: Some(OutputMode::Content),
+                line_numbers: Some(true),
+                head_limit: Some(NOTES_LIMIT),
+                offset: None,
+                ..input
+            }
+        } else {
+            input
+        };
+        let mut search = Search::new(&input, &ctx.session)?;
+        search.notes_form = notes_form;
         if !search.root.exists() {
             return Err(ToolError::new(format!(
                 "Path does not exist: {}. Check the path or search the current directory.",
@@ -143,8 +158,10 @@ impl Tool for GrepTool {
             )));
         }
         let cancel = ctx.cancel.clone();
-        let output = tokio::task::spawn_blocking(move || {
-            let mut files = search.run(&|| cancel.is_cancelled());
+        let budget = std::sync::Arc::new(Budget::start(&ctx.session));
+        let walk_budget = budget.clone();
+        let mut output = tokio::task::spawn_blocking(move || {
+            let mut files = search.run(&|| cancel.is_cancelled() || walk_budget.spent());
             files.sort_by(|a, b| a.path.cmp(&b.path));
             output::format_results(&input, &search, files)
         })
@@ -152,6 +169,9 @@ impl Tool for GrepTool {
         .map_err(|e| ToolError::new(format!("Grep failed: {e}")))?;
         if ctx.cancel.is_cancelled() {
             return Err(ToolError::new("Interrupted by the user."));
+        }
+        if let Some(note) = budget.note() {
+            output.content = format!("{}\n{note}", output.content.into_text()).into();
         }
         Ok(output)
     }
@@ -169,7 +189,13 @@ struct Search {
     types: Option<ignore::types::Types>,
     /// Line texts kept during the walk (see [`MAX_STORED_LINES`]).
     stored_limit: usize,
+    /// Answer in the design notes' form (`grep_search`): `... and N more matches`.
+    notes_form: bool,
 }
+
+/// The design notes' name for Grep, and the most lines its answer holds.
+pub const NOTES_NAME: &str = "grep_search";
+pub const NOTES_LIMIT: usize = 100;
 
 impl Search {
     fn new(input: &GrepInput, session: &SessionContext) -> Result<Search, ToolError> {
@@ -239,6 +265,7 @@ impl Search {
             overrides,
             types,
             stored_limit: MAX_STORED_LINES,
+            notes_form: false,
         })
     }
 

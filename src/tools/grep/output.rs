@@ -77,7 +77,13 @@ pub(super) fn format_results(
             "\n(offset {offset} is past the last of {total} results)"
         ));
     }
-    if more > 0 {
+    if search.notes_form {
+        if total == 0 {
+            text = "No matches found.".to_string();
+        } else if more > 0 {
+            text.push_str(&format!("\n... and {more} more matches"));
+        }
+    } else if more > 0 {
         text.push_str(&format!(
             "\n\n({more} more results not shown; call again with offset: {} to see them, or \
              narrow the search.)",

@@ -33,6 +33,7 @@ pub async fn attach(path: &Path, session: &Arc<SessionContext>) -> Result<Attach
     }
     let call_id = format!("attach-{}", path.display());
     let ctx = ToolContext {
+        called_as: None,
         session: Arc::clone(session),
         call_id: call_id.clone(),
         cancel: CancellationToken::new(),
