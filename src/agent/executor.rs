@@ -370,7 +370,11 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
     };
     let hook = env
         .hooks
-        .pre_tool_use(hook_call, &env.session, env.gate.mode())
+        .pre_tool_use(
+            hook_call,
+            &env.session,
+            env.gate.mode_for(&env.session.conversation),
+        )
         .await;
     // A PreToolUse hook may replace the input: the call then runs with the new one, checked
     // and previewed like the original.
@@ -473,7 +477,12 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
                 input: &raw,
             };
             env.hooks
-                .post_tool_use(hook_call, &env.session, env.gate.mode(), &mut output)
+                .post_tool_use(
+                    hook_call,
+                    &env.session,
+                    env.gate.mode_for(&env.session.conversation),
+                    &mut output,
+                )
                 .await;
             // Text is limited (spilled) per the tool's limit; images pass whole unless the
             // API would refuse them, and then people see why instead of the attachment line.

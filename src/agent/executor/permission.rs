@@ -76,7 +76,7 @@ pub(super) async fn ask(
     // Notification hooks run beside the wait, never in its way.
     let hooks = Arc::clone(&env.hooks);
     let session = Arc::clone(&env.session);
-    let mode = env.gate.mode();
+    let mode = env.gate.mode_for(&env.session.conversation);
     let message = format!("cairn needs your permission to use {}", request.tool);
     tokio::spawn(async move { hooks.notification(&session, mode, &message).await });
 
