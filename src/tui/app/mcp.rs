@@ -40,7 +40,7 @@ impl App {
     /// a waiting one is asked about.
     pub(super) fn mcp_listed(&mut self, servers: &[McpServerInfo]) {
         self.mcp.servers = servers.to_vec();
-        self.status.mcp_failing = servers
+        self.session.status.mcp_failing = servers
             .iter()
             .filter(|s| s.failed)
             .map(|s| s.name.clone())
@@ -52,7 +52,7 @@ impl App {
 
     /// Ask about the first project server waiting for approval, if any.
     fn ask_mcp_approvals(&mut self) {
-        if self.picker.is_some() {
+        if self.input.picker().is_some() {
             return;
         }
         let Some((name, runs)) = self
@@ -80,7 +80,8 @@ impl App {
             .into_iter()
             .map(|c| (c.to_string(), String::new()))
             .collect();
-        self.picker = Some(Picker::choices(PickerKind::McpApproval, choices));
+        self.input
+            .open_picker(Picker::choices(PickerKind::McpApproval, choices));
         self.mcp.asking = Some(name);
     }
 
@@ -148,7 +149,8 @@ impl App {
             .iter()
             .map(|s| (printable(&s.name), printable(&s.detail)))
             .collect();
-        self.picker = Some(Picker::choices(PickerKind::McpServers, items));
+        self.input
+            .open_picker(Picker::choices(PickerKind::McpServers, items));
     }
 
     /// Enter on a server of `/mcp`.
