@@ -77,15 +77,15 @@ where
     let mut core_open = true;
     let mut status_command = opts.status_line.then(|| {
         // Configured: the built-in text gives way at once, not when the first run ends.
-        app.status.command_line = Some(Default::default());
+        app.session.status.command_line = Some(Default::default());
         StatusCommand::new(Instant::now())
     });
     loop {
         let now = Instant::now();
         let facts = Facts {
-            status: &app.status,
-            cwd: &app.cwd,
-            lines_changed: app.changes.lines_changed(),
+            status: &app.session.status,
+            cwd: &app.session.cwd,
+            lines_changed: app.session.changes.lines_changed(),
         };
         if let Some(input) = status_command.as_mut().and_then(|s| s.poll(&facts, now)) {
             app.send_host(HostOp::StatusLine { input });

@@ -34,7 +34,7 @@ impl App {
             return;
         }
         // `/diff` and the transcript take the whole screen.
-        if let Some(layer @ (Layer::Transcript(_) | Layer::SessionDiff(_))) = self.layers.last_mut()
+        if let Some(layer @ (Layer::Transcript(_) | Layer::SessionDiff(_))) = self.layers.top_mut()
         {
             let mut ctx = RenderCtx {
                 conversation: &mut self.conversation,
@@ -48,15 +48,11 @@ impl App {
         // conversation stay visible above it.
         let bottom_height = match prompt {
             Some(p) => p.height(area.width, area.height.saturating_sub(5).max(3)),
-            None => self.composer.height(area.width),
+            None => self.input.composer.height(area.width),
         };
         // Up to MAX_QUEUED_ROWS prompts, then one "+N more" row.
-        let queued_rows = self.queued.len().min(MAX_QUEUED_ROWS + 1);
-        let todo_rows = if self.todos_shown {
-            self.todos.len().min(MAX_TODO_ROWS + 1)
-        } else {
-            0
-        };
+        let queued_rows = self.turn.queued().len().min(MAX_QUEUED_ROWS + 1);
+        let todo_rows = self.turn.shown_todos().len().min(MAX_TODO_ROWS + 1);
         let [header, body, todos, queued, bottom, status] = Layout::vertical([
             Constraint::Length(1),
             Constraint::Min(1),
@@ -67,7 +63,7 @@ impl App {
         ])
         .areas(area);
 
-        self.header.render(header, frame.buffer_mut());
+        self.session.header.render(header, frame.buffer_mut());
         self.conversation
             .render(body, frame.buffer_mut(), &mut self.scroll);
         self.render_todos(todos, frame);
@@ -77,17 +73,14 @@ impl App {
         let mut ctx = RenderCtx {
             conversation: &mut self.conversation,
         };
-        let prompt = self.layers.iter_mut().rev().find_map(|l| match l {
-            Layer::Permission(p) => Some(p),
-            _ => None,
-        });
-        match prompt {
+        match self.layers.permission_prompt_mut() {
             Some(p) => p.render(bottom, frame.buffer_mut(), &mut ctx),
             None => {
-                if let Some(pos) = self.composer.render(bottom, frame.buffer_mut(), busy) {
+                let input = &mut self.input;
+                if let Some(pos) = input.composer.render(bottom, frame.buffer_mut(), busy) {
                     frame.set_cursor_position(pos);
                 }
-                if let Some(picker) = &mut self.picker {
+                if let Some(picker) = input.picker_mut() {
                     let h = picker.height().min(body.height);
                     let rect = Rect {
                         x: body.x,
@@ -99,13 +92,14 @@ impl App {
                 }
             }
         }
-        self.status.render(status, frame.buffer_mut(), now);
+        self.session.status.render(status, frame.buffer_mut(), now);
     }
 
     /// The todo list as a checklist: the item in progress by its active form, done items dim.
     fn render_todos(&self, area: Rect, frame: &mut Frame) {
         use crate::protocol::TodoStatus;
-        for (i, todo) in self.todos.iter().take(MAX_TODO_ROWS).enumerate() {
+        let todos = self.turn.shown_todos();
+        for (i, todo) in todos.iter().take(MAX_TODO_ROWS).enumerate() {
             let (mark, text, style) = match todo.status {
                 TodoStatus::Pending => ("☐", &todo.content, Style::default()),
                 TodoStatus::InProgress => {
@@ -125,13 +119,13 @@ impl App {
             };
             line.render(row, frame.buffer_mut());
         }
-        if self.todos.len() > MAX_TODO_ROWS && area.height > 0 {
+        if todos.len() > MAX_TODO_ROWS && area.height > 0 {
             let row = Rect {
                 y: area.y + area.height - 1,
                 height: 1,
                 ..area
             };
-            let more = self.todos.len() - MAX_TODO_ROWS;
+            let more = todos.len() - MAX_TODO_ROWS;
             Line::styled(
                 format!("   +{more} more (Ctrl+G hides the list)"),
                 Style::default().fg(Color::DarkGray),
@@ -145,7 +139,9 @@ impl App {
             return;
         }
         let style = Style::default().fg(Color::DarkGray);
-        for (i, text) in self.queued.iter().take(MAX_QUEUED_ROWS).enumerate() {
+        let queued = self.turn.queued();
+        let total = queued.len();
+        for (i, text) in queued.take(MAX_QUEUED_ROWS).enumerate() {
             let first = text.lines().next().unwrap_or("");
             let line = Line::from(vec![
                 Span::styled(
@@ -161,17 +157,14 @@ impl App {
             };
             line.render(row, frame.buffer_mut());
         }
-        if self.queued.len() > MAX_QUEUED_ROWS {
+        if total > MAX_QUEUED_ROWS {
             let row = Rect {
                 y: area.y + area.height - 1,
                 height: 1,
                 ..area
             };
-            Line::styled(
-                format!(" +{} more queued", self.queued.len() - MAX_QUEUED_ROWS),
-                style,
-            )
-            .render(row, frame.buffer_mut());
+            Line::styled(format!(" +{} more queued", total - MAX_QUEUED_ROWS), style)
+                .render(row, frame.buffer_mut());
         }
     }
 }

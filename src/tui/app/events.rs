@@ -7,10 +7,8 @@
 use std::time::Instant;
 
 use super::{App, AppAction, AppEvent};
-use crate::protocol::{Event, HostEvent, PermissionMode};
+use crate::protocol::{Event, HostEvent};
 use crate::tui::conversation::NoticeKind;
-use crate::tui::picker::PickerKind;
-use crate::tui::status::Header;
 
 impl App {
     // ----- core events -----
@@ -19,53 +17,33 @@ impl App {
     pub fn handle_core_event(&mut self, event: &Event) {
         self.dirty = true;
         if let Event::FileChangedOnDisk { path, change } = event {
-            self.file_changed_on_disk(path, *change);
+            // A notice and marked tool cells. (Open proposals for the file are planned again
+            // by the core, which replaces their requests.)
+            let rel = self.session.relative(path);
+            self.conversation.file_changed_on_disk(&rel, *change);
             return;
         }
         self.conversation.apply_event(event);
+        if let Some(text) = self.session.apply(event) {
+            self.push_notice(NoticeKind::Info, &text);
+        }
         match event {
-            Event::ToolCallFinished {
-                is_error: false,
-                display:
-                    crate::protocol::Display::Diff {
-                        path,
-                        before,
-                        after,
-                    },
-                ..
-            } => {
-                let path = crate::tui::prompt::relative(path, &self.cwd);
-                self.changes.record(&path, before, after);
-            }
-            Event::SessionConfigured(info) => {
-                self.cwd = info.cwd.clone();
-                self.status.mode = info.mode;
-                self.bypass_allowed |= info.mode == PermissionMode::BypassPermissions;
-                self.header = Header::for_dir(&info.cwd);
-                self.status.session = Some(info.clone());
-            }
             Event::TurnStarted { .. } => {
-                self.turn_running = true;
-                self.status.working_since.get_or_insert_with(Instant::now);
+                self.turn.started();
+                let status = &mut self.session.status;
+                status.working_since.get_or_insert_with(Instant::now);
             }
-            Event::PermissionRequest(req) => self.permission_request(req),
+            Event::PermissionRequest(req) => {
+                let session = &self.session;
+                let hl = &self.highlighter;
+                self.layers.permission_request(req, &session.cwd, hl);
+            }
             Event::PermissionRequestUpdated { request, note } => {
-                self.permission_request_updated(request, note)
+                let session = &self.session;
+                let hl = &self.highlighter;
+                self.layers
+                    .permission_request_updated(request, note, &session.cwd, hl);
             }
-            Event::Usage {
-                last,
-                total,
-                total_cost_usd,
-                context_window,
-                model,
-            } => {
-                self.status.add_usage(model, last, *total_cost_usd);
-                self.status.last = *last;
-                self.status.total = *total;
-                self.status.cost_usd = *total_cost_usd;
-                self.status.context_window = *context_window;
-            }
-            Event::ModeChanged { mode } => self.status.mode = *mode,
             Event::ContextReport {
                 model,
                 window,
@@ -76,15 +54,7 @@ impl App {
                     crate::tui::status::context_report(model, *window, parts, *last_used, 40);
                 self.push_notice(NoticeKind::Info, &text);
             }
-            Event::ModelChanged { model, label } => {
-                if let Some(info) = self.status.session.as_mut() {
-                    info.model = model.clone();
-                    info.model_label = label.clone();
-                }
-                let shown = if label.is_empty() { model } else { label };
-                self.push_notice(NoticeKind::Info, &format!("Model: {shown}"));
-            }
-            Event::TodosUpdated { todos } => self.todos = todos.clone(),
+            Event::TodosUpdated { todos } => self.turn.set_todos(todos),
             Event::RewindPoints { points, undo } => self.rewind_points(points, undo),
             Event::RewindNeedsConfirmation {
                 target,
@@ -93,26 +63,24 @@ impl App {
                 files,
             } => self.rewind_confirm(target, *code, *conversation, files),
             Event::Rewound { prompt, .. } => {
-                // `/diff` shows what the files are now, not what the rewind undid.
-                self.changes.reread(&self.cwd);
                 if let Some(text) = prompt {
-                    self.composer.set_text(text);
+                    self.input.composer.set_text(text);
                 }
                 self.scroll.to_bottom();
             }
             Event::BackgroundTask(task) => {
-                let idle = !self.turn_running;
-                if let Some(text) = self.tasks.update(task, Instant::now(), idle) {
+                let idle = !self.turn.is_running();
+                if let Some(text) = self.session.tasks.update(task, Instant::now(), idle) {
                     self.push_notice(NoticeKind::Info, &text);
-                    self.drop_task_requests(&task.id);
+                    self.layers.drop_task_requests(&task.id);
                 }
             }
             Event::Host(event) => self.host_event(event),
             Event::TurnFinished { .. } => {
-                self.turn_running = false;
-                self.status.working_since = None;
-                self.drop_turn_requests();
-                if let Some(next) = self.queued.pop_front() {
+                self.session.status.working_since = None;
+                let next = self.turn.finished();
+                self.layers.drop_turn_requests();
+                if let Some(next) = next {
                     self.send_prompt(next);
                 }
             }
@@ -172,26 +140,22 @@ impl App {
                 self.conversation.push_notice(kind, &text);
                 Vec::new()
             }
-            AppEvent::FilesListed(files) => {
-                self.file_index.loading = false;
-                self.file_index.files = Some(files);
-                self.request_file_matches()
-            }
+            AppEvent::FilesListed(files) => self.input.files_listed(files),
             AppEvent::FilesMatched { request_id, paths } => {
-                if let Some(p) = &mut self.picker
-                    && p.kind == PickerKind::Files
-                    && p.pending == Some(request_id)
-                {
-                    p.pending = None;
-                    p.set_files(paths);
-                }
+                self.input.files_matched(request_id, paths);
                 Vec::new()
             }
             AppEvent::StatusLine(line) => {
-                self.status.command_line = Some(line.unwrap_or_default());
+                self.session.status.command_line = Some(line.unwrap_or_default());
                 Vec::new()
             }
         }
+    }
+
+    /// The editor round trip for request `request_id` ended: its text, or why it failed.
+    pub fn editor_finished(&mut self, request_id: u64, result: Result<String, String>) {
+        self.dirty = true;
+        self.layers.editor_finished(request_id, result);
     }
 }
 

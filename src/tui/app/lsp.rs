@@ -15,7 +15,7 @@ impl App {
     }
 
     pub(super) fn lsp_listed(&mut self, servers: &[LspServerInfo]) {
-        self.status.lsp = servers.to_vec();
+        self.session.status.lsp = servers.to_vec();
     }
 
     /// `/lsp` (list) or `/lsp restart NAME`.
@@ -23,7 +23,7 @@ impl App {
         let mut words = args.split_whitespace();
         match (words.next(), words.next()) {
             (None, _) => {
-                let text = lsp_text(&self.status.lsp, &self.cwd);
+                let text = lsp_text(&self.session.status.lsp, &self.session.cwd);
                 self.conversation.push_notice(NoticeKind::Info, &text);
             }
             (Some("restart"), Some(name)) => self.send(Op::Host(HostOp::LspRestart {
@@ -43,7 +43,7 @@ impl App {
     }
 
     pub(super) fn diagnostics_listed(&mut self, files: &[FileDiagnostics]) {
-        let text = diagnostics_text(files, &self.cwd);
+        let text = diagnostics_text(files, &self.session.cwd);
         self.conversation.push_notice(NoticeKind::Info, &text);
     }
 }

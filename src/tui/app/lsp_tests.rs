@@ -26,7 +26,7 @@ fn language_servers_show_in_the_status_row_and_lsp_and_diagnostics_list_them() {
     h.event(session(PermissionMode::Default));
     h.app.watch_lsp();
     assert_eq!(h.sent(), [Op::Host(HostOp::LspServers)]);
-    let cwd = h.app.cwd.display().to_string();
+    let cwd = h.app.session.cwd.display().to_string();
     h.event(Event::Host(HostEvent::LspServers {
         servers: vec![
             server("clangd", None, LspState::NotStarted),
@@ -67,7 +67,7 @@ fn language_servers_show_in_the_status_row_and_lsp_and_diagnostics_list_them() {
     assert_eq!(h.sent(), [Op::Host(HostOp::Diagnostics)]);
     h.event(Event::Host(HostEvent::Diagnostics {
         files: vec![FileDiagnostics {
-            path: h.app.cwd.join("app.py"),
+            path: h.app.session.cwd.join("app.py"),
             server: "pyright".into(),
             lines: vec!["line 5:17 error: Argument of type \"int\" [reportArgumentType]".into()],
         }],

@@ -39,19 +39,12 @@ fn with_server_prompts(
     commands.extend(servers.iter().flat_map(|s| s.prompts.iter().cloned()));
 }
 
-/// The `@` picker's candidates: the files, then each server's resources (`server:uri`).
-pub(super) fn with_resources(files: &Arc<Vec<String>>, mcp: &McpView) -> Arc<Vec<String>> {
-    let mut resources = mcp
-        .servers
+/// The servers' resources as the `@` picker offers them (`server:uri`).
+fn resources(servers: &[McpServerInfo]) -> Vec<String> {
+    servers
         .iter()
-        .flat_map(|s| s.resources.iter())
-        .peekable();
-    if resources.peek().is_none() {
-        return Arc::clone(files);
-    }
-    let mut all = files.as_ref().clone();
-    all.extend(resources.cloned());
-    Arc::new(all)
+        .flat_map(|s| s.resources.iter().cloned())
+        .collect()
 }
 
 impl App {
@@ -64,10 +57,11 @@ impl App {
     /// a waiting one is asked about.
     pub(super) fn mcp_listed(&mut self, servers: &[McpServerInfo]) {
         self.mcp.servers = servers.to_vec();
-        if let Some(session) = &mut self.status.session {
+        if let Some(session) = &mut self.session.status.session {
             with_server_prompts(&mut session.commands, servers);
         }
-        self.status.mcp_failing = servers
+        self.input.set_resources(resources(servers));
+        self.session.status.mcp_failing = servers
             .iter()
             .filter(|s| s.failed)
             .map(|s| s.name.clone())
@@ -79,7 +73,7 @@ impl App {
 
     /// Ask about the first project server waiting for approval, if any.
     fn ask_mcp_approvals(&mut self) {
-        if self.picker.is_some() {
+        if self.input.picker().is_some() {
             return;
         }
         let Some((name, runs)) = self
@@ -107,7 +101,8 @@ impl App {
             .into_iter()
             .map(|c| (c.to_string(), String::new()))
             .collect();
-        self.picker = Some(Picker::choices(PickerKind::McpApproval, choices));
+        self.input
+            .open_picker(Picker::choices(PickerKind::McpApproval, choices));
         self.mcp.asking = Some(name);
     }
 
@@ -175,7 +170,8 @@ impl App {
             .iter()
             .map(|s| (printable(&s.name), printable(&s.detail)))
             .collect();
-        self.picker = Some(Picker::choices(PickerKind::McpServers, items));
+        self.input
+            .open_picker(Picker::choices(PickerKind::McpServers, items));
     }
 
     /// Enter on a server of `/mcp`.
@@ -236,13 +232,6 @@ mod tests {
         let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["deploy", "mcp__ev__new"]);
 
-        let files = Arc::new(vec!["src/main.rs".to_string()]);
-        let mut view = McpView::default();
-        assert!(Arc::ptr_eq(&with_resources(&files, &view), &files));
-        view.servers = vec![server];
-        assert_eq!(
-            *with_resources(&files, &view),
-            ["src/main.rs", "ev:demo://a"]
-        );
+        assert_eq!(resources(&[server]), ["ev:demo://a"]);
     }
 }

@@ -1,4 +1,13 @@
-//! The App: all TUI state and the logic that changes it, with no terminal in sight.
+//! The App: the TUI's state and the logic that changes it, with no terminal in sight. It is a
+//! coordinator: each responsibility is a part with its own state and invariants, and the App
+//! routes inputs and events to them and carries out what they ask of each other.
+//!
+//! The parts: the conversation view (the cells and their scroll position), [`Turn`] (a prompt
+//! in flight, the queue behind it, the todo list, the "press again" keys), [`InputArea`] (the
+//! composer, the picker over it and the `@` file index), [`Layers`] (the overlays: the
+//! permission prompt, the transcript, `/diff`), [`SessionFacts`] (the session's info, mode and
+//! usage, the project directory, `/diff`'s changes, the background agents), and what the app
+//! asked of the session's host ([`asks::HostAsks`], the MCP servers, `/rewind`'s steps).
 //!
 //! Inputs come in as [`InputEvent`]s (keys, pastes, wheel), core
 //! [`Event`](crate::protocol::Event)s and [`AppEvent`]s (results of background work the event
@@ -6,13 +15,7 @@
 //! channel given at construction; everything the event loop must do for the app (quit, suspend,
 //! write OSC 52, run a shell command, walk or match files) comes back as [`AppAction`]s.
 //! Rendering (`render.rs`) only reads this state.
-//!
-//! Invariants: at most one prompt is in flight; text sent while a turn runs is queued and sent,
-//! one prompt per finished turn, in order (an interrupt puts the queue back into the composer).
-//! Every permission request gets at most one answer, and none after its turn ended (a
-//! background agent's request outlives the turn that was running when it came).
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,7 +23,6 @@ use std::time::Instant;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::protocol::{Op, PermissionMode};
-use crate::tui::composer::Composer;
 use crate::tui::composer::history::History;
 use crate::tui::conversation::{Conversation, NoticeKind, ScrollState};
 use crate::tui::highlight::Highlighter;
@@ -30,7 +32,12 @@ use crate::tui::overlay::{Message, Outcome, Overlay, Transcript};
 use crate::tui::picker::{Picker, PickerKind, commands};
 use crate::tui::prompt::PermissionPrompt;
 use crate::tui::session_diff::{SessionChanges, SessionDiff};
-use crate::tui::status::{Header, StatusState, mode_label};
+use crate::tui::status::{StatusState, mode_label};
+
+pub(crate) use input_area::InputArea;
+pub(crate) use layers::Layers;
+pub(crate) use session::SessionFacts;
+pub(crate) use turn::Turn;
 
 /// Lines moved per mouse wheel step.
 const WHEEL_LINES: usize = 3;
@@ -120,50 +127,25 @@ pub struct AppConfig {
     pub highlighter: Highlighter,
 }
 
-/// The file list for the `@` picker, loaded once in the background.
-#[derive(Debug, Default)]
-struct FileIndex {
-    files: Option<Arc<Vec<String>>>,
-    loading: bool,
-    next_request: u64,
-}
-
-/// The whole TUI state.
+/// The whole TUI state: the parts, and what connects them.
 pub struct App {
     pub(crate) conversation: Conversation,
     pub(crate) scroll: ScrollState,
-    pub(crate) composer: Composer,
-    pub(crate) picker: Option<Picker>,
-    file_index: FileIndex,
-    pub(crate) status: StatusState,
-    pub(crate) header: Header,
-    pub(crate) layers: Vec<Layer>,
-    pub(crate) queued: VecDeque<String>,
-    /// The model's todo list (TodoWrite), and whether it is shown above the composer.
-    pub(crate) todos: Vec<crate::protocol::Todo>,
-    pub(crate) todos_shown: bool,
+    pub(crate) input: InputArea,
+    pub(crate) layers: Layers,
+    pub(crate) turn: Turn,
+    pub(crate) session: SessionFacts,
     /// What the app asked of the session's host and waits for (and a `#` note's text).
     asks: asks::HostAsks,
     /// The session's MCP servers, for `/mcp`, approvals and the status row.
     pub(crate) mcp: mcp::McpView,
+    /// Where `/rewind` is.
+    rewind: rewind::RewindUi,
     /// Actions for the event loop that came of a core or host event ([`App::take_actions`]).
     pending: Vec<AppAction>,
     ops: UnboundedSender<Op>,
-    turn_running: bool,
-    quit_armed: bool,
-    bypass_allowed: bool,
     dirty: bool,
-    /// The project directory: paths in prompts and notices are shown relative to it.
-    pub(crate) cwd: PathBuf,
     pub(crate) highlighter: Highlighter,
-    /// What `/diff` shows.
-    pub(crate) changes: SessionChanges,
-    /// Where `/rewind` is.
-    rewind: rewind::RewindUi,
-    /// When Esc was last pressed on an idle, empty composer (a second one opens `/rewind`).
-    esc_at: Option<Instant>,
-    /// The background agents, for `/tasks`.
-    pub(crate) tasks: crate::tui::tasks::BackgroundTasks,
 }
 
 impl App {
@@ -171,56 +153,44 @@ impl App {
         App {
             conversation: Conversation::new(config.highlighter.clone()),
             scroll: ScrollState::default(),
-            composer: Composer::new(history),
-            picker: None,
-            file_index: FileIndex::default(),
-            status: StatusState::default(),
-            header: Header::for_dir(&config.cwd),
-            layers: Vec::new(),
-            queued: VecDeque::new(),
-            todos: Vec::new(),
-            todos_shown: true,
+            input: InputArea::new(history),
+            layers: Layers::default(),
+            turn: Turn::default(),
+            session: SessionFacts::new(config.cwd, config.bypass_allowed),
             asks: asks::HostAsks::default(),
             mcp: mcp::McpView::default(),
+            rewind: rewind::RewindUi::default(),
             pending: Vec::new(),
             ops,
-            turn_running: false,
-            quit_armed: false,
-            bypass_allowed: config.bypass_allowed,
             dirty: true,
-            cwd: config.cwd,
             highlighter: config.highlighter,
-            changes: SessionChanges::default(),
-            rewind: rewind::RewindUi::default(),
-            esc_at: None,
-            tasks: Default::default(),
         }
     }
 
     // ----- queries (for the event loop, rendering and tests) -----
 
     pub fn is_turn_running(&self) -> bool {
-        self.turn_running
+        self.turn.is_running()
     }
 
     pub fn composer_text(&self) -> String {
-        self.composer.text()
+        self.input.composer.text()
     }
 
     pub fn queued(&self) -> impl Iterator<Item = &str> {
-        self.queued.iter().map(String::as_str)
+        self.turn.queued()
     }
 
     pub fn mode(&self) -> PermissionMode {
-        self.status.mode
+        self.session.mode()
     }
 
     pub fn status(&self) -> &StatusState {
-        &self.status
+        &self.session.status
     }
 
     pub fn picker(&self) -> Option<&Picker> {
-        self.picker.as_ref()
+        self.input.picker()
     }
 
     pub fn conversation(&self) -> &Conversation {
@@ -228,35 +198,25 @@ impl App {
     }
 
     pub fn permission_prompt(&self) -> Option<&PermissionPrompt> {
-        self.layers.iter().rev().find_map(|l| match l {
-            Layer::Permission(p) => Some(p),
-            _ => None,
-        })
-    }
-
-    pub(crate) fn permission_prompt_mut(&mut self) -> Option<&mut PermissionPrompt> {
-        self.layers.iter_mut().rev().find_map(|l| match l {
-            Layer::Permission(p) => Some(p),
-            _ => None,
-        })
+        self.layers.permission_prompt()
     }
 
     pub fn is_session_diff_open(&self) -> bool {
-        matches!(self.layers.last(), Some(Layer::SessionDiff(_)))
+        self.layers.is_session_diff_open()
     }
 
     /// The files changed in this session (what `/diff` shows).
     pub fn session_changes(&self) -> &SessionChanges {
-        &self.changes
+        &self.session.changes
     }
 
     pub fn is_transcript_open(&self) -> bool {
-        matches!(self.layers.last(), Some(Layer::Transcript(_)))
+        self.layers.is_transcript_open()
     }
 
     /// The summary printed after exit.
     pub fn exit_summary(&self) -> String {
-        self.status.exit_summary()
+        self.session.status.exit_summary()
     }
 
     /// What the event loop must do because of the events folded in since the last call.
@@ -280,9 +240,9 @@ impl App {
 
     /// The core's event channel closed: nothing will finish the turn or answer prompts.
     pub fn core_stopped(&mut self) {
-        self.turn_running = false;
-        self.status.working_since = None;
-        self.layers.retain(|l| !matches!(l, Layer::Permission(_)));
+        self.turn.stopped();
+        self.session.status.working_since = None;
+        self.layers.drop_prompt();
         self.push_notice(
             NoticeKind::Error,
             "The agent stopped. Quit with Ctrl+D and start again.",
@@ -297,14 +257,14 @@ impl App {
 
     /// Advance animations; true when the screen must be redrawn.
     pub fn tick(&mut self, now: Instant) -> bool {
-        let changed = self.conversation.tick(now) || self.status.working_since.is_some();
+        let changed = self.conversation.tick(now) || self.is_animating();
         self.dirty |= changed;
         changed
     }
 
     /// Whether anything animates (spinners, elapsed time), so the loop keeps a slow tick.
     pub fn is_animating(&self) -> bool {
-        self.status.working_since.is_some()
+        self.session.status.working_since.is_some()
     }
 
     // ----- input -----
@@ -323,24 +283,20 @@ impl App {
                 Vec::new()
             }
             InputEvent::Paste(text) => {
-                match self.layers.last_mut() {
-                    None => {
-                        self.composer.paste(&text);
-                        return self.refresh_picker();
-                    }
-                    Some(Layer::Permission(p)) => p.paste(&text),
-                    Some(Layer::Transcript(_) | Layer::SessionDiff(_)) => {}
+                if self.layers.paste(&text) {
+                    return Vec::new();
                 }
-                Vec::new()
+                self.input.composer.paste(&text);
+                self.refresh_picker()
             }
             InputEvent::Key(key) => self.handle_key(key),
         }
     }
 
     fn active_scroll(&mut self) -> &mut ScrollState {
-        match self.layers.last_mut() {
-            Some(Layer::Transcript(t)) => &mut t.scroll,
-            _ => &mut self.scroll,
+        match self.layers.transcript_scroll() {
+            Some(scroll) => scroll,
+            None => &mut self.scroll,
         }
     }
 
@@ -350,69 +306,40 @@ impl App {
     fn handle_key(&mut self, key: KeyInput) -> Vec<AppAction> {
         let keys = keymap::resolve(key);
         let global = keys.app(Context::Global);
-        if global != Some(Action::Cancel) {
-            self.esc_at = None;
-        }
+        self.turn.key(global);
         if global != Some(Action::CtrlC) {
-            self.quit_armed = false;
-            self.status.hint = None;
+            self.session.status.hint = None;
         }
-        if let Some(actions) = self.offer_to_layers(&keys) {
+        match self.layers.offer_key(&keys) {
+            Some(layers::Offered::Used) => return Vec::new(),
+            Some(layers::Offered::Message(message)) => return self.overlay_message(message),
+            None => {}
+        }
+        let composer = self.layers.is_empty();
+        if composer && self.input.search_key(key, global == Some(Action::CtrlC)) {
+            return Vec::new();
+        }
+        if composer && let Some(actions) = self.offer_to_picker(&keys) {
             return actions;
         }
-        if self.layers.is_empty() && self.composer.is_searching() {
-            if key == KeyInput::ctrl('r') {
-                self.composer.search_step();
-                return Vec::new();
-            }
-            if global != Some(Action::CtrlC) {
-                self.composer.search_key(key);
-                return Vec::new();
-            }
-        }
-        if self.layers.is_empty()
-            && let Some(actions) = self.offer_to_picker(&keys)
-        {
-            return actions;
-        }
-        let composer_action = if self.layers.is_empty() {
+        let composer_action = if composer {
             keys.app(Context::Composer)
         } else {
             None
         };
         match composer_action.or(global) {
             Some(action) => self.run_action(action, key),
-            None if self.layers.is_empty() => {
-                self.composer.edit(key);
+            None if composer => {
+                self.input.composer.edit(key);
                 self.refresh_picker()
             }
             None => Vec::new(),
         }
     }
 
-    /// Offer a key to the layers, top first. `Some` when one used it.
-    fn offer_to_layers(&mut self, keys: &Keys) -> Option<Vec<AppAction>> {
-        for i in (0..self.layers.len()).rev() {
-            let overlay = self.layers[i].overlay();
-            let modal = overlay.modal();
-            match overlay.handle_key(keys) {
-                Outcome::Ignored if modal => return None,
-                Outcome::Ignored => continue,
-                Outcome::Consumed => {}
-                Outcome::Close => {
-                    self.layers.remove(i);
-                }
-                Outcome::Message(message) => return Some(self.overlay_message(message)),
-            }
-            self.close_answered_prompt();
-            return Some(Vec::new());
-        }
-        None
-    }
-
     /// What only the App can do for an overlay.
     fn overlay_message(&mut self, message: Message) -> Vec<AppAction> {
-        self.close_answered_prompt();
+        self.layers.close_answered_prompt();
         match message {
             Message::Decided {
                 op,
@@ -437,48 +364,46 @@ impl App {
     }
 
     fn run_action(&mut self, action: Action, key: KeyInput) -> Vec<AppAction> {
+        let composer = &mut self.input.composer;
         match action {
             Action::Submit => return self.submit(),
-            Action::Newline => self.composer.insert_newline(),
+            Action::Newline => composer.insert_newline(),
             Action::HistoryPrev => {
-                if !self.composer.history_prev() {
-                    self.composer.edit(key);
+                if !composer.history_prev() {
+                    composer.edit(key);
                 }
             }
             Action::HistoryNext => {
-                if !self.composer.history_next() {
-                    self.composer.edit(key);
+                if !composer.history_next() {
+                    composer.edit(key);
                 }
             }
-            Action::HistorySearch => self.composer.search_step(),
+            Action::HistorySearch => composer.search_step(),
             Action::Cancel => {
-                if self.picker.take().is_some() {
-                    self.esc_at = None;
-                } else if self.turn_running {
+                if self.input.close_picker().is_some() {
+                    self.turn.esc_used();
+                } else if self.turn.is_running() {
                     self.interrupt();
-                } else if self.composer.is_empty() && self.layers.is_empty() {
+                } else if self.input.composer.is_empty() && self.layers.is_empty() {
                     self.esc_on_empty(Instant::now());
                 }
             }
             Action::CtrlC => return self.ctrl_c(),
             Action::QuitIfEmpty => {
-                if self.composer.is_empty() {
+                if composer.is_empty() {
                     return vec![AppAction::Quit];
                 }
-                self.composer.edit(key);
+                composer.edit(key);
             }
             Action::Suspend => return vec![AppAction::Suspend],
             Action::Repaint => return vec![AppAction::Repaint],
-            Action::CycleMode => {
-                let next = self.status.mode.next_in_cycle(self.bypass_allowed);
-                self.set_mode(next);
-            }
+            Action::CycleMode => self.set_mode(self.session.next_mode()),
             Action::PageUp => self.active_scroll().page_up(),
             Action::PageDown => self.active_scroll().page_down(),
             Action::ScrollTop => self.active_scroll().to_top(),
             Action::ScrollBottom => self.active_scroll().to_bottom(),
             Action::ToggleTranscript => self.toggle_transcript(),
-            Action::ToggleTodos => self.todos_shown = !self.todos_shown,
+            Action::ToggleTodos => self.turn.toggle_todos(),
             Action::ToggleExpanded => self.conversation.toggle_expanded(),
             Action::FocusPrev => self.conversation.focus_prev(),
             Action::FocusNext => self.conversation.focus_next(),
@@ -487,20 +412,19 @@ impl App {
     }
 
     fn ctrl_c(&mut self) -> Vec<AppAction> {
-        if self.turn_running {
+        if self.turn.is_running() {
             self.interrupt();
             return Vec::new();
         }
-        if self.composer.is_searching() || !self.composer.is_empty() {
-            self.composer.clear();
-            self.picker = None;
+        let composer = &self.input.composer;
+        if composer.is_searching() || !composer.is_empty() {
+            self.input.clear();
             return Vec::new();
         }
-        if self.quit_armed {
+        if self.turn.ctrl_c_idle() {
             return vec![AppAction::Quit];
         }
-        self.quit_armed = true;
-        self.status.hint = Some("Press Ctrl+C again to quit".into());
+        self.session.status.hint = Some("Press Ctrl+C again to quit".into());
         Vec::new()
     }
 
@@ -508,27 +432,25 @@ impl App {
     /// than going out on their own after a stop the person asked for.
     fn interrupt(&mut self) {
         self.send(Op::Interrupt);
-        if self.queued.is_empty() {
+        let mut parts = self.turn.take_queued();
+        if parts.is_empty() {
             return;
         }
-        let mut parts: Vec<String> = self.queued.drain(..).collect();
-        if !self.composer.is_empty() {
-            parts.push(self.composer.text());
+        let composer = &mut self.input.composer;
+        if !composer.is_empty() {
+            parts.push(composer.text());
         }
-        self.composer.set_text(&parts.join("\n"));
+        composer.set_text(&parts.join("\n"));
     }
 
     fn toggle_transcript(&mut self) {
-        if self.is_transcript_open() {
-            self.layers.pop();
-        } else {
-            self.picker = None;
-            self.layers.push(Layer::Transcript(Transcript::default()));
+        if self.layers.toggle_transcript() {
+            self.input.close_picker();
         }
     }
 
     fn set_mode(&mut self, mode: PermissionMode) {
-        self.status.mode = mode;
+        self.session.status.mode = mode;
         self.send(Op::SetMode { mode });
     }
 
@@ -549,24 +471,34 @@ impl App {
         self.send_prompt(text);
     }
 
+    /// A prompt of the person's: out now, or queued behind the running turn.
+    fn submit_prompt(&mut self, text: String) {
+        if let Some(text) = self.turn.submit(text) {
+            self.send_prompt(text);
+        }
+    }
+
     fn send_prompt(&mut self, text: String) {
         self.conversation.push_user(&text);
         self.scroll.to_bottom();
-        self.turn_running = true;
-        self.status.working_since = Some(Instant::now());
+        self.turn.started();
+        self.session.status.working_since = Some(Instant::now());
         self.send(Op::Submit { text });
     }
 }
 
 mod asks;
 mod events;
+mod input_area;
+mod layers;
 mod lsp;
 mod mcp;
-mod permission;
 mod pickers;
 mod rewind;
+mod session;
 mod submit;
 mod tasks;
+mod turn;
 
 #[cfg(test)]
 mod lsp_tests;

@@ -15,11 +15,11 @@ use crate::tui::picker::PickerItem;
 impl App {
     /// Offer a key to the open picker (see its [`Overlay`] impl). `Some` when it used it.
     pub(super) fn offer_to_picker(&mut self, keys: &Keys) -> Option<Vec<AppAction>> {
-        match self.picker.as_mut()?.handle_key(keys) {
+        match self.input.picker_mut()?.handle_key(keys) {
             Outcome::Ignored => None,
             Outcome::Consumed => Some(Vec::new()),
             Outcome::Close => {
-                let kind = self.picker.take().map(|p| p.kind);
+                let kind = self.input.close_picker().map(|p| p.kind);
                 // A `#` note whose file was not picked is dropped.
                 self.asks.hold_note(None);
                 if kind == Some(PickerKind::McpApproval) {
@@ -39,19 +39,16 @@ impl App {
         item: Option<PickerItem>,
         enter: bool,
     ) -> Option<Vec<AppAction>> {
-        let kind = self.picker.take()?.kind;
+        let kind = self.input.close_picker()?.kind;
         let Some(item) = item else {
             return if enter { None } else { Some(Vec::new()) };
         };
         match kind {
             PickerKind::Commands if enter => {
-                self.composer.clear();
+                self.input.composer.clear();
                 return Some(self.run_command_text(&item.label));
             }
-            PickerKind::Commands => self.composer.set_text(&format!("{} ", item.label)),
-            PickerKind::Files => self
-                .composer
-                .replace_word_at_cursor(&format!("@{} ", item.label)),
+            PickerKind::Commands | PickerKind::Files => self.input.insert_picked(kind, &item.label),
             PickerKind::Memory => self.save_memory_note(&item.detail),
             PickerKind::EditMemory => {
                 let path = PathBuf::from(&item.detail);
@@ -82,10 +79,13 @@ impl App {
     pub(super) fn ask_memory_target(&mut self, note: Option<String>) {
         let home = directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf());
         let mut targets = vec![
-            ("Project memory".to_string(), self.cwd.join("CLAUDE.md")),
+            (
+                "Project memory".to_string(),
+                self.session.cwd.join("CLAUDE.md"),
+            ),
             (
                 "Project memory, local".to_string(),
-                self.cwd.join("CLAUDE.local.md"),
+                self.session.cwd.join("CLAUDE.local.md"),
             ),
         ];
         if let Some(home) = home {
@@ -93,6 +93,7 @@ impl App {
         }
         if note.is_none() {
             let loaded: Vec<(String, PathBuf)> = self
+                .session
                 .status
                 .session
                 .as_ref()
@@ -118,7 +119,7 @@ impl App {
             None => PickerKind::EditMemory,
         };
         self.asks.hold_note(note);
-        self.picker = Some(Picker::choices(kind, targets));
+        self.input.open_picker(Picker::choices(kind, targets));
     }
 
     /// `/resume` (or `--resume` without an id): ask the host for the project's sessions; the
@@ -131,7 +132,12 @@ impl App {
     /// The project's sessions, newest first, with when, how many prompts, the branch and the
     /// id; shown when `/resume` asked for them.
     pub fn saved_sessions_listed(&mut self, sessions: &[SavedSession], now: SystemTime) {
-        let current = self.status.session.as_ref().map(|s| s.session_id.as_str());
+        let current = self
+            .session
+            .status
+            .session
+            .as_ref()
+            .map(|s| s.session_id.as_str());
         let Some(offered) = self.asks.sessions_arrived(sessions, current) else {
             return;
         };
@@ -143,7 +149,8 @@ impl App {
             );
             return;
         }
-        self.picker = Some(Picker::choices(PickerKind::Session, items));
+        self.input
+            .open_picker(Picker::choices(PickerKind::Session, items));
     }
 
     /// `/memory`'s editor returned: the host writes the file when its text changed.
@@ -214,65 +221,8 @@ impl App {
 
     /// Open, update or close the picker from the text around the cursor.
     pub(super) fn refresh_picker(&mut self) -> Vec<AppAction> {
-        let text = self.composer.text();
-        if text.starts_with('/') && !text.contains(char::is_whitespace) {
-            let custom = self.custom_commands().to_vec();
-            self.picker = Some(Picker::commands(&text[1..], &custom));
-            return Vec::new();
-        }
-        let Some((_, word)) = self.composer.word_at_cursor() else {
-            self.picker = None;
-            return Vec::new();
-        };
-        let Some(query) = word.strip_prefix('@') else {
-            self.picker = None;
-            return Vec::new();
-        };
-        let opened = match &mut self.picker {
-            Some(p) if p.kind == PickerKind::Files && p.query == query => return Vec::new(),
-            Some(p) if p.kind == PickerKind::Files => {
-                p.query = query.to_string();
-                false
-            }
-            _ => {
-                self.picker = Some(Picker::files(query));
-                true
-            }
-        };
-        let mut actions = Vec::new();
-        // Walk again each time the picker opens, so new files show up; until the new list
-        // arrives, the previous one answers.
-        if opened && !self.file_index.loading {
-            self.file_index.loading = true;
-            actions.push(AppAction::ListFiles {
-                root: self.header.cwd.clone(),
-            });
-        }
-        if self.file_index.files.is_none() {
-            if let Some(p) = &mut self.picker {
-                p.pending = Some(u64::MAX);
-            }
-            return actions;
-        }
-        actions.extend(self.request_file_matches());
-        actions
-    }
-
-    pub(super) fn request_file_matches(&mut self) -> Vec<AppAction> {
-        let (Some(p), Some(files)) = (&mut self.picker, &self.file_index.files) else {
-            return Vec::new();
-        };
-        if p.kind != PickerKind::Files {
-            return Vec::new();
-        }
-        self.file_index.next_request += 1;
-        let request_id = self.file_index.next_request;
-        p.pending = Some(request_id);
-        vec![AppAction::MatchFiles {
-            request_id,
-            query: p.query.clone(),
-            files: super::mcp::with_resources(files, &self.mcp),
-        }]
+        let custom = self.session.custom_commands();
+        self.input.refresh_picker(custom, &self.session.header.cwd)
     }
 }
 

@@ -8,9 +8,6 @@ use super::*;
 use crate::protocol::{RewindPoint, RewindTarget};
 use crate::tui::picker::PickerItem;
 
-/// Two Esc presses this close together on an empty, idle composer open `/rewind`.
-pub(super) const ESC_ESC: std::time::Duration = std::time::Duration::from_millis(800);
-
 /// The numbered choices once a prompt is picked: (label, code, conversation).
 const CHOICES: [(&str, bool, bool); 3] = [
     ("1. Restore code and conversation", true, true),
@@ -44,7 +41,7 @@ fn one_line(text: &str, max: usize) -> String {
 impl App {
     /// `/rewind` or Esc Esc: ask the core for the points (the list opens when they come).
     pub(super) fn open_rewind(&mut self) {
-        if self.turn_running {
+        if self.turn.is_running() {
             self.conversation.push_notice(
                 NoticeKind::Info,
                 "Rewind works between turns: wait, or interrupt first (Esc).",
@@ -54,15 +51,13 @@ impl App {
         self.send(Op::RewindList);
     }
 
-    /// Esc on an idle, empty composer with nothing open: the second one within [`ESC_ESC`]
-    /// opens `/rewind`.
+    /// Esc on an idle, empty composer with nothing open: the second one within
+    /// [`turn::ESC_ESC`] opens `/rewind`.
     pub(super) fn esc_on_empty(&mut self, now: Instant) {
-        match self.esc_at.take() {
-            Some(at) if now.duration_since(at) <= ESC_ESC => self.open_rewind(),
-            _ => {
-                self.esc_at = Some(now);
-                self.status.hint = Some("Esc again to rewind".into());
-            }
+        if self.turn.esc_idle(now) {
+            self.open_rewind();
+        } else {
+            self.session.status.hint = Some("Esc again to rewind".into());
         }
     }
 
@@ -99,7 +94,8 @@ impl App {
             picked: None,
             confirm: None,
         };
-        self.picker = Some(Picker::choices(PickerKind::Rewind, items));
+        self.input
+            .open_picker(Picker::choices(PickerKind::Rewind, items));
     }
 
     /// A row of one of the rewind pickers was picked.
@@ -138,7 +134,8 @@ impl App {
                         if point.code && !point.not_undone.is_empty() {
                             self.not_undone_notice(&point.not_undone);
                         }
-                        self.picker = Some(Picker::choices(PickerKind::RewindChoice, items));
+                        self.input
+                            .open_picker(Picker::choices(PickerKind::RewindChoice, items));
                         self.rewind.picked = Some(point);
                     }
                     None => {}
@@ -204,10 +201,7 @@ impl App {
              restoring the files undoes that too:",
         );
         for f in files.iter().take(20) {
-            text.push_str(&format!(
-                "\n  {}",
-                crate::tui::prompt::relative(f, &self.cwd).display()
-            ));
+            text.push_str(&format!("\n  {}", self.session.relative(f).display()));
         }
         if files.len() > 20 {
             text.push_str(&format!("\n  … and {} more", files.len() - 20));
@@ -226,6 +220,7 @@ impl App {
             ),
             ("2. Cancel".to_string(), "change nothing".to_string()),
         ];
-        self.picker = Some(Picker::choices(PickerKind::RewindConfirm, items));
+        self.input
+            .open_picker(Picker::choices(PickerKind::RewindConfirm, items));
     }
 }

@@ -34,7 +34,10 @@ fn esc_esc_on_an_idle_empty_composer_asks_for_the_points() {
     h.event(session(PermissionMode::Default));
     h.press(Key::Esc);
     assert!(h.sent().is_empty(), "one Esc only arms");
-    assert_eq!(h.app.status.hint.as_deref(), Some("Esc again to rewind"));
+    assert_eq!(
+        h.app.session.status.hint.as_deref(),
+        Some("Esc again to rewind")
+    );
     h.press(Key::Esc);
     assert_eq!(h.sent(), [Op::RewindList]);
     // Not with text in the composer, and not while a turn runs (Esc interrupts then).
@@ -42,7 +45,7 @@ fn esc_esc_on_an_idle_empty_composer_asks_for_the_points() {
     h.press(Key::Esc);
     h.press(Key::Esc);
     assert!(h.sent().is_empty());
-    h.app.composer.clear();
+    h.app.input.composer.clear();
     h.event(Event::TurnStarted { turn_id: 1 });
     h.press(Key::Esc);
     h.press(Key::Esc);
@@ -163,7 +166,7 @@ fn outside_changes_are_confirmed_and_the_prompt_comes_back_into_the_composer() {
 fn after_a_rewind_diff_shows_the_files_as_they_are_now() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = Harness::new();
-    h.app.cwd = dir.path().to_path_buf();
+    h.app.session.cwd = dir.path().to_path_buf();
     let changed = |h: &mut Harness, name: &str, before: &str, after: &str| {
         h.event(Event::ToolCallFinished {
             call_id: name.into(),

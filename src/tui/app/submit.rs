@@ -7,13 +7,13 @@ impl App {
     /// Enter: a newline after a trailing `\`, a command, a shell command, or a prompt (queued
     /// while a turn runs).
     pub(super) fn submit(&mut self) -> Vec<AppAction> {
-        if self.composer.backslash_newline() {
+        if self.input.composer.backslash_newline() {
             return Vec::new();
         }
-        let Some(text) = self.composer.take_submission() else {
+        let Some(text) = self.input.composer.take_submission() else {
             return Vec::new();
         };
-        self.picker = None;
+        self.input.close_picker();
         // `#note`: remember it in a memory file the person picks.
         if let Some(note) = text.strip_prefix('#').map(str::trim)
             && !note.is_empty()
@@ -32,26 +32,15 @@ impl App {
             }
             return vec![AppAction::RunShell { command }];
         }
-        if self.turn_running {
-            self.queued.push_back(text);
-        } else {
-            self.send_prompt(text);
-        }
+        self.submit_prompt(text);
         Vec::new()
-    }
-
-    /// The person's own slash commands, as the core announced them.
-    pub(super) fn custom_commands(&self) -> &[crate::protocol::CommandInfo] {
-        self.status
-            .session
-            .as_ref()
-            .map_or(&[], |s| s.commands.as_slice())
     }
 
     pub(super) fn run_command_text(&mut self, text: &str) -> Vec<AppAction> {
         let Some((command, args)) = commands::parse(text.trim()) else {
             let name = text.split_whitespace().next().unwrap_or(text);
             let custom = self
+                .session
                 .custom_commands()
                 .iter()
                 .any(|c| c.name == name[1..] || c.aliases.iter().any(|a| *a == name[1..]));
@@ -59,16 +48,11 @@ impl App {
             // expands the command).
             if custom || name[1..].contains('/') {
                 // A path (`/etc/hosts is wrong`), not a command: it is a prompt.
-                let text = text.to_string();
-                if self.turn_running {
-                    self.queued.push_back(text);
-                } else {
-                    self.send_prompt(text);
-                }
+                self.submit_prompt(text.to_string());
                 return Vec::new();
             }
             // The closest names among the built-in and the person's commands.
-            let custom = self.custom_commands();
+            let custom = self.session.custom_commands();
             let names = commands::COMMANDS
                 .iter()
                 .map(|(n, _, _)| *n)
@@ -147,11 +131,10 @@ impl App {
             C::Diff => self.open_session_diff(),
             // The core knows the instruction; headless `-p /init` works the same way.
             C::Memory => self.ask_memory_target(None),
-            C::Init if self.turn_running => self.queued.push_back("/init".into()),
-            C::Init => self.send_prompt("/init".into()),
+            C::Init => self.submit_prompt("/init".into()),
             C::Resume => self.ask_saved_sessions(),
             C::Rewind => self.open_rewind(),
-            C::Compact if self.turn_running => self.conversation.push_notice(
+            C::Compact if self.turn.is_running() => self.conversation.push_notice(
                 NoticeKind::Warning,
                 "Cannot compact while the model is working; wait or interrupt first.",
             ),
@@ -159,7 +142,7 @@ impl App {
                 instructions: Some(args.to_string()).filter(|a| !a.is_empty()),
             }),
             C::Cost => {
-                let text = self.status.cost_report();
+                let text = self.session.status.cost_report();
                 self.conversation.push_notice(NoticeKind::Info, &text);
             }
             C::Context => self.send(Op::ContextReport),
@@ -169,6 +152,7 @@ impl App {
             C::Diagnostics => self.send(Op::Host(crate::protocol::HostOp::Diagnostics)),
             C::Agents => {
                 let agents = self
+                    .session
                     .status
                     .session
                     .as_ref()
@@ -197,7 +181,7 @@ impl App {
             });
             return;
         }
-        let Some(session) = &self.status.session else {
+        let Some(session) = &self.session.status.session else {
             self.conversation
                 .push_notice(NoticeKind::Info, "The session is still starting.");
             return;
@@ -211,23 +195,21 @@ impl App {
             return;
         }
         let choices = session.model_choices.clone();
-        self.picker = Some(crate::tui::picker::Picker::choices(
-            PickerKind::Model,
-            choices,
-        ));
+        self.input
+            .open_picker(Picker::choices(PickerKind::Model, choices));
     }
 
     fn mode_command(&mut self, args: &str) {
         if args.is_empty() {
             let text = format!(
                 "mode: {}. Shift+Tab cycles; /mode default, acceptEdits, plan or dontAsk sets it.",
-                self.status.mode.as_str()
+                self.session.status.mode.as_str()
             );
             self.conversation.push_notice(NoticeKind::Info, &text);
             return;
         }
         match PermissionMode::parse(args) {
-            Some(PermissionMode::BypassPermissions) if !self.bypass_allowed => {
+            Some(mode) if !self.session.allows(mode) => {
                 self.conversation.push_notice(
                     NoticeKind::Error,
                     "bypassPermissions is only available when cairn starts in it \
@@ -247,5 +229,29 @@ impl App {
                 ),
             ),
         }
+    }
+
+    /// `/diff`: open the session's changes, or say there are none.
+    fn open_session_diff(&mut self) {
+        if self.session.changes.is_empty() {
+            self.conversation.push_notice(
+                NoticeKind::Info,
+                "cairn has not changed any file in this session yet.",
+            );
+            return;
+        }
+        self.input.close_picker();
+        let view = SessionDiff::new(&self.session.changes, &self.highlighter);
+        self.layers.open_session_diff(view);
+    }
+
+    /// `/plan`: enter plan mode.
+    fn enter_plan_mode(&mut self) {
+        self.set_mode(PermissionMode::Plan);
+        self.conversation.push_notice(
+            NoticeKind::Info,
+            "mode: plan. The model explores and proposes a plan; nothing is changed until you \
+             approve it. Shift+Tab leaves plan mode.",
+        );
     }
 }

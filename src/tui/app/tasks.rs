@@ -13,11 +13,12 @@ impl App {
     /// `/tasks`: the listing, and the picker of the running ones.
     pub(super) fn tasks_command(&mut self) {
         let now = Instant::now();
-        let text = self.tasks.listing(now);
+        let text = self.session.tasks.listing(now);
         self.conversation.push_notice(NoticeKind::Info, &text);
-        let running = self.tasks.running(now);
+        let running = self.session.tasks.running(now);
         if !running.is_empty() {
-            self.picker = Some(Picker::choices(PickerKind::Tasks, running));
+            self.input
+                .open_picker(Picker::choices(PickerKind::Tasks, running));
         }
     }
 
@@ -35,7 +36,8 @@ impl App {
                     ),
                     (KEEP.to_string(), String::new()),
                 ];
-                self.picker = Some(Picker::choices(PickerKind::TaskStop, items));
+                self.input
+                    .open_picker(Picker::choices(PickerKind::TaskStop, items));
             }
             PickerKind::TaskStop => {
                 if let Some(id) = item.label.strip_prefix(STOP) {

@@ -369,7 +369,7 @@ fn up_and_down_walk_the_history_and_restore_the_draft() {
     );
     // Persisted for the next session of the project.
     let again = Harness::with_history(History::load(path));
-    assert_eq!(again.app.composer.history().entries(), ["one", "two"]);
+    assert_eq!(again.app.input.composer.history().entries(), ["one", "two"]);
 }
 
 #[test]

@@ -18,7 +18,7 @@ pub(super) fn screen(h: &mut Harness, width: u16, height: u16) -> String {
     let mut s = TestScreen::new(width, height);
     let now = h
         .app
-        .status
+        .status()
         .working_since
         .map_or_else(Instant::now, |t| t + Duration::from_secs(3));
     s.terminal

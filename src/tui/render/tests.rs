@@ -17,7 +17,7 @@ pub(crate) fn screen(h: &mut Harness, width: u16, height: u16, working: u64) -> 
     let mut s = TestScreen::new(width, height);
     let now = h
         .app
-        .status
+        .status()
         .working_since
         .map_or_else(Instant::now, |t| t + Duration::from_secs(working));
     s.terminal
