@@ -37,12 +37,82 @@ impl Outcome {
     }
 }
 
-/// Run one prompt to completion, writing the chosen format to `out`.
+/// One MCP server as `system/init` reports it (Claude Code's shape).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServerState {
+    pub name: String,
+    /// `connected`, `failed`, `pending` (still connecting) or `needs-approval`.
+    pub status: String,
+    /// Where it is configured: `user`, `project`, `local` or `cli`.
+    pub source: String,
+}
+
+/// What `system/init` says beyond the session's own facts, known to the caller: the MCP
+/// servers once they settled and their tools, the output style, where the API key came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InitFacts {
+    pub mcp_servers: Vec<McpServerState>,
+    pub mcp_tools: Vec<String>,
+    /// The output style's name (`default` when none is chosen).
+    pub output_style: String,
+    /// Claude Code's `apiKeySource`: `ANTHROPIC_API_KEY`, `apiKeyHelper`,
+    /// `ANTHROPIC_AUTH_TOKEN`, `OPENAI_API_KEY` or `none`.
+    pub api_key_source: String,
+}
+
+/// The `system/init` line: the session's facts and the caller's [`InitFacts`].
+fn init_line(info: &crate::protocol::SessionInfo, facts: &InitFacts) -> Value {
+    let mut tools = info.tools.clone();
+    for t in &facts.mcp_tools {
+        if !tools.contains(t) {
+            tools.push(t.clone());
+        }
+    }
+    let slash_commands: Vec<&str> = std::iter::once("init")
+        .chain(info.commands.iter().map(|c| c.name.as_str()))
+        .collect();
+    let skills: Vec<&str> = info
+        .commands
+        .iter()
+        .filter(|c| c.skill)
+        .map(|c| c.name.as_str())
+        .collect();
+    let agents: Vec<&str> = info.agents.iter().map(|(name, _)| name.as_str()).collect();
+    let servers: Vec<Value> = facts
+        .mcp_servers
+        .iter()
+        .map(|s| json!({"name": s.name, "status": s.status, "source": s.source}))
+        .collect();
+    let style = if facts.output_style.is_empty() {
+        "default"
+    } else {
+        facts.output_style.as_str()
+    };
+    let key_source = if facts.api_key_source.is_empty() {
+        "none"
+    } else {
+        facts.api_key_source.as_str()
+    };
+    json!({
+        "type": "system", "subtype": "init", "session_id": info.session_id,
+        // Lossy: a path that is not UTF-8 cannot be a JSON string, and must not stop the run
+        // (json! would panic on it).
+        "cwd": info.cwd.to_string_lossy(), "model": info.model, "tools": tools,
+        "mcp_servers": servers, "slash_commands": slash_commands, "skills": skills,
+        "agents": agents, "output_style": style, "apiKeySource": key_source,
+        "permissionMode": info.mode.as_str(), "provider": info.provider,
+        "demo": info.demo,
+    })
+}
+
+/// Run one prompt to completion, writing the chosen format to `out`; `init` completes the
+/// `system/init` line of stream-json.
 pub async fn run(
     mut handle: AgentHandle,
     prompt: String,
     format: OutputFormat,
     verbose: bool,
+    init: &InitFacts,
     out: &mut dyn Write,
 ) -> std::io::Result<Outcome> {
     let started = Instant::now();
@@ -57,17 +127,7 @@ pub async fn run(
     while let Some(event) = handle.events.recv().await {
         match &event {
             Event::SessionConfigured(info) if format == OutputFormat::StreamJson => {
-                line(
-                    out,
-                    &json!({
-                        "type": "system", "subtype": "init", "session_id": info.session_id,
-                        // Lossy: a path that is not UTF-8 cannot be a JSON string, and must
-                        // not stop the run (json! would panic on it).
-                        "cwd": info.cwd.to_string_lossy(), "model": info.model, "tools": info.tools,
-                        "permissionMode": info.mode.as_str(), "provider": info.provider,
-                        "demo": info.demo,
-                    }),
-                )?;
+                line(out, &init_line(info, init))?;
             }
             Event::AssistantMessage { .. } | Event::ToolResults { .. } | Event::Subagent { .. }
                 if format == OutputFormat::StreamJson =>

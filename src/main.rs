@@ -167,7 +167,10 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
         eprintln!("cairn: {problem} (no folder counts as trusted)");
     }
     let SessionHandle {
-        conn, notices, mcp, ..
+        conn,
+        notices,
+        mcp,
+        facts,
     } = Host::new().open(spec).await?;
     // Headless has no one to wait for: give the servers their startup time before the first
     // request, as Claude Code's -p does.
@@ -183,9 +186,17 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
     for notice in &notices {
         eprintln!("cairn: {notice}");
     }
+    let init = init_facts(mcp.as_deref(), &facts);
     let mut stdout = std::io::stdout().lock();
-    let outcome =
-        cairn::headless::run(conn, prompt, cli.output_format, cli.verbose, &mut stdout).await?;
+    let outcome = cairn::headless::run(
+        conn,
+        prompt,
+        cli.output_format,
+        cli.verbose,
+        &init,
+        &mut stdout,
+    )
+    .await?;
     if outcome.is_error() {
         eprintln!(
             "cairn: {}",
@@ -194,6 +205,43 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What stream-json's `system/init` reports beyond the session's own facts: the MCP servers as
+/// they stand after the startup wait, their tools, the output style and the key's source.
+fn init_facts(
+    mcp: Option<&cairn::mcp::McpManager>,
+    facts: &host::SessionFacts,
+) -> cairn::headless::InitFacts {
+    use cairn::headless::McpServerState;
+    let mut servers = Vec::new();
+    let mut tools = Vec::new();
+    if let Some(mcp) = mcp {
+        for s in mcp.servers() {
+            let status = match s.status() {
+                cairn::mcp::Status::Connecting => "pending",
+                cairn::mcp::Status::Connected { .. } => "connected",
+                cairn::mcp::Status::Failed(_) => "failed",
+            };
+            servers.push(McpServerState {
+                name: s.name().to_string(),
+                status: status.into(),
+                source: s.config().scope.name().into(),
+            });
+        }
+        servers.extend(mcp.unapproved().into_iter().map(|s| McpServerState {
+            name: s.name,
+            status: "needs-approval".into(),
+            source: s.scope.name().into(),
+        }));
+        tools = mcp.tools().iter().map(|t| t.name().to_string()).collect();
+    }
+    cairn::headless::InitFacts {
+        mcp_servers: servers,
+        mcp_tools: tools,
+        output_style: facts.output_style.clone(),
+        api_key_source: facts.api_key_source.clone(),
+    }
 }
 
 /// Log to a file: the terminal belongs to the UI. `CAIRN_LOG` sets the filter.

@@ -23,7 +23,8 @@ use proptest::test_runner::TestCaseError;
 const PROGRAMS: &[&str] = &[
     "ls", "cat", "head", "tail", "grep", "wc", "sort", "uniq", "cut", "tr", "nl", "diff", "stat",
     "du", "find", "printf", "echo", "test", "[", "[[", "cd", "pushd", "popd", "git", "date",
-    "file", "basename", "readlink", "canary", "tee", "touch", "cp",
+    "file", "basename", "readlink", "canary", "tee", "touch", "cp", "sed", "xargs", "seq", "tac",
+    "rev", "od", "column",
 ];
 
 const WORDS: &[&str] = &[
@@ -93,6 +94,22 @@ const WORDS: &[&str] = &[
     "$HOME",
     "~",
     "~/x",
+    "1p",
+    "w out",
+    "1w out",
+    "s/x/y/w out",
+    "s/x/y/e canary",
+    "e canary",
+    "1r f1",
+    "-i",
+    "--in-place",
+    "--in",
+    "-ni",
+    "-ne",
+    "-I{}",
+    "-0",
+    "echo",
+    "sh -c",
 ];
 
 fn word() -> impl Strategy<Value = String> {

@@ -144,7 +144,7 @@ const CASES: &[Case] = &[
     Case { allow: &["Bash(npm run test *)"], arg: "npm run test unit", expect: "allow", ..B },
     Case { allow: &["Bash(npm run test *)"], arg: "npm run test", expect: "allow", ..B },
     Case { allow: &["Bash(npm run test *)"], arg: "npm run testing", expect: "ask", ..B },
-    Case { allow: &["Bash(ls *)"], arg: "lsof -i", expect: "ask", ..B },
+    Case { allow: &["Bash(ls *)"], arg: "lsof -r -i", expect: "ask", ..B },
     Case { allow: &["Bash(git * main)"], arg: "git push origin main", expect: "allow", ..B },
     Case { allow: &["Bash(git * main)"], arg: "git push origin dev", expect: "ask", ..B },
     Case { allow: &["Bash(npm test:*)"], arg: "npm test --watch", expect: "allow", ..B },
@@ -168,7 +168,7 @@ const CASES: &[Case] = &[
     Case { allow: &["Bash(pytest *)"], arg: "time command pytest", expect: "allow", ..B },
     Case { deny: &["Bash(rm *)"], arg: "find . | xargs rm", expect: "deny", ..B },
     Case { deny: &["Bash(curl *)"], arg: "/usr/bin/curl -s x", expect: "deny", ..B },
-    Case { arg: "ls *.rs", expect: "ask", ..B },
+    Case { arg: "ls *.rs", expect: "allow", ..B },
     Case { allow: &["Bash(ls *)"], arg: "PATH=/tmp/evil ls", expect: "ask", ..B },
     Case { arg: "FOO=1 ls", expect: "ask", ..B },
     Case { allow: &["Bash(ls *)"], arg: "FOO=1 ls", expect: "allow", ..B },
@@ -226,6 +226,50 @@ const CASES: &[Case] = &[
     Case { arg: "env", expect: "ask", ..B },
     Case { arg: "printenv ANTHROPIC_API_KEY", expect: "ask", ..B },
     Case { arg: "echo /etc/passwd | xargs cat", expect: "ask", ..B },
+    // More read-only programs (issue 27 §5), and attacks on each new allowance.
+    Case { arg: "seq 5", expect: "allow", ..B },
+    Case { arg: "sed -n 1p a.txt", expect: "allow", ..B },
+    Case { arg: "sed -n '/fn /p' src/main.rs | head -5", expect: "allow", ..B },
+    Case { arg: "cat src/*.rs | grep fn", expect: "allow", ..B },
+    Case { arg: "basename src/main.rs && dirname src/main.rs", expect: "allow", ..B },
+    Case { arg: "tac a.txt | rev", expect: "allow", ..B },
+    Case { arg: "od -c a.txt", expect: "allow", ..B },
+    Case { arg: "column -t a.txt", expect: "allow", ..B },
+    Case { arg: "hostname; uptime; free -m", expect: "allow", ..B },
+    Case { arg: "ps aux | grep cairn", expect: "allow", ..B },
+    Case { arg: "lsof -i :8080", expect: "allow", ..B },
+    Case { arg: "ls | xargs echo", expect: "allow", ..B },
+    Case { arg: "cargo --version", expect: "allow", ..B },
+    Case { arg: "sed -n 'w /tmp/x' a.txt", expect: "ask", ..B },
+    Case { arg: "sed -n 1p -i a.txt", expect: "ask", ..B },
+    Case { arg: "sed -ne 'e id' a.txt", expect: "ask", ..B },
+    Case { arg: "sed 's/a/b/w out' a.txt", expect: "ask", ..B },
+    Case { arg: "sed 's/a/b/e' a.txt", expect: "ask", ..B },
+    Case { arg: "sed -n '1r /etc/passwd' a.txt", expect: "ask", ..B },
+    Case { arg: "sed --in-pl s/a/b/ a.txt", expect: "ask", ..B },
+    Case { arg: "sed -f script.sed a.txt", expect: "ask", ..B },
+    Case { arg: "sed -n 1p /etc/passwd", expect: "ask", ..B },
+    Case { arg: "find . | xargs rm", expect: "ask", ..B },
+    Case { arg: "find . | xargs -I{} sh -c 'echo {}'", expect: "ask", ..B },
+    Case { arg: "find . | xargs -0 sed -i s/a/b/", expect: "ask", ..B },
+    Case { arg: "ls | xargs -a list echo", expect: "ask", ..B },
+    Case { arg: "ls | xargs -p echo", expect: "ask", ..B },
+    Case { arg: "ls | xargs -0n 1 rm", expect: "ask", ..B },
+    Case { arg: "ls | xargs cat", expect: "ask", ..B },
+    Case { arg: "node --version; rm x", expect: "ask", ..B },
+    Case { arg: "python3 --version --eval", expect: "ask", ..B },
+    Case { arg: "./deploy.sh --version", expect: "ask", ..B },
+    Case { arg: "cairn-no-such-program --version", expect: "ask", ..B },
+    Case { arg: "source --help", expect: "ask", ..B },
+    Case { arg: "ps aux > file", expect: "ask", ..B },
+    Case { arg: "ps auxe", expect: "ask", ..B },
+    Case { arg: "ps -eo pid,environ", expect: "ask", ..B },
+    Case { arg: "hostname evil", expect: "ask", ..B },
+    Case { arg: "lsof -D b", expect: "ask", ..B },
+    Case { arg: "cat /etc/*", expect: "ask", ..B },
+    Case { arg: "cat .*", expect: "ask", ..B },
+    Case { arg: "cat {a.txt,/etc/passwd}", expect: "ask", ..B },
+    Case { arg: "sed -n s* a.txt", expect: "ask", ..B },
     // Write paths follow `cd` through the line (issue 16 §2).
     Case { mode: "acceptEdits", arg: "cd .git/hooks && echo x > pre-commit", expect: "ask", ..B },
     Case { mode: "acceptEdits", arg: "(cd .git; printf x >> config)", expect: "ask", ..B },
@@ -424,6 +468,41 @@ async fn attack_new_file_under_symlinked_dir_pointing_outside() {
 }
 
 #[cfg(unix)]
+/// A filename pattern is expanded where the command runs: a file named like an option, or a
+/// symlink out of the project, among its matches makes the command ask (issue 27 §5).
+#[tokio::test]
+async fn attack_globs_matching_options_or_symlinks_out_ask() {
+    let ws = ws();
+    let gate = ws.gate(PermissionMode::Default, true, &[], &[]);
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "sed -n 1p *").await, "allow");
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "sort src/*").await, "allow");
+    std::fs::write(ws.proj.join("-i"), "x").unwrap();
+    let o = check_one(&ws, &gate, "Bash", "sed -n 1p *").await;
+    let GateOutcome::Ask(req) = &o else {
+        panic!("expected a question, got {}", verdict(&o));
+    };
+    assert!(req.reason.contains("matches `-i`"), "{}", req.reason);
+    std::fs::remove_file(ws.proj.join("-i")).unwrap();
+    std::fs::write(ws.proj.join("src/--output=x"), "x").unwrap();
+    // Under a directory the name is no option; alone it would be.
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "sort src/*").await, "allow");
+    std::fs::write(ws.proj.join("--pre=sh"), "x").unwrap();
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "rg x *").await, "ask");
+    std::fs::remove_file(ws.proj.join("--pre=sh")).unwrap();
+    std::os::unix::fs::symlink(ws.out.join("file"), ws.proj.join("src/link")).unwrap();
+    assert_eq!(verdict_of(&ws, &gate, "Bash", "cat src/*").await, "ask");
+    assert_eq!(
+        verdict_of(&ws, &gate, "Bash", "cat src/*.rs").await,
+        "allow"
+    );
+    // A deny rule on a file a pattern matches is a denial.
+    let deny = ws.gate(PermissionMode::Default, true, &[], &["Read(./secrets/**)"]);
+    assert_eq!(
+        verdict_of(&ws, &deny, "Bash", "cat secrets/*").await,
+        "deny"
+    );
+}
+
 #[tokio::test]
 async fn attack_symlink_cycle_and_null_byte_are_refused() {
     let ws = ws();

@@ -210,18 +210,24 @@ pub fn resolve(
         .or_else(|| settings.model.clone())
         .or(model_env)
         .unwrap_or_else(|| default_model.to_string());
+    let headers = |var: &str| parse_custom_headers(var, &env(var).unwrap_or_default()).0;
     let (aliases, login) = match provider {
         Provider::Anthropic => {
-            let (headers, _) =
-                parse_custom_headers(&env("ANTHROPIC_CUSTOM_HEADERS").unwrap_or_default());
             let login = Login {
                 auth_token,
                 key_helper: settings.key_helper.clone(),
-                headers,
+                headers: headers("ANTHROPIC_CUSTOM_HEADERS"),
             };
             (Aliases::anthropic(&env), login)
         }
-        Provider::OpenAi => (Aliases::default(), Login::default()),
+        // OpenRouter's `HTTP-Referer`/`X-Title` and the like.
+        Provider::OpenAi => (
+            Aliases::default(),
+            Login {
+                headers: headers("OPENAI_CUSTOM_HEADERS"),
+                ..Login::default()
+            },
+        ),
     };
     let pick = aliases.pick(&name);
     let base_url = flags

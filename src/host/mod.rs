@@ -50,6 +50,8 @@ pub struct SessionFacts {
     pub status_line: Option<crate::config::appearance::StatusLineSetting>,
     /// The name of the output style in use (`default` when none).
     pub output_style: String,
+    /// Where the model credentials come from (Claude Code's `apiKeySource`).
+    pub api_key_source: String,
     /// The settings' `env`, for the commands cairn runs (the status line's).
     pub tool_env: Vec<(String, String)>,
     /// The session runs the built-in demo.

@@ -74,8 +74,10 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
             }),
         };
         notices.extend(ignored_endpoints(&settings));
-        if let Some(text) = env("ANTHROPIC_CUSTOM_HEADERS") {
-            notices.extend(parse_custom_headers(&text).1);
+        for var in ["ANTHROPIC_CUSTOM_HEADERS", "OPENAI_CUSTOM_HEADERS"] {
+            if let Some(text) = env(var) {
+                notices.extend(parse_custom_headers(var, &text).1);
+            }
         }
         resolve(&spec.model, &model_settings, env)
     };
@@ -288,6 +290,11 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         settings_broken,
         status_line: settings.appearance.status_line.clone(),
         output_style: style.name().to_string(),
+        api_key_source: if demo.is_some() {
+            "none".into()
+        } else {
+            endpoint.key_source().into()
+        },
         tool_env,
         demo: demo.is_some(),
         plugins: crate::plugins::listing::infos(&plugins),

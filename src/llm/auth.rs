@@ -1,7 +1,9 @@
 //! How a request says who sends it, as Claude Code does: an API key (`x-api-key` for Anthropic,
 //! `Authorization: Bearer` for OpenAI-compatible servers), a login token
 //! (`ANTHROPIC_AUTH_TOKEN`, sent as `Authorization: Bearer`), or `apiKeyHelper`, a shell command
-//! whose standard output is the key (sent both ways). Plus `ANTHROPIC_CUSTOM_HEADERS`.
+//! whose standard output is the key (sent both ways; `ANTHROPIC_API_KEY` wins for
+//! `x-api-key`, as in Claude Code). Plus custom headers (`ANTHROPIC_CUSTOM_HEADERS`, and
+//! `OPENAI_CUSTOM_HEADERS` for OpenAI-compatible servers).
 //!
 //! The helper's answer is kept for its time to live (`CLAUDE_CODE_API_KEY_HELPER_TTL_MS`,
 //! default five minutes) and asked again sooner when the server refuses it: a 401 runs the
@@ -38,13 +40,13 @@ pub struct Login {
     /// `ANTHROPIC_AUTH_TOKEN`: sent as `Authorization: Bearer`.
     pub auth_token: Option<String>,
     pub key_helper: Option<KeyHelper>,
-    /// `ANTHROPIC_CUSTOM_HEADERS`, parsed.
+    /// `ANTHROPIC_CUSTOM_HEADERS` (or `OPENAI_CUSTOM_HEADERS`), parsed.
     pub headers: Vec<(String, String)>,
 }
 
-/// `ANTHROPIC_CUSTOM_HEADERS`: one `Name: Value` per line. Lines that are not a valid header
-/// are returned as problems (without their value, which may be a secret).
-pub fn parse_custom_headers(text: &str) -> (Vec<(String, String)>, Vec<String>) {
+/// Custom headers from the variable `var`: one `Name: Value` per line. Lines that are not a
+/// valid header are returned as problems (without their value, which may be a secret).
+pub fn parse_custom_headers(var: &str, text: &str) -> (Vec<(String, String)>, Vec<String>) {
     let mut headers = Vec::new();
     let mut problems = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -60,10 +62,7 @@ pub fn parse_custom_headers(text: &str) -> (Vec<(String, String)>, Vec<String>) 
         });
         match parsed {
             Some(h) => headers.push(h),
-            None => problems.push(format!(
-                "ANTHROPIC_CUSTOM_HEADERS line {}: not `Name: Value`; ignored",
-                n + 1
-            )),
+            None => problems.push(format!("{var} line {}: not `Name: Value`; ignored", n + 1)),
         }
     }
     (headers, problems)
@@ -119,7 +118,8 @@ impl Auth {
         };
         let bearer = self.login.auth_token.as_ref().or(helper_key.as_ref());
         let key = match self.provider {
-            Provider::Anthropic => helper_key.as_ref().or(self.api_key.as_ref()),
+            // ANTHROPIC_API_KEY wins over the helper, as in Claude Code.
+            Provider::Anthropic => self.api_key.as_ref().or(helper_key.as_ref()),
             // OpenAI-compatible servers take the key as a bearer token.
             Provider::OpenAi => None,
         };
@@ -198,8 +198,10 @@ mod tests {
 
     #[test]
     fn custom_headers_are_parsed_and_bad_lines_named_without_values() {
-        let (headers, problems) =
-            parse_custom_headers("X-Team: core\n\n  X-Trace :  a b \nnot a header\nBad Name: v\n");
+        let (headers, problems) = parse_custom_headers(
+            "ANTHROPIC_CUSTOM_HEADERS",
+            "X-Team: core\n\n  X-Trace :  a b \nnot a header\nBad Name: v\n",
+        );
         assert_eq!(
             headers,
             [

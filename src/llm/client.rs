@@ -58,6 +58,21 @@ pub struct ModelEndpoint {
     pub login: Login,
 }
 
+impl ModelEndpoint {
+    /// Where the key sent as `x-api-key` (or the bearer token) comes from, in the words of
+    /// Claude Code's `apiKeySource`: `ANTHROPIC_API_KEY`, `apiKeyHelper`,
+    /// `ANTHROPIC_AUTH_TOKEN`, `OPENAI_API_KEY`, or `none`.
+    pub fn key_source(&self) -> &'static str {
+        match self.provider {
+            Provider::Anthropic if self.api_key.is_some() => "ANTHROPIC_API_KEY",
+            Provider::Anthropic if self.login.key_helper.is_some() => "apiKeyHelper",
+            Provider::Anthropic if self.login.auth_token.is_some() => "ANTHROPIC_AUTH_TOKEN",
+            Provider::OpenAi if self.api_key.is_some() => "OPENAI_API_KEY",
+            _ => "none",
+        }
+    }
+}
+
 /// The client for `endpoint`'s provider, base URL and key.
 pub fn build_client(
     endpoint: &ModelEndpoint,

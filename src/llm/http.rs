@@ -117,11 +117,16 @@ pub(crate) trait Decoder: Send + 'static {
     fn cut_short(&self) -> String;
 }
 
+/// What every model request says it is: `cairn/<version>`.
+pub const USER_AGENT: &str = concat!("cairn/", env!("CARGO_PKG_VERSION"));
+
 /// Build an HTTP client for `base_url`. For a plain `http://` URL (a local server: Ollama,
 /// vLLM, the scripted server) no TLS roots are loaded, which keeps start-up fast; `https://`
 /// URLs get the platform verifier.
 pub(crate) fn http_client(base_url: &str) -> Result<reqwest::Client, LlmError> {
-    let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(30));
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .user_agent(USER_AGENT);
     if let Some(rest) = base_url.strip_prefix("http://") {
         // An empty custom root store: building it costs ~20 µs instead of ~3-30 ms for the
         // platform verifier, and an http:// endpoint never needs it (a redirect to https would

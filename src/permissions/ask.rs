@@ -29,6 +29,12 @@ pub enum Gap {
         cmd: ShellCommand,
         why: String,
     },
+    /// A command read-only by its words that could not be confirmed read-only where it runs
+    /// (a filename pattern matching an option, a program not found on `PATH`).
+    Unverified {
+        cmd: ShellCommand,
+        why: String,
+    },
     /// A command read-only by its words, run with settings `env` variables that change what
     /// it executes.
     ToolEnv {
@@ -151,7 +157,10 @@ pub fn gap_rule(gap: &Gap, tool: &str, project_dir: &Path) -> Option<(String, St
             String::new(),
             format!("edits to {}", shown(path)),
         )),
-        Gap::Command(cmd) | Gap::RepoConfig { cmd, .. } | Gap::ToolEnv { cmd, .. } => {
+        Gap::Command(cmd)
+        | Gap::RepoConfig { cmd, .. }
+        | Gap::Unverified { cmd, .. }
+        | Gap::ToolEnv { cmd, .. } => {
             let pattern = command_pattern(cmd);
             let rule = kind_rule(ToolKind::Execute, &pattern);
             Some((rule.clone(), rule, format!("commands matching `{pattern}`")))
@@ -198,6 +207,9 @@ pub fn gap_reason(gap: &Gap, tool: &str, project_dir: &Path) -> String {
             "`{}` would use this repository's git configuration, and {why}",
             cmd.text()
         ),
+        Gap::Unverified { cmd, why } => {
+            format!("`{}` only reads by its words, but {why}", cmd.text())
+        }
         Gap::ToolEnv { cmd, vars } => format!(
             "`{}` would run with the settings' `env` setting {vars}, which changes what commands \
              run, so no command is allowed as read-only",
@@ -257,6 +269,8 @@ mod tests {
             words: s.split(' ').map(String::from).collect(),
             literal: true,
             dir: Default::default(),
+            globs: Vec::new(),
+            xargs: None,
         }
     }
 

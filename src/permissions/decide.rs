@@ -5,15 +5,16 @@
 //! docs of [`super`] give. Deny-side checks treat a path as matched when any candidate
 //! (as given, a hop, resolved) matches; allow-side checks need every candidate to match.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
+use super::commands::CommandItem;
 use super::safety::{PathFacts, normalize_lexically, path_facts, shell_path, shell_path_facts};
 use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, plan, question};
 use crate::hooks::PreToolAnswer;
 use crate::protocol::{PermissionMode, PermissionRequest, RequestKind};
 use crate::rules::{Rule, Specifier, Target};
-use crate::shell::{Dirs, ShellCommand, analyze, env_policy, git_config, path_arguments, readonly};
+use crate::shell::{Dirs, analyze};
 use crate::tools::{Access, McpName, ToolKind};
 
 /// What acceptEdits lets Bash do inside the working directories.
@@ -23,19 +24,6 @@ struct PathItem {
     path: PathBuf,
     write: bool,
     facts: PathFacts,
-}
-
-struct CommandItem {
-    cmd: ShellCommand,
-    /// Its path-like arguments, resolved against every directory the command may run in.
-    args: Vec<Result<PathFacts, String>>,
-    /// A known read-only command in every directory it may run in.
-    read_only: bool,
-    /// Why a command read-only by its words is not, given the repository it would run in.
-    concern: Option<String>,
-    /// The settings' `env` variables that change what it executes, when it would otherwise
-    /// be read-only (`PATH, BASH_ENV`).
-    exec_env: Option<String>,
 }
 
 /// Everything rules are matched against, for one call.
@@ -252,57 +240,6 @@ impl PermissionGate {
         Ok(f)
     }
 
-    /// A command with its path arguments resolved in every directory it may run in, and
-    /// whether it is read-only there (for git: the repository's configuration included).
-    fn command_item(&self, cmd: ShellCommand, cwd: &Path) -> CommandItem {
-        let mut args = Vec::new();
-        let mut dirs = Vec::new();
-        match &cmd.dir {
-            Dirs::Unknown(why) => args.push(Err(format!(
-                "the directory it runs in is only known when it runs ({why})"
-            ))),
-            Dirs::Known(known) => {
-                for d in known {
-                    match shell_path(cwd, d) {
-                        Ok(base) => {
-                            for a in path_arguments(&cmd) {
-                                args.push(
-                                    shell_path(&base, a).and_then(|p| {
-                                        shell_path_facts(&p, &self.working, &self.data)
-                                    }),
-                                );
-                            }
-                            dirs.push(base);
-                        }
-                        Err(e) => args.push(Err(e)),
-                    }
-                }
-            }
-        }
-        let by_words = readonly::is_read_only_command(&cmd);
-        // Variables that make any command run something else: no read-only allowance at all.
-        let exec_env = (by_words && !self.exec_env.is_empty()).then(|| self.exec_env.join(", "));
-        let env = |name: &str| env_policy::tool_var(&self.tool_env, name);
-        let concern = match cmd.program() {
-            "git" if by_words && exec_env.is_none() => {
-                dirs.iter().find_map(|d| git_config::check(d, &env).err())
-            }
-            _ => None,
-        };
-        let read_only = by_words
-            && exec_env.is_none()
-            && concern.is_none()
-            && !dirs.is_empty()
-            && matches!(cmd.dir, Dirs::Known(_));
-        CommandItem {
-            cmd,
-            args,
-            read_only,
-            concern,
-            exec_env,
-        }
-    }
-
     /// Everything no rule, mode, grant or allowance covers. Empty = allowed.
     ///
     /// The person's rules and session grants are *firm*. The `allowed-tools` of the skill or
@@ -394,16 +331,20 @@ impl PermissionGate {
                     && ACCEPT_EDITS_COMMANDS.contains(&item.cmd.program())
                     && args_inside(true));
             if !covered {
-                gaps.push(match (&item.exec_env, &item.concern) {
-                    (Some(vars), _) => Gap::ToolEnv {
+                gaps.push(match (&item.exec_env, &item.concern, &item.unverified) {
+                    (Some(vars), _, _) => Gap::ToolEnv {
                         cmd: item.cmd.clone(),
                         vars: vars.clone(),
                     },
-                    (None, Some(why)) => Gap::RepoConfig {
+                    (None, Some(why), _) => Gap::RepoConfig {
                         cmd: item.cmd.clone(),
                         why: why.clone(),
                     },
-                    (None, None) => Gap::Command(item.cmd.clone()),
+                    (None, None, Some(why)) => Gap::Unverified {
+                        cmd: item.cmd.clone(),
+                        why: why.clone(),
+                    },
+                    (None, None, None) => Gap::Command(item.cmd.clone()),
                 });
             }
         }

@@ -21,6 +21,7 @@
 //! a denied path answers the same whether or not the file exists.
 
 pub mod ask;
+mod commands;
 mod decide;
 mod plan;
 mod question;

@@ -358,12 +358,18 @@ pub fn latest(dir: &Path) -> Result<PathBuf, ResumeError> {
         .ok_or(ResumeError::NoneYet)
 }
 
-/// Whether transcript bytes hold a user message line.
+/// Whether transcript bytes hold a user message line: a JSON object whose `type` is
+/// `user`, in any spacing (cairn writes the compact form; other writers may not). Only lines
+/// that mention `"user"` are parsed.
 fn has_user_line(bytes: &[u8]) -> bool {
     const NEEDLE: &[u8] = br#"{"type":"user""#;
-    bytes
-        .split(|&b| b == b'\n')
-        .any(|line| line.starts_with(NEEDLE))
+    const USER: &[u8] = br#""user""#;
+    bytes.split(|&b| b == b'\n').any(|line| {
+        line.starts_with(NEEDLE)
+            || (line.windows(USER.len()).any(|w| w == USER)
+                && serde_json::from_slice::<serde_json::Value>(line)
+                    .is_ok_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("user")))
+    })
 }
 
 #[cfg(test)]

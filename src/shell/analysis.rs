@@ -16,7 +16,7 @@ use tree_sitter::{Node, Parser};
 
 use super::cwd::Cwd;
 pub use super::cwd::Dirs;
-use super::words::{program_of, text, word_value};
+use super::words::{glob_pattern, program_of, text, word_value};
 
 /// One simple command after wrapper stripping.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +27,13 @@ pub struct ShellCommand {
     pub literal: bool,
     /// The directories it may run in, relative to where the line starts.
     pub dir: Dirs,
+    /// Filename patterns among the words (index, pattern as written, escapes kept), recorded
+    /// only when they are all that keeps the command from being literal: bare words with `*`,
+    /// `?` or `[`, no quotes, braces or `~`. The gate expands them where the command runs.
+    pub globs: Vec<(usize, String)>,
+    /// The `xargs` words (program and options) when the command runs under `xargs`, which
+    /// appends arguments read from its input; recorded only when every word is literal.
+    pub xargs: Option<Vec<String>>,
 }
 
 impl ShellCommand {
@@ -147,6 +154,8 @@ impl Walk<'_> {
             words,
             literal,
             dir: self.cwd.now.clone(),
+            globs: Vec::new(),
+            xargs: None,
         });
     }
 
@@ -326,6 +335,7 @@ impl Walk<'_> {
         let src = self.src;
         let mut prefix_assignments = false;
         let mut words: Vec<(String, bool)> = Vec::new();
+        let mut patterns: Vec<Option<String>> = Vec::new();
         let mut cursor = node.walk();
         for (i, child) in node.children(&mut cursor).enumerate() {
             let field = u32::try_from(i)
@@ -341,8 +351,12 @@ impl Walk<'_> {
                             .push(format!("the command name `{v}` is computed at run time"));
                     }
                     words.push((v, l));
+                    patterns.push(None);
                 }
-                (_, Some("argument")) => words.push(word_value(child, src)),
+                (_, Some("argument")) => {
+                    words.push(word_value(child, src));
+                    patterns.push(glob_pattern(child, src));
+                }
                 ("variable_assignment", _) => {
                     let name = child
                         .child_by_field_name("name")
@@ -352,8 +366,13 @@ impl Walk<'_> {
                 _ => {}
             }
         }
-        let mut words = strip_wrappers(words, &mut prefix_assignments, self.out);
-        if prefix_assignments {
+        let before = words.len();
+        let mut xargs = None;
+        let mut words = strip_wrappers(words, &mut prefix_assignments, &mut xargs, self.out);
+        patterns.drain(..before - words.len());
+        let under_xargs = xargs.is_some();
+        let plain_words = !prefix_assignments && words.iter().all(|w| w.1);
+        if prefix_assignments || under_xargs {
             // `FOO=1 ls` is no longer a plain `ls`: never read-only, still matchable by rules.
             if let Some(first) = words.first_mut() {
                 first.1 = false;
@@ -365,12 +384,37 @@ impl Walk<'_> {
                 .out
                 .hazards
                 .push("`eval` runs text as a command".to_string()),
-            p if SHELLS.contains(&p) => self.shell_dash_c(words),
+            // `xargs -I{} sh -c 'echo {}'` puts its input into the script.
+            p if SHELLS.contains(&p) => {
+                if under_xargs {
+                    self.out.hazards.push(format!(
+                        "`{p}` run by `xargs`, with arguments from its input"
+                    ));
+                }
+                self.shell_dash_c(words)
+            }
             _ => {
                 // The command runs where the shell is now; a `cd` moves the shell after.
                 let literal = words.iter().all(|w| w.1);
-                let texts = words.iter().map(|w| w.0.clone()).collect();
-                self.push(texts, literal);
+                let texts: Vec<String> = words.iter().map(|w| w.0.clone()).collect();
+                // Literal but for filename patterns (and not under xargs or assignments).
+                let globs: Vec<(usize, String)> = patterns
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, p)| p.clone().map(|p| (i, p)))
+                    .collect();
+                let only_globs = !prefix_assignments
+                    && !under_xargs
+                    && words.iter().zip(&patterns).all(|(w, p)| w.1 || p.is_some());
+                self.out.commands.push(ShellCommand {
+                    words: texts,
+                    literal,
+                    dir: self.cwd.now.clone(),
+                    globs: if only_globs { globs } else { Vec::new() },
+                    xargs: xargs
+                        .filter(|x| plain_words && x.iter().all(|w| w.1))
+                        .map(|x| x.into_iter().map(|w| w.0).collect()),
+                });
                 self.cwd.apply(&words);
             }
         }
@@ -442,9 +486,11 @@ fn assignment(name: &str, seen: &mut bool, out: &mut ShellAnalysis) {
 }
 
 /// Remove wrapper commands and their options (`timeout 5 nice -n 3 make` -> `make`).
+/// `xargs` is set to its words (program and options) when the command runs under it.
 fn strip_wrappers(
     mut words: Vec<(String, bool)>,
     assigned: &mut bool,
+    xargs: &mut Option<Vec<(String, bool)>>,
     out: &mut ShellAnalysis,
 ) -> Vec<(String, bool)> {
     loop {
@@ -458,10 +504,6 @@ fn strip_wrappers(
         // `command -v x` only asks where x is: keep it as a read-only query.
         if name == "command" && words.get(1).is_some_and(|w| w.0 == "-v" || w.0 == "-V") {
             return words;
-        }
-        if name == "xargs" {
-            // Its command's arguments come from stdin: never a plain, known command.
-            *assigned = true;
         }
         let mut i = 1;
         while let Some((w, _)) = words.get(i) {
@@ -496,24 +538,38 @@ fn strip_wrappers(
             // A bare wrapper (`env`, `time`): it is the command itself.
             return words;
         }
+        if name == "xargs" {
+            // Its command's arguments come from its input: never a plain, known command. A
+            // second `xargs` makes the first one's words unknowable here.
+            *assigned |= xargs.is_some();
+            *xargs = Some(words[..i].to_vec());
+        }
         words.drain(..i);
     }
 }
 
 /// Path-like arguments of a command (not options), for the gate's working-directory check.
-pub fn path_arguments(command: &ShellCommand) -> Vec<&str> {
+pub fn path_arguments(command: &ShellCommand) -> Vec<String> {
+    let owned = |ws: Vec<&str>| ws.into_iter().map(String::from).collect();
     match command.program() {
         // `cd` alone goes home and `cd -` to the previous directory: neither is "here".
-        "cd" if command.words.len() == 1 => vec!["~"],
-        "cd" if command.words.get(1).is_some_and(|w| w == "-") => vec!["/"],
+        "cd" if command.words.len() == 1 => owned(vec!["~"]),
+        "cd" if command.words.get(1).is_some_and(|w| w == "-") => owned(vec!["/"]),
         "echo" | "printf" | "true" | "false" | "which" | "type" | "command" | "whoami" | "id"
-        | "date" | "uname" | "hostname" | "env" | "printenv" | "pwd" => Vec::new(),
-        _ => command
-            .words
-            .iter()
-            .skip(1)
-            .filter_map(|w| option_value(w))
-            .collect(),
+        | "date" | "uname" | "hostname" | "env" | "printenv" | "pwd" | "basename" | "dirname"
+        | "seq" | "uptime" | "free" | "ps" => Vec::new(),
+        // The script is no path; what it names is refused by the sed grammar.
+        "sed" if super::sed::file_operands(&command.words[1..]).is_some() => {
+            super::sed::file_operands(&command.words[1..]).unwrap_or_default()
+        }
+        _ => owned(
+            command
+                .words
+                .iter()
+                .skip(1)
+                .filter_map(|w| option_value(w))
+                .collect(),
+        ),
     }
 }
 

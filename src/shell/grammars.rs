@@ -242,6 +242,37 @@ const JQ: Grammar = exact(
      sort-keys color-output monochrome-output tab indent= unbuffered stream stream-errors \
      seq exit-status raw-input arg argjson slurpfile rawfile args jsonargs help version",
 );
+const SEQ: Grammar = gnu("w", "fs", "equal-width format= separator= help version");
+const TAC: Grammar = gnu("br", "s", "before regex separator= help version");
+/// util-linux rev.
+const REV: Grammar = exact("0hV", "", "zero help version");
+/// od: `-w[N]` and `--strings[=N]` take optional values, so only their bare forms are known.
+const OD: Grammar = gnu(
+    "abcdfilosvxw",
+    "AjNtS",
+    "address-radix= endian= skip-bytes= read-bytes= strings? format= output-duplicates \
+     traditional width? help version",
+);
+/// util-linux column (no option writes); only the common ones, by exact name.
+const COLUMN: Grammar = exact(
+    "txJ",
+    "socN",
+    "table separator= output-separator= fillrows output-width= json table-columns= help \
+     version",
+);
+/// hostname: an operand or `-F FILE` sets the name; the caller allows no operand.
+const HOSTNAME: Grammar = exact(
+    "adfiIAsy",
+    "",
+    "alias domain fqdn long ip-address all-ip-addresses all-fqdns short yp nis help version",
+);
+const UPTIME: Grammar = exact("psV", "", "pretty since help version");
+const FREE: Grammar = exact(
+    "bkmghltvwV",
+    "cs",
+    "bytes kilo mega giga tera peta kibi mebi gibi tebi pebi human si lohi total committed \
+     wide count= seconds= help version",
+);
 const PWD: Grammar = exact("LP", "", HV);
 const WHICH: Grammar = exact("as", "", HV);
 const TYPE: Grammar = exact("afpPt", "", "");
@@ -279,6 +310,14 @@ pub fn grammar(program: &str) -> Option<&'static Grammar<'static>> {
         "uname" => &UNAME,
         "date" => &DATE,
         "jq" => &JQ,
+        "seq" => &SEQ,
+        "tac" => &TAC,
+        "rev" => &REV,
+        "od" => &OD,
+        "column" => &COLUMN,
+        "hostname" => &HOSTNAME,
+        "uptime" => &UPTIME,
+        "free" => &FREE,
         "pwd" => &PWD,
         "which" => &WHICH,
         "type" => &TYPE,

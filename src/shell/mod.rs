@@ -1,7 +1,8 @@
 //! Shell command analysis, shared by the Bash tool and the permission gate: what a command
 //! line runs, writes and reads, and in which directories ([`analysis`], [`cwd`]); which simple
-//! commands only read ([`readonly`], by the option grammars of [`grammars`] and [`git`], with
-//! the repository's configuration checked by [`git_config`]); and the environment the
+//! commands only read ([`readonly`], by the option grammars of [`grammars`], [`git`], [`sed`]
+//! and [`system`], with the repository's configuration checked by [`git_config`] and filename
+//! patterns expanded by [`glob`]); and the environment the
 //! commands of tools and hooks get ([`env_policy`]), and which of its variables change what
 //! a command executes ([`exec_env`]); the seam to a client's terminals ([`client`]). This module decides no permission and
 //! knows nothing of tools or the gate; it turns command text into facts those two act on.
@@ -13,9 +14,12 @@ pub mod env_policy;
 pub mod exec_env;
 pub mod git;
 pub mod git_config;
+pub mod glob;
 pub mod grammars;
 pub mod options;
 pub mod readonly;
+pub mod sed;
+pub mod system;
 mod words;
 
 pub use analysis::{Dirs, Redirect, ShellAnalysis, ShellCommand, analyze, path_arguments};

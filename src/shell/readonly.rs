@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::analysis::ShellCommand;
 use super::options::parse;
-use super::{git, git_config, grammars};
+use super::{git, git_config, grammars, sed, system};
 
 /// `find` primaries that only test or print, with how many arguments each takes.
 const FIND_PRIMARIES: &[(&str, usize)] = &[
@@ -94,15 +94,202 @@ const ARITHMETIC: &[&str] = &["-eq", "-ne", "-lt", "-le", "-gt", "-ge"];
 /// Programs that only print, whatever their arguments.
 const ANY_ARGS: &[&str] = &["echo", "true", "false", "whoami"];
 
-/// Whether `cmd`, judged by its words alone, only reads.
+/// Programs `xargs` may run: they open no file their arguments name, and no option of theirs
+/// writes, so whatever `xargs` appends from its input, they only print.
+const UNDER_XARGS: &[&str] = &["echo", "printf", "basename", "dirname", "true", "false"];
+
+/// Programs whose operands may be filename patterns (each match is one more file to read).
+const TAKE_PATTERNS: &[&str] = &[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "wc",
+    "diff",
+    "stat",
+    "du",
+    "sort",
+    "cut",
+    "tr",
+    "nl",
+    "file",
+    "tree",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "cmp",
+    "comm",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "echo",
+    "sed",
+    "tac",
+    "rev",
+    "od",
+    "column",
+    "find",
+];
+
+/// Programs that take no operand (one would set something: `hostname NAME`).
+const NO_OPERANDS: &[&str] = &["hostname", "uptime", "free"];
+
+/// Bash builtins and keywords: `--help`/`--version` is no query of a program for them.
+const BUILTINS: &[&str] = &[
+    ".",
+    ":",
+    "alias",
+    "bg",
+    "bind",
+    "break",
+    "builtin",
+    "caller",
+    "cd",
+    "command",
+    "compgen",
+    "complete",
+    "compopt",
+    "continue",
+    "declare",
+    "dirs",
+    "disown",
+    "enable",
+    "eval",
+    "exec",
+    "exit",
+    "export",
+    "fc",
+    "fg",
+    "getopts",
+    "hash",
+    "help",
+    "history",
+    "jobs",
+    "kill",
+    "let",
+    "local",
+    "logout",
+    "mapfile",
+    "popd",
+    "pushd",
+    "read",
+    "readarray",
+    "readonly",
+    "return",
+    "set",
+    "shift",
+    "shopt",
+    "source",
+    "suspend",
+    "times",
+    "trap",
+    "typeset",
+    "ulimit",
+    "umask",
+    "unalias",
+    "unset",
+    "wait",
+    "coproc",
+    "function",
+    "select",
+    "time",
+];
+
+/// xargs's options; `-a` reads a file of arguments, `-p`/`-o` talk to the terminal.
+const XARGS: super::options::Grammar = super::options::Grammar {
+    flags: "0rtx",
+    valued: "nLPdsIE",
+    long: "null no-run-if-empty verbose exit max-args= max-lines= max-procs= delimiter= \
+           max-chars= replace? eof? show-limits help version !arg-file= !interactive \
+           !open-tty !process-slot-var=",
+    digits: false,
+    abbrev: true,
+};
+
+/// Whether `cmd`, judged by its words alone, only reads. Filename patterns make a command
+/// not literal: see [`is_read_only_as_written`] for those.
 pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
-    if !cmd.literal {
-        return false;
+    if let Some(x) = &cmd.xargs {
+        let own = parse(&XARGS, &x[1..]).is_ok_and(|p| p.operands.is_empty());
+        return own && UNDER_XARGS.contains(&cmd.program()) && words_only_read(cmd, &[]);
     }
+    cmd.literal && words_only_read(cmd, &[])
+}
+
+/// For a command literal but for filename patterns: whether it only reads as written (each
+/// pattern an operand), for a program whose operands may be patterns. What the patterns
+/// match is checked apart (`super::glob::expand`), where the command runs.
+pub fn is_read_only_as_written(cmd: &ShellCommand) -> bool {
+    if cmd.literal || cmd.xargs.is_some() {
+        return is_read_only_command(cmd);
+    }
+    let patterns: Vec<&str> = cmd
+        .globs
+        .iter()
+        .filter_map(|(i, _)| cmd.words.get(*i).map(String::as_str))
+        .collect();
+    !patterns.is_empty()
+        && TAKE_PATTERNS.contains(&cmd.program())
+        && words_only_read(cmd, &patterns)
+}
+
+/// `PROGRAM --version` or `PROGRAM --help` and nothing else, for a program found by name (not
+/// a path, not a builtin) that no grammar here describes: read-only once the gate has found
+/// it on `PATH` outside the project ([`find_on_path`]).
+pub fn is_version_query(cmd: &ShellCommand) -> bool {
+    let [name, flag] = cmd.words.as_slice() else {
+        return false;
+    };
+    cmd.literal
+        && matches!(flag.as_str(), "--version" | "--help")
+        && !name.contains('/')
+        && !name.is_empty()
+        && !BUILTINS.contains(&name.as_str())
+        && !known(name)
+}
+
+fn known(program: &str) -> bool {
+    ANY_ARGS.contains(&program)
+        || grammars::grammar(program).is_some()
+        || matches!(
+            program,
+            "find" | "test" | "[" | "[[" | "printf" | "git" | "sed" | "ps" | "lsof" | "xargs"
+        )
+}
+
+/// Where `PATH` (as the command would get it) finds `program`: the first executable file of
+/// that name. A relative or empty entry before it (the current directory) is refused.
+pub fn find_on_path(program: &str, path: Option<&str>) -> Result<std::path::PathBuf, String> {
+    let path = path.ok_or("PATH is not set")?;
+    for dir in path.split(':') {
+        if !dir.starts_with('/') {
+            return Err(format!("PATH holds the relative directory `{dir}`"));
+        }
+        let candidate = Path::new(dir).join(program);
+        let executable = std::fs::metadata(&candidate).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        });
+        if executable {
+            return Ok(candidate);
+        }
+    }
+    Err(format!("`{program}` is not on PATH"))
+}
+
+/// The words check, with `patterns` the words that are filename patterns (never a script).
+fn words_only_read(cmd: &ShellCommand, patterns: &[&str]) -> bool {
     let args = &cmd.words[1.min(cmd.words.len())..];
     let program = cmd.program();
     match program {
         p if ANY_ARGS.contains(&p) => true,
+        _ if is_version_query(cmd) => true,
         "find" => find(args),
         "test" | "[" | "[[" => test_expression(args),
         // bash's printf has one option, `-v VAR`, which assigns (and evaluates subscripts).
@@ -114,6 +301,11 @@ pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
                 && args[1..].iter().all(|a| !a.starts_with('-'))
         }
         "git" => git::is_read_only(args),
+        "sed" => sed::is_read_only(args, patterns),
+        "ps" => system::ps(args),
+        "lsof" => system::lsof(args),
+        // Bare `xargs` runs `echo`.
+        "xargs" => parse(&XARGS, args).is_ok_and(|p| p.operands.is_empty()),
         _ => {
             let Some(g) = grammars::grammar(program) else {
                 return false;
@@ -127,6 +319,7 @@ pub fn is_read_only_command(cmd: &ShellCommand) -> bool {
                 // `date MMDDhhmm` sets the clock.
                 "date" => parsed.operands.iter().all(|o| o.starts_with('+')),
                 "cd" => parsed.operands.len() <= 1,
+                p if NO_OPERANDS.contains(&p) => parsed.operands.is_empty(),
                 // jq can read the environment and import modules from anywhere.
                 "jq" => !parsed.operands.iter().any(|o| {
                     let o = o.to_ascii_lowercase();
@@ -207,6 +400,8 @@ mod tests {
             words: words.iter().map(|w| w.to_string()).collect(),
             literal: true,
             dir: Default::default(),
+            globs: Vec::new(),
+            xargs: None,
         }
     }
 
@@ -225,6 +420,16 @@ mod tests {
             &["jq", "-r", ".name", "package.json"],
             &["uniq", "-c", "f"],
             &["date", "+%s"],
+            &["sed", "-n", "1p", "f"],
+            &["seq", "5"],
+            &["od", "-c", "f"],
+            &["column", "-t", "f"],
+            &["hostname"],
+            &["free", "-m"],
+            &["ps", "aux"],
+            &["lsof", "-i"],
+            &["python3", "--version"],
+            &["node", "--help"],
         ] {
             assert!(is_read_only_command(&cmd(yes)), "{yes:?}");
         }
@@ -256,7 +461,11 @@ mod tests {
             &["env"],
             &["printenv"],
             &["printenv", "ANTHROPIC_API_KEY"],
-            &["sed", "-n", "1p", "f"],
+            &["sed", "-n", "1p", "-i", "f"],
+            &["hostname", "evil"],
+            &["./x", "--version"],
+            &["python3", "--version", "--eval"],
+            &["source", "--help"],
             &["ls", "--bogus"],
         ] {
             assert!(!is_read_only_command(&cmd(no)), "{no:?}");

@@ -45,6 +45,26 @@ pub fn word_value(node: Node, src: &[u8]) -> (String, bool) {
     }
 }
 
+/// The pattern of a bare word that the shell would expand as filenames (`src/*.rs`, `a?`,
+/// `[ab].txt`), as written with its escapes; None for anything else. Words with quotes,
+/// braces (brace expansion), a leading `~`, or characters of extended globs are not patterns
+/// this module vouches for.
+pub fn glob_pattern(node: Node, src: &[u8]) -> Option<String> {
+    let raw = text(node, src);
+    let bare = |n: Node| n.kind() == "word" || !n.is_named();
+    let mut cursor = node.walk();
+    let shape = match node.kind() {
+        "word" => true,
+        "concatenation" => node.children(&mut cursor).all(bare),
+        _ => false,
+    };
+    let plain = shape
+        && has_unescaped_glob(raw)
+        && !raw.starts_with('~')
+        && !raw.contains(['{', '}', '(', ')', '|', '@', '!', '+', '\'', '"', '$', '`']);
+    plain.then(|| raw.to_string())
+}
+
 /// `~user/x` is that user's home to bash: not something to check as a relative path.
 fn other_home(raw: &str) -> bool {
     raw.starts_with('~') && raw != "~" && !raw.starts_with("~/")

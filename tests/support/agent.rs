@@ -229,9 +229,16 @@ impl Agent {
             ops: self.handle.ops,
             events: self.handle.events,
         };
-        let outcome = cairn::headless::run(connection, prompt.into(), format, false, &mut out)
-            .await
-            .unwrap();
+        let outcome = cairn::headless::run(
+            connection,
+            prompt.into(),
+            format,
+            false,
+            &Default::default(),
+            &mut out,
+        )
+        .await
+        .unwrap();
         (outcome, String::from_utf8(out).unwrap())
     }
 

@@ -23,6 +23,7 @@ fn facts(dir: &Path) -> SessionFacts {
         settings_broken: Vec::new(),
         status_line: None,
         output_style: "Explanatory".into(),
+        api_key_source: "none".into(),
         tool_env: vec![("STATUS_GREETING".into(), "ahoy".into())],
         demo: false,
         plugins: Vec::new(),
