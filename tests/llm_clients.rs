@@ -764,7 +764,8 @@ async fn serve_forever_serves_on_the_given_port() {
 #[tokio::test]
 async fn a_login_token_goes_as_bearer_with_the_custom_headers() {
     let server = start(vec![Turn::text("hi")]);
-    let (headers, _) = parse_custom_headers("X-Team: core\nX-Trace: 42");
+    let (headers, _) =
+        parse_custom_headers("ANTHROPIC_CUSTOM_HEADERS", "X-Team: core\nX-Trace: 42");
     let endpoint = ModelEndpoint {
         api_key: None,
         login: Login {

@@ -96,7 +96,7 @@ impl Script<'_> {
                 return (depth == 0).then_some(());
             };
             if c == '#' {
-                self.to_line_end();
+                self.skip_to_line_end();
                 continue;
             }
             if c == '}' {
@@ -138,7 +138,7 @@ impl Script<'_> {
         }
     }
 
-    fn to_line_end(&mut self) {
+    fn skip_to_line_end(&mut self) {
         while self.next().is_some_and(|c| c != '\n') {}
     }
 
