@@ -12,6 +12,8 @@
 pub mod after_edit;
 pub mod format;
 pub mod handlers;
+pub mod rename;
+mod rename_tool;
 pub mod server;
 pub mod spec;
 pub mod state;
