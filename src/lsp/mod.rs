@@ -31,6 +31,9 @@ use spec::ServerSpec;
 /// The longest wait before a crashed server is started again.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 
+/// How long a question waits for a server that reports work in progress (indexing).
+pub const INDEXING_WAIT: Duration = Duration::from_secs(10);
+
 /// One (server, root) slot.
 enum Slot {
     Empty,

@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_lsp::lsp_types::request::{
     CallHierarchyIncomingCalls, CallHierarchyOutgoingCalls, CallHierarchyPrepare,
@@ -18,7 +17,7 @@ use async_lsp::lsp_types::request::{
 use async_lsp::lsp_types::{
     CallHierarchyIncomingCallsParams, CallHierarchyItem, CallHierarchyOutgoingCallsParams,
     CallHierarchyPrepareParams, DocumentSymbolParams, GotoDefinitionParams, GotoDefinitionResponse,
-    HoverParams, Location, Position, ReferenceContext, ReferenceParams, TextDocumentIdentifier,
+    HoverParams, Location, ReferenceContext, ReferenceParams, TextDocumentIdentifier,
     TextDocumentPositionParams, Url, WorkspaceSymbolParams,
 };
 use async_trait::async_trait;
@@ -27,12 +26,10 @@ use serde::Deserialize;
 
 use crate::files::paths::expand_path;
 use crate::permissions::ReadGuard;
-use crate::protocol::Display;
 use crate::session::context::SessionContext;
 use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 
-use super::format::{Render, hover, utf16_offset};
-use super::rename::PlannedFile;
+use super::format::{Render, hover, position};
 use super::rename_tool::Renames;
 use super::server::{LspError, Server};
 use super::{LspManager, after_edit, root_for};
@@ -40,8 +37,7 @@ use super::{LspManager, after_edit, root_for};
 /// The tool's name.
 pub const NAME: &str = "LSP";
 
-/// How long a question waits for a server that reports work in progress (indexing).
-pub const INDEXING_WAIT: Duration = Duration::from_secs(10);
+pub use super::INDEXING_WAIT;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -115,10 +111,10 @@ pub struct LspInput {
 
 /// Asks the session's language servers.
 pub struct LspTool {
-    pub(super) manager: Arc<LspManager>,
+    manager: Arc<LspManager>,
     guard: ReadGuard,
     /// Renames planned for review, by call id, until their call writes them.
-    pub(super) renames: Renames,
+    renames: Renames,
 }
 
 impl LspTool {
@@ -132,7 +128,7 @@ impl LspTool {
     }
 }
 
-pub(super) fn resolve(input: &LspInput, session: &SessionContext) -> Result<PathBuf, ToolError> {
+fn resolve(input: &LspInput, session: &SessionContext) -> Result<PathBuf, ToolError> {
     expand_path(&input.file_path, &session.cwd()).map_err(|e| ToolError::new(e.to_string()))
 }
 
@@ -239,11 +235,12 @@ impl Tool for LspTool {
             return Ok(None);
         }
         let path = resolve(input, &ctx.session)?;
-        let planned = self.plan_rename(input, &path, ctx).await?;
-        let display = Display::Diffs {
-            files: planned.iter().map(PlannedFile::diff).collect(),
-        };
-        self.renames.keep(&ctx.call_id, planned);
+        let (line, character) = (input.line.unwrap_or(1), input.character.unwrap_or(1));
+        let new_name = input.new_name.as_deref().unwrap_or_default();
+        let display = self
+            .renames
+            .plan(&self.manager, &path, (line, character), new_name, ctx)
+            .await?;
         Ok(Some(Preview {
             display,
             new_content: None,
@@ -252,7 +249,9 @@ impl Tool for LspTool {
 
     async fn call(&self, input: LspInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if input.operation == Operation::Rename {
-            return self.write_rename(&input, ctx);
+            return self
+                .renames
+                .write(input.new_name.as_deref().unwrap_or_default(), ctx);
         }
         let path = resolve(&input, &ctx.session)?;
         if !path.is_file() {
@@ -294,17 +293,6 @@ impl Tool for LspTool {
         };
         Ok(ToolOutput::text(text))
     }
-}
-
-/// The protocol position of 1-based editor `line`/`character` in `path`.
-pub(super) fn position(path: &Path, line: u32, character: u32) -> Position {
-    let line0 = line.saturating_sub(1);
-    let col0 = character.saturating_sub(1) as usize;
-    let col = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| t.lines().nth(line0 as usize).map(|l| utf16_offset(l, col0)))
-        .unwrap_or(col0 as u32);
-    Position::new(line0, col)
 }
 
 async fn ask(

@@ -16,6 +16,8 @@ mod choices;
 mod data;
 pub mod editor;
 mod preview;
+#[cfg(test)]
+mod rename_tests;
 mod render;
 #[cfg(test)]
 mod snapshot_tests;

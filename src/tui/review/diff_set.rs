@@ -146,12 +146,9 @@ impl DiffSet {
             self.on_screen_mut().render(area, buf);
             return;
         }
-        let accepted: usize = self.files.iter().filter(|f| f.all_accepted()).count();
         let text = format!(
-            "File {} of {} · {} of {} with every hunk accepted · Tab/Shift+Tab walk the hunks of all",
+            "File {} of {} · Tab/Shift+Tab move through every file's hunks",
             self.current + 1,
-            self.files.len(),
-            accepted,
             self.files.len(),
         );
         let style = Style::default()
