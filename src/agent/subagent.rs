@@ -424,7 +424,16 @@ impl SubagentRunner for Subagents {
         model: Option<&str>,
         ctx: &ToolContext,
     ) -> Result<SubagentDone, String> {
-        self.resume_run(id, prompt, model, ctx).await
+        // Its earlier conversation, then the new task.
+        let data_dir = &self.session.data_dir;
+        let name = resume::agent_type(data_dir, id)?;
+        let kind = self.kind(&name)?;
+        let earlier = crate::session::resume::load(&resume::transcript_path(data_dir, id))
+            .map_err(|e| e.to_string())?;
+        let (mut core, agent_id) = self.core_with(&name, &kind, model, &ctx.call_id, None, id)?;
+        core.conversation.messages = earlier.messages;
+        let report = core.run_subagent(prompt, &ctx.cancel).await?;
+        Ok(SubagentDone { report, agent_id })
     }
 
     fn start_background(

@@ -1,6 +1,7 @@
-//! Resuming a sub-agent: every sub-agent run has an id (`a` and hex digits) under which its
+//! Sub-agent ids and where their conversations are kept (the run itself is in `subagent.rs`):
+//! every sub-agent run has an id (`a` and hex digits) under which its
 //! conversation is kept in the session's data directory (`subagents/agent-<id>.jsonl`, with
-//! `agent-<id>.meta.json` naming its agent type). An Agent call with `resume: <id>` rebuilds
+//! `agent-<id>.meta.json` naming its agent type). An Agent call with `resume: <id>` (`SubagentRunner::resume` in `subagent.rs`) rebuilds
 //! that conversation (repaired as a resumed session is: a call it was interrupted in gets an
 //! "interrupted" result) and continues it with the new prompt, as the same type of agent, so an
 //! interrupted exploration goes on instead of starting over. The files live with the session's,
@@ -8,10 +9,6 @@
 //! no sub-agent of this session (or is not an id at all) is refused before anything runs.
 
 use std::path::{Path, PathBuf};
-
-use super::subagent::Subagents;
-use crate::tools::ToolContext;
-use crate::tools::agent_tool::SubagentDone;
 
 /// Why an id cannot be resumed; the same for every cause, so nothing about the disk leaks.
 const UNKNOWN: &str = "no sub-agent with that id in this session (an id is the agentId an \
@@ -71,27 +68,6 @@ pub(super) fn agent_type(data_dir: &Path, id: &str) -> Result<String, String> {
         .as_str()
         .map(str::to_string)
         .ok_or_else(|| UNKNOWN.into())
-}
-
-impl Subagents {
-    /// Continue sub-agent `id` with `prompt`: its earlier conversation, then the new task.
-    pub(super) async fn resume_run(
-        &self,
-        id: &str,
-        prompt: &str,
-        model: Option<&str>,
-        ctx: &ToolContext,
-    ) -> Result<SubagentDone, String> {
-        let data_dir = &self.session.data_dir;
-        let name = agent_type(data_dir, id)?;
-        let kind = self.kind(&name)?;
-        let earlier = crate::session::resume::load(&transcript_path(data_dir, id))
-            .map_err(|e| e.to_string())?;
-        let (mut core, agent_id) = self.core_with(&name, &kind, model, &ctx.call_id, None, id)?;
-        core.conversation.messages = earlier.messages;
-        let report = core.run_subagent(prompt, &ctx.cancel).await?;
-        Ok(SubagentDone { report, agent_id })
-    }
 }
 
 #[cfg(test)]
