@@ -83,6 +83,9 @@ pub enum Access {
     /// Needs the person's answers to these questions (AskUserQuestion); refused when no one can
     /// be asked.
     AskPerson(Vec<crate::protocol::Question>),
+    /// Reads what this MCP server publishes (its resources): a deny rule on all of that
+    /// server's tools (`mcp__server`, `mcp__*`) refuses it too.
+    McpServer(String),
 }
 
 /// What a successful call asks of the core beside its result.
