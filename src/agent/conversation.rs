@@ -4,7 +4,7 @@
 //! since the last one, so a resume reads back what the session was.
 
 use crate::llm::{ContentBlock, Message, Role};
-use crate::protocol::PermissionMode;
+use crate::protocol::{CallOutcome, Display, PermissionMode};
 use crate::session::transcript::{Record, Transcript};
 
 /// What a state record holds: the mode, the todo list and the loaded deferred tools.
@@ -13,6 +13,9 @@ pub(crate) type State = (PermissionMode, Vec<crate::protocol::Todo>, Vec<String>
 pub(crate) struct Conversation {
     pub messages: Vec<Message>,
     pub transcript: Transcript,
+    /// What each finished tool call showed the client (and its permission outcome), by call
+    /// id: what a resumed or rewound conversation redraws.
+    pub shown: std::collections::HashMap<String, (Display, Option<CallOutcome>)>,
     /// The state last written to the transcript.
     last_state: Option<State>,
 }
@@ -22,6 +25,7 @@ impl Conversation {
         Conversation {
             messages: Vec::new(),
             transcript,
+            shown: Default::default(),
             last_state: None,
         }
     }
@@ -54,6 +58,16 @@ impl Conversation {
         self.transcript.append(&message);
         self.messages.push(message);
         self.record_state(state);
+    }
+
+    /// Remember (and write to the transcript) what tool call `call_id` showed the client.
+    pub fn record_shown(&mut self, call_id: String, display: Display, outcome: Option<CallOutcome>) {
+        self.transcript.record(&Record::ToolShown {
+            tool_use_id: call_id.clone(),
+            display: display.clone(),
+            outcome,
+        });
+        self.shown.insert(call_id, (display, outcome));
     }
 
     /// Write a state record when `now` differs from the last one written.

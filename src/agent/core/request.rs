@@ -204,7 +204,12 @@ impl Core {
             });
         }
         if has_tools {
+            let shown = executor.shown();
             let results = executor.finish().await;
+            let shown = std::mem::take(&mut *shown.lock().unwrap_or_else(|e| e.into_inner()));
+            for (call_id, display, outcome) in shown {
+                self.conversation.record_shown(call_id, display, outcome);
+            }
             self.events().send(Event::ToolResults {
                 content: serde_json::to_value(&results).unwrap_or_default(),
             });
