@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use super::agent::AgentActivity;
 use super::body::{self, Body, Keep};
 use super::layout::{COLLAPSED_DIFF_ROWS, COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
-use super::wrap::{sanitize, wrap_spans};
+use super::wrap::{sanitize, str_width, wrap_spans};
 use crate::protocol::{CallOutcome, Display};
 use crate::tui::theme::Theme;
 use crate::tui::untrusted::one_line;
@@ -186,11 +186,16 @@ impl ToolCell {
             title.push(Span::styled(" · changed on disk since", theme.tool_waiting));
         }
         if ctx.focused {
+            // What the keys do now, when it fits on the title's row; the marker alone if not.
             let verb = if ctx.expanded { "collapse" } else { "expand" };
-            title.push(Span::styled(
-                format!("  ◂ ctrl+o to {verb} · esc to unfocus"),
-                theme.hint,
-            ));
+            let hint = format!("  ◂ ctrl+o to {verb} · esc to unfocus");
+            let used: usize = 2 + title.iter().map(|s| str_width(&s.content)).sum::<usize>();
+            let hint = if used + str_width(&hint) <= ctx.width {
+                hint
+            } else {
+                "  ◂".to_string()
+            };
+            title.push(Span::styled(hint, theme.hint));
         }
         wrap_spans(&[glyph_span], &[Span::raw("  ")], &title, ctx.width, out);
         if let Some(agent) = &self.agent {
