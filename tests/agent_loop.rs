@@ -1356,7 +1356,10 @@ async fn a_resumed_session_redraws_each_call_with_its_display_and_outcome() {
     let Some(Display::Diff { before, after, .. }) = display else {
         panic!("{display:?}")
     };
-    assert_eq!((before.as_str(), after.as_str()), ("a\nb\nc\n", "a\nBee\nc\n"));
+    assert_eq!(
+        (before.as_str(), after.as_str()),
+        ("a\nb\nc\n", "a\nBee\nc\n")
+    );
     let (read, _) = tool(&items, "r");
     assert!(read.is_some(), "{items:?}");
 

@@ -371,11 +371,15 @@ that was compacted to save context. Its summary:\n\n";
 /// message adds after it (the files re-read, the todo list, the last instruction).
 pub(crate) fn summary_of(text: &str) -> Option<&str> {
     let rest = text.strip_prefix(CONTINUATION_HEAD)?;
-    let end = ["\nThe current content of ", "\nThe todo list:\n", "\nContinue the work from"]
-        .iter()
-        .filter_map(|m| rest.find(m))
-        .min()
-        .unwrap_or(rest.len());
+    let end = [
+        "\nThe current content of ",
+        "\nThe todo list:\n",
+        "\nContinue the work from",
+    ]
+    .iter()
+    .filter_map(|m| rest.find(m))
+    .min()
+    .unwrap_or(rest.len());
     Some(rest[..end].trim())
 }
 

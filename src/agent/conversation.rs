@@ -61,7 +61,12 @@ impl Conversation {
     }
 
     /// Remember (and write to the transcript) what tool call `call_id` showed the client.
-    pub fn record_shown(&mut self, call_id: String, display: Display, outcome: Option<CallOutcome>) {
+    pub fn record_shown(
+        &mut self,
+        call_id: String,
+        display: Display,
+        outcome: Option<CallOutcome>,
+    ) {
         self.transcript.record(&Record::ToolShown {
             tool_use_id: call_id.clone(),
             display: display.clone(),

@@ -329,10 +329,11 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         called_as,
     } = call;
     let finish = |is_error: bool, content: ToolResultContent, display: Display, outcome| {
-        shown
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((call_id.clone(), display.clone(), outcome));
+        shown.lock().unwrap_or_else(|e| e.into_inner()).push((
+            call_id.clone(),
+            display.clone(),
+            outcome,
+        ));
         events.send(Event::ToolCallFinished {
             call_id: call_id.clone(),
             is_error,

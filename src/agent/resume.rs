@@ -91,28 +91,37 @@ impl Core {
                     tool_use_id,
                     is_error,
                     content,
-                } => Some((tool_use_id.as_str(), (*is_error, content.text().into_owned()))),
+                } => Some((
+                    tool_use_id.as_str(),
+                    (*is_error, content.text().into_owned()),
+                )),
                 _ => None,
             })
             .collect();
         let mut items = Vec::new();
         for m in &self.conversation.messages {
             match m.role {
-                Role::User => items.extend(prompt_text(m).map(|text| {
-                    match crate::agent::compact::summary_of(&text) {
-                        Some(summary) => HistoryItem::Compacted {
-                            summary: summary.to_string(),
+                Role::User => {
+                    items.extend(prompt_text(m).map(
+                        |text| match crate::agent::compact::summary_of(&text) {
+                            Some(summary) => HistoryItem::Compacted {
+                                summary: summary.to_string(),
+                            },
+                            None => HistoryItem::Prompt { text },
                         },
-                        None => HistoryItem::Prompt { text },
-                    }
-                })),
+                    ))
+                }
                 Role::Assistant => items.extend(self.answer_items(m, &results)),
             }
         }
         items
     }
 
-    fn answer_items(&self, m: &Message, results: &HashMap<&str, (bool, String)>) -> Vec<HistoryItem> {
+    fn answer_items(
+        &self,
+        m: &Message,
+        results: &HashMap<&str, (bool, String)>,
+    ) -> Vec<HistoryItem> {
         let mut items = Vec::new();
         for block in &m.content {
             match block {

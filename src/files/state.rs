@@ -96,7 +96,10 @@ pub struct ReadFileState {
 /// What [`ReadFileState::set_write_hook`] takes: called with the path of each write and the
 /// tool call that made it, with no lock held; it must not block (spawn what takes time).
 #[derive(Clone)]
-pub struct WriteHook(pub Arc<dyn Fn(&Path, Option<&str>) + Send + Sync>);
+pub struct WriteHook(pub Arc<WriteHookFn>);
+
+/// The write hook's function: the path written and the tool call that wrote it.
+pub type WriteHookFn = dyn Fn(&Path, Option<&str>) + Send + Sync;
 
 impl std::fmt::Debug for WriteHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -71,7 +71,12 @@ impl Body {
         frame: markdown::Frame<'_>,
         out: &mut Vec<Line<'static>>,
     ) -> bool {
-        layout_parts(self.collapsed.as_ref().unwrap_or(&self.parts), pad, frame, out)
+        layout_parts(
+            self.collapsed.as_ref().unwrap_or(&self.parts),
+            pad,
+            frame,
+            out,
+        )
     }
 }
 
