@@ -1384,6 +1384,39 @@ async fn a_resumed_session_redraws_each_call_with_its_display_and_outcome() {
     assert!(text.contains("f.txt"), "{text}");
 }
 
+/// A compacted session resumes with its compaction as one item carrying the summary, not as
+/// the long message the model went on from.
+#[tokio::test]
+async fn a_compacted_session_resumes_with_a_compaction_item_not_a_prompt() {
+    use cairn::protocol::HistoryItem;
+    use cairn::session::transcript::{Record, Transcript};
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("old.jsonl");
+    let mut t = Transcript::at(path.clone(), "old").with_header(tmp.path(), None);
+    t.append(&cairn::llm::Message::user_text("fix the parser"));
+    t.record(&Record::CompactBoundary {
+        trigger: "manual".into(),
+        pre_tokens: 90_000,
+    });
+    t.append(&cairn::llm::Message::user_text(
+        "This session is being continued from an earlier conversation that was compacted to \
+         save context. Its summary:\n\n## Goal\nFix the parser.\n\nThe todo list:\n- [ ] \
+         peek\n\nContinue the work from where it was left, without asking again.",
+    ));
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.resume = Some(cairn::session::resume::load(&path).unwrap());
+    let mut agent = Agent::start(&json!({"turns": [{"text": "ok"}]}), setup);
+    let events = agent.prompt("go on").await;
+    assert!(
+        events.contains(&Event::HistoryRestored {
+            items: vec![HistoryItem::Compacted {
+                summary: "## Goal\nFix the parser.".into()
+            }]
+        }),
+        "{events:?}"
+    );
+}
+
 #[tokio::test]
 async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_its_report() {
     let tmp = tempfile::tempdir().unwrap();
