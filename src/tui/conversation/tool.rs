@@ -4,7 +4,9 @@
 //! advanced by `tick`), done, error (red), denied (from the `outcome` of `ToolCallFinished`), or
 //! interrupted when the turn ended first. The body is the live output tail while running and the
 //! call's [`Display`] once finished; long bodies are collapsed to a few rows with "+N lines"
-//! unless the cell is expanded. Invariant: the spinner frame and elapsed seconds only change
+//! unless the cell is expanded (an edit collapsed shows its changed lines, trimmed from the
+//! middle). Problems a language server found after the call's edit follow the body as a
+//! count, listed when expanded. Invariant: the spinner frame and elapsed seconds only change
 //! through [`ToolCell::advance`], so a layout is a pure function of the cell's state.
 
 use std::time::Instant;

@@ -1,5 +1,6 @@
 //! What the person sees of the conversation and where their eye is: the focused cell (moved
-//! with the arrow keys, dropped with Esc), expanding and collapsing it, whether a redraw is due,
+//! with the arrow keys, dropped with Esc), expanding and collapsing it or (nothing focused) the
+//! tool cells of the turn in view, whether a redraw is due,
 //! and drawing the visible cells (or the whole transcript) into a buffer through the scroll
 //! position, so a frame lays out only the cells it walks over.
 
