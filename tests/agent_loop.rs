@@ -1384,6 +1384,67 @@ async fn a_resumed_session_redraws_each_call_with_its_display_and_outcome() {
     assert!(text.contains("f.txt"), "{text}");
 }
 
+/// The problems a language server found after an edit come back with a resumed session,
+/// after its history, for the client to show under the call again.
+#[tokio::test]
+async fn a_resumed_session_tells_the_problems_found_after_its_edits_again() {
+    use cairn::llm::{ContentBlock, Message, Role};
+    use cairn::session::transcript::{Record, Transcript};
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("old.jsonl");
+    let mut t = Transcript::at(path.clone(), "old").with_header(tmp.path(), None);
+    t.append(&Message::user_text("edit app.py"));
+    t.append(&Message {
+        role: Role::Assistant,
+        content: vec![ContentBlock::ToolUse {
+            id: "e1".into(),
+            name: "Edit".into(),
+            input: json!({"file_path": "app.py", "old_string": "a", "new_string": "b"}),
+        }],
+    });
+    t.append(&Message {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: "e1".into(),
+            content: "The file app.py has been updated successfully."
+                .to_string()
+                .into(),
+            is_error: false,
+        }],
+    });
+    let told = Event::ToolDiagnostics {
+        call_id: "e1".into(),
+        path: tmp.path().join("app.py"),
+        problems: vec!["line 5:17 error: Argument of type \"int\"".into()],
+        new: true,
+    };
+    let Event::ToolDiagnostics {
+        call_id,
+        path: file,
+        problems,
+        new,
+    } = told.clone()
+    else {
+        unreachable!()
+    };
+    t.record(&Record::ToolDiagnostics {
+        tool_use_id: call_id,
+        path: file,
+        problems,
+        new,
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.resume = Some(cairn::session::resume::load(&path).unwrap());
+    let mut agent = Agent::start(&json!({"turns": [{"text": "ok"}]}), setup);
+    let events = agent.prompt("go on").await;
+    let restored = events
+        .iter()
+        .position(|e| matches!(e, Event::HistoryRestored { .. }))
+        .unwrap();
+    let again = events.iter().position(|e| *e == told);
+    assert!(again.is_some_and(|i| i > restored), "{events:?}");
+}
+
 /// A compacted session resumes with its compaction as one item carrying the summary, not as
 /// the long message the model went on from.
 #[tokio::test]

@@ -109,7 +109,10 @@ async fn run_with_events(
         .map(|calls| json!({ "tool_calls": calls }))
         .collect();
     script_turns.push(json!({"text": "done"}));
-    let mut agent = Agent::start(&json!({ "turns": script_turns }), lsp_setup(dir, manager));
+    let mut setup = lsp_setup(dir, manager);
+    // Written to `dir/.data/t.jsonl`.
+    setup.transcript = true;
+    let mut agent = Agent::start(&json!({ "turns": script_turns }), setup);
     agent.submit("look");
     let events = agent.run_turn().await;
     assert_eq!(finished(&events).0, TurnEnd::Completed);
@@ -303,6 +306,14 @@ async fn an_edit_that_breaks_a_type_is_reported_with_its_line_and_the_fix_brings
         told[0].1[0].starts_with("line 5:17 error: Argument of type"),
         "{told:?}"
     );
+    // And the transcript keeps them, for a resumed session to show again.
+    let transcript = std::fs::read_to_string(dir.join(".data/t.jsonl")).unwrap();
+    let kept: Vec<&str> = transcript
+        .lines()
+        .filter(|l| l.contains("\"type\":\"tool_diagnostics\""))
+        .collect();
+    assert_eq!(kept.len(), 1, "{transcript}");
+    assert!(kept[0].contains("\"toolUseId\":\"e1\""), "{}", kept[0]);
     // Queued by the time the next call's result goes out, at the latest.
     let after = agent.request_body(3).to_string();
     assert!(

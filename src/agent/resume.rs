@@ -18,6 +18,7 @@ impl Core {
     pub(crate) fn restore(&mut self, resumed: Resumed, keep_mode: bool) {
         self.conversation.messages = resumed.messages;
         self.conversation.shown = resumed.shown;
+        self.conversation.diagnostics = resumed.diagnostics;
         self.tools.deferral.tools.restore(resumed.loaded_tools);
         self.tools.deferral.forget_announcements();
         self.session.set_todos(resumed.todos.clone());
@@ -39,9 +40,7 @@ impl Core {
                 .event(Usage::default(), String::new(), &self.request_model());
             self.events().send(event);
         }
-        self.events().send(Event::HistoryRestored {
-            items: self.history_items(),
-        });
+        self.send_history();
         if !resumed.repairs.is_empty() {
             self.events().send(Event::Notice {
                 message: format!(
@@ -74,6 +73,17 @@ impl Core {
             Err(e) => self.events().send(Event::Error {
                 message: format!("Cannot resume: {e}"),
             }),
+        }
+    }
+
+    /// Tell the client what the conversation was: its items, then the problems found after
+    /// its edits (shown under their calls).
+    pub(crate) fn send_history(&self) {
+        self.events().send(Event::HistoryRestored {
+            items: self.history_items(),
+        });
+        for told in &self.conversation.diagnostics {
+            self.events().send(told.clone());
         }
     }
 

@@ -66,7 +66,7 @@ pub fn attach(manager: &Arc<LspManager>, session: &Arc<SessionContext>) {
             if let Some(found) = check(&server, &path, &language, &session).await {
                 session.remind(found.reminder);
                 if let Some(call_id) = call_id {
-                    session.events.send(Event::ToolDiagnostics {
+                    session.tell_diagnostics(Event::ToolDiagnostics {
                         call_id,
                         path,
                         problems: found.lines,

@@ -15,7 +15,7 @@ use super::transcript::{
     FORMAT_VERSION, Record, TranscriptContents, TranscriptError, read_transcript,
 };
 use crate::llm::{ContentBlock, Message, Role, ToolResultContent};
-use crate::protocol::{CallOutcome, Display, PermissionMode, Todo, Usage};
+use crate::protocol::{CallOutcome, Display, Event, PermissionMode, Todo, Usage};
 
 /// What a tool call that never finished is answered with.
 pub const INTERRUPTED: &str = "The session stopped before this tool call finished \
@@ -40,6 +40,8 @@ pub struct Resumed {
     pub repairs: Vec<String>,
     /// What each finished tool call showed, by call id (from `tool_shown` records).
     pub shown: std::collections::HashMap<String, (Display, Option<CallOutcome>)>,
+    /// Problems found after calls' edits, as told (`Event::ToolDiagnostics`), in order.
+    pub diagnostics: Vec<Event>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -116,6 +118,17 @@ pub fn rebuild(contents: &TranscriptContents) -> Resumed {
             out.shown
                 .insert(tool_use_id.clone(), (display.clone(), *outcome));
         }
+        Record::ToolDiagnostics {
+            tool_use_id,
+            path,
+            problems,
+            new,
+        } => out.diagnostics.push(Event::ToolDiagnostics {
+            call_id: tool_use_id.clone(),
+            path: path.clone(),
+            problems: problems.clone(),
+            new: *new,
+        }),
         // The summary after it (the copy of the kept conversation) replaces everything before.
         Record::CompactBoundary { .. } | Record::Rewind { .. } => {
             out.messages.clear();

@@ -35,6 +35,9 @@ impl Core {
         if let Some(note) = self.tools.refresh(&model) {
             self.session.remind(note);
         }
+        for told in self.session.take_diagnostics_told() {
+            self.conversation.record_diagnostics(told);
+        }
         let reminders = self.session.take_reminders();
         if !reminders.is_empty() {
             let blocks = reminders

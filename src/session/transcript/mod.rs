@@ -75,6 +75,15 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         outcome: Option<CallOutcome>,
     },
+    /// Problems a language server found in `path` after tool call `toolUseId` wrote it, as the
+    /// person was shown them (`new`: only those the edit brought).
+    ToolDiagnostics {
+        #[serde(rename = "toolUseId")]
+        tool_use_id: String,
+        path: PathBuf,
+        problems: Vec<String>,
+        new: bool,
+    },
 }
 
 pub struct Transcript {
