@@ -43,12 +43,19 @@ pub enum HistoryItem {
     Prompt { text: String },
     /// The model's text.
     Answer { text: String },
-    /// A tool call and whether it failed.
+    /// A tool call, whether it failed, and (when the transcript recorded it) what it showed
+    /// and how its permission step ended.
     Tool {
         call_id: String,
         title: String,
         is_error: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        display: Option<Display>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<CallOutcome>,
     },
+    /// The conversation was compacted here; `summary` is what the model went on from.
+    Compacted { summary: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -177,6 +184,15 @@ pub enum Event {
         display: Display,
         /// What the outcome of the permission step was, when there was one.
         outcome: Option<CallOutcome>,
+    },
+    /// A language server's problems in the file call `call_id` edited, found after the edit
+    /// (one line each: `line 5:17 error: message`); `new`: only those the edit brought (false
+    /// when the file had not been checked before it).
+    ToolDiagnostics {
+        call_id: String,
+        path: PathBuf,
+        problems: Vec<String>,
+        new: bool,
     },
     PermissionRequest(PermissionRequest),
     /// An open request was replaced: what it proposes changed (a file changed on disk under

@@ -1285,6 +1285,200 @@ async fn a_resumed_session_takes_over_its_conversation_mode_todos_and_usage() {
     );
 }
 
+/// Issue #27, item 3: a resumed session's calls come back with what they showed live (the
+/// diff as written, the output, "allowed with your changes"); an older transcript without
+/// those records still resumes, its calls showing their results' text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_session_redraws_each_call_with_its_display_and_outcome() {
+    use cairn::protocol::{CallOutcome, HistoryItem};
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("f.txt");
+    std::fs::write(&file, "a\nb\nc\n").unwrap();
+    let path = file.display().to_string();
+    let script = json!({"turns": [
+        {"tool_calls": [{"id": "r", "name": "Read", "input": {"file_path": path}}]},
+        {"tool_calls": [{"id": "e", "name": "Edit", "input":
+            {"file_path": path, "old_string": "b\n", "new_string": "B\n"}}]},
+        {"text": "edited"}]});
+    let setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    let transcript = setup.data_dir.join("t.jsonl");
+    let mut agent = Agent::start(&script, setup);
+    agent.submit("edit f.txt");
+    let events = agent
+        .run_turn_answering(|req| {
+            if req.tool == "Edit" {
+                Decision::AllowEdited {
+                    content: "a\nBee\nc\n".into(),
+                    note: "The person wrote Bee.".into(),
+                    grant: None,
+                    files: Vec::new(),
+                }
+            } else {
+                Decision::AllowOnce
+            }
+        })
+        .await;
+    assert_eq!(finished(&events).0, TurnEnd::Completed);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nBee\nc\n");
+    drop(agent);
+
+    let second = tmp.path().join("second");
+    std::fs::create_dir_all(&second).unwrap();
+    let restored = |resumed| async {
+        let mut setup = Setup::in_dir(&second, Provider::Anthropic);
+        setup.resume = Some(resumed);
+        let mut agent = Agent::start(&json!({"turns": [{"text": "ok"}]}), setup);
+        let events = agent.prompt("go on").await;
+        events
+            .into_iter()
+            .find_map(|e| match e {
+                Event::HistoryRestored { items } => Some(items),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let tool = |items: &[HistoryItem], id: &str| {
+        items
+            .iter()
+            .find_map(|i| match i {
+                HistoryItem::Tool {
+                    call_id,
+                    display,
+                    outcome,
+                    ..
+                } if call_id == id => Some((display.clone(), *outcome)),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let items = restored(cairn::session::resume::load(&transcript).unwrap()).await;
+    let (display, outcome) = tool(&items, "e");
+    assert_eq!(outcome, Some(CallOutcome::AllowedEdited));
+    let Some(Display::Diff { before, after, .. }) = display else {
+        panic!("{display:?}")
+    };
+    assert_eq!(
+        (before.as_str(), after.as_str()),
+        ("a\nb\nc\n", "a\nBee\nc\n")
+    );
+    let (read, _) = tool(&items, "r");
+    assert!(read.is_some(), "{items:?}");
+
+    // A transcript written before the records existed: the result's text is shown.
+    let old = tmp.path().join("old.jsonl");
+    let lines: String = std::fs::read_to_string(&transcript)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("\"type\":\"tool_shown\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(lines.len() < std::fs::read_to_string(&transcript).unwrap().len());
+    std::fs::write(&old, lines).unwrap();
+    let resumed = cairn::session::resume::load(&old).unwrap();
+    assert!(resumed.repairs.is_empty(), "{:?}", resumed.repairs);
+    let items = restored(resumed).await;
+    let (display, outcome) = tool(&items, "e");
+    assert_eq!(outcome, None);
+    let Some(Display::Text { text }) = display else {
+        panic!("{display:?}")
+    };
+    assert!(text.contains("f.txt"), "{text}");
+}
+
+/// The problems a language server found after an edit come back with a resumed session,
+/// after its history, for the client to show under the call again.
+#[tokio::test]
+async fn a_resumed_session_tells_the_problems_found_after_its_edits_again() {
+    use cairn::llm::{ContentBlock, Message, Role};
+    use cairn::session::transcript::{Record, Transcript};
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("old.jsonl");
+    let mut t = Transcript::at(path.clone(), "old").with_header(tmp.path(), None);
+    t.append(&Message::user_text("edit app.py"));
+    t.append(&Message {
+        role: Role::Assistant,
+        content: vec![ContentBlock::ToolUse {
+            id: "e1".into(),
+            name: "Edit".into(),
+            input: json!({"file_path": "app.py", "old_string": "a", "new_string": "b"}),
+        }],
+    });
+    t.append(&Message {
+        role: Role::User,
+        content: vec![ContentBlock::ToolResult {
+            tool_use_id: "e1".into(),
+            content: "The file app.py has been updated successfully."
+                .to_string()
+                .into(),
+            is_error: false,
+        }],
+    });
+    let told = Event::ToolDiagnostics {
+        call_id: "e1".into(),
+        path: tmp.path().join("app.py"),
+        problems: vec!["line 5:17 error: Argument of type \"int\"".into()],
+        new: true,
+    };
+    let Event::ToolDiagnostics {
+        call_id,
+        path: file,
+        problems,
+        new,
+    } = told.clone()
+    else {
+        unreachable!()
+    };
+    t.record(&Record::ToolDiagnostics {
+        tool_use_id: call_id,
+        path: file,
+        problems,
+        new,
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.resume = Some(cairn::session::resume::load(&path).unwrap());
+    let mut agent = Agent::start(&json!({"turns": [{"text": "ok"}]}), setup);
+    let events = agent.prompt("go on").await;
+    let restored = events
+        .iter()
+        .position(|e| matches!(e, Event::HistoryRestored { .. }))
+        .unwrap();
+    let again = events.iter().position(|e| *e == told);
+    assert!(again.is_some_and(|i| i > restored), "{events:?}");
+}
+
+/// A compacted session resumes with its compaction as one item carrying the summary, not as
+/// the long message the model went on from.
+#[tokio::test]
+async fn a_compacted_session_resumes_with_a_compaction_item_not_a_prompt() {
+    use cairn::protocol::HistoryItem;
+    use cairn::session::transcript::{Record, Transcript};
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("old.jsonl");
+    let mut t = Transcript::at(path.clone(), "old").with_header(tmp.path(), None);
+    t.append(&cairn::llm::Message::user_text("fix the parser"));
+    t.record(&Record::CompactBoundary {
+        trigger: "manual".into(),
+        pre_tokens: 90_000,
+    });
+    t.append(&cairn::llm::Message::user_text(
+        "This session is being continued from an earlier conversation that was compacted to \
+         save context. Its summary:\n\n## Goal\nFix the parser.\n\nThe todo list:\n- [ ] \
+         peek\n\nContinue the work from where it was left, without asking again.",
+    ));
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.resume = Some(cairn::session::resume::load(&path).unwrap());
+    let mut agent = Agent::start(&json!({"turns": [{"text": "ok"}]}), setup);
+    let events = agent.prompt("go on").await;
+    assert!(
+        events.contains(&Event::HistoryRestored {
+            items: vec![HistoryItem::Compacted {
+                summary: "## Goal\nFix the parser.".into()
+            }]
+        }),
+        "{events:?}"
+    );
+}
+
 #[tokio::test]
 async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_its_report() {
     let tmp = tempfile::tempdir().unwrap();

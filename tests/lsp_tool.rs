@@ -12,7 +12,7 @@ use cairn::llm::Provider;
 use cairn::lsp::LspManager;
 use cairn::lsp::tool::LspTool;
 use cairn::permissions::PermissionGate;
-use cairn::protocol::{Decision, Display, EditedFile, LspState, PermissionRequest, TurnEnd};
+use cairn::protocol::{Decision, Display, EditedFile, Event, LspState, PermissionRequest, TurnEnd};
 use serde_json::{Value, json};
 
 #[path = "support/agent.rs"]
@@ -95,16 +95,28 @@ fn gate(dir: &Path) -> PermissionGate {
 /// Run one prompt in which the model makes each of `turns`' calls in turn (every permission
 /// request allowed), then ends; return the agent for reading its requests.
 async fn run(dir: &Path, manager: Arc<LspManager>, turns: Vec<Vec<Value>>) -> Agent {
+    run_with_events(dir, manager, turns).await.0
+}
+
+/// [`run`], with the turn's events.
+async fn run_with_events(
+    dir: &Path,
+    manager: Arc<LspManager>,
+    turns: Vec<Vec<Value>>,
+) -> (Agent, Vec<Event>) {
     let mut script_turns: Vec<Value> = turns
         .into_iter()
         .map(|calls| json!({ "tool_calls": calls }))
         .collect();
     script_turns.push(json!({"text": "done"}));
-    let mut agent = Agent::start(&json!({ "turns": script_turns }), lsp_setup(dir, manager));
+    let mut setup = lsp_setup(dir, manager);
+    // Written to `dir/.data/t.jsonl`.
+    setup.transcript = true;
+    let mut agent = Agent::start(&json!({ "turns": script_turns }), setup);
     agent.submit("look");
     let events = agent.run_turn().await;
     assert_eq!(finished(&events).0, TurnEnd::Completed);
-    agent
+    (agent, events)
 }
 
 /// A session in `dir` whose one extra tool is the LSP tool over `manager`.
@@ -268,7 +280,40 @@ async fn an_edit_that_breaks_a_type_is_reported_with_its_line_and_the_fix_brings
         vec![edit("e2", "greet(42)", "greet(\"you\")")],
         vec![symbols("c3")],
     ];
-    let agent = run(&dir, Arc::clone(&manager), turns).await;
+    let (agent, events) = run_with_events(&dir, Arc::clone(&manager), turns).await;
+    // The client is told which call the problems came after (the TUI shows them under it);
+    // the fix brings none.
+    let told: Vec<(&str, &[String], bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolDiagnostics {
+                call_id,
+                problems,
+                new,
+                path,
+            } => {
+                assert!(path.ends_with("app.py"), "{path:?}");
+                Some((call_id.as_str(), problems.as_slice(), *new))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0].0, "e1");
+    assert!(told[0].2);
+    assert_eq!(told[0].1.len(), 1, "{told:?}");
+    assert!(
+        told[0].1[0].starts_with("line 5:17 error: Argument of type"),
+        "{told:?}"
+    );
+    // And the transcript keeps them, for a resumed session to show again.
+    let transcript = std::fs::read_to_string(dir.join(".data/t.jsonl")).unwrap();
+    let kept: Vec<&str> = transcript
+        .lines()
+        .filter(|l| l.contains("\"type\":\"tool_diagnostics\""))
+        .collect();
+    assert_eq!(kept.len(), 1, "{transcript}");
+    assert!(kept[0].contains("\"toolUseId\":\"e1\""), "{}", kept[0]);
     // Queued by the time the next call's result goes out, at the latest.
     let after = agent.request_body(3).to_string();
     assert!(

@@ -346,10 +346,14 @@ pub fn history(items: &[HistoryItem]) -> Vec<SessionUpdate> {
         .map(|item| match item {
             HistoryItem::Prompt { text } => SessionUpdate::UserMessageChunk(chunk(text)),
             HistoryItem::Answer { text } => SessionUpdate::AgentMessageChunk(chunk(text)),
+            HistoryItem::Compacted { .. } => SessionUpdate::AgentThoughtChunk(chunk(
+                "(The conversation was compacted here; the model went on from a summary.)",
+            )),
             HistoryItem::Tool {
                 call_id,
                 title,
                 is_error,
+                ..
             } => SessionUpdate::ToolCall(ToolCall::new(call_id.clone(), title.clone()).status(
                 if *is_error {
                     ToolCallStatus::Failed

@@ -255,6 +255,8 @@ fn a_restored_history_replays_prompts_answers_and_calls() {
             call_id: "t1".into(),
             title: "Read a".into(),
             is_error: false,
+            display: None,
+            outcome: None,
         },
         HistoryItem::Answer {
             text: "done".into(),

@@ -256,11 +256,7 @@ impl Core {
     /// The message the conversation continues from: the summary, the files most recently
     /// read as they are now, and the todo list.
     fn continuation(&self, summary: &str) -> Message {
-        let mut text = format!(
-            "This session is being continued from an earlier conversation that was compacted \
-             to save context. Its summary:\n\n{}\n",
-            summary.trim()
-        );
+        let mut text = format!("{CONTINUATION_HEAD}{}\n", summary.trim());
         let mut budget = REATTACH_TOTAL_CHARS;
         for path in self.recently_read() {
             let Ok(content) = std::fs::read_to_string(&path) else {
@@ -365,6 +361,26 @@ fn clear_old_results(messages: &mut [Message]) -> u64 {
         }
     }
     freed
+}
+
+/// How the message a compacted conversation continues from begins; the summary follows.
+const CONTINUATION_HEAD: &str = "This session is being continued from an earlier conversation \
+that was compacted to save context. Its summary:\n\n";
+
+/// The summary in the message a compaction left (`text`), if `text` is one: up to what the
+/// message adds after it (the files re-read, the todo list, the last instruction).
+pub(crate) fn summary_of(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix(CONTINUATION_HEAD)?;
+    let end = [
+        "\nThe current content of ",
+        "\nThe todo list:\n",
+        "\nContinue the work from",
+    ]
+    .iter()
+    .filter_map(|m| rest.find(m))
+    .min()
+    .unwrap_or(rest.len());
+    Some(rest[..end].trim())
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! since the last one, so a resume reads back what the session was.
 
 use crate::llm::{ContentBlock, Message, Role};
-use crate::protocol::PermissionMode;
+use crate::protocol::{CallOutcome, Display, Event, PermissionMode};
 use crate::session::transcript::{Record, Transcript};
 
 /// What a state record holds: the mode, the todo list and the loaded deferred tools.
@@ -13,6 +13,11 @@ pub(crate) type State = (PermissionMode, Vec<crate::protocol::Todo>, Vec<String>
 pub(crate) struct Conversation {
     pub messages: Vec<Message>,
     pub transcript: Transcript,
+    /// What each finished tool call showed the client (and its permission outcome), by call
+    /// id: what a resumed or rewound conversation redraws.
+    pub shown: std::collections::HashMap<String, (Display, Option<CallOutcome>)>,
+    /// The problems a language server found after each call's edit, as told to the client.
+    pub diagnostics: Vec<Event>,
     /// The state last written to the transcript.
     last_state: Option<State>,
 }
@@ -22,6 +27,8 @@ impl Conversation {
         Conversation {
             messages: Vec::new(),
             transcript,
+            shown: Default::default(),
+            diagnostics: Vec::new(),
             last_state: None,
         }
     }
@@ -54,6 +61,40 @@ impl Conversation {
         self.transcript.append(&message);
         self.messages.push(message);
         self.record_state(state);
+    }
+
+    /// Remember (and write to the transcript) what tool call `call_id` showed the client.
+    pub fn record_shown(
+        &mut self,
+        call_id: String,
+        display: Display,
+        outcome: Option<CallOutcome>,
+    ) {
+        self.transcript.record(&Record::ToolShown {
+            tool_use_id: call_id.clone(),
+            display: display.clone(),
+            outcome,
+        });
+        self.shown.insert(call_id, (display, outcome));
+    }
+
+    /// Remember (and write to the transcript) problems told to the client after an edit.
+    pub fn record_diagnostics(&mut self, event: Event) {
+        if let Event::ToolDiagnostics {
+            call_id,
+            path,
+            problems,
+            new,
+        } = &event
+        {
+            self.transcript.record(&Record::ToolDiagnostics {
+                tool_use_id: call_id.clone(),
+                path: path.clone(),
+                problems: problems.clone(),
+                new: *new,
+            });
+            self.diagnostics.push(event);
+        }
     }
 
     /// Write a state record when `now` differs from the last one written.

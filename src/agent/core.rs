@@ -352,6 +352,7 @@ impl Core {
             decisions: self.services.decisions.clone(),
             deferred: self.tools.deferral.tools.clone(),
             cancel,
+            shown: Default::default(),
         })
     }
 

@@ -50,7 +50,12 @@ pub struct CallEnv {
     pub deferred: crate::tools::tool_search::DeferredTools,
     /// Cancelled on interrupt.
     pub cancel: CancellationToken,
+    /// What each finished call showed the client, for the transcript (a resume redraws it).
+    pub shown: Shown,
 }
+
+/// The displays of finished calls: call id, what the client was shown, the permission outcome.
+pub type Shown = Arc<std::sync::Mutex<Vec<(String, Display, Option<CallOutcome>)>>>;
 
 enum SlotState {
     Waiting(Box<PreparedCall>),
@@ -90,6 +95,11 @@ impl Executor {
 
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+
+    /// Where the displays of finished calls collect (see [`CallEnv::shown`]).
+    pub fn shown(&self) -> Shown {
+        Arc::clone(&self.env.shown)
     }
 
     /// A tool_use block finished streaming: look the tool up, parse its input, and start it if
@@ -310,6 +320,7 @@ fn error_result(tool_use_id: String, content: String) -> ContentBlock {
 /// One call through validation, preview, hooks, permission, execution and result shaping.
 async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> ContentBlock {
     let events = env.session.events.clone();
+    let shown = Arc::clone(&env.shown);
     let PreparedCall {
         tool,
         input,
@@ -318,6 +329,11 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         called_as,
     } = call;
     let finish = |is_error: bool, content: ToolResultContent, display: Display, outcome| {
+        shown.lock().unwrap_or_else(|e| e.into_inner()).push((
+            call_id.clone(),
+            display.clone(),
+            outcome,
+        ));
         events.send(Event::ToolCallFinished {
             call_id: call_id.clone(),
             is_error,

@@ -2,11 +2,12 @@
 //! todo list, loaded deferred tools and usage) and telling the client what the conversation
 //! was. The state records a later resume reads back are written by `conversation.rs`.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::core::Core;
 use crate::llm::{ContentBlock, Message, Role};
-use crate::protocol::{Event, HistoryItem, PermissionMode, Usage};
+use crate::protocol::{Display, Event, HistoryItem, PermissionMode, Usage};
 use crate::session::checkpoints::CHECKPOINT_DIR;
 use crate::session::resume::{Resumed, load, prompt_text};
 use crate::session::transcript::Transcript;
@@ -16,6 +17,8 @@ impl Core {
     /// The client is told what the conversation was and what had to be repaired.
     pub(crate) fn restore(&mut self, resumed: Resumed, keep_mode: bool) {
         self.conversation.messages = resumed.messages;
+        self.conversation.shown = resumed.shown;
+        self.conversation.diagnostics = resumed.diagnostics;
         self.tools.deferral.tools.restore(resumed.loaded_tools);
         self.tools.deferral.forget_announcements();
         self.session.set_todos(resumed.todos.clone());
@@ -37,9 +40,7 @@ impl Core {
                 .event(Usage::default(), String::new(), &self.request_model());
             self.events().send(event);
         }
-        self.events().send(Event::HistoryRestored {
-            items: self.history_items(),
-        });
+        self.send_history();
         if !resumed.repairs.is_empty() {
             self.events().send(Event::Notice {
                 message: format!(
@@ -75,9 +76,22 @@ impl Core {
         }
     }
 
-    /// The conversation as the client shows it.
+    /// Tell the client what the conversation was: its items, then the problems found after
+    /// its edits (shown under their calls).
+    pub(crate) fn send_history(&self) {
+        self.events().send(Event::HistoryRestored {
+            items: self.history_items(),
+        });
+        for told in &self.conversation.diagnostics {
+            self.events().send(told.clone());
+        }
+    }
+
+    /// The conversation as the client shows it: each tool call with what it showed live (from
+    /// the transcript's `tool_shown` records; else its result's text), a compaction's summary
+    /// as a compaction rather than as a prompt.
     pub(crate) fn history_items(&self) -> Vec<HistoryItem> {
-        let failed: Vec<(&str, bool)> = self
+        let results: HashMap<&str, (bool, String)> = self
             .conversation
             .messages
             .iter()
@@ -86,22 +100,38 @@ impl Core {
                 ContentBlock::ToolResult {
                     tool_use_id,
                     is_error,
-                    ..
-                } => Some((tool_use_id.as_str(), *is_error)),
+                    content,
+                } => Some((
+                    tool_use_id.as_str(),
+                    (*is_error, content.text().into_owned()),
+                )),
                 _ => None,
             })
             .collect();
         let mut items = Vec::new();
         for m in &self.conversation.messages {
             match m.role {
-                Role::User => items.extend(prompt_text(m).map(|text| HistoryItem::Prompt { text })),
-                Role::Assistant => items.extend(self.answer_items(m, &failed)),
+                Role::User => {
+                    items.extend(prompt_text(m).map(
+                        |text| match crate::agent::compact::summary_of(&text) {
+                            Some(summary) => HistoryItem::Compacted {
+                                summary: summary.to_string(),
+                            },
+                            None => HistoryItem::Prompt { text },
+                        },
+                    ))
+                }
+                Role::Assistant => items.extend(self.answer_items(m, &results)),
             }
         }
         items
     }
 
-    fn answer_items(&self, m: &Message, failed: &[(&str, bool)]) -> Vec<HistoryItem> {
+    fn answer_items(
+        &self,
+        m: &Message,
+        results: &HashMap<&str, (bool, String)>,
+    ) -> Vec<HistoryItem> {
         let mut items = Vec::new();
         for block in &m.content {
             match block {
@@ -115,11 +145,23 @@ impl Core {
                         .get(name)
                         .and_then(|t| Some(t.title(&t.parse(input).ok()?, &self.session)))
                         .unwrap_or_else(|| name.clone());
-                    let is_error = failed.iter().any(|(i, e)| i == id && *e);
+                    let result = results.get(id.as_str());
+                    let is_error = result.is_some_and(|(e, _)| *e);
+                    let (display, outcome) = match self.conversation.shown.get(id) {
+                        Some((display, outcome)) => (Some(display.clone()), *outcome),
+                        None => (
+                            result
+                                .filter(|(_, text)| !text.trim().is_empty())
+                                .map(|(_, text)| Display::Text { text: text.clone() }),
+                            None,
+                        ),
+                    };
                     items.push(HistoryItem::Tool {
                         call_id: id.clone(),
                         title,
                         is_error,
+                        display,
+                        outcome,
                     });
                 }
                 _ => {}

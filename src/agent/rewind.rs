@@ -369,8 +369,6 @@ impl Core {
         self.conversation.transcript.append_lines(kept);
         self.conversation.messages = rebuilt.messages;
         self.session.read_files.forget_read_results();
-        self.events().send(Event::HistoryRestored {
-            items: self.history_items(),
-        });
+        self.send_history();
     }
 }

@@ -93,10 +93,13 @@ pub struct ReadFileState {
     write_hook: std::sync::OnceLock<WriteHook>,
 }
 
-/// What [`ReadFileState::set_write_hook`] takes: called with the path of each write, with no
-/// lock held; it must not block (spawn what takes time).
+/// What [`ReadFileState::set_write_hook`] takes: called with the path of each write and the
+/// tool call that made it, with no lock held; it must not block (spawn what takes time).
 #[derive(Clone)]
-pub struct WriteHook(pub Arc<dyn Fn(&Path) + Send + Sync>);
+pub struct WriteHook(pub Arc<WriteHookFn>);
+
+/// The write hook's function: the path written and the tool call that wrote it.
+pub type WriteHookFn = dyn Fn(&Path, Option<&str>) + Send + Sync;
 
 impl std::fmt::Debug for WriteHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -219,6 +222,8 @@ pub struct WriteRecord {
     pub format: TextFormat,
     /// Lines the model knows after the write.
     pub ranges: Vec<(usize, usize)>,
+    /// The tool call that wrote (told to the write hook).
+    pub call_id: Option<String>,
 }
 
 impl ReadFileState {
@@ -338,7 +343,7 @@ impl ReadFileState {
         self.insert(&mut inner, path, snap);
         drop(inner);
         if let Some(hook) = self.write_hook.get() {
-            (hook.0)(path);
+            (hook.0)(path, w.call_id.as_deref());
         }
     }
 

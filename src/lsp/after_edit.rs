@@ -1,7 +1,8 @@
 //! Diagnostics after the session's own edits: every write the file tools record (Write,
 //! Edit, MultiEdit, NotebookEdit) on a file a running server covers is synced to that server,
 //! its `publishDiagnostics` for the file awaited (at most [`WAIT`]), and the errors and warnings
-//! that are new since before the write queued as a reminder for the model's next request. A
+//! that are new since before the write queued as a reminder for the model's next request (and
+//! told to the client as [`Event::ToolDiagnostics`] of the call that wrote). A
 //! file the server had not opened has no "before": all its current errors and warnings are
 //! given, said as such. No server is started for this: only running ones are asked.
 
@@ -13,9 +14,10 @@ use async_lsp::lsp_types::Url;
 use tokio::task::JoinHandle;
 
 use crate::files::state::WriteHook;
+use crate::protocol::Event;
 use crate::session::context::SessionContext;
 
-use super::format::{diagnostics_reminder, new_problems};
+use super::format::{diagnostic_line, diagnostics_reminder, new_problems};
 use super::server::Server;
 use super::{LspManager, root_for};
 
@@ -47,7 +49,7 @@ impl Checks {
 pub fn attach(manager: &Arc<LspManager>, session: &Arc<SessionContext>) {
     let m: Weak<LspManager> = Arc::downgrade(manager);
     let s: Weak<SessionContext> = Arc::downgrade(session);
-    let hook = move |path: &Path| {
+    let hook = move |path: &Path, call_id: Option<&str>| {
         let (Some(manager), Some(session)) = (m.upgrade(), s.upgrade()) else {
             return;
         };
@@ -59,14 +61,33 @@ pub fn attach(manager: &Arc<LspManager>, session: &Arc<SessionContext>) {
             return;
         };
         let path = path.to_path_buf();
+        let call_id = call_id.map(str::to_string);
         let task = runtime.spawn(async move {
-            if let Some(note) = check(&server, &path, &language, &session).await {
-                session.remind(note);
+            if let Some(found) = check(&server, &path, &language, &session).await {
+                session.remind(found.reminder);
+                if let Some(call_id) = call_id {
+                    session.tell_diagnostics(Event::ToolDiagnostics {
+                        call_id,
+                        path,
+                        problems: found.lines,
+                        new: found.baseline,
+                    });
+                }
             }
         });
         manager.checks.push(task);
     };
     session.read_files.set_write_hook(WriteHook(Arc::new(hook)));
+}
+
+/// The problems a write brought.
+struct Found {
+    /// For the model.
+    reminder: String,
+    /// One line each, for the client.
+    lines: Vec<String>,
+    /// Whether the file had been checked before (else every problem is given).
+    baseline: bool,
 }
 
 /// Sync `path` to `server` and word the problems its write brought, if any.
@@ -75,7 +96,7 @@ async fn check(
     path: &Path,
     language: &str,
     session: &SessionContext,
-) -> Option<String> {
+) -> Option<Found> {
     let uri = Url::from_file_path(path).ok()?;
     let baseline = server.has_open(path).await;
     let before = if baseline {
@@ -105,10 +126,9 @@ async fn check(
     let shown = path
         .strip_prefix(&cwd)
         .map_or_else(|_| path.display().to_string(), |p| p.display().to_string());
-    Some(diagnostics_reminder(
-        &shown,
-        &server.spec.name,
-        &new,
+    Some(Found {
+        reminder: diagnostics_reminder(&shown, &server.spec.name, &new, baseline),
+        lines: new.iter().map(diagnostic_line).collect(),
         baseline,
-    ))
+    })
 }

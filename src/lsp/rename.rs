@@ -213,6 +213,7 @@ pub fn commit(
     state: &ReadFileState,
     planned: &[PlannedFile],
     edited: &[EditedFile],
+    call_id: &str,
 ) -> Result<Vec<FileDiff>, String> {
     let _guard = state.lock_writes();
     for p in planned {
@@ -250,6 +251,7 @@ pub fn commit(
                         hash: content_hash(&bytes),
                         format: p.format,
                         ranges,
+                        call_id: Some(call_id.to_string()),
                     },
                 );
                 written.push((p, text));
@@ -291,6 +293,7 @@ fn undo(state: &ReadFileState, written: &[(&PlannedFile, String)]) -> String {
                     hash: content_hash(&bytes),
                     format: p.format,
                     ranges: Vec::new(),
+                    call_id: None,
                 },
             ),
             Err(_) => failed.push(p.path.display().to_string()),
@@ -357,7 +360,7 @@ mod tests {
         ];
         std::fs::write(&b, "print(old)  # touched\n").unwrap();
         let state = ReadFileState::with_content_limit(1 << 20);
-        let refused = commit(&state, &planned, &[]).unwrap_err();
+        let refused = commit(&state, &planned, &[], "r1").unwrap_err();
         assert!(
             refused.contains("b.py changed after the rename"),
             "{refused}"
@@ -369,7 +372,7 @@ mod tests {
             path: b.clone(),
             content: "print(old)\n".into(),
         };
-        let done = commit(&state, &planned, &[kept]).unwrap();
+        let done = commit(&state, &planned, &[kept], "r1").unwrap();
         assert_eq!(std::fs::read_to_string(&a).unwrap(), "new = 1\n");
         assert_eq!(std::fs::read_to_string(&b).unwrap(), "print(old)\n");
         assert_eq!(done.len(), 1, "the file the person kept is not written");

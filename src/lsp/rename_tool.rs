@@ -154,8 +154,8 @@ fn write(
             .check_settings_write(&p.path, &p.before, &e.content)
             .map_err(ToolError::new)?;
     }
-    let written =
-        rename::commit(&ctx.session.read_files, planned, edited).map_err(ToolError::new)?;
+    let written = rename::commit(&ctx.session.read_files, planned, edited, &ctx.call_id)
+        .map_err(ToolError::new)?;
     let mut text = format!(
         "Renamed to `{new_name}` in {} file{}:",
         written.len(),

@@ -70,6 +70,9 @@ pub struct SessionContext {
     pub read_files: Arc<ReadFileState>,
     pub events: EventSender,
     reminders: Mutex<Vec<String>>,
+    /// Problems told to the client after a call's edit ([`Event::ToolDiagnostics`]), waiting
+    /// to be written to the transcript.
+    diagnostics_told: Mutex<Vec<crate::protocol::Event>>,
     /// The settings' `env`: added to the environment of the commands tools run.
     tool_env: Vec<(String, String)>,
     /// The web search service WebSearch asks, when one is configured or the provider has one.
@@ -116,6 +119,7 @@ impl SessionContext {
             read_files: Arc::new(ReadFileState::default()),
             events,
             reminders: Mutex::new(Vec::new()),
+            diagnostics_told: Mutex::new(Vec::new()),
             tool_env: Vec::new(),
             search: None,
             small_model: None,
@@ -346,6 +350,26 @@ impl SessionContext {
             Ok(mut g) => *g = todos,
             Err(poisoned) => *poisoned.into_inner() = todos,
         }
+    }
+
+    /// Tell the client about problems found after a call's edit, and keep the event for the
+    /// transcript (a resume shows them again).
+    pub fn tell_diagnostics(&self, event: crate::protocol::Event) {
+        self.diagnostics_told
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(event.clone());
+        self.events.send(event);
+    }
+
+    /// The diagnostics events told since the last call.
+    pub fn take_diagnostics_told(&self) -> Vec<crate::protocol::Event> {
+        std::mem::take(
+            &mut *self
+                .diagnostics_told
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        )
     }
 
     pub fn take_reminders(&self) -> Vec<String> {

@@ -15,7 +15,7 @@ use super::transcript::{
     FORMAT_VERSION, Record, TranscriptContents, TranscriptError, read_transcript,
 };
 use crate::llm::{ContentBlock, Message, Role, ToolResultContent};
-use crate::protocol::{PermissionMode, Todo, Usage};
+use crate::protocol::{CallOutcome, Display, Event, PermissionMode, Todo, Usage};
 
 /// What a tool call that never finished is answered with.
 pub const INTERRUPTED: &str = "The session stopped before this tool call finished \
@@ -38,6 +38,10 @@ pub struct Resumed {
     pub usage: Vec<(String, Usage)>,
     /// What had to be repaired or skipped, one line each.
     pub repairs: Vec<String>,
+    /// What each finished tool call showed, by call id (from `tool_shown` records).
+    pub shown: std::collections::HashMap<String, (Display, Option<CallOutcome>)>,
+    /// Problems found after calls' edits, as told (`Event::ToolDiagnostics`), in order.
+    pub diagnostics: Vec<Event>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -106,6 +110,25 @@ pub fn rebuild(contents: &TranscriptContents) -> Resumed {
         Record::Usage { model, usage } => out.usage.push((model.clone(), *usage)),
         Record::Partial { blocks } => *partial = Some(blocks.clone()),
         Record::Prompt { .. } => {}
+        Record::ToolShown {
+            tool_use_id,
+            display,
+            outcome,
+        } => {
+            out.shown
+                .insert(tool_use_id.clone(), (display.clone(), *outcome));
+        }
+        Record::ToolDiagnostics {
+            tool_use_id,
+            path,
+            problems,
+            new,
+        } => out.diagnostics.push(Event::ToolDiagnostics {
+            call_id: tool_use_id.clone(),
+            path: path.clone(),
+            problems: problems.clone(),
+            new: *new,
+        }),
         // The summary after it (the copy of the kept conversation) replaces everything before.
         Record::CompactBoundary { .. } | Record::Rewind { .. } => {
             out.messages.clear();

@@ -176,6 +176,7 @@ impl PreparedWrites {
                 hash: content_hash(&bytes),
                 format: prep.format,
                 ranges: prep.ranges_after.clone(),
+                call_id: Some(ctx.call_id.clone()),
             },
         );
         drop(_guard);
@@ -230,6 +231,7 @@ impl PreparedWrites {
                 hash: content_hash(&bytes),
                 format: prep.format,
                 ranges: prep.ranges_after.clone(),
+                call_id: Some(ctx.call_id.clone()),
             },
         );
         drop(_guard);

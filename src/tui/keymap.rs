@@ -185,7 +185,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         C::Global,
         KeyInput::ctrl('o'),
         B::App(A::ToggleExpanded),
-        "expand/collapse the focused cell",
+        "expand/collapse the turn's tool cells (or the focused one)",
     ),
     bind(
         C::Global,

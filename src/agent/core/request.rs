@@ -35,6 +35,9 @@ impl Core {
         if let Some(note) = self.tools.refresh(&model) {
             self.session.remind(note);
         }
+        for told in self.session.take_diagnostics_told() {
+            self.conversation.record_diagnostics(told);
+        }
         let reminders = self.session.take_reminders();
         if !reminders.is_empty() {
             let blocks = reminders
@@ -204,7 +207,12 @@ impl Core {
             });
         }
         if has_tools {
+            let shown = executor.shown();
             let results = executor.finish().await;
+            let shown = std::mem::take(&mut *shown.lock().unwrap_or_else(|e| e.into_inner()));
+            for (call_id, display, outcome) in shown {
+                self.conversation.record_shown(call_id, display, outcome);
+            }
             self.events().send(Event::ToolResults {
                 content: serde_json::to_value(&results).unwrap_or_default(),
             });

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::llm::{ContentBlock, Message, Role};
-use crate::protocol::{PermissionMode, Todo, Usage};
+use crate::protocol::{CallOutcome, Display, PermissionMode, Todo, Usage};
 
 pub use read::{
     Entry, LineProblem, TranscriptContents, TranscriptError, parse_transcript, read_transcript,
@@ -64,6 +64,25 @@ pub enum Record {
     Rewind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         to: Option<String>,
+    },
+    /// What a finished tool call showed the person (its diff, output, the permission step's
+    /// outcome): a resume redraws the call's cell from it. Absent in older transcripts, whose
+    /// cells are redrawn from the tool results.
+    ToolShown {
+        #[serde(rename = "toolUseId")]
+        tool_use_id: String,
+        display: Display,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        outcome: Option<CallOutcome>,
+    },
+    /// Problems a language server found in `path` after tool call `toolUseId` wrote it, as the
+    /// person was shown them (`new`: only those the edit brought).
+    ToolDiagnostics {
+        #[serde(rename = "toolUseId")]
+        tool_use_id: String,
+        path: PathBuf,
+        problems: Vec<String>,
+        new: bool,
     },
 }
 

@@ -501,6 +501,8 @@ mod tasks;
 mod turn;
 
 #[cfg(test)]
+mod cells_tests;
+#[cfg(test)]
 mod lsp_tests;
 #[cfg(test)]
 mod picker_tests;

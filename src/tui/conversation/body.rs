@@ -22,6 +22,8 @@ pub(crate) enum Keep {
     Head,
     /// Command output: the end matters (errors, summaries, the exit code).
     Tail,
+    /// An edit's changes: the first and the last ones, the middle left out.
+    Middle,
 }
 
 /// A piece of a body. Plain output stays one string until it is laid out, so a session full of
@@ -33,6 +35,9 @@ enum Part {
 
 pub(crate) struct Body {
     parts: Vec<Part>,
+    /// What the body shows collapsed, when that is not its head or tail: an edit's changed
+    /// lines with little context (trimmed from the middle when long).
+    collapsed: Option<Vec<Part>>,
     pub keep: Keep,
 }
 
@@ -44,6 +49,11 @@ impl Body {
         })
     }
 
+    /// Whether the body has a collapsed form of its own (see [`Body::layout_collapsed`]).
+    pub fn has_collapsed_form(&self) -> bool {
+        self.collapsed.is_some()
+    }
+
     /// Wrap the whole body to the frame's width, each row starting with `pad`.
     pub fn layout(
         &self,
@@ -51,22 +61,46 @@ impl Body {
         frame: markdown::Frame<'_>,
         out: &mut Vec<Line<'static>>,
     ) -> bool {
-        let mut pending = false;
-        for part in &self.parts {
-            match part {
-                Part::Text { text, style } => {
-                    for line in text.split('\n') {
-                        let spans = [Span::styled(line.to_string(), *style)];
-                        wrap_spans(pad, pad, &spans, frame.width, out);
-                    }
-                }
-                Part::Items(items) => {
-                    pending |= markdown::layout(items, pad, frame, out);
+        layout_parts(&self.parts, pad, frame, out)
+    }
+
+    /// Wrap the collapsed form (the whole body when it has none).
+    pub fn layout_collapsed(
+        &self,
+        pad: &[Span<'static>],
+        frame: markdown::Frame<'_>,
+        out: &mut Vec<Line<'static>>,
+    ) -> bool {
+        layout_parts(
+            self.collapsed.as_ref().unwrap_or(&self.parts),
+            pad,
+            frame,
+            out,
+        )
+    }
+}
+
+fn layout_parts(
+    parts: &[Part],
+    pad: &[Span<'static>],
+    frame: markdown::Frame<'_>,
+    out: &mut Vec<Line<'static>>,
+) -> bool {
+    let mut pending = false;
+    for part in parts {
+        match part {
+            Part::Text { text, style } => {
+                for line in text.split('\n') {
+                    let spans = [Span::styled(line.to_string(), *style)];
+                    wrap_spans(pad, pad, &spans, frame.width, out);
                 }
             }
+            Part::Items(items) => {
+                pending |= markdown::layout(items, pad, frame, out);
+            }
         }
-        pending
     }
+    pending
 }
 
 fn row(spans: Vec<Span<'static>>) -> MdItem {
@@ -91,6 +125,7 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
     let mut items = Vec::new();
     let mut parts = Vec::new();
     let mut keep = Keep::Head;
+    let mut collapsed = None;
     match display {
         Display::Empty => {}
         Display::Text { text } => {
@@ -106,16 +141,37 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
             path,
             before,
             after,
-        } => items.extend(
-            review::compact::rows(path, before, after, theme)
-                .into_iter()
-                .map(MdItem::Para),
-        ),
+        } => {
+            items.extend(
+                review::compact::rows(path, before, after, theme)
+                    .into_iter()
+                    .map(MdItem::Para),
+            );
+            let tight = review::compact::rows_with_context(
+                path,
+                before,
+                after,
+                theme,
+                review::compact::TIGHT_CONTEXT,
+            );
+            keep = Keep::Middle;
+            collapsed = Some(vec![Part::Items(
+                tight.into_iter().map(MdItem::Para).collect(),
+            )]);
+        }
         Display::Diffs { files } => {
+            let mut tight = Vec::new();
             for f in files {
                 let rows = review::compact::rows(&f.path, &f.before, &f.after, theme);
                 items.extend(rows.into_iter().map(MdItem::Para));
+                let context = review::compact::TIGHT_CONTEXT;
+                let rows = review::compact::rows_with_context(
+                    &f.path, &f.before, &f.after, theme, context,
+                );
+                tight.extend(rows.into_iter().map(MdItem::Para));
             }
+            keep = Keep::Middle;
+            collapsed = Some(vec![Part::Items(tight)]);
         }
         Display::Fields { fields } => {
             for f in fields {
@@ -175,7 +231,11 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
     if !items.is_empty() {
         parts.push(Part::Items(items));
     }
-    Body { parts, keep }
+    Body {
+        parts,
+        collapsed,
+        keep,
+    }
 }
 
 /// The one line an attachment shows: `image/png · 48 KiB · 640×480`, a document's title first.
@@ -226,6 +286,7 @@ fn human_size(bytes: u64) -> String {
 pub(crate) fn progress(output: &str, theme: &Theme) -> Body {
     Body {
         parts: vec![text_part(output, theme.dim)],
+        collapsed: None,
         keep: Keep::Tail,
     }
 }

@@ -34,6 +34,9 @@ pub(crate) enum CellKind {
     Thinking(ThinkingCell),
     Tool(Box<ToolCell>),
     Notice(NoticeKind, String),
+    /// Where a resumed conversation was compacted, with the summary the model went on from
+    /// (shown when expanded).
+    Compacted(String),
 }
 
 struct CellCache {
@@ -71,7 +74,10 @@ impl Cell {
 
     /// Whether Ctrl+O does anything on this cell.
     pub fn is_expandable(&self) -> bool {
-        matches!(self.kind, CellKind::Tool(_) | CellKind::Thinking(_))
+        matches!(
+            self.kind,
+            CellKind::Tool(_) | CellKind::Thinking(_) | CellKind::Compacted(_)
+        )
     }
 
     #[cfg(test)]
@@ -175,8 +181,37 @@ fn layout_kind(kind: &CellKind, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>
             layout_thinking(t, ctx, out);
             false
         }
+        CellKind::Compacted(summary) => {
+            layout_compacted(summary, ctx, out);
+            false
+        }
         CellKind::Assistant(a) => a.layout_fresh(ctx, out),
         CellKind::Tool(t) => t.layout(ctx, out),
+    }
+}
+
+/// One row collapsed (`≡ Conversation compacted · summary (ctrl+o to expand)`); the summary
+/// under it when expanded.
+fn layout_compacted(summary: &str, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) {
+    let theme = ctx.theme;
+    let first = [gutter("≡ ", theme.notice_info, ctx)];
+    let rest = [Span::raw("  ")];
+    let mut title = vec![Span::styled(
+        "Conversation compacted: the model went on from a summary",
+        theme.notice_info,
+    )];
+    if !ctx.expanded {
+        title.push(Span::styled(" (ctrl+o to expand)", theme.hint));
+    }
+    wrap_spans(&first, &rest, &title, ctx.width, out);
+    if ctx.expanded {
+        wrap_text(
+            &[Span::raw("  ")],
+            sanitize(summary).trim(),
+            theme.tool_body,
+            ctx.width,
+            out,
+        );
     }
 }
 

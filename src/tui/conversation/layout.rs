@@ -13,6 +13,9 @@ use crate::tui::theme::Theme;
 /// Rows of a collapsed body.
 pub(crate) const COLLAPSED_ROWS: usize = 5;
 
+/// Rows of a collapsed edit (its summary and changed lines), trimmed from the middle beyond.
+pub(crate) const COLLAPSED_DIFF_ROWS: usize = 12;
+
 /// What a layout depends on besides the cell itself.
 pub(crate) struct LayoutCtx<'a> {
     pub theme: &'a Theme,

@@ -56,6 +56,9 @@ pub struct Conversation {
     /// Indices of tool cells still waiting or running (ticked for spinners).
     active: Vec<usize>,
     focus: Option<usize>,
+    /// The first and last cell the last render drew (`usize::MAX` before any): the turn Ctrl+O
+    /// acts on is the one of the last tool cell on screen.
+    drawn: (usize, usize),
     /// Scroll the focused cell into view at the next render (focus just moved).
     reveal_focus: bool,
     dirty: bool,
@@ -86,6 +89,7 @@ impl Conversation {
             partial_cells: Vec::new(),
             active: Vec::new(),
             focus: None,
+            drawn: (0, usize::MAX),
             reveal_focus: false,
             dirty: true,
             output_version: 0,
@@ -356,6 +360,21 @@ impl Conversation {
                     TurnEnd::Completed | TurnEnd::Failed => {}
                 }
             }
+            Event::ToolDiagnostics {
+                call_id,
+                problems,
+                new,
+                ..
+            } => {
+                if let Some(&idx) = self.calls.get(call_id)
+                    && let Some(cell) = self.cells.get_mut(idx)
+                    && let CellKind::Tool(t) = &mut cell.kind
+                {
+                    t.set_diagnostics(problems, *new);
+                    cell.touch();
+                }
+                self.changed();
+            }
             Event::FileChangedOnDisk { path, change } => self.file_changed_on_disk(path, *change),
             Event::Notice { message } => self.push_notice(NoticeKind::Info, message),
             // The app folds the host's answers in.
@@ -463,11 +482,22 @@ impl Conversation {
                     call_id,
                     title,
                     is_error,
+                    display,
+                    outcome,
                 } => {
                     self.start_tool(call_id, title);
+                    let display = match (display, &self.cwd) {
+                        (Some(d), Some(cwd)) => relative_display(d, cwd),
+                        (Some(d), None) => d.clone(),
+                        (None, _) => Display::Empty,
+                    };
                     if let Some(t) = self.tool_cell(call_id) {
-                        t.finish(*is_error, &Display::Empty, None, &theme);
+                        t.finish(*is_error, &display, *outcome, &theme);
                     }
+                }
+                HistoryItem::Compacted { summary } => {
+                    self.close_streams();
+                    self.push(CellKind::Compacted(summary.clone()));
                 }
             }
         }

@@ -542,7 +542,7 @@ fn moving_the_focus_scrolls_it_into_view_and_ctrl_o_acts_on_it() {
     c.toggle_expanded();
     let buf = draw(&mut c, 30, 8, &mut scroll);
     insta::assert_snapshot!(text_of(&buf), @r"
-    ● Read f5
+    ● Read f5  ◂
       ⎿ line 1
         line 2
         line 3

@@ -4,7 +4,9 @@
 //! advanced by `tick`), done, error (red), denied (from the `outcome` of `ToolCallFinished`), or
 //! interrupted when the turn ended first. The body is the live output tail while running and the
 //! call's [`Display`] once finished; long bodies are collapsed to a few rows with "+N lines"
-//! unless the cell is expanded. Invariant: the spinner frame and elapsed seconds only change
+//! unless the cell is expanded (an edit collapsed shows its changed lines, trimmed from the
+//! middle). Problems a language server found after the call's edit follow the body as a
+//! count, listed when expanded. Invariant: the spinner frame and elapsed seconds only change
 //! through [`ToolCell::advance`], so a layout is a pure function of the cell's state.
 
 use std::time::Instant;
@@ -13,8 +15,8 @@ use ratatui::text::{Line, Span};
 
 use super::agent::AgentActivity;
 use super::body::{self, Body, Keep};
-use super::layout::{COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
-use super::wrap::wrap_spans;
+use super::layout::{COLLAPSED_DIFF_ROWS, COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
+use super::wrap::{sanitize, str_width, wrap_spans};
 use crate::protocol::{CallOutcome, Display};
 use crate::tui::theme::Theme;
 use crate::tui::untrusted::one_line;
@@ -48,6 +50,9 @@ pub(crate) struct ToolCell {
     /// The call asks the person questions (AskUserQuestion): its wait and outcome are an
     /// answer, not a permission.
     pub asks: bool,
+    /// Problems a language server found in the file after this call's edit (one line each),
+    /// and whether they are new since before it (false: the file had not been checked before).
+    diagnostics: Option<(Vec<String>, bool)>,
 }
 
 impl ToolCell {
@@ -63,6 +68,7 @@ impl ToolCell {
             changed_on_disk: false,
             asks: false,
             agent: None,
+            diagnostics: None,
         }
     }
 
@@ -99,6 +105,11 @@ impl ToolCell {
         };
         self.outcome = outcome;
         self.body = Some(body::build(display, is_error && !denied, theme));
+    }
+
+    /// The problems a language server reported after this call's edit.
+    pub fn set_diagnostics(&mut self, problems: &[String], new: bool) {
+        self.diagnostics = Some((problems.to_vec(), new));
     }
 
     /// Advance the spinner and elapsed time; true when what is drawn changed.
@@ -164,6 +175,11 @@ impl ToolCell {
         } else {
             theme.tool_title
         };
+        let title_style = if ctx.focused {
+            title_style.patch(theme.focus)
+        } else {
+            title_style
+        };
         let mut title = vec![
             Span::styled(one_line(&self.title).into_owned(), title_style),
             Span::styled(suffix, glyph_style),
@@ -171,11 +187,30 @@ impl ToolCell {
         if self.changed_on_disk {
             title.push(Span::styled(" · changed on disk since", theme.tool_waiting));
         }
+        if ctx.focused {
+            // What the keys do now, when it fits on the title's row; the marker alone if not.
+            let verb = if ctx.expanded { "collapse" } else { "expand" };
+            let hint = format!("  ◂ ctrl+o to {verb} · esc to unfocus");
+            let used: usize = 2 + title.iter().map(|s| str_width(&s.content)).sum::<usize>();
+            let hint = if used + str_width(&hint) <= ctx.width {
+                hint
+            } else {
+                "  ◂".to_string()
+            };
+            title.push(Span::styled(hint, theme.hint));
+        }
         wrap_spans(&[glyph_span], &[Span::raw("  ")], &title, ctx.width, out);
         if let Some(agent) = &self.agent {
             let running = self.is_active();
             return agent.layout(ctx, running, self.elapsed_secs, self.body.as_ref(), out);
         }
+        let pending = self.layout_body(ctx, out);
+        self.layout_diagnostics(ctx, out);
+        pending
+    }
+
+    fn layout_body(&self, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) -> bool {
+        let theme = ctx.theme;
         let Some(body) = &self.body else {
             return false;
         };
@@ -184,11 +219,16 @@ impl ToolCell {
         }
         let mut rows = Vec::new();
         let pad = [Span::raw("    ")];
-        let pending = body.layout(&pad, ctx.frame(), &mut rows);
-        let limit = if self.status == ToolStatus::Running {
-            COLLAPSED_ROWS
-        } else if ctx.expanded {
+        let collapsed = self.status == ToolStatus::Running || !ctx.expanded;
+        let pending = if collapsed {
+            body.layout_collapsed(&pad, ctx.frame(), &mut rows)
+        } else {
+            body.layout(&pad, ctx.frame(), &mut rows)
+        };
+        let limit = if !collapsed {
             usize::MAX
+        } else if body.has_collapsed_form() {
+            COLLAPSED_DIFF_ROWS
         } else {
             COLLAPSED_ROWS
         };
@@ -225,6 +265,15 @@ impl ToolCell {
                 out.extend(hint(n));
                 out.extend(rows.into_iter().skip(n));
             }
+            (n, Keep::Middle) => {
+                // The summary and the first changes, then the last ones.
+                let head = limit.div_ceil(2);
+                let mut rows = rows.into_iter();
+                out.extend(rows.by_ref().take(head));
+                out.extend(hint(n));
+                // What is left is the hidden middle and the last `limit - head` rows.
+                out.extend(rows.skip(n));
+            }
         }
         // The first body row hangs off the title with an elbow.
         if ctx.width >= 4
@@ -234,6 +283,37 @@ impl ToolCell {
             *first = Span::styled("  ⎿ ", theme.dim);
         }
         pending
+    }
+
+    /// `⚠ 2 new problems` under an edit a language server complained about; the problems
+    /// themselves when the cell is expanded.
+    fn layout_diagnostics(&self, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) {
+        let Some((problems, new)) = &self.diagnostics else {
+            return;
+        };
+        if problems.is_empty() {
+            return;
+        }
+        let theme = ctx.theme;
+        let n = problems.len();
+        let noun = if n == 1 { "problem" } else { "problems" };
+        let which = if *new { "new " } else { "" };
+        let mut head = vec![Span::styled(
+            format!("⚠ {n} {which}{noun}"),
+            theme.notice_warning,
+        )];
+        if !ctx.expanded {
+            head.push(Span::styled(" (ctrl+o to expand)", theme.hint));
+        }
+        let pad = [Span::raw("    ")];
+        wrap_spans(&pad, &pad, &head, ctx.width, out);
+        if ctx.expanded {
+            let pad = [Span::raw("      ")];
+            for p in problems {
+                let line = [Span::styled(sanitize(p).into_owned(), theme.tool_body)];
+                wrap_spans(&pad, &pad, &line, ctx.width, out);
+            }
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! What the person sees of the conversation and where their eye is: the focused cell (moved
-//! with the arrow keys, dropped with Esc), expanding and collapsing it, whether a redraw is due,
+//! with the arrow keys, dropped with Esc), expanding and collapsing it or (nothing focused) the
+//! tool cells of the turn in view, whether a redraw is due,
 //! and drawing the visible cells (or the whole transcript) into a buffer through the scroll
 //! position, so a frame lays out only the cells it walks over.
 
@@ -7,6 +8,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::Span;
 
+use super::cell::CellKind;
 use super::{Conversation, ScrollState, scroll, wrap};
 
 impl Conversation {
@@ -46,18 +48,50 @@ impl Conversation {
         self.focus
     }
 
-    /// Expand or collapse the focused (default: last) tool or thinking cell.
+    /// Ctrl+O: expand or collapse the focused cell, or (nothing focused) every tool and
+    /// thinking cell of the turn at the bottom of the view — all expanded when any was
+    /// collapsed, all collapsed otherwise.
     pub fn toggle_expanded(&mut self) {
-        let target = self.focus.or_else(|| {
-            (0..self.cells.len())
-                .rev()
-                .find(|&i| self.cells[i].is_expandable())
-        });
-        if let Some(cell) = target.and_then(|i| self.cells.get_mut(i)) {
-            cell.expanded = !cell.expanded;
-            cell.touch();
-            self.dirty = true;
+        let targets: Vec<usize> = match self.focus {
+            Some(f) => vec![f],
+            None => {
+                let (first, last) = self.drawn;
+                let last = last.min(self.cells.len().saturating_sub(1));
+                let at = (first.min(last)..=last)
+                    .rev()
+                    .find(|&i| self.cells.get(i).is_some_and(|c| c.is_expandable()))
+                    .unwrap_or(last);
+                let (start, end) = self.turn_around(at);
+                (start..end)
+                    .filter(|&i| self.cells[i].is_expandable())
+                    .collect()
+            }
+        };
+        let expand = targets
+            .iter()
+            .any(|&i| self.cells.get(i).is_some_and(|c| !c.expanded));
+        for i in targets {
+            if let Some(cell) = self.cells.get_mut(i) {
+                cell.expanded = expand;
+                cell.touch();
+                self.dirty = true;
+            }
         }
+    }
+
+    /// The cells of the turn holding cell `at` (or the last turn past the end): from its
+    /// prompt up to the next prompt.
+    fn turn_around(&self, at: usize) -> (usize, usize) {
+        if self.cells.is_empty() {
+            return (0, 0);
+        }
+        let is_prompt = |i: &usize| matches!(self.cells[*i].kind, CellKind::User(_));
+        let at = at.min(self.cells.len() - 1);
+        let start = (0..=at).rev().find(is_prompt).unwrap_or(0);
+        let end = (at + 1..self.cells.len())
+            .find(is_prompt)
+            .unwrap_or(self.cells.len());
+        (start, end)
     }
 
     /// Draw the visible part of the conversation into `area`.
@@ -106,7 +140,9 @@ impl Conversation {
         let mut y = area.top();
         let mut cell = top.cell;
         let mut skip = top.line;
+        let mut last = top.cell;
         while y < area.bottom() && cell < len {
+            last = cell;
             let lines = cells[cell].lines(width, full, focus == Some(cell), theme, hl);
             for line in lines.iter().skip(skip) {
                 if y >= area.bottom() {
@@ -118,6 +154,9 @@ impl Conversation {
             self.pending_visible |= cells[cell].pending_highlight(full);
             skip = 0;
             cell += 1;
+        }
+        if !full {
+            self.drawn = (top.cell, last);
         }
         if scroll.new_output_below() {
             let text = " ↓ new output below ";

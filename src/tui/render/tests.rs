@@ -360,6 +360,8 @@ fn a_resumed_conversation_is_shown_and_resume_lists_the_sessions() {
         call_id: id.into(),
         title: title.into(),
         is_error,
+        display: None,
+        outcome: None,
     };
     h.event(Event::HistoryRestored {
         items: vec![

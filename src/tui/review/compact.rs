@@ -26,8 +26,23 @@ fn para(first: Vec<Span<'static>>, rest: Vec<Span<'static>>, spans: Vec<Span<'st
     Para { first, rest, spans }
 }
 
-/// The rows of the change from `before` to `after` to `path`.
+/// The rows of the change from `before` to `after` to `path`, every hunk with its full context.
 pub fn rows(path: &Path, before: &str, after: &str, theme: &Theme) -> Vec<Para> {
+    rows_with_context(path, before, after, theme, diff::CONTEXT)
+}
+
+/// Context lines kept around a change in the collapsed view of an edit.
+pub const TIGHT_CONTEXT: usize = 1;
+
+/// The rows of the change with at most `context` unchanged lines around each changed one
+/// (a gap left by dropped context is a `⋮` row, like one between hunks).
+pub fn rows_with_context(
+    path: &Path,
+    before: &str,
+    after: &str,
+    theme: &Theme,
+    context: usize,
+) -> Vec<Para> {
     let before = sanitize(before);
     let after = sanitize(after);
     let d = diff::diff(&before, &after);
@@ -49,24 +64,34 @@ pub fn rows(path: &Path, before: &str, after: &str, theme: &Theme) -> Vec<Para> 
             ),
             Span::styled(what, theme.dim),
             Span::styled(format!(" +{}", d.added), theme.diff_added),
-            Span::styled(format!(" -{}", d.removed), theme.diff_removed),
+            Span::styled(format!(" \u{2212}{}", d.removed), theme.diff_removed),
         ],
     ));
     let num_w = number_width(&d);
     let deadline = Instant::now() + EMPHASIS_BUDGET;
+    let gap = || {
+        para(
+            Vec::new(),
+            Vec::new(),
+            vec![Span::styled(
+                format!("{:>num_w$} ⋮", ""),
+                theme.diff_line_no,
+            )],
+        )
+    };
     for (h, hunk) in d.hunks.iter().enumerate() {
         if h > 0 {
-            out.push(para(
-                Vec::new(),
-                Vec::new(),
-                vec![Span::styled(
-                    format!("{:>num_w$} ⋮", ""),
-                    theme.diff_line_no,
-                )],
-            ));
+            out.push(gap());
         }
         let partners = emphasis::partners(hunk);
+        let keep = near_changes(&hunk.lines, context);
         for (i, line) in hunk.lines.iter().enumerate() {
+            if !keep[i] {
+                if i > 0 && keep[i - 1] && keep[i..].iter().any(|k| *k) {
+                    out.push(gap());
+                }
+                continue;
+            }
             let (no, style, emph) = match line.kind {
                 LineKind::Removed => (line.old_no, theme.diff_removed, theme.diff_removed_emph),
                 LineKind::Added => (line.new_no, theme.diff_added, theme.diff_added_emph),
@@ -100,6 +125,19 @@ pub fn rows(path: &Path, before: &str, after: &str, theme: &Theme) -> Vec<Para> 
     out
 }
 
+/// Which lines of a hunk are changed or within `context` lines of a change.
+fn near_changes(lines: &[diff::HunkLine], context: usize) -> Vec<bool> {
+    let changed: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.kind != LineKind::Context)
+        .map(|(i, _)| i)
+        .collect();
+    (0..lines.len())
+        .map(|i| changed.iter().any(|&c| c.abs_diff(i) <= context))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,7 +159,7 @@ mod tests {
         let theme = Theme::default();
         let rows = rows(Path::new("n.txt"), &before, &after, &theme);
         let texts: Vec<String> = rows.iter().map(text).collect();
-        assert_eq!(texts[0], "n.txt +1 -2");
+        assert_eq!(texts[0], "n.txt +1 \u{2212}2");
         assert_eq!(texts[1], " 1   line 1");
         assert_eq!(texts[2], " 2 - line 2");
         assert_eq!(texts[3], " 2 + line two");
@@ -135,9 +173,34 @@ mod tests {
     }
 
     #[test]
+    fn tight_context_keeps_one_line_around_each_change() {
+        let before: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+        let after = before
+            .replace("line 3\n", "line three\n")
+            .replace("line 9\n", "line nine\n");
+        let rows = rows_with_context(Path::new("n.txt"), &before, &after, &Theme::default(), 1);
+        let texts: Vec<String> = rows.iter().map(text).collect();
+        assert_eq!(
+            texts,
+            [
+                "n.txt +2 \u{2212}2",
+                " 2   line 2",
+                " 3 - line 3",
+                " 3 + line three",
+                " 4   line 4",
+                "   ⋮",
+                " 8   line 8",
+                " 9 - line 9",
+                " 9 + line nine",
+                "10   line 10",
+            ]
+        );
+    }
+
+    #[test]
     fn new_files_say_so() {
         let rows = rows(Path::new("a"), "", "x\n", &Theme::default());
-        assert_eq!(text(&rows[0]), "a (new file) +1 -0");
+        assert_eq!(text(&rows[0]), "a (new file) +1 \u{2212}0");
         assert_eq!(text(&rows[1]), "1 + x");
     }
 }
