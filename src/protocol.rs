@@ -547,6 +547,8 @@ pub enum CallOutcome {
     AllowedEdited,
     Denied,
     DeniedForSession,
+    /// A plan the person approved.
+    PlanApproved,
 }
 
 #[cfg(test)]

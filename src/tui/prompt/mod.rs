@@ -15,6 +15,8 @@
 mod choices;
 mod data;
 pub mod editor;
+#[cfg(test)]
+mod panel_tests;
 mod preview;
 mod render;
 #[cfg(test)]

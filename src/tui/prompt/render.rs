@@ -106,8 +106,9 @@ impl PermissionPrompt {
                 bold.fg(Color::Yellow),
             )]
         };
-        // A question's title only repeats the question drawn below.
-        if p.question().is_none() {
+        // A question's or a plan's title only repeats what the panel's title and the text
+        // below say.
+        if !own_words {
             one_line_rows(
                 &tool,
                 &indent,

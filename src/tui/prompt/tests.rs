@@ -54,7 +54,7 @@ pub(crate) fn plan_request(id: u64) -> PermissionRequest {
         id,
         call_id: format!("call-{id}"),
         tool: "ExitPlanMode".into(),
-        title: "ExitPlanMode".into(),
+        title: "Plan".into(),
         input: json!({}),
         reason: "the model has a plan".into(),
         preview: None,
