@@ -16,6 +16,9 @@ use crate::tui::overlay::{Overlay, RenderCtx};
 
 /// Queued prompts shown at most (then "+N more").
 const MAX_QUEUED_ROWS: usize = 3;
+/// What the empty start screen says.
+const START_HINT: &str =
+    "  ? keys and commands · / commands · Shift+Tab switches the mode (plan, accept edits)";
 /// Rows of the conversation kept visible above a permission prompt.
 const CONVERSATION_ROWS: u16 = 6;
 /// Todo items shown at most (then "+N more").
@@ -71,6 +74,11 @@ impl App {
         self.session.header.render(header, frame.buffer_mut());
         self.conversation
             .render(body, frame.buffer_mut(), &mut self.scroll);
+        if self.conversation.is_empty() && body.height > 2 {
+            // The start screen says where to begin.
+            let hint = Line::styled(START_HINT, Style::default().fg(Color::DarkGray));
+            hint.render(Rect { y: body.y + 1, height: 1, ..body }, frame.buffer_mut());
+        }
         self.render_todos(todos, frame);
         self.render_queued(queued, frame);
 
