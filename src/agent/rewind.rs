@@ -68,7 +68,11 @@ impl Core {
             );
             // What this prompt's turn wrote, for the list's per-prompt summary.
             for path in turn.inside.iter().chain(&turn.outside) {
-                let shown = path.strip_prefix(root).unwrap_or(path).display().to_string();
+                let shown = path
+                    .strip_prefix(root)
+                    .unwrap_or(path)
+                    .display()
+                    .to_string();
                 if !changed[n].contains(&shown) {
                     changed[n].push(shown);
                 }
@@ -335,13 +339,23 @@ impl Core {
                 .done
                 .iter()
                 .filter(|f| f.action == a)
-                .map(|f| f.path.strip_prefix(&root).unwrap_or(&f.path).display().to_string())
+                .map(|f| {
+                    f.path
+                        .strip_prefix(&root)
+                        .unwrap_or(&f.path)
+                        .display()
+                        .to_string()
+                })
                 .collect();
             let mut part = format!("{} {verb}", files.len());
             if !files.is_empty() {
                 let shown: Vec<&str> = files.iter().take(NAMED_FILES).map(String::as_str).collect();
                 let more = files.len().saturating_sub(NAMED_FILES);
-                let more = if more > 0 { format!(", +{more} more") } else { String::new() };
+                let more = if more > 0 {
+                    format!(", +{more} more")
+                } else {
+                    String::new()
+                };
                 part.push_str(&format!(" ({}{more})", shown.join(", ")));
             }
             part

@@ -77,7 +77,14 @@ impl App {
         if self.conversation.is_empty() && body.height > 2 {
             // The start screen says where to begin.
             let hint = Line::styled(START_HINT, Style::default().fg(Color::DarkGray));
-            hint.render(Rect { y: body.y + 1, height: 1, ..body }, frame.buffer_mut());
+            hint.render(
+                Rect {
+                    y: body.y + 1,
+                    height: 1,
+                    ..body
+                },
+                frame.buffer_mut(),
+            );
         }
         self.render_todos(todos, frame);
         self.render_queued(queued, frame);

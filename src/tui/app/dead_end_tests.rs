@@ -47,7 +47,10 @@ fn a_finished_todo_list_is_put_away_when_its_turn_ends() {
         ],
     });
     h.event(finished(1));
-    assert!(screen(&mut h, 60, 12, 0).contains("Fix the bug"), "unfinished: stays");
+    assert!(
+        screen(&mut h, 60, 12, 0).contains("Fix the bug"),
+        "unfinished: stays"
+    );
     h.event(Event::TodosUpdated {
         todos: vec![
             todo("Read the parser", TodoStatus::Completed),

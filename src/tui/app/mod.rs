@@ -508,12 +508,12 @@ mod tasks;
 mod turn;
 
 #[cfg(test)]
+mod dead_end_tests;
+#[cfg(test)]
 mod lsp_tests;
 #[cfg(test)]
 mod picker_tests;
 #[cfg(test)]
 mod rewind_tests;
-#[cfg(test)]
-mod dead_end_tests;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -21,7 +21,12 @@ fn points() -> Event {
     };
     Event::RewindPoints {
         points: vec![
-            point("p3", "now add tests for the parser", true, &["tests/parser.rs"]),
+            point(
+                "p3",
+                "now add tests for the parser",
+                true,
+                &["tests/parser.rs"],
+            ),
             point(
                 "p2",
                 "fix the off-by-one in peek\nand explain it",
@@ -192,7 +197,8 @@ fn after_a_rewind_diff_shows_the_files_as_they_are_now() {
     std::fs::write(dir.path().join("kept.rs"), "3\n").unwrap();
     std::fs::write(dir.path().join("put_back.rs"), "a\n").unwrap();
     h.event(Event::Rewound {
-        summary: "Files: 1 restored (src/parser.rs), 1 removed (tests/parser.rs), 0 recreated.".into(),
+        summary: "Files: 1 restored (src/parser.rs), 1 removed (tests/parser.rs), 0 recreated."
+            .into(),
         prompt: None,
     });
     let files: Vec<_> = h.app.session_changes().files().collect();

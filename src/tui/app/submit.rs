@@ -78,11 +78,7 @@ impl App {
         self.run_command(command, args)
     }
 
-    pub(super) fn run_command(
-        &mut self,
-        command: commands::Command,
-        args: &str,
-    ) -> Vec<AppAction> {
+    pub(super) fn run_command(&mut self, command: commands::Command, args: &str) -> Vec<AppAction> {
         use commands::Command as C;
         match command {
             C::Help => {

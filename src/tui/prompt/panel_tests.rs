@@ -77,7 +77,11 @@ fn the_one_line_options_pick_what_they_show() {
                 _ => None,
             })
             .collect();
-        assert_eq!(sent, want.clone().into_iter().collect::<Vec<_>>(), "key {key}");
+        assert_eq!(
+            sent,
+            want.clone().into_iter().collect::<Vec<_>>(),
+            "key {key}"
+        );
         if want.is_none() {
             // "tell the model…" opens the input.
             let text = screen(&mut h, 60, 20);

@@ -112,7 +112,10 @@ fn each_option_key_gives_its_decision() {
     assert_eq!(answer(edit(), &[k('s')]), [Decision::AlwaysAllow]);
     // No saveable rule and no edit: five options, `6` does nothing.
     assert_eq!(answer(request(1, false), &[k('6')]), []);
-    assert_eq!(answer(request(1, false), &[k('5')]), [Decision::DenySession]);
+    assert_eq!(
+        answer(request(1, false), &[k('5')]),
+        [Decision::DenySession]
+    );
     // "All edits" is only for edits: the rule's option takes the next number.
     assert_eq!(answer(request(1, true), &[k('6')]), [Decision::AlwaysAllow]);
     assert_eq!(answer(request(1, true), &[k('7')]), []);
