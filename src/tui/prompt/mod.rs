@@ -3,7 +3,7 @@
 //! [`Op::PermissionDecision`].
 //!
 //! It shows the tool, title and reason, a preview (an embedded [`DiffView`] for file changes,
-//! see `preview`), and numbered options with fixed keys. A diff approved with rejected hunks or
+//! see `preview`), and options numbered 1 up in the order shown (`choices`). A diff approved with rejected hunks or
 //! after an `$EDITOR` round trip is answered with [`Decision::AllowEdited`]. When the file under
 //! an open diff changes on disk, the core plans the change again and replaces the request
 //! ([`PermissionPrompt::replace`]); the prompt shows the new proposal and says why. What the

@@ -1,8 +1,9 @@
 //! Drawing the prompt panel: a block between two rules, titled "Allow this?" (or "Approve the plan?")
 //! with "1 of N" when more requests wait, then the title and reason, the question, any
 //! on-disk-change notice, the preview (diff view or scrolled text), the options with their keys
-//! (the focused one marked), and a line of key hints. Reads state; only scroll bookkeeping is
-//! written.
+//! (the focused one marked), and a line of key hints. When all of that does not fit with the
+//! whole preview, the options fold into one line of short words ending `? more` and the hints
+//! into `?` (a question's options never fold). Reads state; only scroll bookkeeping is written.
 //!
 //! Everything the model, a file or a server wrote is laid out as data (`data.rs`): one-line
 //! fields never break a row, multi-line ones are framed by the gutter, and both are clipped so
@@ -257,9 +258,6 @@ impl PermissionPrompt {
     fn compact_foot(&self, p: &Pending, width: usize) -> Vec<Line<'static>> {
         let dim = Style::default().fg(Color::DarkGray);
         let mut out = vec![Line::default()];
-        if self.feedback.is_some() {
-            return self.foot_lines(p, width, LIMITS[LIMITS.len() - 1]).0;
-        }
         let edit = matches!(p.preview, Preview::Diff(_));
         let options = p.options(edit);
         // The focused option is always listed, even past the first few.
