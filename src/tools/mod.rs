@@ -117,6 +117,8 @@ pub struct ContentOverride {
     pub content: String,
     /// Appended to the result so the model knows what changed.
     pub note: String,
+    /// For a change to several files: each file's content as approved (`content` unused).
+    pub files: Vec<crate::protocol::EditedFile>,
 }
 
 /// Sends progress for one call to the clients.
