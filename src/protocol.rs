@@ -131,6 +131,9 @@ pub struct RewindPoint {
     /// ("/tmp/out.txt (written outside the working directories)").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_undone: Vec<String>,
+    /// The files the model's tools wrote in this prompt's turn, relative to the project.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
 }
 
 /// Core -> client.
@@ -576,6 +579,8 @@ pub enum CallOutcome {
     AllowedEdited,
     Denied,
     DeniedForSession,
+    /// A plan the person approved.
+    PlanApproved,
 }
 
 #[cfg(test)]

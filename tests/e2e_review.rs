@@ -105,7 +105,7 @@ async fn deny_for_session_on_bash_refuses_the_same_call_again_without_asking() {
         screen.contains(command),
         "the prompt shows the command:\n{screen}"
     );
-    t.send_keys(&["4"]);
+    t.send_keys(&["5"]);
     // From the key press to the end of the turn, the prompt never shows again.
     let screens = t.wait_for_all("BASH-DONE");
     // The first poll may still show the first prompt, before the key was handled.
@@ -248,7 +248,7 @@ async fn five_sends_the_persons_words_to_the_model_and_leaves_the_file() {
     let t = Tmux::start(&s, project.path(), &[]);
     t.submit("stop add from panicking");
     t.wait_for(TOOL_PROMPT);
-    t.send_keys(&["5"]);
+    t.send_keys(&["4"]);
     t.type_text("use saturating_add, 1 and 4 are text here");
     t.send_keys(&["Enter"]);
     let screen = t.wait_for("FEEDBACK-DONE");

@@ -688,6 +688,22 @@ async fn past_the_last_turn_says_so() {
 }
 
 #[tokio::test]
+async fn past_the_last_turn_a_script_can_say_what_to_do_next() {
+    let mut script = Script::new(vec![]);
+    script.after_last = Some("That was the whole demo.".into());
+    let server = ScriptedServer::start(script).unwrap();
+    let c = client(Provider::Anthropic, &server, Duration::from_secs(5));
+    let (events, err) = collect(c.send(&request("hi")).await.unwrap()).await;
+    assert_eq!(err, None);
+    assert_eq!(
+        blocks(&events),
+        vec![ContentBlock::Text {
+            text: "That was the whole demo.".into()
+        }]
+    );
+}
+
+#[tokio::test]
 async fn unknown_route_is_not_found() {
     let server = start(vec![]);
     let endpoint = ModelEndpoint {

@@ -163,6 +163,9 @@ async fn code_rewind_undoes_edit_write_rm_sed_append_and_new_files_without_git()
     assert_eq!(tree(tmp.path()), before, "{summary}");
     assert_eq!(prompt, None, "code only: the composer keeps what it has");
     assert!(summary.contains("removed"), "{summary}");
+    // The summary names the files it put back.
+    assert!(summary.contains("1 removed (new.txt)"), "{summary}");
+    assert!(summary.contains("a.txt"), "{summary}");
     // The transcript under the project (its data dir) was not rewound with the files.
     let transcript = std::fs::read_to_string(tmp.path().join(".data/t.jsonl")).unwrap();
     assert!(transcript.contains("All done."));

@@ -41,13 +41,14 @@ impl Core {
     }
 
     /// For each prompt of `seg` (oldest first), what rewinding the files to before it cannot
-    /// undo (`rewind_report.rs`), as lines for the person.
+    /// undo (`rewind_report.rs`), as lines for the person; and the files that prompt's turn
+    /// wrote, relative to the project.
     async fn not_undone(
         &self,
         bytes: &[u8],
         seg: &Segment,
         checkpoints: &[CheckpointInfo],
-    ) -> Vec<Vec<String>> {
+    ) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
         let cap_mib = CheckpointOptions::default().max_file_size / (1024 * 1024);
         let latest = match checkpoints.last() {
             Some(c) => self.session.checkpoints.not_covered(c.id).await,
@@ -56,6 +57,8 @@ impl Core {
         .unwrap_or_default();
         let (mut outside, mut inside) = (Vec::new(), Vec::new());
         let mut out = vec![Vec::new(); seg.prompts.len()];
+        let mut changed = vec![Vec::new(); seg.prompts.len()];
+        let root = &self.session.project_dir;
         for (n, p) in seg.prompts.iter().enumerate().rev() {
             let end = seg.prompts.get(n + 1).map_or(seg.end, |next| next.at);
             let turn = writes(
@@ -63,6 +66,17 @@ impl Core {
                 &self.tools.registry,
                 &self.session,
             );
+            // What this prompt's turn wrote, for the list's per-prompt summary.
+            for path in turn.inside.iter().chain(&turn.outside) {
+                let shown = path
+                    .strip_prefix(root)
+                    .unwrap_or(path)
+                    .display()
+                    .to_string();
+                if !changed[n].contains(&shown) {
+                    changed[n].push(shown);
+                }
+            }
             for (all, new) in [(&mut outside, turn.outside), (&mut inside, turn.inside)] {
                 for path in new {
                     if !all.contains(&path) {
@@ -80,7 +94,7 @@ impl Core {
             };
             out[n] = describe(&outside, &large, cap_mib);
         }
-        out
+        (out, changed)
     }
 
     /// `/rewind`: the prompts of the conversation, newest first, and the last rewind when it
@@ -89,13 +103,14 @@ impl Core {
         let checkpoints = self.session.checkpoints.list().await.unwrap_or_default();
         let labels: HashSet<String> = checkpoints.iter().map(|c| c.label.clone()).collect();
         let (bytes, seg) = self.transcript_segment().unwrap_or_default();
-        let not_undone = self.not_undone(&bytes, &seg, &checkpoints).await;
+        let (not_undone, changed) = self.not_undone(&bytes, &seg, &checkpoints).await;
         let points = seg
             .prompts
             .into_iter()
-            .zip(not_undone)
+            .zip(not_undone.into_iter().zip(changed))
             .rev()
-            .map(|(p, not_undone)| RewindPoint {
+            .map(|(p, (not_undone, changed))| RewindPoint {
+                changed,
                 code: labels.contains(&prompt_label(&p.id)),
                 conversation: true,
                 id: p.id,
@@ -191,7 +206,7 @@ impl Core {
         let mut summary = Vec::new();
         if let Some(cp) = checkpoint {
             let list = self.session.checkpoints.list().await?;
-            let mut not_undone = self.not_undone(&bytes, &seg, &list).await;
+            let (mut not_undone, _) = self.not_undone(&bytes, &seg, &list).await;
             let (undo_id, line) = self.restore_files(cp, &what, !conversation).await?;
             undo.code = Some(undo_id);
             summary.push(line);
@@ -317,12 +332,39 @@ impl Core {
         for f in &restored.done {
             self.session.read_files.remove(&f.path);
         }
-        let count = |a: RestoreAction| restored.done.iter().filter(|f| f.action == a).count();
+        // Each count names its files (relative to the project), the first few of them.
+        let root = self.session.project_dir.clone();
+        let count = |a: RestoreAction, verb: &str| {
+            let files: Vec<String> = restored
+                .done
+                .iter()
+                .filter(|f| f.action == a)
+                .map(|f| {
+                    f.path
+                        .strip_prefix(&root)
+                        .unwrap_or(&f.path)
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            let mut part = format!("{} {verb}", files.len());
+            if !files.is_empty() {
+                let shown: Vec<&str> = files.iter().take(NAMED_FILES).map(String::as_str).collect();
+                let more = files.len().saturating_sub(NAMED_FILES);
+                let more = if more > 0 {
+                    format!(", +{more} more")
+                } else {
+                    String::new()
+                };
+                part.push_str(&format!(" ({}{more})", shown.join(", ")));
+            }
+            part
+        };
         let mut line = format!(
-            "Files: {} restored, {} removed, {} recreated.",
-            count(RestoreAction::Rewrite),
-            count(RestoreAction::Remove),
-            count(RestoreAction::Recreate)
+            "Files: {}, {}, {}.",
+            count(RestoreAction::Rewrite, "restored"),
+            count(RestoreAction::Remove, "removed"),
+            count(RestoreAction::Recreate, "recreated")
         );
         if !restored.problems.is_empty() {
             let named: Vec<String> = restored

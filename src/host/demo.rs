@@ -108,4 +108,12 @@ mod tests {
                 .any(|(n, t)| *n == "greet.py" && t.contains("TODO"))
         );
     }
+
+    #[test]
+    fn a_prompt_after_the_tour_is_told_what_to_do_next() {
+        let script = Script::from_json(DEMO_SCRIPT).expect("the demo script parses");
+        let after = script.after_last.unwrap_or_default();
+        assert!(after.starts_with("That was the whole demo"), "{after}");
+        assert!(after.contains("/rewind") && after.contains("ANTHROPIC_API_KEY"));
+    }
 }

@@ -81,7 +81,7 @@ fn approve(cell: &ModeCell, next: PermissionMode) -> DecisionEffect {
     cell.set(next);
     DecisionEffect {
         allow: true,
-        outcome: CallOutcome::AllowedOnce,
+        outcome: CallOutcome::PlanApproved,
         message: None,
         new_mode: Some(next),
     }

@@ -44,7 +44,8 @@ chosen; the user may always type an answer of their own instead."
 
     fn title(&self, input: &AskUserQuestionInput, _ctx: &SessionContext) -> String {
         match input.questions.as_slice() {
-            [one] => format!("Ask: {}", one.question),
+            // The question itself is shown once, in the prompt; the title names its subject.
+            [one] => format!("Question: {}", one.header),
             many => format!("Ask {} questions", many.len()),
         }
     }

@@ -85,7 +85,7 @@ impl Tool for ExitPlanMode {
     }
 
     fn title(&self, _input: &Self::Input, _ctx: &SessionContext) -> String {
-        "Plan ready for approval".into()
+        "Plan".into()
     }
 
     fn accesses(&self, input: &Self::Input, _ctx: &SessionContext) -> Vec<Access> {

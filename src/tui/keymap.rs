@@ -68,6 +68,14 @@ pub enum PromptAction {
     Review(ReviewKey),
     /// Open the proposed content in `$EDITOR`.
     EditInEditor,
+    /// A digit key: the option shown with that number (the prompt reads the digit).
+    Number,
+    /// The option of a question at this index (never bound to a key: the numbers pick it).
+    Pick(u8),
+    /// Send the options picked of a multi-select question (never bound: its number picks it).
+    Done,
+    /// Show every option and the key hints when the panel lists them on one line.
+    More,
 }
 
 /// What a binding does: an app action, a prompt's own action, or a key for a diff view. Each
@@ -265,21 +273,73 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
         B::App(A::FocusNext),
         "scroll down",
     ),
-    bind(C::Permission, ch('1'), B::Prompt(P::AllowOnce), "yes, once"),
-    bind(C::Permission, ch('y'), B::Prompt(P::AllowOnce), "yes, once"),
+    bind(
+        C::Permission,
+        ch('1'),
+        B::Prompt(P::Number),
+        "choose the option with that number",
+    ),
     bind(
         C::Permission,
         ch('2'),
-        B::Prompt(P::AllowSession),
-        "yes, for this session",
+        B::Prompt(P::Number),
+        "choose the option with that number",
     ),
+    bind(
+        C::Permission,
+        ch('3'),
+        B::Prompt(P::Number),
+        "choose the option with that number",
+    ),
+    bind(
+        C::Permission,
+        ch('4'),
+        B::Prompt(P::Number),
+        "choose the option with that number",
+    ),
+    bind(
+        C::Permission,
+        ch('5'),
+        B::Prompt(P::Number),
+        "choose the option with that number",
+    ),
+    bind(
+        C::Permission,
+        ch('6'),
+        B::Prompt(P::Number),
+        "choose the option with that number",
+    ),
+    bind(
+        C::Permission,
+        ch('7'),
+        B::Prompt(P::Number),
+        "choose the option with that number",
+    ),
+    bind(
+        C::Permission,
+        ch('8'),
+        B::Prompt(P::Number),
+        "choose the option with that number",
+    ),
+    bind(
+        C::Permission,
+        ch('9'),
+        B::Prompt(P::Number),
+        "choose the option with that number",
+    ),
+    bind(
+        C::Permission,
+        ch('?'),
+        B::Prompt(P::More),
+        "show every option and key",
+    ),
+    bind(C::Permission, ch('y'), B::Prompt(P::AllowOnce), "yes, once"),
     bind(
         C::Permission,
         ch('a'),
         B::Prompt(P::AllowSession),
         "yes, for this session",
     ),
-    bind(C::Permission, ch('3'), B::Prompt(P::DenyOnce), "no"),
     bind(C::Permission, ch('n'), B::Prompt(P::DenyOnce), "no"),
     bind(
         C::Permission,
@@ -289,21 +349,9 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     ),
     bind(
         C::Permission,
-        ch('4'),
-        B::Prompt(P::DenySession),
-        "no, for this session",
-    ),
-    bind(
-        C::Permission,
         ch('d'),
         B::Prompt(P::DenySession),
         "no, for this session",
-    ),
-    bind(
-        C::Permission,
-        ch('5'),
-        B::Prompt(P::DenyWithFeedback),
-        "no, and tell the model why",
     ),
     bind(
         C::Permission,
@@ -313,21 +361,9 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     ),
     bind(
         C::Permission,
-        ch('6'),
-        B::Prompt(P::AlwaysAllow),
-        "always allow (saves the rule)",
-    ),
-    bind(
-        C::Permission,
         ch('s'),
         B::Prompt(P::AlwaysAllow),
         "always allow (saves the rule)",
-    ),
-    bind(
-        C::Permission,
-        ch('7'),
-        B::Prompt(P::AllowAllEdits),
-        "yes, and allow all edits this session",
     ),
     bind(
         C::Permission,

@@ -16,6 +16,11 @@ use crate::tui::overlay::{Overlay, RenderCtx};
 
 /// Queued prompts shown at most (then "+N more").
 const MAX_QUEUED_ROWS: usize = 3;
+/// What the empty start screen says.
+const START_HINT: &str =
+    "  ? keys and commands · / commands · Shift+Tab switches the mode (plan, accept edits)";
+/// Rows of the conversation kept visible above a permission prompt.
+const CONVERSATION_ROWS: u16 = 6;
 /// Todo items shown at most (then "+N more").
 const MAX_TODO_ROWS: usize = 8;
 
@@ -44,10 +49,13 @@ impl App {
         }
 
         let prompt = self.permission_prompt();
-        // The prompt may take most of the screen (long diffs), but a few rows of the
-        // conversation stay visible above it.
+        // The prompt may take most of the screen (long diffs), but the end of the conversation
+        // (the model's sentence about the call) stays visible above it.
         let bottom_height = match prompt {
-            Some(p) => p.height(area.width, area.height.saturating_sub(5).max(3)),
+            Some(p) => p.height(
+                area.width,
+                area.height.saturating_sub(2 + CONVERSATION_ROWS).max(3),
+            ),
             None => self.input.composer.height(area.width),
         };
         // Up to MAX_QUEUED_ROWS prompts, then one "+N more" row.
@@ -66,6 +74,18 @@ impl App {
         self.session.header.render(header, frame.buffer_mut());
         self.conversation
             .render(body, frame.buffer_mut(), &mut self.scroll);
+        if self.conversation.is_empty() && body.height > 2 {
+            // The start screen says where to begin.
+            let hint = Line::styled(START_HINT, Style::default().fg(Color::DarkGray));
+            hint.render(
+                Rect {
+                    y: body.y + 1,
+                    height: 1,
+                    ..body
+                },
+                frame.buffer_mut(),
+            );
+        }
         self.render_todos(todos, frame);
         self.render_queued(queued, frame);
 

@@ -367,7 +367,7 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
     let turn = match turns.get(turn_index) {
         Some(t) => t,
         None => {
-            fallback = Turn::text(NO_MORE_TURNS);
+            fallback = Turn::text(shared.script.after_last.as_deref().unwrap_or(NO_MORE_TURNS));
             &fallback
         }
     };

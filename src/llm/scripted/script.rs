@@ -36,6 +36,10 @@ pub struct Script {
     /// contains `system_contains` is answered from these turns instead.
     #[serde(default)]
     pub by_system: Vec<SideScript>,
+    /// The text answered past the last turn (default [`super::NO_MORE_TURNS`]); the demo says
+    /// what to do next.
+    #[serde(default)]
+    pub after_last: Option<String>,
 }
 
 /// The turns of a conversation told apart by its system prompt.
@@ -52,6 +56,7 @@ impl Script {
             turns,
             chaos: None,
             by_system: Vec::new(),
+            after_last: None,
         }
     }
 

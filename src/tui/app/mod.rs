@@ -329,6 +329,13 @@ impl App {
         };
         match composer_action.or(global) {
             Some(action) => self.run_action(action, key),
+            // `?` on an empty composer lists the keys and commands, as the start screen says.
+            None if composer
+                && self.input.composer.is_empty()
+                && key == KeyInput::plain(crate::tui::input::Key::Char('?')) =>
+            {
+                self.run_command(crate::tui::picker::commands::Command::Help, "")
+            }
             None if composer => {
                 self.input.composer.edit(key);
                 self.refresh_picker()
@@ -502,6 +509,8 @@ mod turn;
 
 #[cfg(test)]
 mod cells_tests;
+#[cfg(test)]
+mod dead_end_tests;
 #[cfg(test)]
 mod lsp_tests;
 #[cfg(test)]

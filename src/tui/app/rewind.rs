@@ -85,6 +85,16 @@ impl App {
             if p.code && !p.not_undone.is_empty() {
                 detail.push_str(&format!(" · {} not undone", p.not_undone.len()));
             }
+            // What the prompt's turn changed, so a person can tell the prompts apart.
+            match p.changed.as_slice() {
+                [] => {}
+                [one] => detail.push_str(&format!(" · changed {}", one_line(one, 40))),
+                many => detail.push_str(&format!(
+                    " · changed {} and {} more",
+                    one_line(&many[0], 40),
+                    many.len() - 1
+                )),
+            }
             items.push((one_line(&p.text, 60), detail));
         }
         self.rewind = RewindUi {

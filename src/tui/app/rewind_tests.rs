@@ -11,18 +11,29 @@ use crate::tui::input::Key;
 use crate::tui::render::tests::screen;
 
 fn points() -> Event {
-    let point = |id: &str, text: &str, code| RewindPoint {
+    let point = |id: &str, text: &str, code, changed: &[&str]| RewindPoint {
         id: id.into(),
         text: text.into(),
         code,
         conversation: true,
         not_undone: Vec::new(),
+        changed: changed.iter().map(|s| s.to_string()).collect(),
     };
     Event::RewindPoints {
         points: vec![
-            point("p3", "now add tests for the parser", true),
-            point("p2", "fix the off-by-one in peek\nand explain it", true),
-            point("p1", "read the parser", false),
+            point(
+                "p3",
+                "now add tests for the parser",
+                true,
+                &["tests/parser.rs"],
+            ),
+            point(
+                "p2",
+                "fix the off-by-one in peek\nand explain it",
+                true,
+                &["src/parser.rs", "src/lexer.rs"],
+            ),
+            point("p1", "read the parser", false, &[]),
         ],
         undo: Some("rewind to \"make it faster\"".into()),
     }
@@ -150,7 +161,7 @@ fn outside_changes_are_confirmed_and_the_prompt_comes_back_into_the_composer() {
     );
     h.event(Event::HistoryRestored { items: Vec::new() });
     h.event(Event::Rewound {
-        summary: "Files: 2 restored, 1 removed, 0 recreated.".into(),
+        summary: "Files: 2 restored (src/parser.rs, src/lexer.rs), 1 removed (tests/parser.rs), 0 recreated.".into(),
         prompt: Some("fix the off-by-one in peek".into()),
     });
     assert_eq!(h.app.composer_text(), "fix the off-by-one in peek");
@@ -186,7 +197,8 @@ fn after_a_rewind_diff_shows_the_files_as_they_are_now() {
     std::fs::write(dir.path().join("kept.rs"), "3\n").unwrap();
     std::fs::write(dir.path().join("put_back.rs"), "a\n").unwrap();
     h.event(Event::Rewound {
-        summary: "Files: 1 restored, 1 removed, 0 recreated.".into(),
+        summary: "Files: 1 restored (src/parser.rs), 1 removed (tests/parser.rs), 0 recreated."
+            .into(),
         prompt: None,
     });
     let files: Vec<_> = h.app.session_changes().files().collect();
@@ -212,6 +224,7 @@ fn what_a_rewind_cannot_undo_is_named_before_choosing() {
                 "/tmp/fixtures/out.json (written outside the working directories)".into(),
                 "/work/project/data/big.bin (over the 5 MiB size cap)".into(),
             ],
+            changed: Vec::new(),
         }],
         undo: None,
     });

@@ -78,7 +78,7 @@ impl App {
         self.run_command(command, args)
     }
 
-    fn run_command(&mut self, command: commands::Command, args: &str) -> Vec<AppAction> {
+    pub(super) fn run_command(&mut self, command: commands::Command, args: &str) -> Vec<AppAction> {
         use commands::Command as C;
         match command {
             C::Help => {
@@ -194,9 +194,18 @@ impl App {
             self.conversation.push_notice(NoticeKind::Info, &text);
             return;
         }
-        let choices = session.model_choices.clone();
-        self.input
-            .open_picker(Picker::choices(PickerKind::Model, choices));
+        // The model in use is marked and starts under the cursor.
+        let current = session
+            .model_choices
+            .iter()
+            .position(|(alias, id)| *alias == session.model || *id == session.model);
+        let mut choices = session.model_choices.clone();
+        if let Some((_, detail)) = current.and_then(|i| choices.get_mut(i)) {
+            detail.push_str("  ✓ current");
+        }
+        let mut picker = Picker::choices(PickerKind::Model, choices);
+        picker.selected = current.unwrap_or(0);
+        self.input.open_picker(picker);
     }
 
     fn mode_command(&mut self, args: &str) {

@@ -257,7 +257,7 @@ fn permission_requests_are_answered_in_order_with_one_decision_each() {
     h.press(Key::Char('2'));
     // "Always allow" needs a saveable rule: ignored for request 8.
     h.press(Key::Char('6'));
-    h.press(Key::Char('5'));
+    h.press(Key::Char('4'));
     h.type_text("use cargo");
     h.press(Key::Enter);
     h.press(Key::Char('s'));
@@ -292,7 +292,7 @@ fn permission_keys_deny_and_the_turn_end_drops_stale_requests() {
     h.event(Event::PermissionRequest(request(1, false)));
     h.press(Key::Esc);
     h.event(Event::PermissionRequest(request(2, false)));
-    h.press(Key::Char('4'));
+    h.press(Key::Char('5'));
     h.event(Event::PermissionRequest(request(3, false)));
     h.press(Key::Char('y'));
     assert_eq!(

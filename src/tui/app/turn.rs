@@ -52,9 +52,15 @@ impl Turn {
         self.running = true;
     }
 
-    /// The turn ended: the next queued prompt, to send now.
+    /// The turn ended: the next queued prompt, to send now. A todo list with every item done
+    /// is put away (it stays in the conversation's TodoWrite cell), so it does not sit over
+    /// later prompts.
     pub fn finished(&mut self) -> Option<String> {
         self.running = false;
+        let done = |t: &Todo| matches!(t.status, crate::protocol::TodoStatus::Completed);
+        if self.todos.iter().all(done) {
+            self.todos.clear();
+        }
         self.queued.pop_front()
     }
 

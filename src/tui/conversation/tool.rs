@@ -325,6 +325,7 @@ fn outcome_suffix(outcome: Option<CallOutcome>) -> String {
         Some(CallOutcome::AllowedForSession) => " · allowed for this session",
         Some(CallOutcome::AllowedAlways) => " · always allowed",
         Some(CallOutcome::AllowedEdited) => " · allowed with your changes",
+        Some(CallOutcome::PlanApproved) => " · approved",
         Some(CallOutcome::Denied | CallOutcome::DeniedForSession) | None => "",
     }
     .to_string()

@@ -3,7 +3,7 @@
 //! [`Op::PermissionDecision`].
 //!
 //! It shows the tool, title and reason, a preview (an embedded [`DiffView`] for file changes,
-//! see `preview`), and numbered options with fixed keys. A diff approved with rejected hunks or
+//! see `preview`), and options numbered 1 up in the order shown (`choices`). A diff approved with rejected hunks or
 //! after an `$EDITOR` round trip is answered with [`Decision::AllowEdited`]. When the file under
 //! an open diff changes on disk, the core plans the change again and replaces the request
 //! ([`PermissionPrompt::replace`]); the prompt shows the new proposal and says why. What the
@@ -15,6 +15,8 @@
 mod choices;
 mod data;
 pub mod editor;
+#[cfg(test)]
+mod panel_tests;
 mod preview;
 #[cfg(test)]
 mod rename_tests;
@@ -41,7 +43,7 @@ use crate::tui::keymap::{Bound, Context, Keys, PromptAction};
 use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx, passes_through};
 use crate::tui::review::{DiffSet, ReviewKey};
 
-pub use choices::{Choice, DIGIT_ACTIONS, choices, question_choices};
+pub use choices::{Choice, SHORT_LIST, choices, question_choices};
 pub use preview::{Preview, diff_view, relative};
 
 /// One request waiting for an answer, with its view state.
@@ -56,6 +58,8 @@ pub(crate) struct Pending {
     pub answers: Vec<String>,
     /// Options of the current multi-select question chosen so far.
     pub picked: Vec<usize>,
+    /// `?` was pressed: every option and the key hints are listed even when the window is small.
+    pub more: bool,
 }
 
 impl Pending {
@@ -139,6 +143,7 @@ impl PermissionPrompt {
             notice,
             answers: Vec::new(),
             picked: Vec::new(),
+            more: false,
         }
     }
 
@@ -220,6 +225,23 @@ impl PermissionPrompt {
         if key.code == Key::Esc {
             return self.decide(Decision::DenyOnce);
         }
+        let action = match (action, key.code) {
+            // A digit picks the option shown with that number, whatever it stands for.
+            (PromptAction::Number, Key::Char(c)) => {
+                let edit = self.is_edit();
+                let index = c.to_digit(10).and_then(|d| usize::try_from(d).ok());
+                let picked = self.queue.front().and_then(|p| {
+                    let options = p.options(edit);
+                    index.and_then(|n| options.get(n.checked_sub(1)?).map(|c| c.action))
+                });
+                match picked {
+                    Some(action) => action,
+                    None => return Outcome::Consumed,
+                }
+            }
+            (PromptAction::Number, _) => return Outcome::Consumed,
+            (other, _) => other,
+        };
         self.act(action)
     }
 
@@ -236,6 +258,7 @@ impl PermissionPrompt {
                 p.focus = (p.focus + 1).min(options.len().saturating_sub(1))
             }
             PromptAction::Choose => chosen = options.get(p.focus).map(|c| c.action),
+            PromptAction::More => p.more = !p.more,
             // Space toggles the focused option of a multi-select question, as the digits do.
             PromptAction::Review(ReviewKey::ToggleHunk)
                 if p.question()
@@ -299,7 +322,7 @@ impl PermissionPrompt {
                 self.feedback = Some(String::new());
                 Outcome::Consumed
             }
-            PromptAction::AlwaysAllow if multi => {
+            PromptAction::Done if multi => {
                 if p.picked.is_empty() {
                     return Outcome::Consumed;
                 }
@@ -309,10 +332,8 @@ impl PermissionPrompt {
                 let answer = answer.join(", ");
                 self.answer(answer)
             }
-            other => {
-                let Some(i) = DIGIT_ACTIONS.iter().position(|a| *a == other) else {
-                    return Outcome::Consumed;
-                };
+            PromptAction::Pick(i) => {
+                let i = usize::from(i);
                 if i >= labels.len() {
                     return Outcome::Consumed;
                 }
@@ -327,6 +348,7 @@ impl PermissionPrompt {
                 }
                 self.answer(labels[i].clone())
             }
+            _ => Outcome::Consumed,
         }
     }
 
@@ -492,7 +514,7 @@ impl Overlay for PermissionPrompt {
 
     fn key_hints(&self) -> &'static str {
         if self.queue.front().is_some_and(|p| p.question().is_some()) {
-            return "↑↓ Enter 1-4 choose · Space toggle · 5 type an answer · 6 done · Esc decline";
+            return "↑↓ Enter or a number choose · Esc decline";
         }
         if self.is_edit() {
             "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll · Tab hunk · Space toggle · A/R all · \

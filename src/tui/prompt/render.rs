@@ -1,8 +1,9 @@
 //! Drawing the prompt panel: a block between two rules, titled "Allow this?" (or "Approve the plan?")
 //! with "1 of N" when more requests wait, then the title and reason, the question, any
 //! on-disk-change notice, the preview (diff view or scrolled text), the options with their keys
-//! (the focused one marked), and a line of key hints. Reads state; only scroll bookkeeping is
-//! written.
+//! (the focused one marked), and a line of key hints. When all of that does not fit with the
+//! whole preview, the options fold into one line of short words ending `? more` and the hints
+//! into `?` (a question's options never fold). Reads state; only scroll bookkeeping is written.
 //!
 //! Everything the model, a file or a server wrote is laid out as data (`data.rs`): one-line
 //! fields never break a row, multi-line ones are framed by the gutter, and both are clipped so
@@ -17,7 +18,7 @@ use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use super::data::{framed_rows, one_line_rows};
 use super::preview::text_lines;
-use super::{Pending, PermissionPrompt, Preview};
+use super::{Pending, PermissionPrompt, Preview, SHORT_LIST};
 use crate::protocol::{Question, RequestKind};
 use crate::tui::conversation::wrap::{sanitize, wrap_spans};
 use crate::tui::overlay::Overlay;
@@ -74,9 +75,13 @@ struct Rows {
 const OPTION_INDENT: usize = 7;
 
 impl PermissionPrompt {
-    fn rows(&self, p: &Pending, width: usize, limits: Limits) -> Rows {
+    fn rows(&self, p: &Pending, width: usize, limits: Limits, compact: bool) -> Rows {
         let (head, head_clipped) = self.head_lines(p, width, limits);
-        let (foot, foot_clipped) = self.foot_lines(p, width, limits);
+        let (foot, foot_clipped) = if compact {
+            (self.compact_foot(p, width), false)
+        } else {
+            self.foot_lines(p, width, limits)
+        };
         Rows {
             head,
             foot,
@@ -91,8 +96,10 @@ impl PermissionPrompt {
         let indent = [Span::raw("  ")];
         let mut out = Vec::new();
         // Titles usually start with the tool name already (`Bash npm test`); the tool name
-        // itself is a registry name (MCP names are normalised), the rest is the call's.
-        let tool = if req.title.starts_with(&req.tool) {
+        // itself is a registry name (MCP names are normalised), the rest is the call's. A plan
+        // or a question is named by the panel's title, not by a tool name.
+        let own_words = !matches!(req.kind, RequestKind::Tool);
+        let tool = if req.title.starts_with(&req.tool) || own_words {
             Vec::new()
         } else {
             vec![Span::styled(
@@ -100,15 +107,19 @@ impl PermissionPrompt {
                 bold.fg(Color::Yellow),
             )]
         };
-        one_line_rows(
-            &tool,
-            &indent,
-            &req.title,
-            bold,
-            width,
-            limits.title,
-            &mut out,
-        );
+        // A question's or a plan's title only repeats what the panel's title and the text
+        // below say.
+        if !own_words {
+            one_line_rows(
+                &tool,
+                &indent,
+                &req.title,
+                bold,
+                width,
+                limits.title,
+                &mut out,
+            );
+        }
         if !req.reason.is_empty() {
             let dim = Style::default().fg(Color::DarkGray);
             one_line_rows(
@@ -199,7 +210,7 @@ impl PermissionPrompt {
             };
             let first = [
                 Span::styled(marker, style),
-                Span::styled(format!("{:<4} ", c.keys), style.fg(Color::Cyan)),
+                Span::styled(format!("{:<4} ", c.keys(i)), style.fg(Color::Cyan)),
             ];
             let rest = [Span::raw(" ".repeat(OPTION_INDENT))];
             // A question's own options are the model's words: one row each, the description
@@ -218,9 +229,76 @@ impl PermissionPrompt {
                 clipped |= framed_rows(&indent, &o.description, dim, width, max, &mut out);
             }
         }
-        let hints = self.key_hints();
+        let hints = self.hints(p);
         wrap_spans(&[], &[], &[Span::styled(hints, dim)], width, &mut out);
         (out, clipped)
+    }
+
+    /// The key hints under the options: a question's name its own numbers, and the multi-select
+    /// keys only when several may be chosen.
+    fn hints(&self, p: &Pending) -> String {
+        let Some((_, _, q)) = p.question() else {
+            return self.key_hints().to_string();
+        };
+        let n = q.options.len();
+        let own = n + 1;
+        if q.multi_select {
+            format!(
+                "↑↓ Enter · 1-{n} or Space toggle · {own} type an answer · {} done · Esc decline",
+                n + 2
+            )
+        } else {
+            format!("↑↓ Enter or 1-{n} choose · {own} type an answer · Esc decline")
+        }
+    }
+
+    /// The options on one line (`1 yes · 2 session · 3 no · 4 tell the model… · ? more`) for a
+    /// small window: the first few by their short words, the focused one marked; `?` lists
+    /// every option and the key hints.
+    fn compact_foot(&self, p: &Pending, width: usize) -> Vec<Line<'static>> {
+        let dim = Style::default().fg(Color::DarkGray);
+        let mut out = vec![Line::default()];
+        let edit = matches!(p.preview, Preview::Diff(_));
+        let options = p.options(edit);
+        // The focused option is always listed, even past the first few.
+        let mut shown: Vec<usize> = (0..options.len().min(SHORT_LIST)).collect();
+        if p.focus >= SHORT_LIST && p.focus < options.len() {
+            shown.push(p.focus);
+        }
+        let mut spans = Vec::new();
+        for (n, i) in shown.iter().enumerate() {
+            let Some(c) = options.get(*i) else { continue };
+            if n > 0 {
+                spans.push(Span::styled(" · ", dim));
+            }
+            let style = if *i == p.focus {
+                Style::default()
+                    .fg(Color::Cyan)
+                    .add_modifier(Modifier::BOLD | Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            spans.push(Span::styled(format!("{} ", i + 1), style.fg(Color::Cyan)));
+            spans.push(Span::styled(one_line(&c.short).into_owned(), style));
+        }
+        spans.push(Span::styled(" · ", dim));
+        spans.push(Span::styled("? more", dim));
+        let marker = Span::styled("› ", Style::default().fg(Color::Cyan));
+        wrap_spans(&[marker], &[Span::raw("  ")], &spans, width, &mut out);
+        out
+    }
+
+    /// Whether the options go on one line: the window cannot show the panel's full lists with
+    /// all the preview wants in `max` rows (border included), and `?` was not pressed.
+    fn is_compact(&self, p: &Pending, width: usize, max: usize) -> bool {
+        // A question's options are what is asked: they are never folded.
+        if p.more || self.feedback.is_some() || p.question().is_some() {
+            return false;
+        }
+        let rows = self.rows(p, width, LIMITS[0], false);
+        let total =
+            2 + rows.head.len() + self.preview_rows(p, width, rows.clipped) + rows.foot.len();
+        total > max
     }
 
     /// The text the preview area shows: the tool's preview, or for a question whose words were
@@ -247,7 +325,8 @@ impl PermissionPrompt {
             return 0;
         };
         let inner = usize::from(width.max(1));
-        let rows = self.rows(p, inner, LIMITS[0]);
+        let compact = self.is_compact(p, inner, usize::from(max));
+        let rows = self.rows(p, inner, LIMITS[0], compact);
         let total =
             2 + rows.head.len() + self.preview_rows(p, inner, rows.clipped) + rows.foot.len();
         u16::try_from(total).unwrap_or(max).min(max)
@@ -282,11 +361,12 @@ impl PermissionPrompt {
         block.render(area, buf);
         let width = usize::from(inner.width);
         let total = usize::from(inner.height);
+        let compact = self.is_compact(p, width, usize::from(area.height));
         // The panel's own words first: the untrusted text around them is clipped harder until
         // the title, the question, every option and the hints fit with a few preview rows.
         let mut fitted = None;
         for limits in LIMITS {
-            let rows = self.rows(p, width, limits);
+            let rows = self.rows(p, width, limits, compact);
             let text = self.text(p, width, rows.clipped);
             let wanted = match &p.preview {
                 Preview::Diff(_) => self.preview_rows(p, width, rows.clipped),

@@ -54,7 +54,7 @@ pub(crate) fn plan_request(id: u64) -> PermissionRequest {
         id,
         call_id: format!("call-{id}"),
         tool: "ExitPlanMode".into(),
-        title: "ExitPlanMode".into(),
+        title: "Plan".into(),
         input: json!({}),
         reason: "the model has a plan".into(),
         preview: None,
@@ -101,23 +101,67 @@ fn each_option_key_gives_its_decision() {
     assert_eq!(answer(edit(), &[k('y')]), [Decision::AllowOnce]);
     assert_eq!(answer(edit(), &[k('2')]), [Decision::AllowSession]);
     assert_eq!(answer(edit(), &[k('a')]), [Decision::AllowSession]);
-    assert_eq!(answer(edit(), &[k('7')]), [Decision::AllowAllEditsSession]);
-    assert_eq!(answer(edit(), &[k('w')]), [Decision::AllowAllEditsSession]);
     assert_eq!(answer(edit(), &[k('3')]), [Decision::DenyOnce]);
+    assert_eq!(answer(edit(), &[k('n')]), [Decision::DenyOnce]);
     assert_eq!(answer(edit(), &[p(Key::Esc)]), [Decision::DenyOnce]);
-    assert_eq!(answer(edit(), &[k('4')]), [Decision::DenySession]);
+    assert_eq!(answer(edit(), &[k('5')]), [Decision::DenySession]);
     assert_eq!(answer(edit(), &[k('d')]), [Decision::DenySession]);
-    assert_eq!(answer(edit(), &[k('6')]), [Decision::AlwaysAllow]);
+    assert_eq!(answer(edit(), &[k('6')]), [Decision::AllowAllEditsSession]);
+    assert_eq!(answer(edit(), &[k('w')]), [Decision::AllowAllEditsSession]);
+    assert_eq!(answer(edit(), &[k('7')]), [Decision::AlwaysAllow]);
     assert_eq!(answer(edit(), &[k('s')]), [Decision::AlwaysAllow]);
-    // No saveable rule: `6` is not offered and does nothing.
+    // No saveable rule and no edit: five options, `6` does nothing.
     assert_eq!(answer(request(1, false), &[k('6')]), []);
-    // "All edits" is only for edits.
+    assert_eq!(
+        answer(request(1, false), &[k('5')]),
+        [Decision::DenySession]
+    );
+    // "All edits" is only for edits: the rule's option takes the next number.
+    assert_eq!(answer(request(1, true), &[k('6')]), [Decision::AlwaysAllow]);
     assert_eq!(answer(request(1, true), &[k('7')]), []);
+}
+
+/// The decision an option stands for, as the prompt sends it (feedback options open the input).
+fn decision_of(action: PromptAction) -> Option<Decision> {
+    Some(match action {
+        PromptAction::AllowOnce => Decision::AllowOnce,
+        PromptAction::AllowSession => Decision::AllowSession,
+        PromptAction::AllowAllEdits => Decision::AllowAllEditsSession,
+        PromptAction::AlwaysAllow => Decision::AlwaysAllow,
+        PromptAction::DenyOnce => Decision::DenyOnce,
+        PromptAction::DenySession => Decision::DenySession,
+        _ => return None,
+    })
+}
+
+#[test]
+fn numbers_are_contiguous_in_the_order_shown_and_each_picks_its_option() {
+    for req in [
+        edit_request(1, "/work/project"),
+        request(1, false),
+        request(1, true),
+    ] {
+        let edit = req.tool == "Edit";
+        let shown = choices(&req, edit);
+        let keys: Vec<String> = shown.iter().enumerate().map(|(i, c)| c.keys(i)).collect();
+        for (i, key) in keys.iter().enumerate() {
+            assert!(key.starts_with(&(i + 1).to_string()), "{keys:?}");
+        }
+        for (i, c) in shown.iter().enumerate() {
+            let digit = char::from_digit(u32::try_from(i + 1).unwrap(), 10).unwrap();
+            let got = answer(req.clone(), &[k(digit)]);
+            match decision_of(c.action) {
+                Some(d) => assert_eq!(got, [d], "{} {}", digit, c.label),
+                // "tell the model": the input opens, nothing is sent yet.
+                None => assert_eq!(got, [], "{} {}", digit, c.label),
+            }
+        }
+    }
 }
 
 #[test]
 fn feedback_text_goes_to_the_model() {
-    let mut keys = vec![k('5')];
+    let mut keys = vec![k('4')];
     keys.extend("use cargo nextest".chars().map(k));
     keys.push(p(Key::Enter));
     assert_eq!(
@@ -151,12 +195,13 @@ fn up_down_and_enter_choose_the_focused_option() {
     h.press(Key::Down);
     h.press(Key::Down);
     let focused = h.app.permission_prompt().and_then(|p| p.focused_choice());
-    assert_eq!(focused.map(|c| c.keys), Some("7/w"));
+    assert_eq!(focused.map(|c| c.keys(2)), Some("3/n".to_string()));
+    h.press(Key::Down);
     h.press(Key::Down);
     h.press(Key::Down);
     h.press(Key::Up);
     h.press(Key::Enter);
-    assert_eq!(decision(&mut h), [Decision::DenyOnce]);
+    assert_eq!(decision(&mut h), [Decision::DenySession]);
     // Enter on a fresh prompt: the first option.
     assert_eq!(
         answer(request(2, false), &[p(Key::Enter)]),
@@ -489,8 +534,9 @@ fn questions_are_answered_one_after_another_and_sent_together() {
             .map(|c| KeyInput::plain(Key::Char(c)))
             .collect::<Vec<_>>()
     };
-    // Option 2 of the first; options 3 and 1 of the multi-select second, then done.
-    let got = answer(questions_request(1), &keys("2316"));
+    // Option 2 of the first; options 3 and 1 of the multi-select second, then done (5: after
+    // the three options and "type an answer").
+    let got = answer(questions_request(1), &keys("2315"));
     assert_eq!(
         got,
         [Decision::Answers {
@@ -498,9 +544,9 @@ fn questions_are_answered_one_after_another_and_sent_together() {
         }]
     );
     // A typed answer instead of an option; Esc declines.
-    let mut typed = keys("5mysql");
+    let mut typed = keys("3mysql");
     typed.push(KeyInput::plain(Key::Enter));
-    typed.extend(keys("26"));
+    typed.extend(keys("25"));
     assert_eq!(
         answer(questions_request(2), &typed),
         [Decision::Answers {
@@ -548,7 +594,7 @@ fn arrows_enter_and_space_answer_questions_as_the_digits_do() {
         p(Down),
         k(' '),
         k('1'),
-        k('6'),
+        k('5'),
     ];
     assert_eq!(
         answer(questions_request(5), &keys),
@@ -569,7 +615,7 @@ fn the_turn_end_keeps_background_agents_requests_until_the_agent_ends() {
     h.event(Event::PermissionRequest(background(2)));
     h.event(Event::PermissionRequest(request(3, false)));
     // Typing feedback for the turn's own request, which goes with the turn.
-    h.press(Key::Char('5'));
+    h.press(Key::Char('4'));
     h.type_text("half");
     h.event(crate::tui::app::tests::finished(1));
     let prompt = h.app.permission_prompt().expect("the background one stays");

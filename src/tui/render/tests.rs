@@ -299,13 +299,16 @@ fn slash_model_offers_the_aliases_and_sends_the_pick() {
     h.event(Event::SessionConfigured(info));
     h.type_text("/model");
     h.press(Key::Enter);
-    insta::assert_snapshot!(screen(&mut h, 90, 12, 0));
+    let text = screen(&mut h, 90, 12, 0);
+    assert!(text.contains("claude-sonnet-4-5  ✓ current"), "{text}");
+    insta::assert_snapshot!(text);
+    // The cursor starts on the model in use: one down is the next one.
     h.press(Key::Down);
     h.press(Key::Enter);
     assert_eq!(
         h.sent(),
         [crate::protocol::Op::SetModel {
-            model: "sonnet".into()
+            model: "haiku".into()
         }]
     );
     h.type_text("/model claude-3-7-sonnet");
