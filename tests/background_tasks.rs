@@ -186,7 +186,7 @@ fn statuses(seen: &[Event]) -> Vec<TaskStatus> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finished() {
+async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let mut tui = Tui::start(dir, &script(&["Thanks, noted."]));
@@ -226,8 +226,8 @@ async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finish
     assert_eq!(
         notices.last().map(String::as_str),
         Some(
-            "Background agent agent-1 (alpha · find the parser) finished: the model gets its \
-             report with your next message."
+            "Background agent agent-1 (alpha · find the parser) finished: the model is sent \
+             its report now."
         ),
         "{notices:?}"
     );
@@ -238,14 +238,31 @@ async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finish
         "{listing}"
     );
     assert_eq!(tui.picker(), None, "nothing left to stop");
-    // As the notice says: the next message brings the model the report.
-    tui.enter("anything new?");
+    // As the notice says: the session was idle, so the model is woken with the report,
+    // nobody typing anything (Claude Code sends such a request by itself).
     tui.pump(|seen| turns_finished(seen) == 2).await;
-    let last = tui.agent.server.requests().last().unwrap().body["messages"].to_string();
+    let requests = tui.agent.server.requests();
+    let parent: Vec<_> = requests
+        .iter()
+        .filter(|r| !r.body["system"].to_string().contains("ALPHA-ROLE"))
+        .collect();
+    assert_eq!(parent.len(), 3, "the first turn's two requests, then the wake");
+    let messages = parent[2].body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user");
+    let text = last["content"].to_string();
     assert!(
-        last.contains("Background agent agent-1 (alpha: find the parser) finished")
-            && last.contains("parse() is in src/parse.rs:12"),
-        "{last}"
+        text.contains("Background agent agent-1 (alpha: find the parser) finished")
+            && text.contains("parse() is in src/parse.rs:12"),
+        "{text}"
+    );
+    assert!(
+        !messages.iter().any(|m| m.to_string().contains("anything new?")),
+        "no prompt was typed"
+    );
+    assert_eq!(
+        tui.app.conversation().last_answer().as_deref(),
+        Some("Thanks, noted.")
     );
 }
 

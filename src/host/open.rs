@@ -249,6 +249,8 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         demo: demo.is_some(),
         web_search,
         small_model: Some(small_model),
+        // `-p` ends with its answer: background work ending later wakes no one.
+        wake_when_idle: spec.client != ClientKind::Headless,
         ..SessionServices::new(
             Arc::clone(&client),
             gate,

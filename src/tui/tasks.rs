@@ -23,7 +23,7 @@ pub(crate) struct BackgroundTasks {
 
 impl BackgroundTasks {
     /// Take in an update; the notice to show when the task ended. `idle`: the model is not
-    /// working, so the report waits for the person's next message.
+    /// working, so the core sends it the report by itself (a turn of its own).
     pub fn update(&mut self, task: &BackgroundTask, now: Instant, idle: bool) -> Option<String> {
         match self.tasks.iter_mut().find(|k| k.task.id == task.id) {
             Some(k) => k.task = task.clone(),
@@ -37,7 +37,7 @@ impl BackgroundTasks {
             task.id, task.agent, task.description
         );
         let next = if idle {
-            "the model gets its report with your next message"
+            "the model is sent its report now"
         } else {
             "the model gets its report at its next step"
         };
@@ -133,8 +133,8 @@ mod tests {
         assert_eq!(
             notice.as_deref(),
             Some(
-                "Background agent agent-1 (Explore · find the parser) finished: the model gets \
-                 its report with your next message."
+                "Background agent agent-1 (Explore · find the parser) finished: the model is \
+                 sent its report now."
             )
         );
         assert_eq!(
