@@ -406,3 +406,152 @@ async fn a_background_agents_permission_prompt_outlives_the_turn_that_was_runnin
     assert!(dir.join("made.txt").exists());
     assert!(tui.app.permission_prompt().is_none());
 }
+
+/// A Setup whose agent `alpha` runs `sh wait.sh` (waiting for `release`) before it reports.
+fn alpha_setup(dir: &Path, provider: Provider) -> Setup {
+    std::fs::write(dir.join("wait.sh"), WAIT_SH).unwrap();
+    let mut setup = Setup::in_dir(dir, provider);
+    setup.gate = gate(dir);
+    setup.agents = vec![AgentDef {
+        name: "alpha".into(),
+        description: "the alpha agent".into(),
+        tools: Some(vec!["Bash".into()]),
+        prompt: "ALPHA-ROLE".into(),
+        path: dir.join("alpha.md"),
+        ..Default::default()
+    }];
+    setup
+}
+
+/// The tool results the parent conversation's last request carried.
+fn parent_results(agent: &Agent) -> Vec<(String, bool)> {
+    let requests = agent.server.requests();
+    let last = requests
+        .iter()
+        .rev()
+        .find(|r| !r.body["system"].to_string().contains("ALPHA-ROLE"))
+        .unwrap();
+    agent::tool_results(&last.body)
+}
+
+/// TaskOutput reads a background agent: running (no output yet) at first, then, with
+/// `block`, its report once it ends; on both wire formats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_output_reads_a_background_agent_and_block_waits_for_its_report() {
+    for provider in [Provider::Anthropic, Provider::OpenAi] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let script = json!({
+            "turns": [
+                {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                    "description": "find the parser", "prompt": "find parse()",
+                    "subagent_type": "alpha", "run_in_background": true}}]},
+                {"tool_calls": [{"id": "o1", "name": "TaskOutput",
+                                 "input": {"task_id": "agent-1"}}]},
+                {"tool_calls": [{"id": "o2", "name": "TaskOutput",
+                                 "input": {"task_id": "agent-1", "block": true,
+                                           "timeout": 20000}}]},
+                {"text": "Got it."}
+            ],
+            "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+                {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "sh wait.sh"}}]},
+                {"text": "parse() is in src/parse.rs:12"}
+            ]}]
+        });
+        let mut agent = Agent::start(&script, alpha_setup(dir, provider));
+        agent.submit("look in the background");
+        // Released once the first TaskOutput has read it running.
+        let mut events = Vec::new();
+        let mut released = false;
+        loop {
+            let ev = tokio::time::timeout(Duration::from_secs(30), agent.handle.events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if !released
+                && matches!(&ev, Event::ToolCallFinished { call_id, .. } if call_id == "o1")
+            {
+                std::fs::write(dir.join("release"), "").unwrap();
+                released = true;
+            }
+            let done = matches!(ev, Event::TurnFinished { .. });
+            events.push(ev);
+            if done {
+                break;
+            }
+        }
+        let results = parent_results(&agent);
+        let (running, _) = &results[1];
+        assert!(
+            running.starts_with(
+                "<status>running</status>\n<agent>agent-1 (alpha: find the parser)</agent>\n\
+                 (no output yet"
+            ),
+            "{provider:?}: {running}"
+        );
+        let (done, is_error) = &results[2];
+        assert!(!is_error);
+        assert_eq!(
+            done,
+            "<status>completed</status>\n<agent>agent-1 (alpha: find the parser)</agent>\n\
+             <output>\nparse() is in src/parse.rs:12\n</output>",
+            "{provider:?}"
+        );
+    }
+}
+
+/// TaskStop stops a running background agent (its Bash call never sees `release`), says so,
+/// and no report or "stopped by the user" reminder follows; on both wire formats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_stop_stops_a_background_agent() {
+    for provider in [Provider::Anthropic, Provider::OpenAi] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let script = json!({
+            "turns": [
+                {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                    "description": "find the parser", "prompt": "find parse()",
+                    "subagent_type": "alpha", "run_in_background": true}}]},
+                {"tool_calls": [{"id": "s1", "name": "TaskStop",
+                                 "input": {"task_id": "agent-1"}}]},
+                {"tool_calls": [{"id": "o1", "name": "TaskOutput",
+                                 "input": {"task_id": "agent-1", "block": true}}]},
+                {"tool_calls": [{"id": "s2", "name": "TaskStop",
+                                 "input": {"task_id": "agent-1"}}]},
+                {"text": "Stopped."}
+            ],
+            "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+                {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "sh wait.sh"}}]},
+                {"text": "parse() is in src/parse.rs:12"}
+            ]}]
+        });
+        let mut agent = Agent::start(&script, alpha_setup(dir, provider));
+        agent.prompt("look in the background").await;
+        let results = parent_results(&agent);
+        assert_eq!(
+            results[1],
+            (
+                "Successfully stopped background agent: agent-1 (alpha: find the parser); it \
+                 sends no report."
+                    .to_string(),
+                false
+            ),
+            "{provider:?}"
+        );
+        assert!(
+            results[2].0.starts_with("<status>killed</status>"),
+            "{provider:?}: {:?}",
+            results[2]
+        );
+        assert!(
+            results[3]
+                .0
+                .contains("Background agent agent-1 is not running, so it cannot be stopped"),
+            "{provider:?}: {:?}",
+            results[3]
+        );
+        let all = agent.server.requests().last().unwrap().body.to_string();
+        assert!(!all.contains("stopped by the user"), "{provider:?}");
+        assert!(!all.contains("src/parse.rs"), "{provider:?}");
+    }
+}
