@@ -146,7 +146,10 @@ impl Picker {
     fn numbered(&self) -> bool {
         matches!(
             self.kind,
-            PickerKind::RewindChoice | PickerKind::RewindConfirm | PickerKind::TaskStop
+            PickerKind::RewindChoice
+                | PickerKind::RewindConfirm
+                | PickerKind::TaskStop
+                | PickerKind::McpApproval
         )
     }
 
@@ -248,7 +251,7 @@ impl Overlay for Picker {
             PickerKind::Model => " model · Enter switch · Esc close ",
             PickerKind::Session => " sessions, newest first · Enter resume · Esc close ",
             PickerKind::McpApproval => {
-                " new MCP server in .mcp.json · Enter choose · Esc ask later "
+                " new MCP server in .mcp.json · 1-3 or Enter · Esc ask later "
             }
             PickerKind::McpServers => " MCP servers · Enter reconnect (or approve) · Esc close ",
             PickerKind::Rewind => {

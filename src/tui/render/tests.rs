@@ -510,6 +510,35 @@ fn a_waiting_project_server_is_asked_about_at_start_and_the_answer_given_to_the_
     assert!(screen(&mut h, 100, 16, 0).contains("could not save the choice: disk full"));
 }
 
+/// Issue #27 item 7: the approval picker's choices are numbered, and the digit answers (it
+/// used to close the picker and type the digit into the composer, approving nothing).
+#[test]
+fn a_digit_answers_the_mcp_approval_and_types_nothing() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.event(mcp_servers(&[
+        ("local-db", "node db.js --port 5"),
+        ("search", "npx search-mcp"),
+    ]));
+    h.press(Key::Char('1'));
+    h.press(Key::Char('3'));
+    let approve = |name: &str, choice| {
+        Op::Host(HostOp::McpApprove {
+            name: name.into(),
+            choice,
+        })
+    };
+    assert_eq!(
+        h.sent(),
+        [
+            approve("local-db", McpApproval::UseThis),
+            approve("search", McpApproval::Refuse)
+        ]
+    );
+    assert_eq!(h.app.composer_text(), "");
+    assert!(h.app.picker().is_none());
+}
+
 #[test]
 fn a_hash_note_goes_to_the_host_for_the_memory_file_the_person_picks() {
     let mut h = Harness::new();
