@@ -507,4 +507,6 @@ mod picker_tests;
 #[cfg(test)]
 mod rewind_tests;
 #[cfg(test)]
+mod tasks_tests;
+#[cfg(test)]
 pub(crate) mod tests;
