@@ -149,13 +149,22 @@ impl Tui {
             .collect()
     }
 
-    /// The notice `/tasks` adds.
-    fn tasks(&mut self) -> String {
-        let before = self.notices().len();
+    /// The `/tasks` view's rows (`id  detail`); it leaves the conversation alone.
+    fn tasks(&mut self) -> Vec<String> {
+        let before = self.notices();
         self.enter("/tasks");
-        let notices = self.notices();
-        assert_eq!(notices.len(), before + 1, "/tasks adds one notice");
-        notices[before].clone()
+        assert_eq!(self.notices(), before, "/tasks adds nothing to the conversation");
+        let (kind, _) = self.picker().expect("/tasks opens its view");
+        assert_eq!(kind, PickerKind::Tasks);
+        self.app
+            .picker()
+            .map(|p| {
+                p.items
+                    .iter()
+                    .map(|i| format!("{}  {}", i.label, i.detail))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -190,28 +199,30 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let mut tui = Tui::start(dir, &script(&["Thanks, noted."]));
-    assert!(
-        tui.tasks()
-            .starts_with("No background agents in this session")
+    assert_eq!(
+        tui.tasks(),
+        ["No background agents in this session  the model starts them with the Agent tool's \
+          run_in_background"]
     );
+    tui.press(Key::Esc);
     tui.enter("look in the background");
     // The turn ends with the agent still at work: its Bash call waits for `release`.
     tui.pump(|seen| turns_finished(seen) == 1 && sub_bash_started(seen))
         .await;
     assert_eq!(statuses(&tui.seen), [TaskStatus::Running]);
-    let listing = tui.tasks();
-    let (head, row) = listing.split_once('\n').unwrap();
-    assert_eq!(head, "Background agents:");
+    let rows = tui.tasks();
     assert!(
-        row.starts_with("  agent-1  alpha · find the parser  ") && row.ends_with("  running"),
-        "{listing}"
+        rows.len() == 1
+            && rows[0].starts_with("agent-1  alpha · find the parser · ")
+            && rows[0].ends_with(" · running"),
+        "{rows:?}"
     );
     assert!(
         !tui.notices().iter().any(|n| n.contains("finished")),
         "{:?}",
         tui.notices()
     );
-    // The picker of running ones opened with it; Esc closes it and stops nothing.
+    // The view lists it; Esc closes it and stops nothing.
     assert_eq!(
         tui.picker(),
         Some((PickerKind::Tasks, vec!["agent-1".into()]))
@@ -231,13 +242,17 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
         ),
         "{notices:?}"
     );
-    let listing = tui.tasks();
+    let rows = tui.tasks();
     assert!(
-        listing.starts_with("Background agents:\n  agent-1  alpha · find the parser  ")
-            && listing.ends_with("  completed"),
-        "{listing}"
+        rows.len() == 1
+            && rows[0].starts_with("agent-1  alpha · find the parser · ")
+            && rows[0].ends_with(" · completed"),
+        "{rows:?}"
     );
-    assert_eq!(tui.picker(), None, "nothing left to stop");
+    // Nothing left to stop: Enter on the ended one closes the view.
+    tui.press(Key::Enter);
+    assert_eq!(tui.picker(), None);
+    assert!(tui.ops.try_recv().is_err(), "no Op for an ended agent");
     // As the notice says: the session was idle, so the model is woken with the report,
     // nobody typing anything (Claude Code sends such a request by itself).
     tui.pump(|seen| turns_finished(seen) == 2).await;
@@ -308,9 +323,11 @@ async fn tasks_stops_a_running_background_agent_and_the_model_is_told_the_person
         Some("Background agent agent-1 (alpha · find the parser) was stopped."),
         "{notices:?}"
     );
-    let listing = tui.tasks();
-    assert!(listing.ends_with("  stopped"), "{listing}");
+    let rows = tui.tasks();
+    assert!(rows[0].ends_with(" · stopped"), "{rows:?}");
+    tui.press(Key::Enter);
     assert_eq!(tui.picker(), None, "nothing left to stop");
+    assert!(tui.ops.try_recv().is_err(), "no Op for an ended agent");
     // The model hears of it with the next message; the agent never asked for more.
     tui.enter("what happened?");
     tui.pump(|seen| turns_finished(seen) == 2).await;

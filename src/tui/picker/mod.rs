@@ -261,7 +261,7 @@ impl Overlay for Picker {
             PickerKind::RewindConfirm => {
                 " files changed outside cairn since its last turn · 1-2 or Enter "
             }
-            PickerKind::Tasks => " running background agents · Enter stop one · Esc close ",
+            PickerKind::Tasks => " background agents · Enter stop a running one · Esc close ",
             PickerKind::TaskStop => " stop this background agent? · 1-2 or Enter · Esc keep it ",
         }
     }
