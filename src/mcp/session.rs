@@ -97,8 +97,9 @@ pub fn start_with(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let notices = notices(&cfg);
-    (start_servers(cfg, options, late), notices)
+    // The waiting servers' lines are the client's to add (`approval_notices`): the TUI asks.
+    let problems = cfg.problems.iter().map(|p| format!("MCP: {p}")).collect();
+    (start_servers(cfg, options, late), problems)
 }
 
 /// The project's `.mcp.json` servers by name (approved or not), for the trust question.
@@ -132,13 +133,23 @@ fn skip_project_servers(cfg: &mut config::McpConfig) {
 /// Problems and unapproved servers, one line each.
 pub fn notices(cfg: &config::McpConfig) -> Vec<String> {
     let mut out: Vec<String> = cfg.problems.iter().map(|p| format!("MCP: {p}")).collect();
-    for name in cfg.unapproved.iter().map(|s| &s.name) {
-        out.push(format!(
-            "MCP server \"{name}\" (.mcp.json) needs approval: add it to enabledMcpjsonServers \
-             in .claude/settings.local.json (or set enableAllProjectMcpServers)"
-        ));
-    }
+    out.extend(approval_notices(cfg.unapproved.iter().map(|s| s.name.as_str())));
     out
+}
+
+/// The line for each server waiting for approval, for a client that cannot ask (the TUI asks
+/// instead, once: its question is the only warning).
+pub fn approval_notices<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    names
+        .into_iter()
+        .map(|name| {
+            format!(
+                "MCP server \"{name}\" (.mcp.json) needs approval: add it to \
+                 enabledMcpjsonServers in .claude/settings.local.json (or set \
+                 enableAllProjectMcpServers)"
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -251,7 +251,7 @@ impl Overlay for Picker {
             PickerKind::Model => " model · Enter switch · Esc close ",
             PickerKind::Session => " sessions, newest first · Enter resume · Esc close ",
             PickerKind::McpApproval => {
-                " new MCP server in .mcp.json · 1-3 or Enter · Esc ask later "
+                " MCP servers to use · a number or Enter toggles or saves · Esc ask later "
             }
             PickerKind::McpServers => " MCP servers · Enter reconnect (or approve) · Esc close ",
             PickerKind::Rewind => {
