@@ -153,7 +153,11 @@ impl Tui {
     fn tasks(&mut self) -> Vec<String> {
         let before = self.notices();
         self.enter("/tasks");
-        assert_eq!(self.notices(), before, "/tasks adds nothing to the conversation");
+        assert_eq!(
+            self.notices(),
+            before,
+            "/tasks adds nothing to the conversation"
+        );
         let (kind, _) = self.picker().expect("/tasks opens its view");
         assert_eq!(kind, PickerKind::Tasks);
         self.app
@@ -201,8 +205,10 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
     let mut tui = Tui::start(dir, &script(&["Thanks, noted."]));
     assert_eq!(
         tui.tasks(),
-        ["No background agents in this session  the model starts them with the Agent tool's \
-          run_in_background"]
+        [
+            "No background agents in this session  the model starts them with the Agent tool's \
+          run_in_background"
+        ]
     );
     tui.press(Key::Esc);
     tui.enter("look in the background");
@@ -261,7 +267,11 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
         .iter()
         .filter(|r| !r.body["system"].to_string().contains("ALPHA-ROLE"))
         .collect();
-    assert_eq!(parent.len(), 3, "the first turn's two requests, then the wake");
+    assert_eq!(
+        parent.len(),
+        3,
+        "the first turn's two requests, then the wake"
+    );
     let messages = parent[2].body["messages"].as_array().unwrap();
     let last = messages.last().unwrap();
     assert_eq!(last["role"], "user");
@@ -272,7 +282,9 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
         "{text}"
     );
     assert!(
-        !messages.iter().any(|m| m.to_string().contains("anything new?")),
+        !messages
+            .iter()
+            .any(|m| m.to_string().contains("anything new?")),
         "no prompt was typed"
     );
     assert_eq!(

@@ -133,7 +133,9 @@ fn skip_project_servers(cfg: &mut config::McpConfig) {
 /// Problems and unapproved servers, one line each.
 pub fn notices(cfg: &config::McpConfig) -> Vec<String> {
     let mut out: Vec<String> = cfg.problems.iter().map(|p| format!("MCP: {p}")).collect();
-    out.extend(approval_notices(cfg.unapproved.iter().map(|s| s.name.as_str())));
+    out.extend(approval_notices(
+        cfg.unapproved.iter().map(|s| s.name.as_str()),
+    ));
     out
 }
 

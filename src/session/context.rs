@@ -371,7 +371,10 @@ impl SessionContext {
     pub fn background_finished(&self, notice: impl Into<String>) {
         let notice = notice.into();
         self.remind(notice.clone());
-        self.wake.lock().unwrap_or_else(|e| e.into_inner()).push(notice);
+        self.wake
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(notice);
         self.woken.notify_one();
     }
 

@@ -1,5 +1,6 @@
 //! The MCP servers' side of the app, through the session's host: `/mcp` (a picker of the
-//! servers; Enter reconnects one or asks about a waiting one), the approval of project servers
+//! servers; Enter shows one's detail, from which it is reconnected, or asks about a waiting
+//! one), the approval of project servers
 //! from `.mcp.json` (one checklist of every waiting server, when the host first lists them: a
 //! number or Enter toggles a server, then save; the answers are the host's to keep), and the
 //! failing servers shown in the status row, refreshed whenever the host says the servers
@@ -18,6 +19,8 @@ pub(crate) struct McpView {
     pub servers: Vec<McpServerInfo>,
     /// The waiting servers the open approval checklist is about: name, what it runs, checked.
     pub checklist: Vec<(String, String, bool)>,
+    /// The server whose detail is open (`/mcp`, Enter on one).
+    pub showing: Option<String>,
     /// The host has listed the servers once (the waiting ones were asked about then).
     listed: bool,
 }
@@ -236,13 +239,40 @@ impl App {
             self.ask_mcp_approval(vec![server]);
             return;
         }
-        let name = self
+        let Some(server) = self
             .mcp
             .servers
             .iter()
             .find(|s| printable(&s.name) == name)
-            .map_or_else(|| name.to_string(), |s| s.name.clone());
-        self.send(Op::Host(HostOp::McpReconnect { name }));
+            .cloned()
+        else {
+            return;
+        };
+        self.mcp.showing = Some(server.name.clone());
+        self.input.open_picker(Picker::choices(
+            PickerKind::McpServer,
+            super::mcp_detail::rows(&server),
+        ));
+    }
+
+    /// A row of a server's detail picked: reconnect it, or back to the list.
+    pub(super) fn mcp_detail_picked(&mut self, label: &str) {
+        let Some(name) = self.mcp.showing.take() else {
+            return;
+        };
+        match label {
+            super::mcp_detail::RECONNECT => self.send(Op::Host(HostOp::McpReconnect { name })),
+            super::mcp_detail::BACK => self.open_mcp_picker(),
+            // An information row: the detail stays.
+            _ => {
+                if let Some(server) = self.mcp.servers.iter().find(|s| s.name == name) {
+                    let rows = super::mcp_detail::rows(server);
+                    self.mcp.showing = Some(name);
+                    self.input
+                        .open_picker(Picker::choices(PickerKind::McpServer, rows));
+                }
+            }
+        }
     }
 }
 
@@ -277,6 +307,7 @@ mod tests {
             waiting: None,
             prompts: vec![command("mcp__ev__new")],
             resources: vec!["ev:demo://a".into()],
+            ..McpServerInfo::default()
         };
         let mut commands = vec![command("deploy"), command("mcp__ev__old")];
         with_server_prompts(&mut commands, std::slice::from_ref(&server));

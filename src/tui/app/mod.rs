@@ -493,6 +493,7 @@ mod input_area;
 mod layers;
 mod lsp;
 mod mcp;
+mod mcp_detail;
 mod pickers;
 mod rewind;
 mod session;

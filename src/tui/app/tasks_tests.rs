@@ -33,7 +33,10 @@ fn the_status_row_counts_running_background_agents() {
     insta::assert_snapshot!(screen(&mut h, 100, 10, 0));
     h.event(task("agent-1", TaskStatus::Completed));
     let row = status_row(&mut h, 100);
-    assert!(row.contains(" 1 background agent running · /tasks "), "{row}");
+    assert!(
+        row.contains(" 1 background agent running · /tasks "),
+        "{row}"
+    );
     h.event(task("agent-2", TaskStatus::Stopped));
     let row = status_row(&mut h, 100);
     assert!(!row.contains("background"), "{row}");

@@ -37,9 +37,10 @@ fn char_width(c: char) -> usize {
 /// not), and a regional indicator without its pair (half a flag) is shown escaped. (The
 /// permission prompt shows text stricter still: [`crate::tui::untrusted`].)
 pub fn sanitize(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(|c| {
-        (c.is_control() && c != '\n') || is_bidi_control(c) || c == ZWJ || is_regional(c)
-    }) {
+    if !s
+        .chars()
+        .any(|c| (c.is_control() && c != '\n') || is_bidi_control(c) || c == ZWJ || is_regional(c))
+    {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
@@ -410,7 +411,13 @@ mod tests {
         // An emoji with its presentation selector is one cell as wide as the buffer says.
         let heart = "\u{2764}\u{FE0F}";
         let mut out = Vec::new();
-        wrap_text(&[], &format!("{heart}{heart}{heart}"), Style::default(), 4, &mut out);
+        wrap_text(
+            &[],
+            &format!("{heart}{heart}{heart}"),
+            Style::default(),
+            4,
+            &mut out,
+        );
         assert!(out.iter().all(|l| line_width(l) <= 4), "{:?}", texts(&out));
     }
 

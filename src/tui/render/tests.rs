@@ -409,9 +409,7 @@ fn mcp_servers(waiting: &[(&str, &str)]) -> Event {
         name: name.into(),
         detail: detail.into(),
         failed,
-        waiting: None,
-        prompts: Vec::new(),
-        resources: Vec::new(),
+        ..McpServerInfo::default()
     };
     let mut servers = vec![
         server(
