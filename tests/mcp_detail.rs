@@ -106,6 +106,14 @@ fn a_failing_servers_detail_shows_why_in_plain_words_with_its_stderr() {
     assert_eq!(db.command, format!("sh -c {FAILING}"));
     assert!(db.source.ends_with("proj/.mcp.json"), "{}", db.source);
 
+    // The connection's own error depends on a race (the server's exit against cairn's first
+    // message: `connection closed` or `Broken pipe`); the plain words above do not. The
+    // snapshots show one of them.
+    let error = db.error.clone().unwrap_or_default();
+    assert!(error.starts_with("handshake failed: "), "{error}");
+    let mut servers = servers;
+    servers[0].error = Some("handshake failed: connection closed: initialize response".into());
+
     let (tx, _ops) = tokio::sync::mpsc::unbounded_channel();
     let config = AppConfig {
         cwd: proj.clone(),

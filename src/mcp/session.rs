@@ -39,17 +39,22 @@ pub fn sources(
 }
 
 /// Read the configuration and start every server in the background; their tools join `late`.
-/// Returns the manager (dropping it stops the servers) and lines for the person.
+/// Returns the manager (dropping it stops the servers) and lines for the person: the
+/// problems, then the servers waiting for approval.
 pub fn start(
     project_dir: &Path,
     settings: &LoadedSettings,
     flags: &McpFlags,
     late: LateTools,
 ) -> (McpManager, Vec<String>) {
-    start_with(project_dir, &[], settings, flags, Vec::new(), late)
+    let (manager, mut lines) = start_with(project_dir, &[], settings, flags, Vec::new(), late);
+    let waiting = manager.unapproved();
+    lines.extend(approval_notices(waiting.iter().map(|s| s.name.as_str())));
+    (manager, lines)
 }
 
-/// [`start`], with servers the client brings (an editor's `session/new`) besides the
+/// [`start`] (its lines only the problems: the waiting servers are the client's to name, see
+/// [`approval_notices`]), with servers the client brings (an editor's `session/new`) besides the
 /// configured ones. A client server whose name a configured one already has is not started
 /// (named in a problem line): the person's configuration decides what a name means. The
 /// servers' roots are `project_dir`, `more_dirs` (`--add-dir`) and the settings'

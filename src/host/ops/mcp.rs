@@ -30,7 +30,7 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
                 "({}, {}): {}",
                 config.scope.name(),
                 config.transport.kind(),
-                s.status()
+                plain_status(&s.status())
             ),
             failed: failing.iter().any(|f| f == s.name()),
             waiting: None,
