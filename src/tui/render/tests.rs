@@ -446,9 +446,12 @@ fn slash_mcp_lists_the_servers_to_reconnect_and_the_status_row_shows_a_failure()
     h.type_text("/mcp");
     h.press(Key::Enter);
     insta::assert_snapshot!(screen(&mut h, 100, 14, 0));
-    // Enter on a server asks the host to reconnect it; the host's answer is shown.
+    // Enter on a server shows its detail; 1 there asks the host to reconnect it; the host's
+    // answer is shown.
     h.press(Key::Down);
     h.press(Key::Enter);
+    assert_eq!(h.sent(), []);
+    h.press(Key::Char('1'));
     assert_eq!(
         h.sent(),
         [Op::Host(HostOp::McpReconnect {
