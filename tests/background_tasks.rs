@@ -149,13 +149,26 @@ impl Tui {
             .collect()
     }
 
-    /// The notice `/tasks` adds.
-    fn tasks(&mut self) -> String {
-        let before = self.notices().len();
+    /// The `/tasks` view's rows (`id  detail`); it leaves the conversation alone.
+    fn tasks(&mut self) -> Vec<String> {
+        let before = self.notices();
         self.enter("/tasks");
-        let notices = self.notices();
-        assert_eq!(notices.len(), before + 1, "/tasks adds one notice");
-        notices[before].clone()
+        assert_eq!(
+            self.notices(),
+            before,
+            "/tasks adds nothing to the conversation"
+        );
+        let (kind, _) = self.picker().expect("/tasks opens its view");
+        assert_eq!(kind, PickerKind::Tasks);
+        self.app
+            .picker()
+            .map(|p| {
+                p.items
+                    .iter()
+                    .map(|i| format!("{}  {}", i.label, i.detail))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -186,32 +199,36 @@ fn statuses(seen: &[Event]) -> Vec<TaskStatus> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finished() {
+async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let mut tui = Tui::start(dir, &script(&["Thanks, noted."]));
-    assert!(
-        tui.tasks()
-            .starts_with("No background agents in this session")
+    assert_eq!(
+        tui.tasks(),
+        [
+            "No background agents in this session  the model starts them with the Agent tool's \
+          run_in_background"
+        ]
     );
+    tui.press(Key::Esc);
     tui.enter("look in the background");
     // The turn ends with the agent still at work: its Bash call waits for `release`.
     tui.pump(|seen| turns_finished(seen) == 1 && sub_bash_started(seen))
         .await;
     assert_eq!(statuses(&tui.seen), [TaskStatus::Running]);
-    let listing = tui.tasks();
-    let (head, row) = listing.split_once('\n').unwrap();
-    assert_eq!(head, "Background agents:");
+    let rows = tui.tasks();
     assert!(
-        row.starts_with("  agent-1  alpha · find the parser  ") && row.ends_with("  running"),
-        "{listing}"
+        rows.len() == 1
+            && rows[0].starts_with("agent-1  alpha · find the parser · ")
+            && rows[0].ends_with(" · running"),
+        "{rows:?}"
     );
     assert!(
         !tui.notices().iter().any(|n| n.contains("finished")),
         "{:?}",
         tui.notices()
     );
-    // The picker of running ones opened with it; Esc closes it and stops nothing.
+    // The view lists it; Esc closes it and stops nothing.
     assert_eq!(
         tui.picker(),
         Some((PickerKind::Tasks, vec!["agent-1".into()]))
@@ -226,26 +243,53 @@ async fn tasks_lists_a_running_background_agent_and_a_notice_says_when_it_finish
     assert_eq!(
         notices.last().map(String::as_str),
         Some(
-            "Background agent agent-1 (alpha · find the parser) finished: the model gets its \
-             report with your next message."
+            "Background agent agent-1 (alpha · find the parser) finished: the model is sent \
+             its report now."
         ),
         "{notices:?}"
     );
-    let listing = tui.tasks();
+    let rows = tui.tasks();
     assert!(
-        listing.starts_with("Background agents:\n  agent-1  alpha · find the parser  ")
-            && listing.ends_with("  completed"),
-        "{listing}"
+        rows.len() == 1
+            && rows[0].starts_with("agent-1  alpha · find the parser · ")
+            && rows[0].ends_with(" · completed"),
+        "{rows:?}"
     );
-    assert_eq!(tui.picker(), None, "nothing left to stop");
-    // As the notice says: the next message brings the model the report.
-    tui.enter("anything new?");
+    // Nothing left to stop: Enter on the ended one closes the view.
+    tui.press(Key::Enter);
+    assert_eq!(tui.picker(), None);
+    assert!(tui.ops.try_recv().is_err(), "no Op for an ended agent");
+    // As the notice says: the session was idle, so the model is woken with the report,
+    // nobody typing anything (Claude Code sends such a request by itself).
     tui.pump(|seen| turns_finished(seen) == 2).await;
-    let last = tui.agent.server.requests().last().unwrap().body["messages"].to_string();
+    let requests = tui.agent.server.requests();
+    let parent: Vec<_> = requests
+        .iter()
+        .filter(|r| !r.body["system"].to_string().contains("ALPHA-ROLE"))
+        .collect();
+    assert_eq!(
+        parent.len(),
+        3,
+        "the first turn's two requests, then the wake"
+    );
+    let messages = parent[2].body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user");
+    let text = last["content"].to_string();
     assert!(
-        last.contains("Background agent agent-1 (alpha: find the parser) finished")
-            && last.contains("parse() is in src/parse.rs:12"),
-        "{last}"
+        text.contains("Background agent agent-1 (alpha: find the parser) finished")
+            && text.contains("parse() is in src/parse.rs:12"),
+        "{text}"
+    );
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m.to_string().contains("anything new?")),
+        "no prompt was typed"
+    );
+    assert_eq!(
+        tui.app.conversation().last_answer().as_deref(),
+        Some("Thanks, noted.")
     );
 }
 
@@ -291,9 +335,11 @@ async fn tasks_stops_a_running_background_agent_and_the_model_is_told_the_person
         Some("Background agent agent-1 (alpha · find the parser) was stopped."),
         "{notices:?}"
     );
-    let listing = tui.tasks();
-    assert!(listing.ends_with("  stopped"), "{listing}");
+    let rows = tui.tasks();
+    assert!(rows[0].ends_with(" · stopped"), "{rows:?}");
+    tui.press(Key::Enter);
     assert_eq!(tui.picker(), None, "nothing left to stop");
+    assert!(tui.ops.try_recv().is_err(), "no Op for an ended agent");
     // The model hears of it with the next message; the agent never asked for more.
     tui.enter("what happened?");
     tui.pump(|seen| turns_finished(seen) == 2).await;
@@ -388,4 +434,153 @@ async fn a_background_agents_permission_prompt_outlives_the_turn_that_was_runnin
         .await;
     assert!(dir.join("made.txt").exists());
     assert!(tui.app.permission_prompt().is_none());
+}
+
+/// A Setup whose agent `alpha` runs `sh wait.sh` (waiting for `release`) before it reports.
+fn alpha_setup(dir: &Path, provider: Provider) -> Setup {
+    std::fs::write(dir.join("wait.sh"), WAIT_SH).unwrap();
+    let mut setup = Setup::in_dir(dir, provider);
+    setup.gate = gate(dir);
+    setup.agents = vec![AgentDef {
+        name: "alpha".into(),
+        description: "the alpha agent".into(),
+        tools: Some(vec!["Bash".into()]),
+        prompt: "ALPHA-ROLE".into(),
+        path: dir.join("alpha.md"),
+        ..Default::default()
+    }];
+    setup
+}
+
+/// The tool results the parent conversation's last request carried.
+fn parent_results(agent: &Agent) -> Vec<(String, bool)> {
+    let requests = agent.server.requests();
+    let last = requests
+        .iter()
+        .rev()
+        .find(|r| !r.body["system"].to_string().contains("ALPHA-ROLE"))
+        .unwrap();
+    agent::tool_results(&last.body)
+}
+
+/// TaskOutput reads a background agent: running (no output yet) at first, then, with
+/// `block`, its report once it ends; on both wire formats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_output_reads_a_background_agent_and_block_waits_for_its_report() {
+    for provider in [Provider::Anthropic, Provider::OpenAi] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let script = json!({
+            "turns": [
+                {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                    "description": "find the parser", "prompt": "find parse()",
+                    "subagent_type": "alpha", "run_in_background": true}}]},
+                {"tool_calls": [{"id": "o1", "name": "TaskOutput",
+                                 "input": {"task_id": "agent-1"}}]},
+                {"tool_calls": [{"id": "o2", "name": "TaskOutput",
+                                 "input": {"task_id": "agent-1", "block": true,
+                                           "timeout": 20000}}]},
+                {"text": "Got it."}
+            ],
+            "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+                {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "sh wait.sh"}}]},
+                {"text": "parse() is in src/parse.rs:12"}
+            ]}]
+        });
+        let mut agent = Agent::start(&script, alpha_setup(dir, provider));
+        agent.submit("look in the background");
+        // Released once the first TaskOutput has read it running.
+        let mut events = Vec::new();
+        let mut released = false;
+        loop {
+            let ev = tokio::time::timeout(Duration::from_secs(30), agent.handle.events.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if !released
+                && matches!(&ev, Event::ToolCallFinished { call_id, .. } if call_id == "o1")
+            {
+                std::fs::write(dir.join("release"), "").unwrap();
+                released = true;
+            }
+            let done = matches!(ev, Event::TurnFinished { .. });
+            events.push(ev);
+            if done {
+                break;
+            }
+        }
+        let results = parent_results(&agent);
+        let (running, _) = &results[1];
+        assert!(
+            running.starts_with(
+                "<status>running</status>\n<agent>agent-1 (alpha: find the parser)</agent>\n\
+                 (no output yet"
+            ),
+            "{provider:?}: {running}"
+        );
+        let (done, is_error) = &results[2];
+        assert!(!is_error);
+        assert_eq!(
+            done,
+            "<status>completed</status>\n<agent>agent-1 (alpha: find the parser)</agent>\n\
+             <output>\nparse() is in src/parse.rs:12\n</output>",
+            "{provider:?}"
+        );
+    }
+}
+
+/// TaskStop stops a running background agent (its Bash call never sees `release`), says so,
+/// and no report or "stopped by the user" reminder follows; on both wire formats.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_stop_stops_a_background_agent() {
+    for provider in [Provider::Anthropic, Provider::OpenAi] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let script = json!({
+            "turns": [
+                {"tool_calls": [{"id": "a1", "name": "Agent", "input": {
+                    "description": "find the parser", "prompt": "find parse()",
+                    "subagent_type": "alpha", "run_in_background": true}}]},
+                {"tool_calls": [{"id": "s1", "name": "TaskStop",
+                                 "input": {"task_id": "agent-1"}}]},
+                {"tool_calls": [{"id": "o1", "name": "TaskOutput",
+                                 "input": {"task_id": "agent-1", "block": true}}]},
+                {"tool_calls": [{"id": "s2", "name": "TaskStop",
+                                 "input": {"task_id": "agent-1"}}]},
+                {"text": "Stopped."}
+            ],
+            "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+                {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "sh wait.sh"}}]},
+                {"text": "parse() is in src/parse.rs:12"}
+            ]}]
+        });
+        let mut agent = Agent::start(&script, alpha_setup(dir, provider));
+        agent.prompt("look in the background").await;
+        let results = parent_results(&agent);
+        assert_eq!(
+            results[1],
+            (
+                "Successfully stopped background agent: agent-1 (alpha: find the parser); it \
+                 sends no report."
+                    .to_string(),
+                false
+            ),
+            "{provider:?}"
+        );
+        assert!(
+            results[2].0.starts_with("<status>killed</status>"),
+            "{provider:?}: {:?}",
+            results[2]
+        );
+        assert!(
+            results[3]
+                .0
+                .contains("Background agent agent-1 is not running, so it cannot be stopped"),
+            "{provider:?}: {:?}",
+            results[3]
+        );
+        let all = agent.server.requests().last().unwrap().body.to_string();
+        assert!(!all.contains("stopped by the user"), "{provider:?}");
+        assert!(!all.contains("src/parse.rs"), "{provider:?}");
+    }
 }

@@ -117,7 +117,8 @@ fn the_host_answers_its_ops_for_each_of_its_sessions() {
             panic!("expected the approval's answer, got {answer:?}")
         };
         assert!(line.contains("probe"), "{line}");
-        let local = std::fs::read_to_string(proj_a.join(".cairn/settings.local.json")).unwrap();
+        // Claude Code's file, where the notice about the waiting server says to look.
+        let local = std::fs::read_to_string(proj_a.join(".claude/settings.local.json")).unwrap();
         let local: serde_json::Value = serde_json::from_str(&local).unwrap();
         assert_eq!(local["disabledMcpjsonServers"], json!(["probe"]));
         assert!(!proj_a.join("mcp-ran").exists());

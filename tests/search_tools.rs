@@ -680,7 +680,7 @@ async fn background_shells_run_report_and_die() {
         .unwrap_err();
     assert_eq!(
         err.message,
-        "No shell found with ID: bash_9. Known shells: bash_1, bash_2."
+        "No task found with ID: bash_9. Known tasks: bash_1, bash_2."
     );
 }
 

@@ -1,7 +1,9 @@
 //! Background sub-agents (`run_in_background`): the Agent call returns an id at once and the
 //! run goes on in its own task. When it ends, its report (or why it failed) is queued as a
 //! reminder of the conversation that started it, so it reaches the model with that
-//! conversation's next request, and an [`Event::BackgroundTask`] tells the client (`/tasks`,
+//! conversation's next request (or, when the session is idle, in a request of its own: the
+//! core is woken through [`SessionContext::background_finished`]); its record in the
+//! session's `AgentTasks` is what TaskOutput reads and TaskStop stops; and an [`Event::BackgroundTask`] tells the client (`/tasks`,
 //! and a notice when the person is not waiting on the model). Runs are stopped when the
 //! session ends (the session's [`Subagents`](super::subagent::Subagents) is dropped) or when
 //! the person stops one from `/tasks` ([`Op::StopTask`](crate::protocol::Op::StopTask); the
@@ -17,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::core::Core;
 use super::running_tasks::RunningTasks;
 use crate::protocol::{BackgroundTask, Event, TaskStatus};
+use crate::session::agent_tasks::AgentTaskState;
 use crate::session::context::SessionContext;
 
 /// The background runs of a session.
@@ -64,6 +67,9 @@ impl Background {
         parent.events.send(Event::BackgroundTask(task.clone()));
         let cancel = self.stop.child_token();
         self.running.insert(&task.id, cancel.clone());
+        parent
+            .agent_tasks
+            .started(&task.id, agent, description, cancel.clone());
         let running = Arc::clone(&self.running);
         let session_over = self.stop.clone();
         let parent = Arc::clone(parent);
@@ -76,25 +82,38 @@ impl Background {
                 "Background agent {} ({}: {})",
                 task.id, task.agent, task.description
             );
-            task.status = match result {
+            let by_model = parent
+                .agent_tasks
+                .get(&task.id)
+                .is_some_and(|t| t.stopped_by_model);
+            let state = match result {
                 // No one is left to tell.
-                _ if session_over.is_cancelled() => TaskStatus::Stopped,
+                _ if session_over.is_cancelled() => AgentTaskState::Stopped,
+                // The model's TaskStop result already told it.
+                Err(_) if cancel.is_cancelled() && by_model => AgentTaskState::Stopped,
                 // A report that came in as the person stopped it is still a report.
                 Err(_) if cancel.is_cancelled() => {
                     parent.remind(format!(
                         "{head} was stopped by the user before it finished; it has no report."
                     ));
-                    TaskStatus::Stopped
+                    AgentTaskState::Stopped
                 }
+                // The model is woken to read it when it waits for nothing else.
                 Ok(report) => {
-                    parent.remind(format!("{head} finished. Its report:\n\n{report}"));
-                    TaskStatus::Completed
+                    parent.background_finished(format!("{head} finished. Its report:\n\n{report}"));
+                    AgentTaskState::Completed(report)
                 }
                 Err(why) => {
-                    parent.remind(format!("{head} failed: {why}"));
-                    TaskStatus::Failed
+                    parent.background_finished(format!("{head} failed: {why}"));
+                    AgentTaskState::Failed(why)
                 }
             };
+            task.status = match state {
+                AgentTaskState::Running | AgentTaskState::Stopped => TaskStatus::Stopped,
+                AgentTaskState::Completed(_) => TaskStatus::Completed,
+                AgentTaskState::Failed(_) => TaskStatus::Failed,
+            };
+            parent.agent_tasks.ended(&task.id, state);
             task.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             // The reminder is queued before the client hears of the end, so a prompt sent in
             // answer to the event carries it.

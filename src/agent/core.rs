@@ -170,12 +170,26 @@ impl Core {
         let background = opening.background;
         let mut queue: VecDeque<(String, Vec<PromptAttachment>)> = VecDeque::new();
         let mut ops_closed = false;
+        let session = Arc::clone(&self.session);
+        let wakes = services.wake_when_idle;
+        let mut queue_wake = false;
         loop {
-            let (prompt, attachments) = match queue.pop_front() {
-                Some(p) => p,
-                None => match ops.recv().await {
-                    Some(Op::Submit { text }) => (text, Vec::new()),
-                    Some(Op::SubmitWith { text, attachments }) => (text, attachments),
+            // `None`: background work ended while idle, and its notice goes by itself.
+            let next = match queue.pop_front() {
+                Some(p) => Some(p),
+                None if std::mem::take(&mut queue_wake) => None,
+                None => match tokio::select! {
+                    biased;
+                    op = ops.recv() => op,
+                    () = session.background_woke(), if wakes => {
+                        if session.take_wake() {
+                            queue_wake = true;
+                        }
+                        continue;
+                    }
+                } {
+                    Some(Op::Submit { text }) => Some((text, Vec::new())),
+                    Some(Op::SubmitWith { text, attachments }) => Some((text, attachments)),
                     Some(Op::SetMode { mode }) => {
                         gate.set_mode(mode);
                         events.send(Event::ModeChanged { mode });
@@ -234,7 +248,7 @@ impl Core {
             let mut shutdown = false;
             let mut next_model = None;
             {
-                let turn = self.run_turn(prompt, attachments, cancel.clone());
+                let turn = self.run_turn_or_wake(next, cancel.clone());
                 tokio::pin!(turn);
                 loop {
                     tokio::select! {
@@ -481,6 +495,36 @@ impl Core {
             text: typed,
         });
         self.push_user(content);
+        self.finish_turn(turn_id, &cancel).await;
+    }
+
+    /// A turn the model is sent by itself: background work ended while the session was idle,
+    /// and its notice (queued as a reminder) is the request's only new content, as Claude Code
+    /// sends it.
+    async fn run_wake_turn(&mut self, cancel: CancellationToken) {
+        self.turns_started += 1;
+        let turn_id = self.turns_started;
+        self.events().send(Event::TurnStarted { turn_id });
+        self.keep_within_window(&cancel).await;
+        self.finish_turn(turn_id, &cancel).await;
+    }
+
+    async fn run_turn_or_wake(
+        &mut self,
+        next: Option<(String, Vec<PromptAttachment>)>,
+        cancel: CancellationToken,
+    ) {
+        match next {
+            Some((prompt, attachments)) => self.run_turn(prompt, attachments, cancel).await,
+            None => self.run_wake_turn(cancel).await,
+        }
+    }
+
+    /// The rest of a turn whose input is in the conversation: requests until the model is
+    /// done, then the turn's end (checkpoint, `TurnFinished`).
+    async fn finish_turn(&mut self, turn_id: u64, cancel: &CancellationToken) {
+        let services = Arc::clone(&self.services);
+        let cancel = cancel.clone();
         let mut num_turns = 0;
         let mut forced_continuations = 0;
         let mut text = String::new();

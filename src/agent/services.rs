@@ -57,6 +57,9 @@ pub struct SessionServices {
     pub subagent_usage: UsageSink,
     /// Sub-agent runs so far, nested ones included (each gets its own transcript file).
     pub subagent_runs: AtomicU64,
+    /// Background work that ends while the session is idle sends the model a request of its
+    /// own (the TUI, editors); `-p` ends with its answer and waits for nothing.
+    pub wake_when_idle: bool,
 }
 
 impl SessionServices {
@@ -98,6 +101,7 @@ impl SessionServices {
             small_model: None,
             subagent_usage: UsageSink::default(),
             subagent_runs: AtomicU64::new(0),
+            wake_when_idle: true,
         }
     }
 

@@ -1,5 +1,6 @@
-//! Writing to the project's `.cairn/settings.local.json`: "always allow" rules, and the
-//! answers about project MCP servers.
+//! Writing the project's local settings: "always allow" rules to `.cairn/settings.local.json`,
+//! and the answers about project MCP servers to Claude Code's `.claude/settings.local.json`
+//! (where the notices about unapproved servers tell the person to look; both files are read).
 //!
 //! The file is read, the entry merged in (once), and the result written
 //! atomically (temp file in the same directory, then rename), keeping every other key. A file
@@ -24,9 +25,14 @@ pub fn local_settings_path(project_root: &Path) -> PathBuf {
     project_root.join(".cairn").join("settings.local.json")
 }
 
+/// The file the answers about project MCP servers go to (Claude Code's).
+pub fn mcp_choice_path(project_root: &Path) -> PathBuf {
+    project_root.join(".claude").join("settings.local.json")
+}
+
 /// Add `rule` to `permissions.allow` of the project's local settings. Returns the file.
 pub fn save_allow_rule(project_root: &Path, rule: &str) -> Result<PathBuf, SaveRuleError> {
-    update(project_root, |root| {
+    update(local_settings_path(project_root), |root| {
         in_object(root, "permissions", |perms| {
             push_unique(perms, "allow", rule)
         });
@@ -51,7 +57,7 @@ pub fn save_mcp_choice(
     name: &str,
     choice: McpChoice,
 ) -> Result<PathBuf, SaveRuleError> {
-    update(project_root, |root| match choice {
+    update(mcp_choice_path(project_root), |root| match choice {
         McpChoice::Enable => push_unique(root, "enabledMcpjsonServers", name),
         McpChoice::EnableAll => {
             root.insert("enableAllProjectMcpServers".into(), Value::Bool(true));
@@ -88,13 +94,12 @@ fn push_unique(root: &mut Map<String, Value>, key: &str, item: &str) {
     }
 }
 
-/// Read the project's local settings (a missing or blank file is `{}`), let `change` edit
+/// Read the local settings file `path` (a missing or blank file is `{}`), let `change` edit
 /// them, and write them back atomically. A file that is not a JSON object is left alone.
 fn update(
-    project_root: &Path,
+    path: PathBuf,
     change: impl FnOnce(&mut Map<String, Value>),
 ) -> Result<PathBuf, SaveRuleError> {
-    let path = local_settings_path(project_root);
     let io = |e: std::io::Error| SaveRuleError::Io {
         path: path.clone(),
         message: e.to_string(),
@@ -122,7 +127,7 @@ fn update(
         Err(e) => return Err(io(e)),
     };
     change(&mut root);
-    let dir = path.parent().unwrap_or(project_root);
+    let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
     let mut text =
         serde_json::to_string_pretty(&Value::Object(root)).map_err(|e| SaveRuleError::Io {
@@ -149,29 +154,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mcp_choices_are_merged_into_the_local_settings_and_read_back_as_approval() {
+    fn mcp_choices_are_merged_into_claude_codes_local_settings_and_read_back_as_approval() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        std::fs::create_dir_all(root.join(".cairn")).unwrap();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        let claude_local = root.join(".claude/settings.local.json");
         std::fs::write(
-            local_settings_path(root),
+            &claude_local,
             r#"{"permissions": {"allow": ["Bash(ls)"]}, "model": "opus"}"#,
         )
         .unwrap();
         save_mcp_choice(root, "web", McpChoice::Enable).unwrap();
         save_mcp_choice(root, "web", McpChoice::Enable).unwrap();
         save_mcp_choice(root, "evil", McpChoice::Disable).unwrap();
-        save_allow_rule(root, "Read").unwrap();
         let doc: Value =
-            serde_json::from_str(&std::fs::read_to_string(local_settings_path(root)).unwrap())
-                .unwrap();
+            serde_json::from_str(&std::fs::read_to_string(&claude_local).unwrap()).unwrap();
         assert_eq!(doc["enabledMcpjsonServers"], serde_json::json!(["web"]));
         assert_eq!(doc["disabledMcpjsonServers"], serde_json::json!(["evil"]));
-        assert_eq!(
-            doc["permissions"]["allow"],
-            serde_json::json!(["Bash(ls)", "Read"])
-        );
+        assert_eq!(doc["permissions"]["allow"], serde_json::json!(["Bash(ls)"]));
         assert_eq!(doc["model"], "opus");
+        assert!(!local_settings_path(root).exists(), "nothing under .cairn");
+        // "Always allow" rules still go to cairn's own file.
+        save_allow_rule(root, "Read").unwrap();
+        let own: Value =
+            serde_json::from_str(&std::fs::read_to_string(local_settings_path(root)).unwrap())
+                .unwrap();
+        assert_eq!(own["permissions"]["allow"], serde_json::json!(["Read"]));
         let home = tempfile::tempdir().unwrap();
         let home_s = home.path().display().to_string();
         let env = |k: &str| (k == "HOME").then(|| home_s.clone());
@@ -190,12 +198,12 @@ mod tests {
     fn a_file_that_is_not_json_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        std::fs::create_dir_all(root.join(".cairn")).unwrap();
-        std::fs::write(local_settings_path(root), "{ my notes").unwrap();
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::fs::write(mcp_choice_path(root), "{ my notes").unwrap();
         let err = save_mcp_choice(root, "web", McpChoice::Enable).unwrap_err();
         assert!(err.to_string().contains("nothing was saved"), "{err}");
         assert_eq!(
-            std::fs::read_to_string(local_settings_path(root)).unwrap(),
+            std::fs::read_to_string(mcp_choice_path(root)).unwrap(),
             "{ my notes"
         );
     }

@@ -222,6 +222,12 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
             late_tools.clone(),
         );
         notices.extend(lines);
+        // The TUI asks about the waiting servers; that question is its only warning.
+        if spec.client != ClientKind::Tui {
+            let waiting = manager.unapproved();
+            let names = waiting.iter().map(|s| s.name.as_str());
+            notices.extend(crate::mcp::session::approval_notices(names));
+        }
         Arc::new(manager)
     });
     // Language servers: none start here; the LSP tool starts them on first use.
@@ -249,6 +255,8 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         demo: demo.is_some(),
         web_search,
         small_model: Some(small_model),
+        // `-p` ends with its answer: background work ending later wakes no one.
+        wake_when_idle: spec.client != ClientKind::Headless,
         ..SessionServices::new(
             Arc::clone(&client),
             gate,

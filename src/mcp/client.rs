@@ -288,6 +288,8 @@ pub struct Place<'a> {
     pub project_dir: &'a Path,
     pub tool_env: &'a [(String, String)],
     pub roots: &'a [PathBuf],
+    /// Where a stdio server's last stderr lines are kept.
+    pub stderr: Option<&'a Arc<super::stdio::StderrTail>>,
 }
 
 /// Connect to a server and read its lists, within `timeout`. The receiver hears the server's
@@ -337,7 +339,8 @@ async fn connect_inner(
                 return Err(format!("cannot start {command:?}: no pipes to it"));
             };
             if let Some(stderr) = child.stderr.take() {
-                tokio::spawn(super::stdio::log_stderr(stderr, server.name.clone()));
+                let tail = place.stderr.cloned();
+                tokio::spawn(super::stdio::log_stderr(stderr, server.name.clone(), tail));
             }
             let transport = ChildTransport {
                 lines: LineTransport::new(stdout, stdin, MAX_MESSAGE_BYTES),

@@ -209,7 +209,7 @@ impl McpManager {
     }
 
     /// Answer for the project server `name` waiting for approval: the answer is written to
-    /// `.cairn/settings.local.json` of `project_root` (so it is asked once), and the server
+    /// `.claude/settings.local.json` of `project_root` (so it is asked once), and the server
     /// (or, for [`ApprovalChoice::UseAll`], every waiting one) starts now. Returns a line for
     /// the person; an error when no such server waits or the settings cannot be written
     /// (then nothing starts: the answer would be lost).

@@ -104,6 +104,8 @@ pub struct Server {
     /// Bumped at every change of status, so a client can follow them without polling.
     changed: Arc<tokio::sync::watch::Sender<u64>>,
     on_lists: OnLists,
+    /// Its last stderr lines (stdio servers), across restarts.
+    stderr: Arc<super::stdio::StderrTail>,
     me: Weak<Server>,
 }
 
@@ -123,6 +125,7 @@ impl Server {
             config,
             options,
             connection: tokio::sync::Mutex::new(None),
+            stderr: Arc::default(),
             status: Mutex::new(Status::Connecting),
             lists: Mutex::new(Lists::default()),
             generation: AtomicU64::new(0),
@@ -162,6 +165,11 @@ impl Server {
     }
 
     /// Whether the connection is up.
+    /// The last lines it wrote to stderr, oldest first.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr.lines()
+    }
+
     pub async fn is_connected(&self) -> bool {
         self.connection
             .lock()
@@ -176,6 +184,7 @@ impl Server {
             project_dir: &o.project_dir,
             tool_env: &o.tool_env,
             roots: &o.roots,
+            stderr: Some(&self.stderr),
         };
         match connect(&self.config, &place, o.timeouts.startup).await {
             Ok((c, notices)) => {

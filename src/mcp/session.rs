@@ -39,17 +39,22 @@ pub fn sources(
 }
 
 /// Read the configuration and start every server in the background; their tools join `late`.
-/// Returns the manager (dropping it stops the servers) and lines for the person.
+/// Returns the manager (dropping it stops the servers) and lines for the person: the
+/// problems, then the servers waiting for approval.
 pub fn start(
     project_dir: &Path,
     settings: &LoadedSettings,
     flags: &McpFlags,
     late: LateTools,
 ) -> (McpManager, Vec<String>) {
-    start_with(project_dir, &[], settings, flags, Vec::new(), late)
+    let (manager, mut lines) = start_with(project_dir, &[], settings, flags, Vec::new(), late);
+    let waiting = manager.unapproved();
+    lines.extend(approval_notices(waiting.iter().map(|s| s.name.as_str())));
+    (manager, lines)
 }
 
-/// [`start`], with servers the client brings (an editor's `session/new`) besides the
+/// [`start`] (its lines only the problems: the waiting servers are the client's to name, see
+/// [`approval_notices`]), with servers the client brings (an editor's `session/new`) besides the
 /// configured ones. A client server whose name a configured one already has is not started
 /// (named in a problem line): the person's configuration decides what a name means. The
 /// servers' roots are `project_dir`, `more_dirs` (`--add-dir`) and the settings'
@@ -97,8 +102,9 @@ pub fn start_with(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let notices = notices(&cfg);
-    (start_servers(cfg, options, late), notices)
+    // The waiting servers' lines are the client's to add (`approval_notices`): the TUI asks.
+    let problems = cfg.problems.iter().map(|p| format!("MCP: {p}")).collect();
+    (start_servers(cfg, options, late), problems)
 }
 
 /// The project's `.mcp.json` servers by name (approved or not), for the trust question.
@@ -132,13 +138,25 @@ fn skip_project_servers(cfg: &mut config::McpConfig) {
 /// Problems and unapproved servers, one line each.
 pub fn notices(cfg: &config::McpConfig) -> Vec<String> {
     let mut out: Vec<String> = cfg.problems.iter().map(|p| format!("MCP: {p}")).collect();
-    for name in cfg.unapproved.iter().map(|s| &s.name) {
-        out.push(format!(
-            "MCP server \"{name}\" (.mcp.json) needs approval: add it to enabledMcpjsonServers \
-             in .claude/settings.local.json (or set enableAllProjectMcpServers)"
-        ));
-    }
+    out.extend(approval_notices(
+        cfg.unapproved.iter().map(|s| s.name.as_str()),
+    ));
     out
+}
+
+/// The line for each server waiting for approval, for a client that cannot ask (the TUI asks
+/// instead, once: its question is the only warning).
+pub fn approval_notices<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    names
+        .into_iter()
+        .map(|name| {
+            format!(
+                "MCP server \"{name}\" (.mcp.json) needs approval: add it to \
+                 enabledMcpjsonServers in .claude/settings.local.json (or set \
+                 enableAllProjectMcpServers)"
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

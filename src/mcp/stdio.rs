@@ -7,7 +7,8 @@
 //! as it streams past for its top-level `id` ([`IdScan`]), and that call gets an error answer
 //! at once, saying how large the answer was. An answer that is not a JSON-RPC message rmcp can
 //! read is answered the same way when its `id` can be found, so no call waits on a reply that
-//! was already sent. The server's stderr goes to the log a bounded line at a time.
+//! was already sent. The server's stderr goes to the log a bounded line at a time, and its last
+//! lines are kept ([`StderrTail`]) for `/mcp` to show why a server failed.
 
 use std::sync::Arc;
 
@@ -198,9 +199,21 @@ fn error_answer(id: Value, why: &str) -> Option<RxJsonRpcMessage<RoleClient>> {
 }
 
 /// Log a server's stderr, a bounded line at a time (a line without an end is cut, not kept).
-pub async fn log_stderr(stderr: impl AsyncRead + Unpin, server: String) {
+pub async fn log_stderr(
+    stderr: impl AsyncRead + Unpin,
+    server: String,
+    tail: Option<Arc<StderrTail>>,
+) {
     let mut read = BufReader::new(stderr);
     let mut line: Vec<u8> = Vec::new();
+    let keep = |line: &[u8]| {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end();
+        tracing::debug!(target: "cairn::mcp", server = %server, "stderr: {}", text);
+        if let Some(tail) = &tail {
+            tail.push(text);
+        }
+    };
     loop {
         let available = match read.fill_buf().await {
             Ok(a) if !a.is_empty() => a,
@@ -212,10 +225,36 @@ pub async fn log_stderr(stderr: impl AsyncRead + Unpin, server: String) {
         line.extend_from_slice(&available[..take.min(room)]);
         read.consume(take);
         if newline.is_some() {
-            let text = String::from_utf8_lossy(&line);
-            tracing::debug!(target: "cairn::mcp", server = %server, "stderr: {}", text.trim_end());
+            keep(&line);
             line.clear();
         }
+    }
+    // A last line without its newline (the server exited mid-line).
+    if !line.is_empty() {
+        keep(&line);
+    }
+}
+
+/// The last [`StderrTail::LINES`] lines a server wrote to stderr (each bounded), across its
+/// restarts: what `/mcp` shows of a server that failed.
+#[derive(Debug, Default)]
+pub struct StderrTail(std::sync::Mutex<std::collections::VecDeque<String>>);
+
+impl StderrTail {
+    pub const LINES: usize = 12;
+
+    fn push(&self, line: &str) {
+        let mut lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if lines.len() == Self::LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line.to_string());
+    }
+
+    /// The lines, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        let lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        lines.iter().cloned().collect()
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 /// One of the session's MCP servers, or a project server waiting for the person's approval.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct McpServerInfo {
     pub name: String,
     /// Scope, transport and status: `(project, stdio): connected (11 tools)`.
@@ -24,6 +24,22 @@ pub struct McpServerInfo {
     /// Its resources, as the `@` picker offers them (`<server>:<uri>`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<String>,
+    /// Its state in plain words (`connected, 11 tools`; `failed: the server exited before it
+    /// answered cairn's first message`), for `/mcp`'s detail view.
+    #[serde(default)]
+    pub status: String,
+    /// Why it failed, as the connection said it, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The last lines it wrote to stderr (stdio servers), oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr: Vec<String>,
+    /// What it runs (command and arguments) or reaches (a URL).
+    #[serde(default)]
+    pub command: String,
+    /// The configuration file (or `--mcp-config` argument) it came from.
+    #[serde(default)]
+    pub source: String,
 }
 
 /// The person's answer about a project server waiting for approval.

@@ -73,6 +73,13 @@ pub struct SessionContext {
     /// Problems told to the client after a call's edit ([`Event::ToolDiagnostics`]), waiting
     /// to be written to the transcript.
     diagnostics_told: Mutex<Vec<crate::protocol::Event>>,
+    /// Notices of background work that ended (agents, shells) not yet known to be sent, and
+    /// the signal the idle core waits on to send them by themselves (see
+    /// [`SessionContext::background_finished`]).
+    wake: Mutex<Vec<String>>,
+    woken: tokio::sync::Notify,
+    /// The background agents this conversation started (TaskOutput and TaskStop read them).
+    pub agent_tasks: Arc<super::agent_tasks::AgentTasks>,
     /// The settings' `env`: added to the environment of the commands tools run.
     tool_env: Vec<(String, String)>,
     /// The web search service WebSearch asks, when one is configured or the provider has one.
@@ -120,6 +127,9 @@ impl SessionContext {
             events,
             reminders: Mutex::new(Vec::new()),
             diagnostics_told: Mutex::new(Vec::new()),
+            wake: Mutex::new(Vec::new()),
+            woken: tokio::sync::Notify::new(),
+            agent_tasks: Arc::default(),
             tool_env: Vec::new(),
             search: None,
             small_model: None,
@@ -377,5 +387,31 @@ impl SessionContext {
             Ok(mut g) => std::mem::take(&mut *g),
             Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
         }
+    }
+
+    /// Background work (an agent, a shell) ended: `notice` is queued like a reminder, and a
+    /// core waiting idle is woken to send it by itself ([`SessionContext::background_woke`]).
+    /// A running turn takes it with its next request, as any reminder.
+    pub fn background_finished(&self, notice: impl Into<String>) {
+        let notice = notice.into();
+        self.remind(notice.clone());
+        self.wake
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(notice);
+        self.woken.notify_one();
+    }
+
+    /// Wait until background work ended since the last call (or a signal was left unread).
+    pub async fn background_woke(&self) {
+        self.woken.notified().await;
+    }
+
+    /// Whether a notice of [`SessionContext::background_finished`] is still waiting to be
+    /// sent (a running turn may have taken it already); forgets the notices either way.
+    pub fn take_wake(&self) -> bool {
+        let notices = std::mem::take(&mut *self.wake.lock().unwrap_or_else(|e| e.into_inner()));
+        let reminders = self.reminders.lock().unwrap_or_else(|e| e.into_inner());
+        notices.iter().any(|n| reminders.contains(n))
     }
 }

@@ -6,6 +6,7 @@
 //!
 //! Below `tools`, `permissions` and `agent`, above `files`, `llm` and `protocol`.
 
+pub mod agent_tasks;
 pub mod checkpoints;
 pub mod context;
 pub mod resume;

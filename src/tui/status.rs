@@ -49,6 +49,8 @@ pub struct StatusState {
     pub command_line: Option<Line<'static>>,
     /// MCP servers that failed, by name (shown until they recover).
     pub mcp_failing: Vec<String>,
+    /// Background agents still running (shown while there are any, pointing at `/tasks`).
+    pub background_agents: usize,
     /// The session's language servers as the host last listed them.
     pub lsp: Vec<crate::protocol::LspServerInfo>,
 }
@@ -198,6 +200,17 @@ impl StatusState {
                 Style::default().fg(Color::Cyan),
             ));
             left.push(Span::styled("· esc to interrupt", dim));
+        }
+        if self.background_agents > 0 {
+            let n = self.background_agents;
+            left.push(Span::raw(" "));
+            left.push(Span::styled(
+                format!(
+                    " {n} background agent{} running · /tasks ",
+                    if n == 1 { "" } else { "s" }
+                ),
+                Style::default().fg(Color::Magenta),
+            ));
         }
         if !self.mcp_failing.is_empty() {
             let n = self.mcp_failing.len();

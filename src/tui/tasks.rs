@@ -23,7 +23,7 @@ pub(crate) struct BackgroundTasks {
 
 impl BackgroundTasks {
     /// Take in an update; the notice to show when the task ended. `idle`: the model is not
-    /// working, so the report waits for the person's next message.
+    /// working, so the core sends it the report by itself (a turn of its own).
     pub fn update(&mut self, task: &BackgroundTask, now: Instant, idle: bool) -> Option<String> {
         match self.tasks.iter_mut().find(|k| k.task.id == task.id) {
             Some(k) => k.task = task.clone(),
@@ -37,7 +37,7 @@ impl BackgroundTasks {
             task.id, task.agent, task.description
         );
         let next = if idle {
-            "the model gets its report with your next message"
+            "the model is sent its report now"
         } else {
             "the model gets its report at its next step"
         };
@@ -66,14 +66,9 @@ impl BackgroundTasks {
             .collect()
     }
 
-    /// The `/tasks` text: running ones first, then the ended ones, oldest first.
-    pub fn listing(&self, now: Instant) -> String {
-        if self.tasks.is_empty() {
-            return "No background agents in this session (the model starts them with the \
-                    Agent tool's run_in_background)."
-                .to_string();
-        }
-        let mut text = String::from("Background agents:");
+    /// The `/tasks` view's rows: running ones first, then the ended ones, oldest first; each
+    /// the id, and type · description · elapsed time · status. Empty when none ever ran.
+    pub fn rows(&self, now: Instant) -> Vec<(String, String)> {
         let running = self
             .tasks
             .iter()
@@ -82,23 +77,32 @@ impl BackgroundTasks {
             .tasks
             .iter()
             .filter(|k| k.task.status != TaskStatus::Running);
-        for k in running.chain(ended) {
-            let t = &k.task;
-            let elapsed = if t.status == TaskStatus::Running {
-                now.saturating_duration_since(k.since)
-            } else {
-                Duration::from_millis(t.elapsed_ms)
-            };
-            text.push_str(&format!(
-                "\n  {}  {} · {}  {}  {}",
-                t.id,
-                t.agent,
-                t.description,
-                format_elapsed(elapsed),
-                t.status.as_str()
-            ));
-        }
-        text
+        running
+            .chain(ended)
+            .map(|k| {
+                let t = &k.task;
+                let elapsed = if t.status == TaskStatus::Running {
+                    now.saturating_duration_since(k.since)
+                } else {
+                    Duration::from_millis(t.elapsed_ms)
+                };
+                let detail = format!(
+                    "{} · {} · {} · {}",
+                    t.agent,
+                    t.description,
+                    format_elapsed(elapsed),
+                    t.status.as_str()
+                );
+                (t.id.clone(), detail)
+            })
+            .collect()
+    }
+
+    /// Whether task `id` is running.
+    pub fn is_running(&self, id: &str) -> bool {
+        self.tasks
+            .iter()
+            .any(|k| k.task.id == id && k.task.status == TaskStatus::Running)
     }
 }
 
@@ -120,7 +124,7 @@ mod tests {
     fn lists_running_first_with_elapsed_time_and_says_when_one_ends() {
         let t0 = Instant::now();
         let mut tasks = BackgroundTasks::default();
-        assert!(tasks.listing(t0).starts_with("No background agents"));
+        assert!(tasks.rows(t0).is_empty());
         assert_eq!(
             tasks.update(&task("agent-1", TaskStatus::Running, 0), t0, true),
             None
@@ -133,8 +137,8 @@ mod tests {
         assert_eq!(
             notice.as_deref(),
             Some(
-                "Background agent agent-1 (Explore · find the parser) finished: the model gets \
-                 its report with your next message."
+                "Background agent agent-1 (Explore · find the parser) finished: the model is \
+                 sent its report now."
             )
         );
         assert_eq!(
@@ -144,11 +148,13 @@ mod tests {
                 "Explore · find the parser · 1m 15s".to_string()
             )]
         );
-        let listing = tasks.listing(t0 + Duration::from_secs(75));
+        let row = |id: &str, detail: &str| (id.to_string(), detail.to_string());
         assert_eq!(
-            listing,
-            "Background agents:\n  agent-2  Explore · find the parser  1m 15s  running\n  \
-             agent-1  Explore · find the parser  4s  completed"
+            tasks.rows(t0 + Duration::from_secs(75)),
+            [
+                row("agent-2", "Explore · find the parser · 1m 15s · running"),
+                row("agent-1", "Explore · find the parser · 4s · completed")
+            ]
         );
     }
 }

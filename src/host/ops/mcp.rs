@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::mcp::McpManager;
 use crate::mcp::manager::ApprovalChoice;
+use crate::mcp::server::Status;
 use crate::protocol::{CommandInfo, HostEvent, McpApproval, McpServerInfo};
 
 use super::Answer;
@@ -29,7 +30,7 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
                 "({}, {}): {}",
                 config.scope.name(),
                 config.transport.kind(),
-                s.status()
+                plain_status(&s.status())
             ),
             failed: failing.iter().any(|f| f == s.name()),
             waiting: None,
@@ -52,18 +53,64 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
                 .iter()
                 .map(|r| format!("{}:{}", s.name(), r.uri))
                 .collect(),
+            status: plain_status(&s.status()),
+            error: match s.status() {
+                Status::Failed(why) => Some(why),
+                _ => None,
+            },
+            stderr: s.stderr_tail(),
+            command: crate::mcp::listing::describe(config),
+            source: config.source.clone(),
         }
     });
     let waiting = manager.unapproved().into_iter().map(|s| McpServerInfo {
         detail: "(project): needs approval (add it to enabledMcpjsonServers)".into(),
-        failed: false,
         waiting: Some(crate::mcp::listing::describe(&s)),
+        status: "waiting for your approval".into(),
+        command: crate::mcp::listing::describe(&s),
+        source: s.source.clone(),
         name: s.name,
-        prompts: Vec::new(),
-        resources: Vec::new(),
+        ..McpServerInfo::default()
     });
     HostEvent::McpServers {
         servers: running.chain(waiting).collect(),
+    }
+}
+
+/// A server's state in plain words: what a failure means to a person, not the library's
+/// error (`Broken pipe (os error 32), when send initialize request`), which `error` keeps.
+fn plain_status(status: &Status) -> String {
+    match status {
+        Status::Connecting => "connecting".into(),
+        Status::Connected { tools, .. } => {
+            format!(
+                "connected, {tools} tool{}",
+                if *tools == 1 { "" } else { "s" }
+            )
+        }
+        Status::Failed(why) => format!("failed: {}", plain_failure(why)),
+    }
+}
+
+fn plain_failure(why: &str) -> String {
+    let lower = why.to_lowercase();
+    if lower.contains("broken pipe")
+        || lower.contains("connection closed")
+        || lower.contains("connectionclosed")
+        || lower.contains("transport closed")
+    {
+        "the server exited before it answered cairn's first message (its stderr, below, \
+         usually says why)"
+            .into()
+    } else if lower.starts_with("cannot start") {
+        format!(
+            "its command could not be started ({})",
+            why.trim_start_matches("cannot start ")
+        )
+    } else if lower.contains("did not start within") {
+        "it did not answer within the startup time (MCP_TIMEOUT)".into()
+    } else {
+        why.to_string()
     }
 }
 

@@ -1,5 +1,6 @@
 //! Background shells: commands started with `run_in_background`, the registry that owns them,
-//! and the TaskOutput and TaskStop tools (aliases BashOutput, KillShell) that read and stop them.
+//! and the TaskOutput and TaskStop tools (aliases BashOutput, KillShell) that read and stop them
+//! and the session's background agents (their records in `session::agent_tasks`).
 //!
 //! Invariants: one registry per session, shared by Bash, TaskOutput and TaskStop through an
 //! `Arc`; every shell leads its own process group, and every group still running is killed
@@ -20,6 +21,7 @@ use serde::Deserialize;
 
 use super::process::{self, signal_group};
 use crate::protocol::Display;
+use crate::session::agent_tasks::{AgentTask, AgentTaskState};
 use crate::session::context::SessionContext;
 use crate::tools::{Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 
@@ -123,13 +125,16 @@ impl BackgroundShells {
     }
 
     /// Start `command` with `shell -c` in `cwd`; returns its id (`bash_1`, `bash_2`, ...).
-    /// Must be called inside a tokio runtime: a task collects the output.
+    /// Must be called inside a tokio runtime: a task collects the output. When it exits by
+    /// itself, `session` (the conversation that started it) is told, and woken when idle
+    /// ([`SessionContext::background_finished`]); a shell TaskStop killed tells no one.
     pub fn start(
         &self,
         shell: &str,
         command: &str,
         cwd: &Path,
         env: &[(String, String)],
+        session: Option<Arc<SessionContext>>,
     ) -> std::io::Result<String> {
         let process::GroupChild { mut child, group } = process::spawn(shell, command, cwd, env)?;
         let id = format!("bash_{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
@@ -145,6 +150,7 @@ impl BackgroundShells {
         self.map().insert(id.clone(), entry.clone());
         let mut out = child.stdout.take();
         let mut err = child.stderr.take();
+        let task_id = id.clone();
         tokio::spawn(async move {
             let (mut obuf, mut ebuf) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
             while out.is_some() || err.is_some() {
@@ -160,9 +166,24 @@ impl BackgroundShells {
                 }
             }
             let code = child.wait().await.ok().and_then(|s| s.code());
-            let mut st = entry.state();
-            if st.status == ShellStatus::Running {
-                st.status = ShellStatus::Completed(code);
+            let ended = {
+                let mut st = entry.state();
+                let running = st.status == ShellStatus::Running;
+                if running {
+                    st.status = ShellStatus::Completed(code);
+                }
+                running.then_some(st.status)
+            };
+            if let (Some(status), Some(session)) = (ended, session) {
+                let how = match code {
+                    Some(code) => format!("{} (exit code {code})", status.word()),
+                    None => format!("{} (ended by a signal)", status.word()),
+                };
+                session.background_finished(format!(
+                    "Background shell {task_id} ({}) {how}. Read its output with TaskOutput \
+                     (task_id \"{task_id}\").",
+                    entry.command
+                ));
             }
         });
         Ok(id)
@@ -215,14 +236,15 @@ impl BackgroundShells {
             .collect()
     }
 
-    fn unknown(&self, id: &str) -> ToolError {
-        let ids: Vec<String> = self.list().into_iter().map(|(id, _, _)| id).collect();
+    fn unknown(&self, id: &str, session: &SessionContext) -> ToolError {
+        let mut ids: Vec<String> = self.list().into_iter().map(|(id, _, _)| id).collect();
+        ids.extend(session.agent_tasks.ids());
         let known = if ids.is_empty() {
-            "There are no background shells.".to_string()
+            "There are no background tasks.".to_string()
         } else {
-            format!("Known shells: {}.", ids.join(", "))
+            format!("Known tasks: {}.", ids.join(", "))
         };
-        ToolError::new(format!("No shell found with ID: {id}. {known}"))
+        ToolError::new(format!("No task found with ID: {id}. {known}"))
     }
 }
 
@@ -235,7 +257,8 @@ impl Drop for BackgroundShells {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashOutputInput {
-    /// The id of the background task (a shell from Bash with run_in_background).
+    /// The id of the background task (a shell from Bash or an agent from Agent, started with
+    /// run_in_background).
     #[serde(alias = "bash_id")]
     pub task_id: String,
     /// Wait for the task to finish (up to `timeout`) before reading (default false).
@@ -272,7 +295,12 @@ impl BashOutputTool {
                 .shells
                 .list()
                 .into_iter()
-                .any(|(i, _, status)| i == id && matches!(status, ShellStatus::Running));
+                .any(|(i, _, status)| i == id && matches!(status, ShellStatus::Running))
+                || ctx
+                    .session
+                    .agent_tasks
+                    .get(id)
+                    .is_some_and(|t| t.state == AgentTaskState::Running);
             if !running || tokio::time::Instant::now() >= deadline {
                 return;
             }
@@ -300,10 +328,12 @@ impl Tool for BashOutputTool {
     }
 
     fn description(&self) -> String {
-        "Returns the new output of a background task (a shell started with run_in_background) \
-         since the last read, with its status (running, completed, failed, killed) and exit \
-         code. `block: true` waits up to `timeout` ms (default 30000) for it to finish first. \
-         `filter` keeps only lines matching a regular expression; the other lines are consumed."
+        "Returns the new output of a background task since the last read, with its status \
+         (running, completed, failed, killed): a shell started by Bash with run_in_background \
+         (its new output and exit code), or an agent started by Agent with run_in_background \
+         (its report once it finished). `block: true` waits up to `timeout` ms (default 30000) \
+         for it to finish first. `filter` keeps only lines matching a regular expression; the \
+         other lines are consumed."
             .to_string()
     }
 
@@ -333,10 +363,12 @@ impl Tool for BashOutputTool {
             self.wait_for_end(&input.task_id, Duration::from_millis(wait), ctx)
                 .await;
         }
-        let out = self
-            .shells
-            .read(&input.task_id)
-            .ok_or_else(|| self.shells.unknown(&input.task_id))?;
+        let Some(out) = self.shells.read(&input.task_id) else {
+            return match ctx.session.agent_tasks.get(&input.task_id) {
+                Some(task) => Ok(agent_output(&input.task_id, &task)),
+                None => Err(self.shells.unknown(&input.task_id, &ctx.session)),
+            };
+        };
         let keep = |text: &str| -> String {
             match &filter {
                 Some(re) => text
@@ -384,6 +416,29 @@ impl Tool for BashOutputTool {
     }
 }
 
+/// What TaskOutput says of background agent `id`: its state, and its report once it has one
+/// (a running agent has no output before its report).
+fn agent_output(id: &str, task: &AgentTask) -> ToolOutput {
+    let mut text = format!(
+        "<status>{}</status>\n<agent>{id} ({}: {})</agent>",
+        task.state.word(),
+        task.agent,
+        task.description
+    );
+    match &task.state {
+        AgentTaskState::Running => text.push_str(
+            "\n(no output yet: the agent's report comes when it finishes; block: true waits \
+             for it)",
+        ),
+        AgentTaskState::Completed(report) => {
+            text.push_str(&format!("\n<output>\n{report}\n</output>"))
+        }
+        AgentTaskState::Failed(why) => text.push_str(&format!("\n<error>{why}</error>")),
+        AgentTaskState::Stopped => text.push_str("\n(stopped before it finished; no report)"),
+    }
+    ToolOutput::with_display(text.clone(), Display::Text { text })
+}
+
 fn compile_filter(filter: Option<&str>) -> Result<Option<regex::Regex>, ToolError> {
     match filter.filter(|f| !f.is_empty()) {
         Some(f) => regex::Regex::new(f)
@@ -396,7 +451,7 @@ fn compile_filter(filter: Option<&str>) -> Result<Option<regex::Regex>, ToolErro
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillShellInput {
-    /// The id of the background task (shell) to stop.
+    /// The id of the background task (shell or agent) to stop.
     #[serde(alias = "shell_id")]
     pub task_id: String,
 }
@@ -421,8 +476,9 @@ impl Tool for KillShellTool {
     }
 
     fn description(&self) -> String {
-        "Kills a background shell (started by Bash with run_in_background) and every process \
-         it started."
+        "Stops a background task: a shell started by Bash with run_in_background (with every \
+         process it started), or an agent started by Agent with run_in_background (it then \
+         sends no report)."
             .to_string()
     }
 
@@ -433,10 +489,21 @@ impl Tool for KillShellTool {
     async fn call(
         &self,
         input: KillShellInput,
-        _ctx: &ToolContext,
+        ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         match self.shells.kill(&input.task_id) {
-            None => Err(self.shells.unknown(&input.task_id)),
+            None => match ctx.session.agent_tasks.stop_by_model(&input.task_id) {
+                None => Err(self.shells.unknown(&input.task_id, &ctx.session)),
+                Some(Err(state)) => Err(ToolError::new(format!(
+                    "Background agent {} is not running, so it cannot be stopped (status: {}).",
+                    input.task_id,
+                    state.word()
+                ))),
+                Some(Ok(task)) => Ok(ToolOutput::text(format!(
+                    "Successfully stopped background agent: {} ({}: {}); it sends no report.",
+                    input.task_id, task.agent, task.description
+                ))),
+            },
             Some(Err(status)) => Err(ToolError::new(format!(
                 "Shell {} is not running, so it cannot be killed (status: {}).",
                 input.task_id,

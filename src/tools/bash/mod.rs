@@ -248,6 +248,7 @@ when asked.\n\
                     &format!("{sourced}{}", input.command),
                     &cwd,
                     session.tool_env(),
+                    Some(Arc::clone(&ctx.session)),
                 )
                 .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
             let mut text = format!(

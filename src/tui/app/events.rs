@@ -70,10 +70,12 @@ impl App {
             }
             Event::BackgroundTask(task) => {
                 let idle = !self.turn.is_running();
-                if let Some(text) = self.session.tasks.update(task, Instant::now(), idle) {
+                let now = Instant::now();
+                if let Some(text) = self.session.tasks.update(task, now, idle) {
                     self.push_notice(NoticeKind::Info, &text);
                     self.layers.drop_task_requests(&task.id);
                 }
+                self.session.status.background_agents = self.session.tasks.running(now).len();
             }
             Event::Host(event) => self.host_event(event),
             Event::TurnFinished { .. } => {

@@ -1,23 +1,26 @@
 //! The MCP servers' side of the app, through the session's host: `/mcp` (a picker of the
-//! servers; Enter reconnects one or asks about a waiting one), the approval of project servers
-//! from `.mcp.json` (asked once per server, when the host first lists them; the answer is the
-//! host's to keep), and the failing servers shown in the status row, refreshed whenever the
-//! host says the servers changed.
+//! servers; Enter shows one's detail, from which it is reconnected, or asks about a waiting
+//! one), the approval of project servers
+//! from `.mcp.json` (one checklist of every waiting server, when the host first lists them: a
+//! number or Enter toggles a server, then save; the answers are the host's to keep), and the
+//! failing servers shown in the status row, refreshed whenever the host says the servers
+//! changed.
 
 use super::*;
 use crate::protocol::{HostOp, McpApproval, McpServerInfo};
 
-/// The approval picker's choices, in order.
-const USE_THIS: &str = "1. Use this server";
-const USE_ALL: &str = "2. Use this and all future servers in this project's .mcp.json";
-const REFUSE: &str = "3. Do not use this server";
+/// The checklist's rows after the servers.
+const SAVE: &str = "Save: use the checked servers, not the others";
+const USE_ALL: &str = "Use all of them and all future servers in this project's .mcp.json";
 
 /// What the app knows of the session's MCP servers (the host's last word on them).
 #[derive(Debug, Default)]
 pub(crate) struct McpView {
     pub servers: Vec<McpServerInfo>,
-    /// The waiting server the open approval picker is about.
-    pub asking: Option<String>,
+    /// The waiting servers the open approval checklist is about: name, what it runs, checked.
+    pub checklist: Vec<(String, String, bool)>,
+    /// The server whose detail is open (`/mcp`, Enter on one).
+    pub showing: Option<String>,
     /// The host has listed the servers once (the waiting ones were asked about then).
     listed: bool,
 }
@@ -71,75 +74,126 @@ impl App {
         }
     }
 
-    /// Ask about the first project server waiting for approval, if any.
+    /// Ask once about every project server waiting for approval, if any: one checklist.
     fn ask_mcp_approvals(&mut self) {
         if self.input.picker().is_some() {
             return;
         }
-        let Some((name, runs)) = self
+        let waiting: Vec<(String, String)> = self
             .mcp
             .waiting()
-            .next()
             .map(|(n, r)| (n.to_string(), r.to_string()))
-        else {
-            return;
-        };
-        self.ask_mcp_approval(name, &runs);
+            .collect();
+        self.ask_mcp_approval(waiting);
     }
 
-    fn ask_mcp_approval(&mut self, name: String, runs: &str) {
+    /// The warning, then the checklist of `servers` (name, what it runs), none checked.
+    fn ask_mcp_approval(&mut self, servers: Vec<(String, String)>) {
+        if servers.is_empty() {
+            return;
+        }
+        let (one, many) = (servers.len() == 1, servers.len() > 1);
         self.conversation.push_notice(
             NoticeKind::Warning,
             &format!(
-                "New MCP server found in .mcp.json: \"{}\", which runs: {}\nMCP servers \
-                 may execute code or access system resources. Use it?",
-                printable(&name),
-                printable(runs)
+                "New MCP server{} found in .mcp.json. MCP servers may execute code or access \
+                 system resources. Check the one{} to use (a number or Enter toggles a \
+                 server), then save.",
+                if many { "s" } else { "" },
+                if one { "" } else { "s" }
             ),
         );
-        let choices = [USE_THIS, USE_ALL, REFUSE]
+        self.mcp.checklist = servers
             .into_iter()
-            .map(|c| (c.to_string(), String::new()))
+            .map(|(name, runs)| (name, runs, false))
             .collect();
-        self.input
-            .open_picker(Picker::choices(PickerKind::McpApproval, choices));
-        self.mcp.asking = Some(name);
+        self.open_mcp_checklist(0);
     }
 
-    /// Enter on a choice of the approval picker: the answer goes to the host, and the next
-    /// waiting server, if any, is asked about.
+    /// The checklist as it stands, the row `selected` selected.
+    fn open_mcp_checklist(&mut self, selected: usize) {
+        let n = self.mcp.checklist.len();
+        let mut items: Vec<(String, String)> = self
+            .mcp
+            .checklist
+            .iter()
+            .enumerate()
+            .map(|(i, (name, runs, on))| {
+                let mark = if *on { "x" } else { " " };
+                (
+                    format!("{}. [{mark}] {}", i + 1, printable(name)),
+                    format!("runs: {}", printable(runs)),
+                )
+            })
+            .collect();
+        items.push((format!("{}. {SAVE}", n + 1), String::new()));
+        items.push((format!("{}. {USE_ALL}", n + 2), String::new()));
+        let mut picker = Picker::choices(PickerKind::McpApproval, items);
+        picker.selected = selected.min(n + 1);
+        self.input.open_picker(picker);
+    }
+
+    /// A row of the checklist picked (its number or Enter): a server's is toggled; Save sends
+    /// each server's answer to the host (checked: use it; not: do not), "all" approves every
+    /// waiting server and the future ones.
     pub(super) fn mcp_approval_picked(&mut self, label: &str) {
-        let Some(name) = self.mcp.asking.take() else {
+        let Some((number, rest)) = label.split_once(". ") else {
             return;
         };
-        let choice = match label {
-            USE_THIS => McpApproval::UseThis,
-            USE_ALL => McpApproval::UseAll,
-            _ => McpApproval::Refuse,
+        let Ok(k) = number.parse::<usize>() else {
+            return;
         };
+        if let Some(row) = k.checked_sub(1).and_then(|i| self.mcp.checklist.get_mut(i)) {
+            row.2 = !row.2;
+            self.open_mcp_checklist(k - 1);
+            return;
+        }
+        let list = std::mem::take(&mut self.mcp.checklist);
+        let all = rest == USE_ALL;
         // No longer waiting (all of them, for "all future servers"), whatever the host's next
         // list says.
         for server in &mut self.mcp.servers {
-            if choice == McpApproval::UseAll || server.name == name {
+            if all || list.iter().any(|(n, _, _)| *n == server.name) {
                 server.waiting = None;
             }
         }
-        self.send(Op::Host(HostOp::McpApprove { name, choice }));
-        self.ask_mcp_approvals();
+        if all {
+            if let Some((name, _, _)) = list.into_iter().next() {
+                let choice = McpApproval::UseAll;
+                self.send(Op::Host(HostOp::McpApprove { name, choice }));
+            }
+            return;
+        }
+        for (name, _, on) in list {
+            let choice = if on {
+                McpApproval::UseThis
+            } else {
+                McpApproval::Refuse
+            };
+            self.send(Op::Host(HostOp::McpApprove { name, choice }));
+        }
     }
 
-    /// Esc on the approval picker: nothing is remembered; the server waits.
+    /// Esc on the checklist: nothing is remembered; the servers wait.
     pub(super) fn mcp_approval_postponed(&mut self) {
-        if let Some(name) = self.mcp.asking.take() {
-            self.conversation.push_notice(
-                NoticeKind::Info,
-                &format!(
-                    "MCP server \"{}\" was not started; you will be asked again next time \
-                     (or now: /mcp).",
-                    printable(&name)
-                ),
-            );
+        let list = std::mem::take(&mut self.mcp.checklist);
+        if list.is_empty() {
+            return;
         }
+        let names: Vec<String> = list
+            .iter()
+            .map(|(n, _, _)| format!("\"{}\"", printable(n)))
+            .collect();
+        self.conversation.push_notice(
+            NoticeKind::Info,
+            &format!(
+                "MCP server{} {} {} not started; you will be asked again next time (or now: \
+                 /mcp).",
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", "),
+                if names.len() == 1 { "was" } else { "were" }
+            ),
+        );
     }
 
     /// The host's answer to an approval or a reconnection.
@@ -181,17 +235,44 @@ impl App {
             .waiting()
             .find(|(n, _)| printable(n) == name)
             .map(|(n, r)| (n.to_string(), r.to_string()));
-        if let Some((name, runs)) = waiting {
-            self.ask_mcp_approval(name, &runs);
+        if let Some(server) = waiting {
+            self.ask_mcp_approval(vec![server]);
             return;
         }
-        let name = self
+        let Some(server) = self
             .mcp
             .servers
             .iter()
             .find(|s| printable(&s.name) == name)
-            .map_or_else(|| name.to_string(), |s| s.name.clone());
-        self.send(Op::Host(HostOp::McpReconnect { name }));
+            .cloned()
+        else {
+            return;
+        };
+        self.mcp.showing = Some(server.name.clone());
+        self.input.open_picker(Picker::choices(
+            PickerKind::McpServer,
+            super::mcp_detail::rows(&server),
+        ));
+    }
+
+    /// A row of a server's detail picked: reconnect it, or back to the list.
+    pub(super) fn mcp_detail_picked(&mut self, label: &str) {
+        let Some(name) = self.mcp.showing.take() else {
+            return;
+        };
+        match label {
+            super::mcp_detail::RECONNECT => self.send(Op::Host(HostOp::McpReconnect { name })),
+            super::mcp_detail::BACK => self.open_mcp_picker(),
+            // An information row: the detail stays.
+            _ => {
+                if let Some(server) = self.mcp.servers.iter().find(|s| s.name == name) {
+                    let rows = super::mcp_detail::rows(server);
+                    self.mcp.showing = Some(name);
+                    self.input
+                        .open_picker(Picker::choices(PickerKind::McpServer, rows));
+                }
+            }
+        }
     }
 }
 
@@ -226,6 +307,7 @@ mod tests {
             waiting: None,
             prompts: vec![command("mcp__ev__new")],
             resources: vec!["ev:demo://a".into()],
+            ..McpServerInfo::default()
         };
         let mut commands = vec![command("deploy"), command("mcp__ev__old")];
         with_server_prompts(&mut commands, std::slice::from_ref(&server));

@@ -500,6 +500,7 @@ mod input_area;
 mod layers;
 mod lsp;
 mod mcp;
+mod mcp_detail;
 mod pickers;
 mod rewind;
 mod session;
@@ -517,5 +518,7 @@ mod lsp_tests;
 mod picker_tests;
 #[cfg(test)]
 mod rewind_tests;
+#[cfg(test)]
+mod tasks_tests;
 #[cfg(test)]
 pub(crate) mod tests;

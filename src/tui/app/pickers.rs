@@ -58,6 +58,7 @@ impl App {
             PickerKind::Model => self.send(Op::SetModel { model: item.label }),
             PickerKind::McpApproval => self.mcp_approval_picked(&item.label),
             PickerKind::McpServers => self.mcp_server_picked(&item.label),
+            PickerKind::McpServer => self.mcp_detail_picked(&item.label),
             PickerKind::Rewind | PickerKind::RewindChoice | PickerKind::RewindConfirm => {
                 self.rewind_picked(kind, &item)
             }

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+use unicode_segmentation::UnicodeSegmentation;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::tui::untrusted::{escaped, is_bidi_control};
@@ -29,12 +30,16 @@ fn char_width(c: char) -> usize {
 /// Make untrusted text safe to draw: tabs become spaces, ANSI escape sequences are removed, a
 /// carriage return keeps only what was written after it on that line (progress bars), other
 /// control characters are dropped, and bidi controls are shown escaped (`<U+202E>`), so no text
-/// reads in another order than it is. Newlines are kept. (The permission prompt shows text
-/// stricter still: [`crate::tui::untrusted`].)
+/// reads in another order than it is. Newlines are kept. Sequences terminals draw at widths of
+/// their own are taken apart, so what the buffer counts is what appears (else a scroll leaves
+/// half a glyph behind): a zero width joiner between two emoji is dropped (each emoji drawn on
+/// its own, two columns each, where some terminals join them into one glyph and others do
+/// not), and a regional indicator without its pair (half a flag) is shown escaped. (The
+/// permission prompt shows text stricter still: [`crate::tui::untrusted`].)
 pub fn sanitize(s: &str) -> Cow<'_, str> {
     if !s
         .chars()
-        .any(|c| (c.is_control() && c != '\n') || is_bidi_control(c))
+        .any(|c| (c.is_control() && c != '\n') || is_bidi_control(c) || c == ZWJ || is_regional(c))
     {
         return Cow::Borrowed(s);
     }
@@ -57,10 +62,39 @@ pub fn sanitize(s: &str) -> Cow<'_, str> {
             '\u{1b}' => crate::media::ansi::skip_escape(&mut chars),
             c if c.is_control() => {}
             c if is_bidi_control(c) => out.push_str(&escaped(c)),
+            ZWJ if joins_emoji(&out, chars.peek().copied()) => {}
+            c if is_regional(c) => match chars.next_if(|&n| is_regional(n)) {
+                Some(pair) => {
+                    out.push(c);
+                    out.push(pair);
+                }
+                None => out.push_str(&escaped(c)),
+            },
             c => out.push(c),
         }
     }
     Cow::Owned(out)
+}
+
+const ZWJ: char = '\u{200D}';
+
+/// A regional indicator (two make a flag).
+fn is_regional(c: char) -> bool {
+    ('\u{1F1E6}'..='\u{1F1FF}').contains(&c)
+}
+
+/// A character drawn as an emoji (pictographs, symbols, dingbats).
+fn is_emoji(c: char) -> bool {
+    matches!(c,
+        '\u{1F000}'..='\u{1FAFF}' | '\u{2300}'..='\u{23FF}' | '\u{2600}'..='\u{27BF}'
+            | '\u{2B00}'..='\u{2BFF}')
+}
+
+/// Whether a ZWJ after `before` (the presentation selector aside) and before `next` joins two
+/// emoji.
+fn joins_emoji(before: &str, next: Option<char>) -> bool {
+    let prev = before.chars().rev().find(|&c| c != '\u{FE0F}');
+    prev.is_some_and(is_emoji) && next.is_some_and(is_emoji)
 }
 
 /// One output line being built: prefix spans, then content merged into spans by style.
@@ -110,13 +144,13 @@ impl LineBuf {
         self.width > self.prefix_width
     }
 
-    fn push(&mut self, c: char, style: Style, w: usize) {
+    fn push(&mut self, g: &str, style: Style, w: usize) {
         if style != self.cur_style && !self.cur.is_empty() {
             let s = std::mem::take(&mut self.cur);
             self.spans.push(Span::styled(s, self.cur_style));
         }
         self.cur_style = style;
-        self.cur.push(c);
+        self.cur.push_str(g);
         self.width += w;
     }
 
@@ -141,9 +175,16 @@ pub fn wrap_spans(
     if width == 0 {
         return;
     }
-    let chars: Vec<(char, Style, usize)> = content
+    // Whole grapheme clusters, each as wide as ratatui will draw it: a flag (two regional
+    // indicators) or an emoji with its presentation selector is never split across lines or
+    // spans, nor counted differently from the buffer (a half-drawn glyph left on screen).
+    let chars: Vec<(&str, Style, usize)> = content
         .iter()
-        .flat_map(|s| s.content.chars().map(move |c| (c, s.style, char_width(c))))
+        .flat_map(|s| {
+            s.content
+                .graphemes(true)
+                .map(move |g| (g, s.style, grapheme_width(g)))
+        })
         .collect();
     let mut line = LineBuf::new(first_prefix, width);
     // Leading spaces are kept at the start of the text and after a hard break (indentation in
@@ -153,7 +194,7 @@ pub fn wrap_spans(
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i].0;
-        if c == '\n' {
+        if is_break(c) {
             out.push(line.finish());
             line = LineBuf::new(rest_prefix, width);
             hard_start = true;
@@ -161,9 +202,9 @@ pub fn wrap_spans(
             i += 1;
             continue;
         }
-        if c == ' ' {
+        if c == " " {
             let mut j = i;
-            while j < chars.len() && chars[j].0 == ' ' {
+            while j < chars.len() && chars[j].0 == " " {
                 j += 1;
             }
             if hard_start && !line.has_content() {
@@ -180,7 +221,7 @@ pub fn wrap_spans(
         }
         let mut j = i;
         let mut word_w = 0;
-        while j < chars.len() && chars[j].0 != ' ' && chars[j].0 != '\n' {
+        while j < chars.len() && chars[j].0 != " " && !is_break(chars[j].0) {
             word_w += chars[j].2;
             j += 1;
         }
@@ -227,6 +268,21 @@ pub fn wrap_spans(
         i = j;
     }
     out.push(line.finish());
+}
+
+/// A hard line break.
+fn is_break(g: &str) -> bool {
+    g == "\n" || g == "\r\n"
+}
+
+/// Columns a grapheme cluster takes, as ratatui's buffer counts it (`Buffer::set_stringn`
+/// draws one cluster per cell, as wide as its string width; control characters not at all).
+fn grapheme_width(g: &str) -> usize {
+    if g.contains(char::is_control) {
+        0
+    } else {
+        UnicodeWidthStr::width(g)
+    }
 }
 
 /// Width a fresh line with this prefix starts at (after truncation to the width).
@@ -326,17 +382,64 @@ mod tests {
             sanitize("access \u{202E}nimda\u{202C} \u{2066}x\u{2069}"),
             "access <U+202E>nimda<U+202C> <U+2066>x<U+2069>"
         );
-        // Joiners are not reorderings: emoji and Persian text keep them here.
+        // Joiners are not reorderings: Persian text keeps them (an emoji sequence does not:
+        // see below).
+        assert_eq!(sanitize("می\u{200C}خواهم"), "می\u{200C}خواهم");
+    }
+
+    /// Issue #27: a flag left half a glyph on screen after scrolling. The buffer (ratatui)
+    /// counts a flag as one two-column cell; the wrap used to count and break it as two
+    /// one-column characters, so a flag could be cut in two at a line's end (each half a lone
+    /// regional indicator, which terminals draw two columns wide over the next cell).
+    #[test]
+    fn a_flag_is_never_split_and_is_as_wide_as_the_buffer_counts_it() {
+        let flag = "\u{1F1EB}\u{1F1F7}";
+        // Three flags in a 5-column line: two fit, the third moves whole to the next line.
+        let text = flag.repeat(3);
+        let lines = wrap("", "", &text, 5);
+        assert_eq!(lines, vec![flag.repeat(2), flag.to_string()]);
+        // An odd column left: the flag moves on rather than leaving half of it behind.
         assert_eq!(
-            sanitize("👩\u{200D}💻 می\u{200C}خواهم"),
-            "👩\u{200D}💻 می\u{200C}خواهم"
+            wrap("", "", &format!("abc{flag}"), 4),
+            vec!["abc".to_string(), flag.to_string()]
         );
+        // What the wrap measures is what ratatui's buffer draws.
+        let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 8, 1));
+        let (x, _) = buf.set_stringn(0, 0, flag, 8, Style::default());
+        assert_eq!(x, 2);
+        assert_eq!(str_width(flag), 2);
+        // An emoji with its presentation selector is one cell as wide as the buffer says.
+        let heart = "\u{2764}\u{FE0F}";
+        let mut out = Vec::new();
+        wrap_text(
+            &[],
+            &format!("{heart}{heart}{heart}"),
+            Style::default(),
+            4,
+            &mut out,
+        );
+        assert!(out.iter().all(|l| line_width(l) <= 4), "{:?}", texts(&out));
+    }
+
+    /// Half a flag and joined emoji sequences are taken apart before they reach the terminal.
+    #[test]
+    fn sanitize_takes_apart_what_terminals_draw_at_their_own_width() {
+        let (f, r) = ("\u{1F1EB}", "\u{1F1F7}");
+        assert_eq!(sanitize(&format!("{f}{r}")), format!("{f}{r}"));
+        assert_eq!(
+            sanitize(&format!("{f}{r}{f} x")),
+            format!("{f}{r}<U+1F1EB> x")
+        );
+        assert_eq!(sanitize("👩\u{200D}💻 a\u{200D}b"), "👩💻 a\u{200D}b");
+        assert_eq!(sanitize("❤\u{FE0F}\u{200D}🔥"), "❤\u{FE0F}🔥");
+        // Each emoji is then drawn on its own, as wide as the buffer counts it.
+        assert_eq!(str_width(&sanitize("👩\u{200D}💻")), 4);
     }
 
     proptest! {
         #[test]
         fn wrapping_never_exceeds_the_width(
-            text in "[ a-zé日本😀\\n]{0,120}",
+            text in "[ a-zé日本😀🇫🇷\u{FE0F}\\n]{0,120}",
             prefix in "[ >│-]{0,6}",
             width in 0usize..40,
         ) {

@@ -34,15 +34,18 @@ pub enum PickerKind {
     Session,
     /// A project MCP server waits for approval: use it, use all, or not.
     McpApproval,
-    /// `/mcp`: the servers; Enter reconnects one (or asks about a waiting one).
+    /// `/mcp`: the servers; Enter shows one (or asks about a waiting one).
     McpServers,
+    /// `/mcp`, a server picked: its detail (status in plain words, error, command, config
+    /// file, last stderr lines) under the actions (reconnect, back).
+    McpServer,
     /// `/rewind`: which prompt to go back to (or undo the last rewind).
     Rewind,
     /// `/rewind`, a prompt picked: what to restore (numbered choices).
     RewindChoice,
     /// `/rewind`: restore files changed outside cairn too?
     RewindConfirm,
-    /// `/tasks`: the background agents still running; Enter asks to stop one.
+    /// `/tasks`: the background agents; Enter on a running one asks to stop it.
     Tasks,
     /// `/tasks`: stop this background agent?
     TaskStop,
@@ -146,7 +149,11 @@ impl Picker {
     fn numbered(&self) -> bool {
         matches!(
             self.kind,
-            PickerKind::RewindChoice | PickerKind::RewindConfirm | PickerKind::TaskStop
+            PickerKind::RewindChoice
+                | PickerKind::RewindConfirm
+                | PickerKind::TaskStop
+                | PickerKind::McpApproval
+                | PickerKind::McpServer
         )
     }
 
@@ -156,7 +163,12 @@ impl Picker {
 
     /// Rows needed (border included).
     pub fn height(&self) -> u16 {
-        let rows = self.items.len().clamp(1, files::MAX_MATCHES);
+        // A server's detail shows whole (its stderr lines are the point of it).
+        let most = match self.kind {
+            PickerKind::McpServer => 3 * files::MAX_MATCHES,
+            _ => files::MAX_MATCHES,
+        };
+        let rows = self.items.len().clamp(1, most);
         u16::try_from(rows).unwrap_or(1) + 2
     }
 
@@ -248,9 +260,10 @@ impl Overlay for Picker {
             PickerKind::Model => " model · Enter switch · Esc close ",
             PickerKind::Session => " sessions, newest first · Enter resume · Esc close ",
             PickerKind::McpApproval => {
-                " new MCP server in .mcp.json · Enter choose · Esc ask later "
+                " MCP servers to use · a number or Enter toggles or saves · Esc ask later "
             }
-            PickerKind::McpServers => " MCP servers · Enter reconnect (or approve) · Esc close ",
+            PickerKind::McpServers => " MCP servers · Enter details (or approve) · Esc close ",
+            PickerKind::McpServer => " MCP server · 1 reconnect · 2 back · Esc close ",
             PickerKind::Rewind => {
                 " rewind to before which prompt? newest first · Enter pick · Esc close "
             }
@@ -258,7 +271,7 @@ impl Overlay for Picker {
             PickerKind::RewindConfirm => {
                 " files changed outside cairn since its last turn · 1-2 or Enter "
             }
-            PickerKind::Tasks => " running background agents · Enter stop one · Esc close ",
+            PickerKind::Tasks => " background agents · Enter stop a running one · Esc close ",
             PickerKind::TaskStop => " stop this background agent? · 1-2 or Enter · Esc keep it ",
         }
     }

@@ -414,9 +414,7 @@ fn mcp_servers(waiting: &[(&str, &str)]) -> Event {
         name: name.into(),
         detail: detail.into(),
         failed,
-        waiting: None,
-        prompts: Vec::new(),
-        resources: Vec::new(),
+        ..McpServerInfo::default()
     };
     let mut servers = vec![
         server(
@@ -453,9 +451,12 @@ fn slash_mcp_lists_the_servers_to_reconnect_and_the_status_row_shows_a_failure()
     h.type_text("/mcp");
     h.press(Key::Enter);
     insta::assert_snapshot!(screen(&mut h, 100, 14, 0));
-    // Enter on a server asks the host to reconnect it; the host's answer is shown.
+    // Enter on a server shows its detail; 1 there asks the host to reconnect it; the host's
+    // answer is shown.
     h.press(Key::Down);
     h.press(Key::Enter);
+    assert_eq!(h.sent(), []);
+    h.press(Key::Char('1'));
     assert_eq!(
         h.sent(),
         [Op::Host(HostOp::McpReconnect {
@@ -468,8 +469,17 @@ fn slash_mcp_lists_the_servers_to_reconnect_and_the_status_row_shows_a_failure()
     assert!(screen(&mut h, 100, 14, 0).contains("Reconnecting to MCP server \"docs\""));
 }
 
+fn approve(name: &str, choice: McpApproval) -> Op {
+    Op::Host(HostOp::McpApprove {
+        name: name.into(),
+        choice,
+    })
+}
+
+/// Issue #27 item 7: one picker per server, each warning printed twice. Every waiting server
+/// is asked about at once, in one checklist answered with keys like every other prompt.
 #[test]
-fn a_waiting_project_server_is_asked_about_at_start_and_the_answer_given_to_the_servers() {
+fn the_waiting_project_servers_are_asked_about_once_in_a_checklist() {
     let mut h = Harness::new();
     h.event(session(PermissionMode::Default));
     let waiting = [
@@ -478,41 +488,71 @@ fn a_waiting_project_server_is_asked_about_at_start_and_the_answer_given_to_the_
     ];
     h.event(mcp_servers(&waiting));
     insta::assert_snapshot!(screen(&mut h, 100, 16, 0));
-    // 1: use this one; then the next is asked about; Esc postpones it (nothing saved).
-    h.press(Key::Enter);
-    assert!(screen(&mut h, 100, 16, 0).contains("New MCP server found in .mcp.json: \"search\""));
+    // 1 checks local-db (the checklist stays, checked); Esc postpones both (nothing saved).
+    h.press(Key::Char('1'));
+    let shown = screen(&mut h, 100, 16, 0);
+    assert!(shown.contains("1. [x] local-db"), "{shown}");
+    assert!(shown.contains("2. [ ] search"), "{shown}");
+    assert_eq!(shown.matches("New MCP servers found").count(), 1, "{shown}");
     h.press(Key::Esc);
-    let approve = |name: &str, choice| {
-        Op::Host(HostOp::McpApprove {
-            name: name.into(),
-            choice,
-        })
-    };
-    assert_eq!(h.sent(), [approve("local-db", McpApproval::UseThis)]);
+    assert_eq!(h.sent(), []);
     let text = screen(&mut h, 100, 16, 0);
     assert!(
-        text.contains("\"search\" was not started; you will be asked again"),
+        text.contains("MCP servers \"local-db\", \"search\" were not started; you will be asked"),
         "{text}"
     );
     // A later list (the servers changed) does not ask again.
     h.event(mcp_servers(&waiting[1..]));
     assert!(h.app.picker().is_none());
-    // /mcp, Enter on the waiting one asks again; 3 refuses it.
+    // /mcp, Enter on the waiting one asks about it alone; saving with it unchecked refuses it.
     h.type_text("/mcp");
     h.press(Key::Enter);
     for _ in 0..2 {
         h.press(Key::Down);
     }
     h.press(Key::Enter);
-    for _ in 0..2 {
-        h.press(Key::Down);
-    }
-    h.press(Key::Enter);
+    let shown = screen(&mut h, 100, 16, 0);
+    assert!(shown.contains("1. [ ] search"), "{shown}");
+    h.press(Key::Char('2'));
     assert_eq!(h.sent(), [approve("search", McpApproval::Refuse)]);
     h.event(Event::Host(HostEvent::McpAnswer {
         result: Err("could not save the choice: disk full".into()),
     }));
     assert!(screen(&mut h, 100, 16, 0).contains("could not save the choice: disk full"));
+}
+
+/// The checklist's last row approves every waiting server and the future ones.
+#[test]
+fn the_checklist_can_approve_all_servers_and_the_future_ones() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.event(mcp_servers(&[("a", "run-a"), ("b", "run-b")]));
+    h.press(Key::Char('4'));
+    assert_eq!(h.sent(), [approve("a", McpApproval::UseAll)]);
+    assert!(h.app.picker().is_none());
+}
+
+/// Issue #27 item 7: pressing `1`, as every other prompt invites, closed the picker and typed
+/// `1` into the composer, approving nothing. Digits answer the checklist.
+#[test]
+fn digits_answer_the_mcp_checklist_and_type_nothing() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.event(mcp_servers(&[
+        ("local-db", "node db.js --port 5"),
+        ("search", "npx search-mcp"),
+    ]));
+    h.press(Key::Char('1'));
+    h.press(Key::Char('3'));
+    assert_eq!(
+        h.sent(),
+        [
+            approve("local-db", McpApproval::UseThis),
+            approve("search", McpApproval::Refuse)
+        ]
+    );
+    assert_eq!(h.app.composer_text(), "");
+    assert!(h.app.picker().is_none());
 }
 
 #[test]
