@@ -28,6 +28,7 @@ pub mod plan_mode;
 pub mod read;
 pub mod read_only_guard;
 pub mod registry;
+pub mod schema;
 pub mod search_budget;
 pub mod skill;
 pub mod spill;
@@ -526,24 +527,7 @@ impl<T: Tool> DynTool for T {
 
 use serde::Deserialize as _;
 
-/// The JSON Schema of an input type, in the plain form model APIs accept (no `$schema`, no
-/// `title`, `definitions` inlined where schemars put them under `$defs`).
-pub fn schema_for<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft07()
-        .with(|s| {
-            s.inline_subschemas = true;
-        })
-        .into_generator();
-    let schema = generator.into_root_schema_for::<T>();
-    let mut value = schema.to_value();
-    if let Some(obj) = value.as_object_mut() {
-        obj.remove("$schema");
-        obj.remove("title");
-        obj.entry("properties")
-            .or_insert_with(|| Value::Object(Default::default()));
-    }
-    value
-}
+pub use schema::schema_for;
 
 /// Shorthand for a tool handle in the registry.
 pub type ToolHandle = Arc<dyn DynTool>;

@@ -235,16 +235,16 @@ impl Drop for BackgroundShells {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashOutputInput {
-    /// The id of the background task (a shell from Bash with run_in_background).
+    /// From Bash run_in_background.
     #[serde(alias = "bash_id")]
     pub task_id: String,
-    /// Wait for the task to finish (up to `timeout`) before reading (default false).
+    /// Wait for it to finish first (up to `timeout`).
     #[serde(default)]
     pub block: Option<bool>,
-    /// How long `block` waits, in milliseconds (default 30000, at most 600000).
+    /// Milliseconds (default 30000, at most 600000).
     #[serde(default)]
     pub timeout: Option<u64>,
-    /// Only return new lines matching this regular expression (others are discarded).
+    /// Return only new lines matching this regex (the rest are consumed).
     #[serde(default)]
     pub filter: Option<String>,
 }
@@ -300,10 +300,7 @@ impl Tool for BashOutputTool {
     }
 
     fn description(&self) -> String {
-        "Returns the new output of a background task (a shell started with run_in_background) \
-         since the last read, with its status (running, completed, failed, killed) and exit \
-         code. `block: true` waits up to `timeout` ms (default 30000) for it to finish first. \
-         `filter` keeps only lines matching a regular expression; the other lines are consumed."
+        "Returns a background task's output since the last read, its status and exit code."
             .to_string()
     }
 
@@ -396,7 +393,7 @@ fn compile_filter(filter: Option<&str>) -> Result<Option<regex::Regex>, ToolErro
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillShellInput {
-    /// The id of the background task (shell) to stop.
+    /// The task id.
     #[serde(alias = "shell_id")]
     pub task_id: String,
 }
@@ -421,9 +418,7 @@ impl Tool for KillShellTool {
     }
 
     fn description(&self) -> String {
-        "Kills a background shell (started by Bash with run_in_background) and every process \
-         it started."
-            .to_string()
+        "Kills a background task and every process it started.".to_string()
     }
 
     fn title(&self, input: &KillShellInput, _ctx: &SessionContext) -> String {
