@@ -12,6 +12,8 @@ use std::process::Output;
 use cairn::llm::scripted::ScriptedServer;
 use serde_json::{Value, json};
 
+#[path = "support/agent.rs"]
+mod agent;
 #[path = "support/llm.rs"]
 mod llm;
 #[path = "support/trust.rs"]
@@ -242,4 +244,35 @@ async fn tool_search_waits_for_a_slow_server_and_its_tool_answers() {
     );
     let echoed = requests[3].body["messages"].to_string();
     assert!(echoed.contains(r#"echo {\"message\": \"hi\"}"#), "{echoed}");
+}
+
+/// The TUI's path (the same core, no `-p`): the session starts while the server is still
+/// starting, the first request names it as connecting, and ToolSearch waits for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_session_the_first_request_goes_while_a_server_connects() {
+    use cairn::mcp::{Approval, McpOptions, Sources, config, start_servers};
+    let project = tempfile::tempdir().unwrap();
+    let sources = Sources {
+        project_dir: project.path().to_path_buf(),
+        claude_json: None,
+        cli: vec![mcp_config("slow", &["--delay", "2"])],
+        strict: true,
+    };
+    let cfg = config::load(&sources, &Approval::default(), &|_| None);
+    let late = cairn::tools::LateTools::default();
+    let options = McpOptions::from_env(project.path().to_path_buf(), &|_| None);
+    let manager = start_servers(cfg, options, late.clone());
+    let mut setup = agent::Setup::in_dir(project.path(), cairn::llm::Provider::Anthropic);
+    setup.late_tools = late;
+    let script = json!({"turns": [
+        {"tool_calls": [{"id": "t1", "name": "ToolSearch", "input": {"query": "select:mcp__slow__echo"}}]},
+        {"text": "done"},
+    ]});
+    let mut session = agent::Agent::start(&script, setup);
+    session.prompt("echo hi").await;
+    let first = session.request_body(0)["system"].to_string();
+    assert!(first.contains("slow: ToolSearch waits for them"), "{first}");
+    let second = session.request_body(1)["messages"].to_string();
+    assert!(second.contains("Loaded 1 tool: mcp__slow__echo."), "{second}");
+    manager.shutdown().await;
 }
