@@ -273,6 +273,9 @@ async fn in_a_session_the_first_request_goes_while_a_server_connects() {
     let first = session.request_body(0)["system"].to_string();
     assert!(first.contains("slow: ToolSearch waits for them"), "{first}");
     let second = session.request_body(1)["messages"].to_string();
-    assert!(second.contains("Loaded 1 tool: mcp__slow__echo."), "{second}");
+    assert!(
+        second.contains("Loaded 1 tool: mcp__slow__echo."),
+        "{second}"
+    );
     manager.shutdown().await;
 }

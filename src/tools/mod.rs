@@ -108,8 +108,21 @@ pub enum Effect {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
     pub display: Display,
-    /// For file writes: the exact content the call will write.
+    /// For file writes: the exact content the call will write. None for a large file's write,
+    /// whose `Display::Diff` carries it (one copy of the file fewer): see [`Preview::content`].
     pub new_content: Option<String>,
+}
+
+impl Preview {
+    /// What a file write will write: `new_content`, else the `after` of its diff (only the
+    /// file tools preview a diff).
+    pub fn content(&self) -> Option<&str> {
+        match (&self.new_content, &self.display) {
+            (Some(c), _) => Some(c),
+            (None, Display::Diff { after, .. }) => Some(after),
+            _ => None,
+        }
+    }
 }
 
 /// The person replaced the proposed content (rejected hunks, or edited it in $EDITOR).

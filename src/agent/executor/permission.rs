@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use super::{CallEnv, Checked};
 use crate::protocol::{Decision, Event, PermissionRequest};
-use crate::tools::{Access, Preview, ToolContext, ToolHandle};
+use crate::tools::{Access, ToolContext, ToolHandle};
 
 /// Permission requests waiting for the person's answer, by request id.
 #[derive(Clone, Default)]
@@ -81,10 +81,7 @@ pub(super) async fn ask(
     tokio::spawn(async move { hooks.notification(&session, mode, &message).await });
 
     let written: Vec<PathBuf> = match &call.preview {
-        Some(Preview {
-            new_content: Some(_),
-            ..
-        }) => call
+        Some(p) if p.content().is_some() => call
             .accesses
             .iter()
             .filter_map(|a| match a {
