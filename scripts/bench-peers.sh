@@ -6,11 +6,10 @@
 # The peers are npm packages installed OUTSIDE the repository (never committed):
 #   npm install --prefix /work/peers @anthropic-ai/claude-code @openai/codex
 # PEERS=/work/peers by default. No real keys: every program is pointed at 127.0.0.1.
-# Codex reaches the mock through a provider with `wire_api = "chat"` (the mock speaks the
-# Anthropic and OpenAI chat formats, not the Responses API); a Codex release without chat
-# support cannot be measured this way and is skipped with a note.
-# Written by the issue 28 helper without the peers installed: first run it on a quiet machine
-# and check each peer's answer below (`== check`) before trusting a figure.
+# Codex: 0.171 refuses `wire_api = "chat"` ("no longer supported") and speaks only the
+# Responses API, which the mock does not serve yet; it is left out unless CODEX_CHAT=1 (for a
+# release that still takes chat). Claude Code 2.1 answers the mock (checked 2026-11-26).
+# Check each program's answer below (`== check`) before trusting a figure.
 # Needs: hyperfine, GNU time, jq, python3. Usage: [CAIRN_BIN=…] scripts/bench-peers.sh [runs] (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,13 +47,17 @@ cmd() { # program port prompt
   case $1 in
     cairn) echo "env ANTHROPIC_BASE_URL=http://127.0.0.1:$2 ANTHROPIC_API_KEY=bench $bin -p $3 --permission-mode acceptEdits" ;;
     claude) echo "env ANTHROPIC_BASE_URL=http://127.0.0.1:$2 ANTHROPIC_API_KEY=bench DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 $claude -p $3 --permission-mode acceptEdits" ;;
-    codex) echo "env OPENAI_API_KEY=bench $codex exec --skip-git-repo-check --full-auto -c model_provider=mock -c model_providers.mock.name=mock -c model_providers.mock.base_url=http://127.0.0.1:$2/v1 -c model_providers.mock.wire_api=chat -c model_providers.mock.env_key=OPENAI_API_KEY $3" ;;
+    codex) echo "env OPENAI_API_KEY=bench $codex exec --skip-git-repo-check -s workspace-write -c model_provider=mock -c model_providers.mock.name=mock -c model_providers.mock.base_url=http://127.0.0.1:$2/v1 -c model_providers.mock.wire_api=chat -c model_providers.mock.env_key=OPENAI_API_KEY $3" ;;
   esac
 }
 
 programs="cairn"
 [ -x "$claude" ] && programs="$programs claude" || echo "(Claude Code not installed in $peers: skipped)"
-[ -x "$codex" ] && programs="$programs codex" || echo "(Codex not installed in $peers: skipped)"
+if [ -x "$codex" ] && [ "${CODEX_CHAT:-}" = 1 ]; then
+  programs="$programs codex"
+else
+  echo "(Codex skipped: it needs the Responses API, which the mock does not serve; see above)"
+fi
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for p in $programs; do

@@ -370,10 +370,17 @@ impl Tool for ToolSearchTool {
             .unwrap_or(DEFAULT_MAX_RESULTS)
             .clamp(1, 50);
         // A server still connecting may hold what the query asks for: wait for it (bounded by
-        // MCP_TIMEOUT) rather than answer that nothing matches.
-        tokio::select! {
-            _ = ctx.deferred.wait_for_servers() => {}
-            _ = ctx.cancel.cancelled() => return Err(ToolError::new("Interrupted by the user.")),
+        // MCP_TIMEOUT) rather than answer that nothing matches. A `select:` of tools all
+        // known already needs no wait.
+        let known = input.query.trim().starts_with("select:")
+            && ctx.deferred.find(&input.query, max).missing.is_empty();
+        if !known {
+            tokio::select! {
+                _ = ctx.deferred.wait_for_servers() => {}
+                _ = ctx.cancel.cancelled() => {
+                    return Err(ToolError::new("Interrupted by the user."));
+                }
+            }
         }
         let found = ctx.deferred.find(&input.query, max);
         Ok(answer(&input.query, found, &ctx.deferred))
