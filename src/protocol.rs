@@ -21,7 +21,8 @@ pub use host::{
     OpenSessionInfo, PluginInfo, SavedSession, StatusLineInput,
 };
 pub use permission::{
-    Decision, Grant, PermissionMode, PermissionRequest, Question, QuestionOption, RequestKind,
+    Decision, EditedFile, Grant, PermissionMode, PermissionRequest, Question, QuestionOption,
+    RequestKind,
 };
 
 /// A client's end of one session: the channel its [`Op`]s go in and the one its [`Event`]s
@@ -442,6 +443,10 @@ pub enum Display {
         before: String,
         after: String,
     },
+    /// One change made of changes to several files, approved as a set (a semantic rename).
+    Diffs {
+        files: Vec<FileDiff>,
+    },
     FileList {
         files: Vec<PathBuf>,
         /// How many more matched than are listed.
@@ -478,6 +483,14 @@ pub enum Display {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
     },
+}
+
+/// One file's part of [`Display::Diffs`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDiff {
+    pub path: PathBuf,
+    pub before: String,
+    pub after: String,
 }
 
 /// One item of the session's todo list (Claude Code's TodoWrite shape).

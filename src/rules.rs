@@ -205,6 +205,20 @@ impl Rule {
     /// Whether the rule names the tool `tool` of kind `kind` (by name, or by a word its kind
     /// shares); a tool of an MCP server (`mcp` is its pair) is named only by MCP rules, on
     /// the pair.
+    /// Whether this is an MCP rule on every tool of `server` (`mcp__server`, `mcp__*`).
+    pub fn names_whole_server(&self, server: &str) -> bool {
+        self.mcp
+            .as_ref()
+            .is_some_and(|p| p.tool.is_none() && wildcard_match(&p.server, server))
+    }
+
+    /// Whether this is an MCP rule on every tool of every server (`mcp__*`).
+    pub fn names_every_server(&self) -> bool {
+        self.mcp
+            .as_ref()
+            .is_some_and(|p| p.tool.is_none() && p.server.chars().all(|c| c == '*'))
+    }
+
     pub fn names_tool(&self, tool: &str, kind: ToolKind, mcp: Option<McpName<'_>>) -> bool {
         match (&self.mcp, mcp) {
             (Some(pattern), Some(name)) => return pattern.matches(name),

@@ -360,6 +360,18 @@ async fn an_editor_prompts_edits_with_permission_cancels_and_loads_the_session()
     );
     let refusal = second["authenticate"].as_str().unwrap();
     assert!(refusal.contains("ANTHROPIC_API_KEY"), "{refusal}");
+    // Without credentials, a new session is refused with ACP's auth_required code, and the
+    // error says where credentials go.
+    let refused = &report["third"]["refused"];
+    assert_eq!(refused["code"], -32000, "{refused}");
+    assert!(
+        refused["data"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("ANTHROPIC_API_KEY"),
+        "{refused}"
+    );
+    assert_eq!(report["third"]["exitCode"], 0);
 
     // session/list: the project's sessions, this one with its first prompt as the title.
     let session_id = first["session"]["sessionId"].as_str().unwrap();

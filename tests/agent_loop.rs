@@ -1345,7 +1345,12 @@ async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_i
     assert!(requests[2].body["messages"].to_string().contains("main.rs"));
     // Only the report goes back to the main model.
     let results = tool_results(&requests[3].body);
-    assert_eq!(results[0].0, "main.rs calls parse().");
+    assert!(
+        results[0]
+            .0
+            .starts_with("main.rs calls parse().\n\nagentId: a"),
+        "{results:?}"
+    );
     // The client saw the sub-agent's Grep, tagged with the Agent call, not its streamed text.
     let grep = events.iter().find_map(|e| match e {
         Event::Subagent {
@@ -1365,7 +1370,12 @@ async fn the_agent_tool_runs_a_custom_sub_agent_with_its_own_tools_and_returns_i
     assert!(title.starts_with("Grep"), "{title}");
     let shown = streamed_text(&events);
     assert!(!shown.contains("calls parse()"), "{shown}");
-    assert!(tmp.path().join(".data/subagents/1.jsonl").exists());
+    let kept: Vec<_> = std::fs::read_dir(tmp.path().join(".data/subagents"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("agent-") && n.ends_with(".jsonl"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
     // The sub-agent's two requests count in the session's usage, under its model.
     let sub_usage = events
         .iter()

@@ -779,6 +779,7 @@ async fn content_override_is_written_with_its_note() {
             Some(ContentOverride {
                 content: "a\nB\n".into(),
                 note: "The user changed your edit: line 2 became B instead.".into(),
+                files: Vec::new(),
             }),
         )
         .await

@@ -12,7 +12,7 @@ use cairn::llm::Provider;
 use cairn::lsp::LspManager;
 use cairn::lsp::tool::LspTool;
 use cairn::permissions::PermissionGate;
-use cairn::protocol::{LspState, TurnEnd};
+use cairn::protocol::{Decision, Display, EditedFile, LspState, PermissionRequest, TurnEnd};
 use serde_json::{Value, json};
 
 #[path = "support/agent.rs"]
@@ -598,5 +598,114 @@ async fn the_status_lists_servers_their_state_and_diagnostics_and_a_restart_stop
         err.starts_with("there is no language server called `gopls-x` (configured: "),
         "{err}"
     );
+    manager.shutdown().await;
+}
+
+/// The files of a multi-file preview, by name, with their texts after.
+fn previewed(req: &PermissionRequest) -> Vec<(String, String)> {
+    match &req.preview {
+        Some(Display::Diffs { files }) => files
+            .iter()
+            .map(|f| {
+                let name = f.path.file_name().unwrap().to_string_lossy().into_owned();
+                (name, f.after.clone())
+            })
+            .collect(),
+        other => panic!("not a multi-file preview: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_across_files_is_reviewed_as_one_change_and_written_as_approved() {
+    let (_tmp, dir) = project(&[("lib.py", PY_LIB), ("app.py", PY_APP)], None);
+    let Some(manager) = manager_with("pyright-langserver", &dir) else {
+        return;
+    };
+    let rename = |id: &str, to: &str| {
+        lsp(
+            id,
+            json!({"operation": "rename", "filePath": "lib.py", "line": 1, "character": 5, "newName": to}),
+        )
+    };
+    let script = json!({"turns": [
+        {"tool_calls": [rename("r1", "welcome")]},
+        {"tool_calls": [rename("r2", "salute")]},
+        {"text": "done"},
+    ]});
+    let mut agent = Agent::start(&script, lsp_setup(&dir, Arc::clone(&manager)));
+    agent.submit("rename");
+    let mut asked = Vec::new();
+    let events = agent
+        .run_turn_answering(|req| {
+            asked.push((req.title.clone(), previewed(req)));
+            if asked.len() == 1 {
+                return Decision::AllowOnce;
+            }
+            // The second rename: the person keeps app.py as it is (its hunks rejected).
+            let files = match &req.preview {
+                Some(Display::Diffs { files }) => files
+                    .iter()
+                    .map(|f| EditedFile {
+                        path: f.path.clone(),
+                        content: if f.path.ends_with("app.py") {
+                            f.before.clone()
+                        } else {
+                            f.after.clone()
+                        },
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            Decision::AllowEdited {
+                content: String::new(),
+                note: "The user rejected the change to app.py.".into(),
+                grant: None,
+                files,
+            }
+        })
+        .await;
+    assert_eq!(finished(&events).0, TurnEnd::Completed);
+
+    // One question per rename, showing every file the server's edit touches.
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0].0, "LSP rename lib.py:1:5 to welcome");
+    let names: Vec<&str> = asked[0].1.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["app.py", "lib.py"]);
+    assert_eq!(asked[0].1[0].1, PY_APP.replace("greet", "welcome"));
+
+    let first = tool_results(&agent.request_body(1));
+    assert_eq!(
+        first[0].0,
+        "Renamed to `welcome` in 2 files:\napp.py (+2 -2)\nlib.py (+2 -2)"
+    );
+    let second = tool_results(&agent.request_body(2));
+    assert_eq!(
+        second[1].0,
+        "Renamed to `salute` in 1 file:\nlib.py (+2 -2)\nLeft unchanged at the user's choice: \
+         app.py\n\nThe user rejected the change to app.py."
+    );
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    assert_eq!(read("lib.py"), PY_LIB.replace("greet", "salute"));
+    assert_eq!(read("app.py"), PY_APP.replace("greet", "welcome"));
+    manager.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_touching_a_denied_file_writes_nothing() {
+    let settings = json!({"permissions": {"deny": ["Edit(./app.py)"]}});
+    let (_tmp, dir) = project(&[("lib.py", PY_LIB), ("app.py", PY_APP)], Some(settings));
+    let Some(manager) = manager_with("pyright-langserver", &dir) else {
+        return;
+    };
+    let call = lsp(
+        "r1",
+        json!({"operation": "rename", "filePath": "lib.py", "line": 1, "character": 5, "newName": "welcome"}),
+    );
+    let agent = run(&dir, Arc::clone(&manager), vec![vec![call]]).await;
+    let results = tool_results(&agent.request_body(1));
+    assert!(results[0].1, "{results:?}");
+    assert!(results[0].0.contains("Edit(./app.py)"), "{results:?}");
+    assert_eq!(std::fs::read_to_string(dir.join("lib.py")).unwrap(), PY_LIB);
+    assert_eq!(std::fs::read_to_string(dir.join("app.py")).unwrap(), PY_APP);
     manager.shutdown().await;
 }

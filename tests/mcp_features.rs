@@ -415,3 +415,67 @@ async fn a_python_server_from_pypi_answers_the_model() {
         "{answer}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deny_rule_on_a_server_covers_its_resources_and_mcp_star_hides_the_resource_tools() {
+    let Some(dir) = servers_dir() else { return };
+    let servers = json!({
+        "ev": {"command": "node", "args": [everything(&dir)]},
+        "ok": {"command": "node", "args": [everything(&dir)]}
+    });
+    let (ok, stderr, requests, _) = cairn_p(
+        servers.clone(),
+        "read",
+        json!([
+            {"tool_calls": [
+                {"id": "l1", "name": "ListMcpResourcesTool", "input": {"server": "ev"}},
+                {"id": "l2", "name": "ListMcpResourcesTool", "input": {}},
+                {"id": "l3", "name": "ListMcpResourcesTool", "input": {"server": "ok"}},
+                {"id": "r1", "name": "ReadMcpResourceTool", "input": {"server": "ev", "uri": FEATURES}},
+                {"id": "r2", "name": "ReadMcpResourceTool", "input": {"server": "ok", "uri": FEATURES}},
+            ]},
+            {"text": "done"},
+        ]),
+        &["--disallowedTools", "mcp__ev"],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    // One server denied: the resource tools are still offered (for the other).
+    let offered = tools(&requests[0]);
+    assert!(
+        offered.iter().any(|t| t == "ReadMcpResourceTool"),
+        "{offered:?}"
+    );
+    let denied = "Permission to use ListMcpResourcesTool has been denied by the rule `mcp__ev`";
+    for id in ["l1", "l2"] {
+        let result = tool_result(&requests[1], id);
+        assert!(result.starts_with(denied), "{id}: {result}");
+    }
+    let result = tool_result(&requests[1], "r1");
+    assert!(
+        result.starts_with(
+            "Permission to use ReadMcpResourceTool has been denied by the rule `mcp__ev`"
+        ),
+        "{result}"
+    );
+    // The other server's resources are not covered.
+    assert!(tool_result(&requests[1], "l3").contains(FEATURES));
+    assert!(tool_result(&requests[1], "r2").contains("\"contents\""));
+
+    // `mcp__*` covers every server: the resource tools are not offered at all.
+    let (ok, stderr, requests, _) = cairn_p(
+        servers,
+        "read",
+        json!([{"text": "done"}]),
+        &["--disallowedTools", "mcp__*"],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    let offered = tools(&requests[0]);
+    assert!(
+        !offered
+            .iter()
+            .any(|t| t.contains("Mcp") || t.starts_with("mcp__")),
+        "{offered:?}"
+    );
+}

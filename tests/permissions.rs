@@ -1065,6 +1065,7 @@ async fn an_edited_approval_keeps_the_grant_of_the_option_chosen() {
         content: "trimmed\n".into(),
         note: "the user rejected a hunk".into(),
         grant,
+        files: Vec::new(),
     };
     // Without a grant: this call only.
     let (_, e) = ask_then(&ws, &gate, "Edit", "$P/src/main.rs", edited(None)).await;

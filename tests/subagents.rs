@@ -124,8 +124,8 @@ async fn two_agent_calls_run_at_the_same_time() {
         "alpha {alpha_first},{alpha_second} beta {beta_first},{beta_second}"
     );
     let results = tool_results(&agent.request_body(agent.server.requests().len() - 1));
-    assert_eq!(results[0].0, "alpha done");
-    assert_eq!(results[1].0, "beta done");
+    assert_eq!(report(&results[0].0), "alpha done");
+    assert_eq!(report(&results[1].0), "beta done");
 }
 
 #[tokio::test]
@@ -330,7 +330,7 @@ async fn sub_agents_nest_only_when_listed_and_stop_at_depth_two() {
     assert_eq!(tool_names(&inner), ["Glob"], "depth 2 gets no Agent tool");
     let outer_last = nth_request(&agent, "OUTER-ROLE", 1).unwrap();
     assert_eq!(
-        tool_results(&agent.request_body(outer_last))[0].0,
+        report(&tool_results(&agent.request_body(outer_last))[0].0),
         "inner done"
     );
     // The inner agent's Glob reached the client wrapped twice: outer call, then inner call.
@@ -347,7 +347,11 @@ async fn sub_agents_nest_only_when_listed_and_stop_at_depth_two() {
     });
     assert!(nested, "{events:?}");
     // Every run has its own transcript.
-    assert!(tmp.path().join(".data/subagents/2.jsonl").exists());
+    assert_eq!(
+        transcripts(tmp.path()),
+        2,
+        "every run has its own transcript"
+    );
 }
 
 #[tokio::test]
@@ -744,4 +748,128 @@ async fn an_agent_files_mode_turn_limit_skills_and_background_are_applied() {
         "{:?}",
         results[2]
     );
+}
+
+/// An Agent result without the agentId line that ends it.
+fn report(result: &str) -> &str {
+    result
+        .rsplit_once("\n\nagentId: ")
+        .map_or(result, |(r, _)| r)
+}
+
+/// The id an Agent result ends with (`agentId: <id> (for resuming …)`).
+fn agent_id_of(result: &str) -> String {
+    let (_, rest) = result
+        .rsplit_once("\n\nagentId: ")
+        .unwrap_or_else(|| panic!("no agentId in {result:?}"));
+    let (id, why) = rest.split_once(' ').unwrap();
+    assert_eq!(
+        why,
+        "(for resuming to continue this agent's work if needed)"
+    );
+    id.to_string()
+}
+
+/// Index of the first request anywhere in whose body `role` appears (any wire format).
+fn first_request_with(agent: &Agent, role: &str) -> usize {
+    agent
+        .server
+        .requests()
+        .iter()
+        .position(|r| r.body.to_string().contains(role))
+        .unwrap_or_else(|| panic!("no request with {role}"))
+}
+
+#[tokio::test]
+async fn a_sub_agent_is_resumed_with_its_whole_context_after_the_session_is_resumed() {
+    for provider in llm::BOTH {
+        let tmp = tempfile::tempdir().unwrap();
+        let agents = || vec![def(tmp.path(), "finder", "FINDER-ROLE", &["Glob"])];
+        // The first session: the finder works on its first task and reports.
+        let first = json!({
+            "turns": [
+                {"tool_calls": [agent_call("a1", "finder", "FIRST-TASK")]},
+                {"text": "main done"}
+            ],
+            "by_system": [{"system_contains": "FINDER-ROLE", "turns": [{"text": "FIRST-REPORT"}]}]
+        });
+        let mut setup = Setup::in_dir(tmp.path(), provider);
+        setup.agents = agents();
+        let mut agent = Agent::start(&first, setup);
+        assert_eq!(finished(&agent.prompt("find it").await).1, "main done");
+        let last = agent.request_body(agent.server.requests().len() - 1);
+        let result = tool_results(&last)[0].0.clone();
+        assert!(result.starts_with("FIRST-REPORT\n\nagentId: "), "{result}");
+        let id = agent_id_of(&result);
+        drop(agent);
+
+        // `--resume` of the session; the model resumes the finder, then names an unknown id.
+        // (The scripted model answers by how many answers a conversation holds: the first
+        // session's two, and the finder's one, come first.)
+        let second = json!({
+            "turns": [
+                {"text": "(first session)"}, {"text": "(first session)"},
+                {"tool_calls": [{"id": "b1", "name": "Agent", "input": {
+                    "description": "go on", "prompt": "SECOND-TASK", "resume": id}}]},
+                {"tool_calls": [{"id": "b2", "name": "Agent", "input": {
+                    "description": "go on", "prompt": "x", "resume": "a0000nothere"}}]},
+                {"text": "all done"}
+            ],
+            "by_system": [{"system_contains": "FINDER-ROLE",
+                "turns": [{"text": "(its first report)"}, {"text": "SECOND-REPORT"}]}]
+        });
+        let mut setup = Setup::in_dir(tmp.path(), provider);
+        setup.agents = agents();
+        setup.resume =
+            Some(cairn::session::resume::load(&tmp.path().join(".data/t.jsonl")).unwrap());
+        let mut agent = Agent::start(&second, setup);
+        let events = agent.prompt("go on").await;
+        let last = agent.request_body(agent.server.requests().len() - 1);
+        assert_eq!(finished(&events).1, "all done", "{:?}", tool_results(&last));
+        // The resumed finder's first request carries its earlier conversation, then the task.
+        let sub = agent.request_body(first_request_with(&agent, "FINDER-ROLE"));
+        let messages = sub["messages"].to_string();
+        let at = |s: &str| {
+            messages
+                .find(s)
+                .unwrap_or_else(|| panic!("{s} not in {messages}"))
+        };
+        assert!(at("FIRST-TASK") < at("FIRST-REPORT"), "{provider:?}");
+        assert!(at("FIRST-REPORT") < at("SECOND-TASK"), "{provider:?}");
+        // Its result names the same id; the unknown id is an input error, and nothing ran.
+        let last = agent.request_body(agent.server.requests().len() - 1);
+        let results = tool_results(&last);
+        let results = &results[results.len() - 2..];
+        assert!(results[0].0.starts_with("SECOND-REPORT"), "{results:?}");
+        assert_eq!(agent_id_of(&results[0].0), id);
+        assert!(
+            results[1].0.contains(
+                "Cannot resume agent 'a0000nothere': no sub-agent with that id in this \
+                 session (an id is the agentId an Agent result ends with)"
+            ),
+            "{results:?}"
+        );
+        if provider == Provider::Anthropic {
+            assert!(results[1].1, "an error result");
+        }
+        let finder_requests = agent
+            .server
+            .requests()
+            .iter()
+            .filter(|r| r.body.to_string().contains("FINDER-ROLE"))
+            .count();
+        assert_eq!(finder_requests, 1, "{provider:?}");
+    }
+}
+
+/// How many sub-agent conversations the session's data directory keeps.
+fn transcripts(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join(".data/subagents"))
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("agent-") && name.ends_with(".jsonl")
+        })
+        .count()
 }

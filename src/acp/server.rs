@@ -23,7 +23,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error, ErrorCode, JsonRpcRequest};
 
-use crate::host::{Host, Resume, SessionSpec};
+use crate::host::{Host, NoCredentials, Resume, SessionSpec};
 use crate::protocol::{Event, Op};
 
 use super::client_terminal::{self, CallTerminals};
@@ -213,11 +213,7 @@ impl Server {
         Error,
     > {
         let spec = spec.map_err(|e| Error::invalid_params().data(serde_json::json!(e)))?;
-        let handle = self
-            .host
-            .open(spec)
-            .await
-            .map_err(|e| Error::new(ErrorCode::INTERNAL_ERROR, format!("{e:#}")))?;
+        let handle = self.host.open(spec).await.map_err(open_error)?;
         let mut conn = handle.conn;
         let session = Arc::new(Session::new(
             conn.session_id.clone(),
@@ -441,6 +437,16 @@ enum History {
     None,
     Replay,
     Skip,
+}
+
+/// Why the host could not open a session, as an ACP error: no credentials is `auth_required`
+/// (an editor can offer its own sign-in, or show where credentials go); anything else internal.
+fn open_error(e: anyhow::Error) -> Error {
+    if e.downcast_ref::<NoCredentials>().is_some() {
+        Error::auth_required().data(serde_json::json!(e.to_string()))
+    } else {
+        Error::new(ErrorCode::INTERNAL_ERROR, format!("{e:#}"))
+    }
 }
 
 /// What `authenticate` answers: cairn advertises no method, and says where credentials go.

@@ -74,8 +74,15 @@ pub fn translate(event: &Event, cwd: &Path) -> Vec<SessionUpdate> {
             let mut fields = ToolCallUpdateFields::new()
                 .status(status)
                 .content(display_content(display));
-            if let Display::Diff { path, .. } = display {
-                fields = fields.locations(vec![ToolCallLocation::new(path.clone())]);
+            match display {
+                Display::Diff { path, .. } => {
+                    fields = fields.locations(vec![ToolCallLocation::new(path.clone())]);
+                }
+                Display::Diffs { files } => {
+                    let located = files.iter().map(|f| ToolCallLocation::new(f.path.clone()));
+                    fields = fields.locations(located.collect::<Vec<_>>());
+                }
+                _ => {}
             }
             vec![update(call_id, fields)]
         }
@@ -166,6 +173,12 @@ fn fenced(output: &str) -> String {
     format!("{fence}\n{}\n{fence}", output.trim_end_matches('\n'))
 }
 
+/// One file's change as ACP's diff content (no old text for a new file).
+fn diff_content(path: &std::path::Path, before: &str, after: &str) -> ToolCallContent {
+    let old = (!before.is_empty()).then(|| before.to_string());
+    ToolCallContent::Diff(Diff::new(path.to_path_buf(), after.to_string()).old_text(old))
+}
+
 /// What a finished call (or a preview) shows the person.
 pub fn display_content(display: &Display) -> Vec<ToolCallContent> {
     let text = match display {
@@ -175,10 +188,13 @@ pub fn display_content(display: &Display) -> Vec<ToolCallContent> {
             before,
             after,
         } => {
-            let old = (!before.is_empty()).then(|| before.clone());
-            return vec![ToolCallContent::Diff(
-                Diff::new(path.clone(), after.clone()).old_text(old),
-            )];
+            return vec![diff_content(path, before, after)];
+        }
+        Display::Diffs { files } => {
+            return files
+                .iter()
+                .map(|f| diff_content(&f.path, &f.before, &f.after))
+                .collect();
         }
         Display::Text { text } | Display::Markdown { text } => text.clone(),
         Display::Command {

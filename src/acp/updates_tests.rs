@@ -108,6 +108,28 @@ fn an_edit_finishes_with_its_diff_and_a_command_with_its_output() {
             .get("oldText")
             .is_none_or(Value::is_null)
     );
+    // A rename: one diff per file, and each file a location.
+    let file = |path: &str| crate::protocol::FileDiff {
+        path: path.into(),
+        before: "old\n".into(),
+        after: "new\n".into(),
+    };
+    let renamed = wire(&Event::ToolCallFinished {
+        call_id: "r1".into(),
+        is_error: false,
+        display: Display::Diffs {
+            files: vec![file("/w/a.py"), file("/w/b.py")],
+        },
+        outcome: None,
+    });
+    let paths: Vec<&Value> = renamed[0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["path"])
+        .collect();
+    assert_eq!(paths, [&json!("/w/a.py"), &json!("/w/b.py")]);
+    assert_eq!(renamed[0]["locations"][1]["path"], "/w/b.py");
     let bash = wire(&Event::ToolCallFinished {
         call_id: "b1".into(),
         is_error: true,

@@ -437,8 +437,17 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
                 return fail(message, Some(effect.outcome));
             }
             match decision {
-                Decision::AllowEdited { content, note, .. } => {
-                    ctx.content_override = Some(ContentOverride { content, note });
+                Decision::AllowEdited {
+                    content,
+                    note,
+                    files,
+                    ..
+                } => {
+                    ctx.content_override = Some(ContentOverride {
+                        content,
+                        note,
+                        files,
+                    });
                 }
                 Decision::Answers { answers } => ctx.answers = Some(answers),
                 _ => {}
@@ -549,6 +558,20 @@ impl Checked {
         match checked {
             Ok(p) => self.preview = p,
             Err(e) => self.invalid = Some(e),
+        }
+        // A change to several files (a rename) writes each of them: the gate and the prompt
+        // see every one, not only the file the input names.
+        if let Some(Preview {
+            display: Display::Diffs { files },
+            ..
+        }) = &self.preview
+        {
+            for f in files {
+                let write = Access::Write(f.path.clone());
+                if !self.accesses.contains(&write) {
+                    self.accesses.push(write);
+                }
+            }
         }
     }
 

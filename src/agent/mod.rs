@@ -22,6 +22,7 @@ mod rewind_report;
 mod running_tasks;
 pub mod services;
 mod subagent;
+mod subagent_resume;
 mod tool_set;
 mod usage;
 

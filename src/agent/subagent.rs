@@ -11,7 +11,8 @@
 //! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
 //! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
 //! permission requests and notices as the session's own; its streamed text not at all. Its
-//! conversation is kept in the session's data directory (`subagents/<n>.jsonl`). SubagentStop
+//! conversation is kept in the session's data directory (`subagents/agent-<id>.jsonl`), and
+//! `resume` with that id continues it (`subagent_resume.rs`). SubagentStop
 //! hooks run when it finishes and may send it back to work. Background runs live in
 //! `background.rs`.
 
@@ -26,6 +27,7 @@ use super::conversation::Conversation;
 use super::core::{Core, Step};
 use super::prompt::{Environment, subagent_prompt};
 use super::services::SessionServices;
+use super::subagent_resume::{self as resume, new_agent_id};
 use super::tool_set::ToolSet;
 use super::usage::UsageMeter;
 use crate::commands::agents::AgentDef;
@@ -34,7 +36,7 @@ use crate::llm::ContentBlock;
 use crate::protocol::Event;
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
-use crate::tools::agent_tool::{self, AgentTool, GENERAL_PURPOSE, SubagentRunner};
+use crate::tools::agent_tool::{self, AgentTool, GENERAL_PURPOSE, SubagentDone, SubagentRunner};
 use crate::tools::read_only_guard::ReadOnlyGuard;
 use crate::tools::{ToolContext, ToolHandle, ToolKind, ToolRegistry, bash};
 
@@ -246,6 +248,21 @@ impl Subagents {
         parent_call_id: &str,
         task: Option<&str>,
     ) -> Result<Core, String> {
+        self.core_with(name, agent, model, parent_call_id, task, &new_agent_id())
+            .map(|(core, _)| core)
+    }
+
+    /// A core for agent `name` whose conversation is kept as sub-agent `id` (a new one, or the
+    /// one being resumed: its transcript is appended to), and that id.
+    pub(super) fn core_with(
+        &self,
+        name: &str,
+        agent: &Kind<'_>,
+        model: Option<&str>,
+        parent_call_id: &str,
+        task: Option<&str>,
+        id: &str,
+    ) -> Result<(Core, String), String> {
         let session = self.sub_session(name, parent_call_id, task);
         let registry = self.tools_for(agent, &session)?;
         let (role, own_model) = match agent {
@@ -261,14 +278,12 @@ impl Subagents {
             Some(name) => self.services.aliases.pick(name),
             None => self.model.clone(),
         };
-        let n = self.services.subagent_runs.fetch_add(1, Ordering::Relaxed) + 1;
+        self.services.subagent_runs.fetch_add(1, Ordering::Relaxed);
         let transcript = Transcript::at(
-            session
-                .data_dir
-                .join("subagents")
-                .join(format!("{n}.jsonl")),
+            resume::transcript_path(&session.data_dir, id),
             &session.session_id,
         );
+        resume::remember_type(&session.data_dir, id, name);
         let mut max_turns = None;
         if let Kind::Custom(def) = agent {
             max_turns = def.max_turns;
@@ -284,7 +299,7 @@ impl Subagents {
             }
         }
         let deferral = self.services.deferral();
-        Ok(Core {
+        let core = Core {
             services: Arc::clone(&self.services),
             model,
             session,
@@ -295,7 +310,8 @@ impl Subagents {
             max_turns,
             turns_started: 0,
             rewind_undo: None,
-        })
+        };
+        Ok((core, id.to_string()))
     }
 }
 
@@ -388,11 +404,36 @@ impl SubagentRunner for Subagents {
         prompt: &str,
         model: Option<&str>,
         ctx: &ToolContext,
-    ) -> Result<String, String> {
+    ) -> Result<SubagentDone, String> {
         let kind = self.kind(agent)?;
-        let mut core = self.core_for(agent, &kind, model, &ctx.call_id, None)?;
+        let (mut core, agent_id) =
+            self.core_with(agent, &kind, model, &ctx.call_id, None, &new_agent_id())?;
         let prompt = self.with_skills(&kind, prompt);
-        core.run_subagent(&prompt, &ctx.cancel).await
+        let report = core.run_subagent(&prompt, &ctx.cancel).await?;
+        Ok(SubagentDone { report, agent_id })
+    }
+
+    fn resumable(&self, id: &str) -> Result<String, String> {
+        resume::agent_type(&self.session.data_dir, id)
+    }
+
+    async fn resume(
+        &self,
+        id: &str,
+        prompt: &str,
+        model: Option<&str>,
+        ctx: &ToolContext,
+    ) -> Result<SubagentDone, String> {
+        // Its earlier conversation, then the new task.
+        let data_dir = &self.session.data_dir;
+        let name = resume::agent_type(data_dir, id)?;
+        let kind = self.kind(&name)?;
+        let earlier = crate::session::resume::load(&resume::transcript_path(data_dir, id))
+            .map_err(|e| e.to_string())?;
+        let (mut core, agent_id) = self.core_with(&name, &kind, model, &ctx.call_id, None, id)?;
+        core.conversation.messages = earlier.messages;
+        let report = core.run_subagent(prompt, &ctx.cancel).await?;
+        Ok(SubagentDone { report, agent_id })
     }
 
     fn start_background(

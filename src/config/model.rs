@@ -250,6 +250,19 @@ pub const NO_CREDENTIALS: &str = "no model credentials: set ANTHROPIC_API_KEY (o
 ANTHROPIC_AUTH_TOKEN, or `apiKeyHelper` in settings), or OPENAI_API_KEY / OPENAI_BASE_URL for an \
 OpenAI-compatible server. To try cairn without a model, pass --demo.";
 
+/// A session could not start because no credentials are set ([`NO_CREDENTIALS`] says so):
+/// a typed error, so an editor can be told `auth_required` rather than a generic failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoCredentials;
+
+impl std::fmt::Display for NoCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(NO_CREDENTIALS)
+    }
+}
+
+impl std::error::Error for NoCredentials {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ mod relay;
 mod report;
 mod spec;
 
+pub use crate::config::model::NoCredentials;
 pub use demo::DEMO_SCRIPT;
 pub use folder::{FolderTrust, folder_trust};
 pub use report::{TrustReport, broken_settings_report, runs_demo, trust_report};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::agent::{AgentHandle, AgentSetup, SessionServices, start};
 use crate::config::load_settings;
-use crate::config::model::{ModelChoice, ModelSettings, NO_CREDENTIALS, resolve};
+use crate::config::model::{ModelChoice, ModelSettings, NoCredentials, resolve};
 use crate::config::snapshot::SessionSettings;
 use crate::config::trust::Trust;
 use crate::llm::auth::{DEFAULT_HELPER_TTL, HELPER_TTL_ENV, KeyHelper, parse_custom_headers};
@@ -84,7 +84,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
     let (endpoint, pick, aliases, demo) = match choice {
         ModelChoice::Real(ep, pick, aliases) => (*ep, pick, aliases, None),
         ModelChoice::NoCredentials if spec.client != ClientKind::Tui => {
-            anyhow::bail!("{NO_CREDENTIALS}")
+            return Err(NoCredentials.into());
         }
         ModelChoice::Demo | ModelChoice::NoCredentials => {
             let demo = Demo::start()?;

@@ -386,6 +386,17 @@ pub fn char_column(line: &str, utf16: u32) -> usize {
 }
 
 /// The UTF-16 offset of 0-based character index `chars` in `line` (clamped to its end).
+/// The protocol position of 1-based editor `line`/`character` in `path`.
+pub fn position(path: &Path, line: u32, character: u32) -> Position {
+    let line0 = line.saturating_sub(1);
+    let col0 = character.saturating_sub(1) as usize;
+    let col = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.lines().nth(line0 as usize).map(|l| utf16_offset(l, col0)))
+        .unwrap_or(col0 as u32);
+    Position::new(line0, col)
+}
+
 pub fn utf16_offset(line: &str, chars: usize) -> u32 {
     line.chars().take(chars).map(|c| c.len_utf16() as u32).sum()
 }

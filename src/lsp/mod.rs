@@ -12,6 +12,8 @@
 pub mod after_edit;
 pub mod format;
 pub mod handlers;
+pub mod rename;
+mod rename_tool;
 pub mod server;
 pub mod spec;
 pub mod state;
@@ -28,6 +30,9 @@ use spec::ServerSpec;
 
 /// The longest wait before a crashed server is started again.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+/// How long a question waits for a server that reports work in progress (indexing).
+pub const INDEXING_WAIT: Duration = Duration::from_secs(10);
 
 /// One (server, root) slot.
 enum Slot {

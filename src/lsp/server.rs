@@ -352,6 +352,7 @@ fn initialize_params(spec: &ServerSpec, root: &Path, root_uri: Url) -> Initializ
             ..Default::default()
         }),
         call_hierarchy: Some(CallHierarchyClientCapabilities::default()),
+        rename: Some(async_lsp::lsp_types::RenameClientCapabilities::default()),
         publish_diagnostics: Some(PublishDiagnosticsClientCapabilities {
             version_support: Some(true),
             ..Default::default()
@@ -373,6 +374,11 @@ fn initialize_params(spec: &ServerSpec, root: &Path, root_uri: Url) -> Initializ
             workspace: Some(WorkspaceClientCapabilities {
                 configuration: Some(true),
                 workspace_folders: Some(true),
+                // Text edits with versions; no file creation, renaming or deletion.
+                workspace_edit: Some(async_lsp::lsp_types::WorkspaceEditClientCapabilities {
+                    document_changes: Some(true),
+                    ..Default::default()
+                }),
                 ..Default::default()
             }),
             ..Default::default()

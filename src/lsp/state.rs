@@ -163,6 +163,15 @@ impl ServerStateView<'_> {
         !self.0.busy.is_empty()
     }
 
+    /// Whether `uri` has diagnostics for `version` or later (or unversioned ones): the server
+    /// has analysed what it was sent.
+    pub fn has_published(&self, uri: &Url, version: i32) -> bool {
+        self.0
+            .diagnostics
+            .get(uri)
+            .is_some_and(|p| p.version.is_none_or(|v| v >= version))
+    }
+
     /// Whether `uri` got diagnostics after generation `since`, for `version` or later when
     /// the server says which version they are for.
     pub fn published_since(&self, uri: &Url, since: u64, version: i32) -> bool {

@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_lsp::lsp_types::request::{
     CallHierarchyIncomingCalls, CallHierarchyOutgoingCalls, CallHierarchyPrepare,
@@ -18,7 +17,7 @@ use async_lsp::lsp_types::request::{
 use async_lsp::lsp_types::{
     CallHierarchyIncomingCallsParams, CallHierarchyItem, CallHierarchyOutgoingCallsParams,
     CallHierarchyPrepareParams, DocumentSymbolParams, GotoDefinitionParams, GotoDefinitionResponse,
-    HoverParams, Location, Position, ReferenceContext, ReferenceParams, TextDocumentIdentifier,
+    HoverParams, Location, ReferenceContext, ReferenceParams, TextDocumentIdentifier,
     TextDocumentPositionParams, Url, WorkspaceSymbolParams,
 };
 use async_trait::async_trait;
@@ -28,17 +27,17 @@ use serde::Deserialize;
 use crate::files::paths::expand_path;
 use crate::permissions::ReadGuard;
 use crate::session::context::SessionContext;
-use crate::tools::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
+use crate::tools::{Access, Preview, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 
-use super::format::{Render, hover, utf16_offset};
+use super::format::{Render, hover, position};
+use super::rename_tool::Renames;
 use super::server::{LspError, Server};
 use super::{LspManager, after_edit, root_for};
 
 /// The tool's name.
 pub const NAME: &str = "LSP";
 
-/// How long a question waits for a server that reports work in progress (indexing).
-pub const INDEXING_WAIT: Duration = Duration::from_secs(10);
+pub use super::INDEXING_WAIT;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -61,6 +60,9 @@ pub enum Operation {
     IncomingCalls,
     // The functions the function at the position calls.
     OutgoingCalls,
+    // Rename the symbol at the position to `newName` everywhere the server knows it: the
+    // edits across files are shown to the user for review and written all or nothing.
+    Rename,
 }
 
 impl Operation {
@@ -79,6 +81,7 @@ impl Operation {
             Operation::PrepareCallHierarchy => "prepareCallHierarchy",
             Operation::IncomingCalls => "incomingCalls",
             Operation::OutgoingCalls => "outgoingCalls",
+            Operation::Rename => "rename",
         }
     }
 }
@@ -100,18 +103,27 @@ pub struct LspInput {
     /// Name for workspaceSymbol.
     #[serde(default)]
     pub query: Option<String>,
+    /// The new name (rename).
+    #[serde(default, rename = "newName")]
+    pub new_name: Option<String>,
 }
 
 /// Asks the session's language servers.
 pub struct LspTool {
     manager: Arc<LspManager>,
     guard: ReadGuard,
+    /// Renames planned for review, by call id, until their call writes them.
+    renames: Renames,
 }
 
 impl LspTool {
     /// The tool over `manager`'s servers, withholding what `guard` denies.
     pub fn new(manager: Arc<LspManager>, guard: ReadGuard) -> LspTool {
-        LspTool { manager, guard }
+        LspTool {
+            manager,
+            guard,
+            renames: Renames::default(),
+        }
     }
 }
 
@@ -129,14 +141,29 @@ impl Tool for LspTool {
             .concurrency_safe()
     }
 
+    fn is_read_only(&self, input: &LspInput) -> bool {
+        input.operation != Operation::Rename
+    }
+
+    fn is_concurrency_safe(&self, input: &LspInput) -> bool {
+        input.operation != Operation::Rename
+    }
+
     fn description(&self) -> String {
         "Code navigation through language servers: prefer it over Grep to find where a \
          symbol is defined or used. Point at the symbol's name; workspaceSymbol searches \
-         `query`. Without a server for the file's type it fails: use Grep."
+         `query`; rename changes it to `newName` across the workspace, after the user reviews \
+         the edits. Without a server for the file's type it fails: use Grep."
             .to_string()
     }
 
     fn title(&self, input: &LspInput, _ctx: &SessionContext) -> String {
+        if let (Operation::Rename, Some(l), Some(c)) =
+            (input.operation, input.line, input.character)
+        {
+            let to = input.new_name.as_deref().unwrap_or_default();
+            return format!("LSP rename {}:{l}:{c} to {to}", input.file_path);
+        }
         match (input.line, input.character) {
             (Some(l), Some(c)) if input.operation.needs_position() => {
                 format!("LSP {} {}:{l}:{c}", input.operation.name(), input.file_path)
@@ -146,7 +173,13 @@ impl Tool for LspTool {
     }
 
     fn accesses(&self, input: &LspInput, ctx: &SessionContext) -> Vec<Access> {
-        resolve(input, ctx).map(Access::Read).into_iter().collect()
+        // A rename writes the file asked about; the other files it touches are declared by
+        // its preview.
+        let access = match input.operation {
+            Operation::Rename => Access::Write,
+            _ => Access::Read,
+        };
+        resolve(input, ctx).map(access).into_iter().collect()
     }
 
     async fn validate(&self, input: &LspInput, ctx: &ToolContext) -> Result<(), ToolError> {
@@ -170,13 +203,49 @@ impl Tool for LspTool {
                 "workspaceSymbol needs a `query`: the name (or part of it) to search for.",
             ));
         }
+        if input.operation == Operation::Rename
+            && input
+                .new_name
+                .as_deref()
+                .is_none_or(|n| n.trim().is_empty())
+        {
+            return Err(ToolError::new(
+                "rename needs `newName`: the symbol's new name.",
+            ));
+        }
         if self.manager.spec_for(&path).is_none() {
             return Err(ToolError::new(super::spec::no_server_message(&path)));
         }
         Ok(())
     }
 
+    async fn preview(
+        &self,
+        input: &LspInput,
+        ctx: &ToolContext,
+    ) -> Result<Option<Preview>, ToolError> {
+        if input.operation != Operation::Rename {
+            return Ok(None);
+        }
+        let path = resolve(input, &ctx.session)?;
+        let (line, character) = (input.line.unwrap_or(1), input.character.unwrap_or(1));
+        let new_name = input.new_name.as_deref().unwrap_or_default();
+        let display = self
+            .renames
+            .plan(&self.manager, &path, (line, character), new_name, ctx)
+            .await?;
+        Ok(Some(Preview {
+            display,
+            new_content: None,
+        }))
+    }
+
     async fn call(&self, input: LspInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if input.operation == Operation::Rename {
+            return self
+                .renames
+                .write(input.new_name.as_deref().unwrap_or_default(), ctx);
+        }
         let path = resolve(&input, &ctx.session)?;
         if !path.is_file() {
             return Err(ToolError::new(format!(
@@ -217,17 +286,6 @@ impl Tool for LspTool {
         };
         Ok(ToolOutput::text(text))
     }
-}
-
-/// The protocol position of 1-based editor `line`/`character` in `path`.
-fn position(path: &Path, line: u32, character: u32) -> Position {
-    let line0 = line.saturating_sub(1);
-    let col0 = character.saturating_sub(1) as usize;
-    let col = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| t.lines().nth(line0 as usize).map(|l| utf16_offset(l, col0)))
-        .unwrap_or(col0 as u32);
-    Position::new(line0, col)
 }
 
 async fn ask(
@@ -339,6 +397,8 @@ async fn ask(
                 .await?;
             render.outgoing(&item, calls.unwrap_or_default())
         }
+        // Planned by the preview and written by the call (`rename_tool`), never asked here.
+        Operation::Rename => String::new(),
     })
 }
 

@@ -48,6 +48,8 @@ struct Facts<'a> {
     names: Vec<String>,
     /// Names of what the call would run on the person's say-so (a skill).
     invoked: Vec<String>,
+    /// MCP servers whose resources the call reads.
+    mcp_servers: Vec<String>,
 }
 
 impl PermissionGate {
@@ -184,6 +186,7 @@ impl PermissionGate {
             hosts: Vec::new(),
             names: Vec::new(),
             invoked: Vec::new(),
+            mcp_servers: Vec::new(),
         };
         for access in call.accesses {
             match access {
@@ -235,6 +238,7 @@ impl PermissionGate {
                 Access::Invoke(n) => f.invoked.push(n.clone()),
                 Access::ApprovePlan(text) => f.plan = Some(text.clone()),
                 Access::AskPerson(q) => f.questions = Some(q.clone()),
+                Access::McpServer(s) => f.mcp_servers.push(s.clone()),
             }
         }
         Ok(f)
@@ -511,6 +515,10 @@ impl PermissionGate {
 
 /// Whether a deny/ask-side rule matches any part of the call.
 fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
+    // A rule on all of a server's tools covers its resources too.
+    if f.mcp_servers.iter().any(|s| rule.names_whole_server(s)) {
+        return true;
+    }
     if rule.is_bare() {
         return rule.names_tool(f.tool, f.kind, f.mcp);
     }

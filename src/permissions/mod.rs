@@ -461,10 +461,13 @@ impl PermissionGate {
         self.bypass_allowed
     }
 
-    /// Whether a tool is offered to the model at all (a bare deny rule hides it).
+    /// Whether a tool is offered to the model at all (a bare deny rule hides it; `mcp__*`
+    /// hides the MCP resource tools too).
     pub fn offers_tool(&self, tool: &dyn DynTool) -> bool {
+        let resources = crate::tools::mcp_resources::is_resource_tool(tool.name());
         !self.deny.iter().any(|r| {
-            r.rule.is_bare() && r.rule.names_tool(tool.name(), tool.kind(), tool.mcp_name())
+            (r.rule.is_bare() && r.rule.names_tool(tool.name(), tool.kind(), tool.mcp_name()))
+                || (resources && r.rule.names_every_server())
         })
     }
 

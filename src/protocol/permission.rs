@@ -112,6 +112,13 @@ pub struct QuestionOption {
     pub description: String,
 }
 
+/// One file's content as the person approved it, in [`Decision::AllowEdited`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditedFile {
+    pub path: std::path::PathBuf,
+    pub content: String,
+}
+
 /// What an allow answer grants beyond the call itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -137,12 +144,16 @@ pub enum Decision {
     AlwaysAllow,
     /// Allow, but write this content instead of the proposed one (some hunks rejected, or
     /// edited in $EDITOR). `note` tells the model what the person changed. `grant` is what the
-    /// chosen option also allows from now on (none: this call only).
+    /// chosen option also allows from now on (none: this call only). For a change to several
+    /// files ([`Display::Diffs`]) `files` holds each file's content to write instead, and
+    /// `content` is unused.
     AllowEdited {
         content: String,
         note: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         grant: Option<Grant>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<EditedFile>,
     },
     DenyOnce,
     DenySession,

@@ -45,6 +45,26 @@ pub struct AgentInput {
     /// Return an id at once; the report comes later by itself: go on meanwhile.
     #[serde(default)]
     pub run_in_background: Option<bool>,
+    /// An earlier agent's id (its result names it), to continue it; `prompt` is its next task.
+    #[serde(default)]
+    pub resume: Option<String>,
+}
+
+/// What a finished sub-agent run hands back: its report, and the id that resumes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubagentDone {
+    pub report: String,
+    pub agent_id: String,
+}
+
+/// The tool's result text: the report, then the id to resume the agent with (Claude Code's
+/// wording).
+pub fn result_text(done: &SubagentDone) -> String {
+    format!(
+        "{}\n\nagentId: {} (for resuming to continue this agent's work if needed)",
+        done.report.trim_end(),
+        done.agent_id
+    )
 }
 
 /// Runs a sub-agent to the end; implemented by the agent core.
@@ -60,7 +80,23 @@ pub trait SubagentRunner: Send + Sync {
         prompt: &str,
         model: Option<&str>,
         ctx: &ToolContext,
-    ) -> Result<String, String>;
+    ) -> Result<SubagentDone, String>;
+    /// The agent type of the earlier sub-agent `id` of this session, or why it cannot be
+    /// resumed (no such id).
+    fn resumable(&self, _id: &str) -> Result<String, String> {
+        Err("this session keeps no sub-agents to resume".into())
+    }
+    /// Continue the earlier sub-agent `id` with its whole conversation, `prompt` its next
+    /// task.
+    async fn resume(
+        &self,
+        _id: &str,
+        _prompt: &str,
+        _model: Option<&str>,
+        _ctx: &ToolContext,
+    ) -> Result<SubagentDone, String> {
+        Err("this session keeps no sub-agents to resume".into())
+    }
     /// Whether `agent`'s own file says it always runs in the background (`background: true`).
     fn always_in_background(&self, _agent: &str) -> bool {
         false
@@ -96,6 +132,23 @@ fn agent_name(input: &AgentInput) -> &str {
         .unwrap_or(GENERAL_PURPOSE)
 }
 
+/// The `resume` id of a call, when it names one.
+fn resume_id(input: &AgentInput) -> Option<&str> {
+    input
+        .resume
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+/// A finished run's output: the report and its id for the model, the report for the person.
+fn finished(done: &SubagentDone) -> ToolOutput {
+    let display = Display::Markdown {
+        text: done.report.clone(),
+    };
+    ToolOutput::with_display(result_text(done), display)
+}
+
 #[async_trait]
 impl Tool for AgentTool {
     type Input = AgentInput;
@@ -112,7 +165,8 @@ impl Tool for AgentTool {
             "Hands a self-contained task (wide searches, research, independent work) to a \
              sub-agent, which returns only its final report, keeping your context small. It \
              cannot see this conversation: give it every fact it needs. Several calls in one \
-             message run at once. Agents:",
+             message run at once. A result ends with the agent's id: pass it as resume (with \
+             the next task as prompt) to continue that agent with its context. Agents:",
         );
         for (name, description) in self.runner.agents() {
             text.push_str(&format!("\n- {name}: {description}"));
@@ -125,10 +179,21 @@ impl Tool for AgentTool {
     }
 
     fn accesses(&self, input: &AgentInput, _ctx: &SessionContext) -> Vec<Access> {
-        vec![Access::Named(agent_name(input).to_string())]
+        // A resumed agent is checked as the type it was started as.
+        let name = match resume_id(input).map(|id| self.runner.resumable(id)) {
+            Some(Ok(kind)) => kind,
+            _ => agent_name(input).to_string(),
+        };
+        vec![Access::Named(name)]
     }
 
     async fn validate(&self, input: &AgentInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+        if let Some(id) = resume_id(input) {
+            return match self.runner.resumable(id) {
+                Ok(_) => Ok(()),
+                Err(why) => Err(ToolError::new(format!("Cannot resume agent '{id}': {why}"))),
+            };
+        }
         let name = agent_name(input);
         let agents = self.runner.agents();
         if agents.iter().any(|(n, _)| n == name) {
@@ -148,6 +213,13 @@ impl Tool for AgentTool {
             .as_deref()
             .map(str::trim)
             .filter(|m| !m.is_empty());
+        if let Some(id) = resume_id(&input) {
+            // A resumed agent runs in the foreground, as the type it was started as.
+            return match self.runner.resume(id, &input.prompt, model, ctx).await {
+                Ok(done) => Ok(finished(&done)),
+                Err(why) => Err(ToolError::new(format!("The agent {id} failed: {why}"))),
+            };
+        }
         if input.run_in_background == Some(true) || self.runner.always_in_background(name) {
             let description = input.description.trim();
             return match self
@@ -170,12 +242,7 @@ impl Tool for AgentTool {
             };
         }
         match self.runner.run(name, &input.prompt, model, ctx).await {
-            Ok(report) => {
-                let display = Display::Markdown {
-                    text: report.clone(),
-                };
-                Ok(ToolOutput::with_display(report, display))
-            }
+            Ok(done) => Ok(finished(&done)),
             Err(why) => Err(ToolError::new(format!("The {name} agent failed: {why}"))),
         }
     }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::mcp_catalog::{McpCatalog, resource_header};
-use super::{Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
+use super::{Access, Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 use crate::session::context::SessionContext;
 
 pub const LIST_NAME: &str = "ListMcpResourcesTool";
@@ -22,6 +22,11 @@ pub const READ_NAME: &str = "ReadMcpResourceTool";
 /// The list's answer when no server has a resource (Claude Code's words).
 pub const NO_RESOURCES: &str =
     "No resources found. MCP servers may still provide tools even if they have no resources.";
+
+/// Whether `name` is one of the resource tools.
+pub fn is_resource_tool(name: &str) -> bool {
+    name == LIST_NAME || name == READ_NAME
+}
 
 /// Both tools over `catalog`.
 pub fn tools(catalog: Arc<dyn McpCatalog>) -> Vec<super::ToolHandle> {
@@ -56,6 +61,15 @@ impl Tool for ListMcpResourcesTool {
          a 'server' field indicating which server it's from. Usage: list every server's \
          resources with no input, or one server's with {\"server\": \"name\"}."
             .into()
+    }
+
+    /// The servers it reads: the one named, else every server (a denied one refuses it).
+    fn accesses(&self, input: &ListInput, _ctx: &SessionContext) -> Vec<Access> {
+        let servers = match &input.server {
+            Some(s) => vec![s.clone()],
+            None => self.0.server_names(),
+        };
+        servers.into_iter().map(Access::McpServer).collect()
     }
 
     fn title(&self, input: &ListInput, _ctx: &SessionContext) -> String {
@@ -120,6 +134,10 @@ impl Tool for ReadMcpResourceTool {
          URI. Parameters: server (required): the name of the MCP server from which to read the \
          resource; uri (required): the URI of the resource to read."
             .into()
+    }
+
+    fn accesses(&self, input: &ReadInput, _ctx: &SessionContext) -> Vec<Access> {
+        vec![Access::McpServer(input.server.clone())]
     }
 
     fn title(&self, input: &ReadInput, _ctx: &SessionContext) -> String {

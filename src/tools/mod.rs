@@ -84,6 +84,9 @@ pub enum Access {
     /// Needs the person's answers to these questions (AskUserQuestion); refused when no one can
     /// be asked.
     AskPerson(Vec<crate::protocol::Question>),
+    /// Reads what this MCP server publishes (its resources): a deny rule on all of that
+    /// server's tools (`mcp__server`, `mcp__*`) refuses it too.
+    McpServer(String),
 }
 
 /// What a successful call asks of the core beside its result.
@@ -131,6 +134,8 @@ pub struct ContentOverride {
     pub content: String,
     /// Appended to the result so the model knows what changed.
     pub note: String,
+    /// For a change to several files: each file's content as approved (`content` unused).
+    pub files: Vec<crate::protocol::EditedFile>,
 }
 
 /// Sends progress for one call to the clients.

@@ -4,7 +4,8 @@
 // (the scripted model reads, edits with a permission question answered "allow once", runs
 // `echo` in one of this client's terminals) -> a second prompt cancelled while its command runs
 // -> a fresh connection that lists the project's sessions, loads the session, closes it,
-// resumes it, and tries to authenticate.
+// resumes it, and tries to authenticate -> a third connection, without credentials, whose
+// session/new is refused as auth_required.
 // Prints one JSON report on stdout for tests/acp.rs to check; logs go to stderr.
 //
 // Usage: CAIRN_BIN=... ACP_PROJECT=/abs/project node client.mjs
@@ -85,8 +86,8 @@ function terminals(log) {
 }
 
 /** Run `op(ctx, log)` against a fresh `cairn acp`; `log` collects what the agent sent. */
-async function withAgent(onPermission, op) {
-  const child = spawn(bin, ["acp"], { stdio: ["pipe", "pipe", "inherit"] });
+async function withAgent(onPermission, op, env = process.env) {
+  const child = spawn(bin, ["acp"], { stdio: ["pipe", "pipe", "inherit"], env });
   const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
   const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
   const log = { updates: [], permissions: [], terminals: [] };
@@ -249,5 +250,36 @@ const second = await withAgent(
 );
 step("second connection closed");
 Object.assign(report, { second });
+
+// A third connection with no credentials at all: session/new is refused as auth_required.
+const bare = { ...process.env };
+for (const v of [
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_AUTH_TOKEN",
+  "ANTHROPIC_BASE_URL",
+  "OPENAI_API_KEY",
+  "OPENAI_BASE_URL",
+]) {
+  delete bare[v];
+}
+const third = await withAgent(
+  async () => ({ outcome: { outcome: "cancelled" } }),
+  async (ctx) => {
+    await ctx.request(methods.agent.initialize, {
+      protocolVersion: PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+    const refused = await ctx
+      .request(methods.agent.session.new, { cwd: project, mcpServers: [] })
+      .then(
+        () => ({ outcome: "opened" }),
+        (e) => ({ code: e.code, data: e.data ?? null, message: e.message ?? String(e) }),
+      );
+    return { refused };
+  },
+  bare,
+);
+step("third connection closed");
+Object.assign(report, { third });
 // The timers of the races above would keep node alive: leave once the report is out.
 process.stdout.write(JSON.stringify(report) + "\n", () => process.exit(0));

@@ -11,7 +11,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::oneshot;
 
 use super::{CallEnv, Checked};
-use crate::protocol::{Decision, Event, PermissionRequest};
+use crate::protocol::{Decision, Display, Event, PermissionRequest};
 use crate::tools::{Access, ToolContext, ToolHandle};
 
 /// Permission requests waiting for the person's answer, by request id.
@@ -80,16 +80,21 @@ pub(super) async fn ask(
     let message = format!("cairn needs your permission to use {}", request.tool);
     tokio::spawn(async move { hooks.notification(&session, mode, &message).await });
 
-    let written: Vec<PathBuf> = match &call.preview {
-        Some(p) if p.content().is_some() => call
-            .accesses
+    // The files the call would write: their changes on disk re-plan the proposal.
+    let writes = call
+        .preview
+        .as_ref()
+        .is_some_and(|p| p.content().is_some() || matches!(p.display, Display::Diffs { .. }));
+    let written: Vec<PathBuf> = if writes {
+        call.accesses
             .iter()
             .filter_map(|a| match a {
                 Access::Write(p) => Some(p.clone()),
                 _ => None,
             })
-            .collect(),
-        _ => Vec::new(),
+            .collect()
+    } else {
+        Vec::new()
     };
     let mut changes = env.session.subscribe_changes();
     loop {

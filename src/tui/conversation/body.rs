@@ -111,6 +111,12 @@ pub(crate) fn build(display: &Display, is_error: bool, theme: &Theme) -> Body {
                 .into_iter()
                 .map(MdItem::Para),
         ),
+        Display::Diffs { files } => {
+            for f in files {
+                let rows = review::compact::rows(&f.path, &f.before, &f.after, theme);
+                items.extend(rows.into_iter().map(MdItem::Para));
+            }
+        }
         Display::Fields { fields } => {
             for f in fields {
                 let label = Span::styled(format!("{} ", f.label), theme.dim);

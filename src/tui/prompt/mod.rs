@@ -16,6 +16,8 @@ mod choices;
 mod data;
 pub mod editor;
 mod preview;
+#[cfg(test)]
+mod rename_tests;
 mod render;
 #[cfg(test)]
 mod snapshot_tests;
@@ -37,7 +39,7 @@ use crate::tui::highlight::Highlighter;
 use crate::tui::input::Key;
 use crate::tui::keymap::{Bound, Context, Keys, PromptAction};
 use crate::tui::overlay::{Message, Outcome, Overlay, RenderCtx, passes_through};
-use crate::tui::review::{DiffView, ReviewKey};
+use crate::tui::review::{DiffSet, ReviewKey};
 
 pub use choices::{Choice, DIGIT_ACTIONS, choices, question_choices};
 pub use preview::{Preview, diff_view, relative};
@@ -153,7 +155,7 @@ impl PermissionPrompt {
     }
 
     /// The diff under review in the current request, if it shows one.
-    pub fn diff(&self) -> Option<&DiffView> {
+    pub fn diff(&self) -> Option<&DiffSet> {
         match self.queue.front().map(|p| &p.preview) {
             Some(Preview::Diff(d)) => Some(d),
             _ => None,
@@ -383,6 +385,7 @@ impl PermissionPrompt {
         let decision = match (&p.preview, is_allow(&decision)) {
             (Preview::Diff(d), true) if !d.all_accepted() || d.edited() => {
                 let (content, note) = d.approved_content();
+                let files = d.approved_files(&request_paths(&p.req));
                 let grant = match decision {
                     Decision::AllowSession => Some(Grant::Session),
                     Decision::AllowAllEditsSession => Some(Grant::AllEditsSession),
@@ -393,6 +396,7 @@ impl PermissionPrompt {
                     content,
                     note,
                     grant,
+                    files,
                 }
             }
             _ => decision,
@@ -449,6 +453,17 @@ impl PermissionPrompt {
             }),
             None => Outcome::Consumed,
         }
+    }
+}
+
+/// The files a request's multi-file preview names, in its order (their paths as the core
+/// gave them, not as shown).
+fn request_paths(req: &PermissionRequest) -> Vec<PathBuf> {
+    match &req.preview {
+        Some(crate::protocol::Display::Diffs { files }) => {
+            files.iter().map(|f| f.path.clone()).collect()
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -17,13 +17,13 @@ use crate::protocol::{Display, Field, PermissionRequest, RequestKind};
 use crate::tui::conversation::wrap::wrap_spans;
 use crate::tui::highlight::{Highlighter, Lookup};
 use crate::tui::markdown;
-use crate::tui::review::{self, DiffView};
+use crate::tui::review::{self, DiffSet, DiffView};
 use crate::tui::theme::Theme;
 use crate::tui::untrusted::{lines, one_line};
 
 /// The preview of one request.
 pub enum Preview {
-    Diff(Box<DiffView>),
+    Diff(Box<DiffSet>),
     Text { top: usize, height: usize },
 }
 
@@ -38,12 +38,22 @@ impl Preview {
                     before,
                     after,
                 }),
-            ) => Preview::Diff(Box::new(diff_view(
+            ) => Preview::Diff(Box::new(DiffSet::single(diff_view(
                 relative(path, cwd),
                 before.clone(),
                 after.clone(),
                 highlighter,
-            ))),
+            )))),
+            (RequestKind::Tool, Some(Display::Diffs { files })) => {
+                let views = files.iter().map(|f| {
+                    let path = relative(&f.path, cwd);
+                    diff_view(path, f.before.clone(), f.after.clone(), highlighter)
+                });
+                match DiffSet::files(views.collect()) {
+                    Some(set) => Preview::Diff(Box::new(set)),
+                    None => Preview::Text { top: 0, height: 0 },
+                }
+            }
             _ => Preview::Text { top: 0, height: 0 },
         }
     }
@@ -218,6 +228,11 @@ fn display_lines(
             }
         }
         Display::Diff { path, .. } => plain(out, &path.display().to_string()),
+        Display::Diffs { files } => {
+            for f in files {
+                plain(out, &f.path.display().to_string());
+            }
+        }
         Display::Fields { fields } => field_lines(fields, width, highlighter, out),
         Display::Attachment {
             media_type, bytes, ..

@@ -67,7 +67,7 @@ pub(crate) fn plan_request(id: u64) -> PermissionRequest {
     }
 }
 
-fn decision(h: &mut Harness) -> Vec<Decision> {
+pub(super) fn decision(h: &mut Harness) -> Vec<Decision> {
     h.sent()
         .into_iter()
         .filter_map(|op| match op {

@@ -346,6 +346,20 @@ impl DiffView {
         }
     }
 
+    /// Focus the first hunk (a set of files walked forward into this one).
+    pub(super) fn focus_first(&mut self) {
+        if !self.diff.hunks.is_empty() {
+            self.focus_hunk(0);
+        }
+    }
+
+    /// Focus the last hunk (a set of files walked back into this one).
+    pub(super) fn focus_last(&mut self) {
+        if let Some(last) = self.diff.hunks.len().checked_sub(1) {
+            self.focus_hunk(last);
+        }
+    }
+
     fn focus_hunk(&mut self, h: usize) {
         self.focus = h;
         self.reveal_focus();

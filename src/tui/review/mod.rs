@@ -1,7 +1,8 @@
 //! Reviewing a diff in the TUI: the one renderer of a [`crate::diff::FileDiff`] for the
 //! terminal. Its full mode is [`DiffView`], the widget inside permission prompts for file edits
 //! and `/diff` (a scrollable unified or side-by-side diff of one file with a per-hunk
-//! accept/reject choice); its compact mode (`compact`) gives the conversation's diff cells. Both
+//! accept/reject choice; [`DiffSet`] holds one or several of them when a change spans files);
+//! its compact mode (`compact`) gives the conversation's diff cells. Both
 //! build each line from the same pieces (`emphasis`: word-level changes, tabs, control
 //! characters) and number lines the same way (`rows`).
 //!
@@ -11,6 +12,7 @@
 //! input type; which terminal keys map to them is the app's keymap (`tui::keymap`), per overlay.
 
 pub(crate) mod compact;
+mod diff_set;
 mod diff_view;
 mod emphasis;
 mod render;
@@ -18,6 +20,7 @@ mod rows;
 #[cfg(test)]
 mod tests;
 
+pub use diff_set::DiffSet;
 pub use diff_view::{DiffView, FileKind, Highlighter, PLAIN_ABOVE_LINES};
 pub use rows::Layout;
 
