@@ -172,16 +172,13 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
         mcp,
         facts,
     } = Host::new().open(spec).await?;
-    // Headless has no one to wait for: give the servers their startup time before the first
-    // request, as Claude Code's -p does.
-    if let Some(mcp) = &mcp {
+    // MCP servers never hold up the first request: the system prompt names those still
+    // connecting, and a ToolSearch that may need one waits for it (bounded by MCP_TIMEOUT).
+    // The wait comes first only when the prompt itself needs a server (`/mcp__…` prompts,
+    // `@server:uri` mentions), or with MCP_CONNECTION_NONBLOCKING=0 (Claude Code's knob).
+    if let Some(mcp) = mcp.as_ref().filter(|m| prompt_needs_mcp(&prompt, m)) {
         let timeouts = cairn::mcp::Timeouts::from_env(&|k| std::env::var(k).ok());
         mcp.wait_settled(timeouts.startup).await;
-        for server in mcp.servers() {
-            if let status @ cairn::mcp::Status::Failed(_) = server.status() {
-                eprintln!("cairn: MCP server \"{}\" {status}", server.name());
-            }
-        }
     }
     for notice in &notices {
         eprintln!("cairn: {notice}");
@@ -197,6 +194,12 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
         &mut stdout,
     )
     .await?;
+    // Named at the end: a server that failed (at start, or while the model waited for it).
+    for server in mcp.iter().flat_map(|m| m.servers()) {
+        if let status @ cairn::mcp::Status::Failed(_) = server.status() {
+            eprintln!("cairn: MCP server \"{}\" {status}", server.name());
+        }
+    }
     if outcome.is_error() {
         eprintln!(
             "cairn: {}",
@@ -207,8 +210,22 @@ async fn run_headless(cli: Cli) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Whether `-p` waits for the MCP servers before its first request: the prompt is an MCP
+/// prompt (`/mcp__…`) or mentions a server's resource (`@server:`), or the environment asks
+/// for the wait (`MCP_CONNECTION_NONBLOCKING=0` or `false`).
+fn prompt_needs_mcp(prompt: &str, mcp: &cairn::mcp::McpManager) -> bool {
+    let blocking = std::env::var("MCP_CONNECTION_NONBLOCKING")
+        .is_ok_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "false"));
+    blocking
+        || prompt.trim_start().starts_with("/mcp__")
+        || mcp
+            .servers()
+            .iter()
+            .any(|s| prompt.contains(&format!("@{}:", s.name())))
+}
+
 /// What stream-json's `system/init` reports beyond the session's own facts: the MCP servers as
-/// they stand after the startup wait, their tools, the output style and the key's source.
+/// they stand at start (`pending` while connecting), their tools, the output style and the key's source.
 fn init_facts(
     mcp: Option<&cairn::mcp::McpManager>,
     facts: &host::SessionFacts,

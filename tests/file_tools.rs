@@ -1153,3 +1153,41 @@ async fn watcher_reports_rename_away() {
     assert!(!w.session.read_files.contains(&w.path("old.txt")));
     assert_eq!(w.session.read_files.watched_dirs(), vec![]);
 }
+
+/// A large file (over 4 MiB) is edited with two copies of it in memory, not six: the preview's
+/// content travels once (in its diff), the read-file state keeps no copy of what was written,
+/// and the result shows the model's snippet rather than the whole before and after.
+#[tokio::test]
+async fn a_large_file_is_edited_without_extra_copies() {
+    let w = ws();
+    let mut text = "x".repeat(80) + "\n";
+    text = text.repeat(60_000);
+    text.push_str("needle\n");
+    w.write("big.txt", &text);
+    // The line to change is read; the rest needs not be (edits must lie in seen lines).
+    w.run(
+        &ReadTool,
+        json!({"file_path": w.p("big.txt"), "offset": 60_000, "limit": 5}),
+    )
+    .await
+    .unwrap();
+    let tool = EditTool::default();
+    let mut ctx = w.call_ctx();
+    let parsed = tool
+        .parse(&json!({"file_path": w.p("big.txt"), "old_string": "needle", "new_string": "pin"}))
+        .unwrap();
+    ctx.preview = tool.preview(&parsed, &ctx).await.unwrap();
+    let preview = ctx.preview.as_ref().unwrap();
+    assert_eq!(preview.new_content, None, "no second copy of the new text");
+    assert!(preview.content().unwrap().ends_with("\npin\n"));
+    let out = tool.call(parsed, &ctx).await.unwrap();
+    assert!(w.file("big.txt").ends_with("x\npin\n"));
+    let Display::Text { text } = &out.display else {
+        panic!(
+            "a whole-file diff display: {:?}",
+            std::mem::discriminant(&out.display)
+        );
+    };
+    assert!(text.contains("(+1 -1)"), "{text}");
+    assert!(text.contains("pin"), "{text}");
+}

@@ -96,6 +96,10 @@ async fn stream_json_init_says_what_claude_codes_does() {
         cairn(project.path(), home.path())
             .args(["-p", "hi", "--output-format", "stream-json", "--verbose"])
             .args(["--mcp-config", &config])
+            // These runs are about what servers offer, not start-up or deferral (request_cost.rs
+            // covers those): the old ways, waiting for the servers and offering their tools whole.
+            .env("MCP_CONNECTION_NONBLOCKING", "0")
+            .env("ENABLE_TOOL_SEARCH", "auto:10")
             .env("ANTHROPIC_BASE_URL", server.anthropic_base_url())
             .env("ANTHROPIC_API_KEY", "test-key"),
     )

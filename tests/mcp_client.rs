@@ -615,6 +615,8 @@ async fn a_read_only_hint_permits_nothing_it_asks_in_default_mode_and_is_refused
     let wipe = || json!({"tool_calls": [{"id": "w", "name": "mcp__s__wipe", "input": {}}]});
     let mut setup = Setup::in_dir(ws.root(), cairn::llm::Provider::Anthropic);
     setup.late_tools = late;
+    // Offered whole (not deferred), so the model calls it at once.
+    setup.tool_search.mode = cairn::agent::deferral::ToolSearchMode::Never;
     let script = json!({"turns": [wipe(), {"text": "ok"}, wipe(), {"text": "ok"}]});
     let mut agent = Agent::start(&script, setup);
     let wiped = ws.root().join("wiped");

@@ -72,9 +72,13 @@ impl Deferral {
         }
     }
 
+    /// Whether `tool` is deferred; `mcp`: MCP tools are. The resource tools
+    /// (ListMcpResourcesTool, ReadMcpResourceTool) go with the MCP tools, as in Claude Code.
     fn deferred(&self, tool: &dyn DynTool, mcp: bool) -> bool {
-        self.mode != ToolSearchMode::Never
-            && (tool.is_deferred() || (mcp && tool.kind() == ToolKind::Mcp))
+        use crate::tools::mcp_resources::{LIST_NAME, READ_NAME};
+        let mcp_tool =
+            tool.kind() == ToolKind::Mcp || [LIST_NAME, READ_NAME].contains(&tool.name());
+        self.mode != ToolSearchMode::Never && (tool.is_deferred() || (mcp && mcp_tool))
     }
 
     /// Publish which tools are deferred, when the registry (`version`) or the model changed.
@@ -107,6 +111,27 @@ impl Deferral {
              cannot be called yet. Load one with ToolSearch (\"select:Name\", or keywords) \
              before using it:\n{}",
             listing(&pending)
+        )
+    }
+
+    /// The system prompt's section naming the MCP servers of `registry` still connecting
+    /// (empty when none): their tools come later, and ToolSearch waits for them.
+    pub fn connecting_section(&self, registry: &ToolRegistry) -> String {
+        let Some(catalog) = registry.late().and_then(crate::tools::LateTools::catalog) else {
+            return String::new();
+        };
+        let names = catalog.connecting();
+        if names.is_empty() {
+            return String::new();
+        }
+        let how = if self.mode == ToolSearchMode::Never {
+            "their tools join the list when they are ready"
+        } else {
+            "ToolSearch waits for them, then finds their tools"
+        };
+        format!(
+            "\n# MCP servers still connecting\n{}: {how}.",
+            names.join(", ")
         )
     }
 
@@ -218,19 +243,43 @@ impl Deferral {
 /// 27 tools of server-everything and server-filesystem cost ~450 tokens more than their names.
 const SUMMARIES_UP_TO: usize = 8;
 
-/// `- name: summary` lines (names alone for a long list).
+/// `- name: summary` lines; a long list is names alone, an MCP server's tools on one line
+/// (`- mcp__gh__<name>: create_issue, get_issue`), which halves its cost.
 fn listing(tools: &[(String, String)]) -> String {
-    let summaries = tools.len() <= SUMMARIES_UP_TO;
+    if tools.len() > SUMMARIES_UP_TO {
+        return grouped(tools);
+    }
     tools
         .iter()
-        .map(|(n, s)| {
-            if s.is_empty() || !summaries {
-                format!("- {n}\n")
-            } else {
-                format!("- {n}: {s}\n")
-            }
+        .map(|(n, s)| match s.is_empty() {
+            true => format!("- {n}\n"),
+            false => format!("- {n}: {s}\n"),
         })
         .collect()
+}
+
+/// Names only: other tools one a line, then each MCP server's tools on one line.
+fn grouped(tools: &[(String, String)]) -> String {
+    let mut out = String::new();
+    let mut servers: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (name, _) in tools {
+        let split = name
+            .strip_prefix("mcp__")
+            .and_then(|rest| rest.split_once("__"));
+        match split {
+            Some((server, tool)) if !server.is_empty() && !tool.is_empty() => {
+                match servers.iter_mut().find(|(s, _)| *s == server) {
+                    Some((_, list)) => list.push(tool),
+                    None => servers.push((server, vec![tool])),
+                }
+            }
+            _ => out.push_str(&format!("- {name}\n")),
+        }
+    }
+    for (server, list) in servers {
+        out.push_str(&format!("- mcp__{server}__<name>: {}\n", list.join(", ")));
+    }
+    out
 }
 
 /// The tools referenced by ToolSearch results in `messages`.
@@ -257,5 +306,31 @@ mod tests {
         ));
         assert!(is_reference_error("unknown content type tool_reference"));
         assert!(!is_reference_error("400: max_tokens: too large"));
+    }
+
+    #[test]
+    fn a_long_listing_puts_each_servers_tools_on_one_line() {
+        let tools: Vec<(String, String)> = ["EnterPlanMode", "mcp__gh__create_issue"]
+            .into_iter()
+            .chain((0..8).map(|_| "mcp__gh__get_issue"))
+            .chain(["mcp__time__now", "mcp__a__b__c"])
+            .map(|n| (n.to_string(), "Summary.".to_string()))
+            .collect();
+        let gh = ["create_issue"]
+            .into_iter()
+            .chain(std::iter::repeat_n("get_issue", 8))
+            .collect::<Vec<_>>()
+            .join(", ");
+        assert_eq!(
+            listing(&tools),
+            format!(
+                "- EnterPlanMode\n- mcp__gh__<name>: {gh}\n- mcp__time__<name>: now\n\
+                 - mcp__a__<name>: b__c\n"
+            )
+        );
+        assert_eq!(
+            listing(&tools[..2]),
+            "- EnterPlanMode: Summary.\n- mcp__gh__create_issue: Summary.\n"
+        );
     }
 }

@@ -107,6 +107,17 @@ impl Executor {
     pub fn submit(&mut self, call_id: String, name: String, input: Value) {
         let events = &self.env.session.events;
         let Some(tool) = self.env.registry.get(&name).cloned() else {
+            let connecting = self.env.deferred.connecting();
+            if name.starts_with("mcp__") && !connecting.is_empty() {
+                let message = format!(
+                    "Error: {name} is not available yet (MCP servers still connecting: {}). \
+                     Call {search} (query \"select:{name}\"), which waits for them.",
+                    connecting.join(", "),
+                    search = crate::tools::tool_search::NAME
+                );
+                self.finish_early(call_id, name.clone(), name, input, message);
+                return;
+            }
             let suggestions = self.env.registry.suggest(&name);
             let mut message = format!("Error: No such tool available: {name}");
             if !suggestions.is_empty() {

@@ -195,7 +195,11 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         &memory,
         services.output_style.as_ref(),
         &registry,
-        &deferral.prompt_section(),
+        &format!(
+            "{}{}",
+            deferral.prompt_section(),
+            deferral.connecting_section(&registry)
+        ),
     );
     let transcript = match setup.transcript_path {
         // A new file starts with the header; a resumed session's file goes on as it is.

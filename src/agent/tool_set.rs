@@ -16,6 +16,7 @@ pub(crate) struct ToolSet {
 
 impl ToolSet {
     pub fn new(registry: ToolRegistry, deferral: Deferral) -> ToolSet {
+        deferral.tools.follow(registry.clone());
         ToolSet {
             registry,
             deferral,

@@ -13,7 +13,8 @@ pub struct ToolSearchConfig {
 /// When MCP tools are deferred (`toolSearch` setting, `ENABLE_TOOL_SEARCH`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolSearchMode {
-    /// Once MCP tools' schemas would take more than `percent` of the context window.
+    /// Once MCP tools' schemas would take more than `percent` of the context window; `auto`
+    /// is 0: every MCP tool is deferred, as Claude Code and Codex do.
     Auto { percent: u8 },
     /// Always: every MCP tool is deferred.
     Always,
@@ -23,7 +24,7 @@ pub enum ToolSearchMode {
 
 impl Default for ToolSearchMode {
     fn default() -> Self {
-        ToolSearchMode::Auto { percent: 10 }
+        ToolSearchMode::Auto { percent: 0 }
     }
 }
 
@@ -51,7 +52,7 @@ mod tests {
     fn modes_parse_from_settings_and_the_environment() {
         assert_eq!(
             ToolSearchMode::parse("auto"),
-            Some(ToolSearchMode::Auto { percent: 10 })
+            Some(ToolSearchMode::Auto { percent: 0 })
         );
         assert_eq!(
             ToolSearchMode::parse("auto:5"),

@@ -215,7 +215,8 @@ pub struct ReadRecord {
 /// What our own write left on disk.
 #[derive(Debug, Clone)]
 pub struct WriteRecord {
-    pub content: Arc<str>,
+    /// The text written, kept for merging a later outside change (None: too large to keep).
+    pub content: Option<Arc<str>>,
     pub mtime: SystemTime,
     pub size: u64,
     pub hash: u64,
@@ -330,7 +331,7 @@ impl ReadFileState {
             add_range(&mut ranges, r);
         }
         let snap = FileSnapshot {
-            content: Some(w.content),
+            content: w.content,
             mtime: w.mtime,
             size: w.size,
             hash: Some(w.hash),

@@ -245,7 +245,7 @@ pub fn commit(
                 state.record_write(
                     &p.path,
                     WriteRecord {
-                        content: Arc::from(text.as_str()),
+                        content: Some(Arc::from(text.as_str())),
                         mtime: stamp.mtime,
                         size: stamp.size,
                         hash: content_hash(&bytes),
@@ -287,7 +287,7 @@ fn undo(state: &ReadFileState, written: &[(&PlannedFile, String)]) -> String {
             Ok(stamp) => state.record_write(
                 &p.path,
                 WriteRecord {
-                    content: Arc::from(p.before.as_str()),
+                    content: Some(Arc::from(p.before.as_str())),
                     mtime: stamp.mtime,
                     size: stamp.size,
                     hash: content_hash(&bytes),

@@ -42,26 +42,26 @@ pub use super::INDEXING_WAIT;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Operation {
-    /// Where the symbol at the position is defined.
+    // Where the symbol at the position is defined.
     GoToDefinition,
-    /// Every reference to the symbol at the position.
+    // Every reference to the symbol at the position.
     FindReferences,
-    /// Type information and documentation of the symbol at the position.
+    // Type information and documentation of the symbol at the position.
     Hover,
-    /// The outline of the file: its classes, functions, variables.
+    // The outline of the file: its classes, functions, variables.
     DocumentSymbol,
-    /// Symbols across the workspace whose names match `query`.
+    // Symbols across the workspace whose names match `query`.
     WorkspaceSymbol,
-    /// Implementations of the interface or abstract method at the position.
+    // Implementations of the interface or abstract method at the position.
     GoToImplementation,
-    /// The call-hierarchy item at the position (a function or method).
+    // The call-hierarchy item at the position (a function or method).
     PrepareCallHierarchy,
-    /// The functions that call the function at the position.
+    // The functions that call the function at the position.
     IncomingCalls,
-    /// The functions the function at the position calls.
+    // The functions the function at the position calls.
     OutgoingCalls,
-    /// Rename the symbol at the position to `newName` everywhere the server knows it: the
-    /// edits across files are shown to the user for review and written all or nothing.
+    // Rename the symbol at the position to `newName` everywhere the server knows it: the
+    // edits across files are shown to the user for review and written all or nothing.
     Rename,
 }
 
@@ -89,19 +89,18 @@ impl Operation {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LspInput {
-    /// The operation to perform.
+    /// hover: type and docs; documentSymbol: the file's outline.
     pub operation: Operation,
-    /// The file to ask about, absolute or relative to the working directory.
+    /// Absolute or relative path.
     #[serde(rename = "filePath")]
     pub file_path: String,
-    /// The line number, 1-based as shown in editors (needed by every operation but
-    /// documentSymbol and workspaceSymbol).
+    /// 1-based (all but documentSymbol and workspaceSymbol).
     #[serde(default)]
     pub line: Option<u32>,
-    /// The character offset on the line, 1-based as shown in editors.
+    /// 1-based column.
     #[serde(default)]
     pub character: Option<u32>,
-    /// The name to search for (workspaceSymbol).
+    /// Name for workspaceSymbol.
     #[serde(default)]
     pub query: Option<String>,
     /// The new name (rename).
@@ -151,16 +150,10 @@ impl Tool for LspTool {
     }
 
     fn description(&self) -> String {
-        "Semantic code navigation through language servers (the way an IDE understands code).\n\
-         Operations: goToDefinition, findReferences, hover (type and docs), documentSymbol \
-         (outline of a file), workspaceSymbol (symbols matching `query`), goToImplementation, \
-         prepareCallHierarchy, incomingCalls (who calls this function), outgoingCalls (what it \
-         calls), rename (to `newName` across the workspace; the user reviews the edits first).\n\
-         - `line` and `character` are 1-based, as an editor shows them; point at the symbol's \
-         name\n\
-         - Prefer this over Grep to find where something is defined or every place it is used\n\
-         - Needs a language server for the file's type; without one it returns an error and \
-         Grep/Read remain"
+        "Code navigation through language servers: prefer it over Grep to find where a \
+         symbol is defined or used. Point at the symbol's name; workspaceSymbol searches \
+         `query`; rename changes it to `newName` across the workspace, after the user reviews \
+         the edits. Without a server for the file's type it fails: use Grep."
             .to_string()
     }
 

@@ -3,6 +3,7 @@
 //! messages become one text for the model; an embedded resource keeps its URI header.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -16,11 +17,13 @@ pub type SharedServers = Arc<Mutex<Vec<Arc<Server>>>>;
 
 pub struct Catalog {
     servers: SharedServers,
+    /// The most [`McpCatalog::wait_connecting`] waits: the start-up timeout and a little.
+    startup: Duration,
 }
 
 impl Catalog {
-    pub fn new(servers: SharedServers) -> Catalog {
-        Catalog { servers }
+    pub fn new(servers: SharedServers, startup: Duration) -> Catalog {
+        Catalog { servers, startup }
     }
 
     fn all(&self) -> Vec<Arc<Server>> {
@@ -47,6 +50,21 @@ impl Catalog {
 impl McpCatalog for Catalog {
     fn server_names(&self) -> Vec<String> {
         self.all().iter().map(|s| s.name().to_string()).collect()
+    }
+
+    fn connecting(&self) -> Vec<String> {
+        self.all()
+            .iter()
+            .filter(|s| s.status() == Status::Connecting)
+            .map(|s| s.name().to_string())
+            .collect()
+    }
+
+    async fn wait_connecting(&self) {
+        let deadline = tokio::time::Instant::now() + self.startup + Duration::from_secs(1);
+        while !self.connecting().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     async fn list_resources(&self, server: Option<&str>) -> Result<Vec<ResourceEntry>, String> {

@@ -58,7 +58,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// their servers become ready. Must run inside a tokio runtime.
 pub fn start_servers(config: McpConfig, options: McpOptions, late: LateTools) -> McpManager {
     let servers: SharedServers = Arc::default();
-    let catalog = Arc::new(Catalog::new(Arc::clone(&servers)));
+    let catalog = Arc::new(Catalog::new(Arc::clone(&servers), options.timeouts.startup));
     late.set_catalog(Arc::clone(&catalog) as Arc<dyn crate::tools::mcp_catalog::McpCatalog>);
     let manager = McpManager {
         servers,

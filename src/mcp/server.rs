@@ -206,13 +206,15 @@ impl Server {
     fn lists_read(&self, lists: Lists, server_info: &str) {
         let tools = lists.tools.len();
         *lock(&self.lists) = lists;
+        // The tools join the late list before the status says connected: whoever waits for
+        // the status (ToolSearch) finds them there.
+        if let Some(me) = self.me.upgrade() {
+            (self.on_lists)(&me);
+        }
         self.set_status(Status::Connected {
             tools,
             server_info: server_info.to_string(),
         });
-        if let Some(me) = self.me.upgrade() {
-            (self.on_lists)(&me);
-        }
     }
 
     /// Follow the connection `generation`'s notices until it ends: lists read again when they

@@ -93,22 +93,22 @@ pub enum RequestKind {
 /// A question the model asks the person (Claude Code's AskUserQuestion shape).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Question {
-    /// The whole question, ending with a question mark.
+    /// The question, ending with `?`.
     pub question: String,
-    /// A very short label for it (at most 12 characters), e.g. `Auth method`.
+    /// A label of at most 12 characters (`Auth method`).
     pub header: String,
-    /// Two to four choices; the person may also type their own answer.
+    /// Two to four choices.
     pub options: Vec<QuestionOption>,
-    /// Whether several options may be chosen.
+    /// Several may be chosen.
     #[serde(rename = "multiSelect", default)]
     pub multi_select: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuestionOption {
-    /// What the person picks (one to five words).
+    /// One to five words.
     pub label: String,
-    /// What the choice means or implies.
+    /// What it means.
     pub description: String,
 }
 

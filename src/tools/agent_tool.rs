@@ -32,23 +32,20 @@ pub const GENERAL_PURPOSE: &str = "general-purpose";
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentInput {
-    /// A short (3-5 word) description of the task.
+    /// The task in 3-5 words.
     pub description: String,
-    /// The task for the agent: everything it needs to know, since it sees nothing else.
+    /// The whole task.
     pub prompt: String,
-    /// Which agent to use (default `general-purpose`).
+    /// Default `general-purpose`.
     #[serde(default)]
     pub subagent_type: Option<String>,
-    /// The model for this agent (an alias such as `haiku`, or an id); default: the agent's own,
-    /// else the session's.
+    /// An alias (`haiku`) or id; default: the agent's, else the session's.
     #[serde(default)]
     pub model: Option<String>,
-    /// Run it in the background: the call returns its id at once, and its report comes to
-    /// you later, by itself, when it is done.
+    /// Return an id at once; the report comes later by itself: go on meanwhile.
     #[serde(default)]
     pub run_in_background: Option<bool>,
-    /// The agentId of an earlier sub-agent of this session (its result names it): it
-    /// continues with its whole earlier conversation, and `prompt` is its next task.
+    /// An earlier agent's id (its result names it), to continue it; `prompt` is its next task.
     #[serde(default)]
     pub resume: Option<String>,
 }
@@ -165,15 +162,11 @@ impl Tool for AgentTool {
 
     fn description(&self) -> String {
         let mut text = String::from(
-            "Hand a self-contained task to a sub-agent. It works in a fresh conversation with its \
-             own tools and returns only its final report, which keeps your context small: use it \
-             for searches across many files, research, or independent pieces of work. Several \
-             can run at once: call the tool several times in one message. Give it every fact \
-             it needs; it cannot see this conversation. With run_in_background the call \
-             returns an id at once and the report reaches you later, by itself: go on with \
-             other work meanwhile. A result ends with the agent's id: pass it as resume \
-             (with the next task as prompt) to continue that agent with its whole context \
-             instead of starting over. Available agents:",
+            "Hands a self-contained task (wide searches, research, independent work) to a \
+             sub-agent, which returns only its final report, keeping your context small. It \
+             cannot see this conversation: give it every fact it needs. Several calls in one \
+             message run at once. A result ends with the agent's id: pass it as resume (with \
+             the next task as prompt) to continue that agent with its context. Agents:",
         );
         for (name, description) in self.runner.agents() {
             text.push_str(&format!("\n- {name}: {description}"));

@@ -35,10 +35,8 @@ impl Tool for AskUserQuestionTool {
     }
 
     fn description(&self) -> String {
-        "Ask the user one to four multiple-choice questions when you need their decision or \
-preference to go on (an approach, a naming choice, unclear requirements). Each question has a \
-short header (at most 12 characters), two to four options (label and description) and multiSelect when several may be \
-chosen; the user may always type an answer of their own instead."
+        "Asks the user one to four multiple-choice questions when you need their decision to \
+go on; they may always type their own answer."
             .into()
     }
 

@@ -19,17 +19,16 @@ pub const MAX_RESULT_CHARS: usize = 100_000;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditInput {
-    /// The absolute path of the file to modify.
+    /// Absolute path.
     pub file_path: String,
-    /// The exact text to replace (without Read's line-number prefixes).
+    /// The exact text to replace.
     pub old_string: String,
-    /// The text to replace it with (must differ from old_string).
+    /// The replacement (must differ).
     pub new_string: String,
-    /// Replace every occurrence of old_string (default false).
+    /// Replace every occurrence.
     #[serde(default)]
     pub replace_all: bool,
-    /// How many occurrences you expect to replace; the edit is refused, naming both counts,
-    /// when the file has a different number (every one found is replaced when they agree).
+    /// How many occurrences you expect; a different count refuses the edit.
     #[serde(default)]
     pub expected_replacements: Option<usize>,
 }
@@ -59,10 +58,8 @@ impl Tool for EditTool {
     }
 
     fn description(&self) -> String {
-        "Performs an exact string replacement in a file. The file must have been read with Read \
-first. old_string must match the file exactly (indentation included) and be unique unless \
-replace_all is true; new_string must differ. An empty old_string creates a new file. The result \
-shows a diff of the change."
+        "Replaces exact text in a file you have read. old_string must match exactly and be \
+unique unless replace_all; an empty old_string creates a new file."
             .into()
     }
 

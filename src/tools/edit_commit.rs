@@ -39,6 +39,16 @@ use crate::files::state::{WriteRecord, content_hash};
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
 
+/// Past this many bytes a text is large: the read-file state does not keep a copy of what was
+/// written (an outside change to it is refused rather than merged), and the result's display
+/// is the model's snippet, not the whole before and after (two more copies of the file).
+const LARGE_TEXT: usize = 4 * 1024 * 1024;
+
+/// The copy of `written` the read-file state keeps, unless it is large.
+fn kept(written: &str) -> Option<Arc<str>> {
+    (written.len() <= LARGE_TEXT).then(|| Arc::from(written))
+}
+
 /// Previews kept waiting for their call; older ones (denied calls) are dropped.
 const MAX_PREPARED: usize = 16;
 
@@ -116,7 +126,8 @@ impl PreparedWrites {
             waiting.push_back(Prepared::of(call_id, &plan));
         }
         Ok(Preview {
-            new_content: Some(plan.after.clone()),
+            // A large file's content travels once, in the diff (`Preview::content`).
+            new_content: (plan.after.len() <= LARGE_TEXT).then(|| plan.after.clone()),
             display: Display::Diff {
                 path: plan.path,
                 before: plan.before,
@@ -170,7 +181,7 @@ impl PreparedWrites {
         state.record_write(
             path,
             WriteRecord {
-                content: Arc::from(&*written),
+                content: kept(&written),
                 mtime: stamp.mtime,
                 size: stamp.size,
                 hash: content_hash(&bytes),
@@ -225,7 +236,7 @@ impl PreparedWrites {
         state.record_write(
             path,
             WriteRecord {
-                content: Arc::from(&*written),
+                content: kept(&written),
                 mtime,
                 size: bytes.len() as u64,
                 hash: content_hash(&bytes),
@@ -252,7 +263,7 @@ fn settle<'a>(
     unchanged: impl FnOnce(&Prepared) -> bool,
     replan: impl FnOnce() -> Result<Plan, ToolError>,
 ) -> Result<(Prepared, Cow<'a, str>, Cow<'a, str>), ToolError> {
-    let approved_after = ctx.preview.as_ref().and_then(|p| p.new_content.as_deref());
+    let approved_after = ctx.preview.as_ref().and_then(Preview::content);
     let approved_before = match ctx.preview.as_ref().map(|p| &p.display) {
         Some(Display::Diff { before, .. }) => Some(before.as_str()),
         _ => None,
@@ -322,14 +333,16 @@ fn outcome(
         text.push_str("\n\n");
         text.push_str(note);
     }
-    ToolOutput::with_display(
-        text,
+    let display = if before.len().max(written.len()) > LARGE_TEXT {
+        Display::Text { text: text.clone() }
+    } else {
         Display::Diff {
             path: path.to_path_buf(),
             before: before.to_string(),
             after: written.to_string(),
-        },
-    )
+        }
+    };
+    ToolOutput::with_display(text, display)
 }
 
 /// The disk still holds the bytes hashed at planning time (`None`: still no file there).

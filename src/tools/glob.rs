@@ -28,9 +28,9 @@ pub const MAX_RESULTS: usize = 100;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GlobInput {
-    /// The glob pattern to match files against, e.g. `**/*.rs` or `src/**/*.{ts,tsx}`.
+    /// E.g. `src/**/*.{ts,tsx}`.
     pub pattern: String,
-    /// The directory to search in. Defaults to the current working directory.
+    /// Directory (default: working directory).
     #[serde(default)]
     pub path: Option<String>,
 }
@@ -52,12 +52,9 @@ impl Tool for GlobTool {
     }
 
     fn description(&self) -> String {
-        "Fast file pattern matching that works with any codebase size.\n\
-         - Supports glob patterns like \"**/*.js\" or \"src/**/*.ts\"; a pattern without `/` \
-         matches file names at any depth\n\
-         - Returns matching file paths sorted by modification time, newest first (at most 100)\n\
-         - Respects .gitignore; hidden files are included only when the pattern names them\n\
-         - Use this tool when you need to find files by name patterns"
+        "Finds files by glob pattern (a pattern without `/` matches names at any depth): at \
+         most 100 paths, newest first. Respects .gitignore; hidden files only when the pattern \
+         names them."
             .to_string()
     }
 

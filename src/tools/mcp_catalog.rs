@@ -37,6 +37,13 @@ pub struct PromptEntry {
 pub trait McpCatalog: Send + Sync {
     /// The names of every configured server (connected or not).
     fn server_names(&self) -> Vec<String>;
+    /// The servers still connecting (their tools are not known yet).
+    fn connecting(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Wait until no server is still connecting (each gives up after its start-up timeout,
+    /// `MCP_TIMEOUT`); once a server counts as connected its tools are in the late list.
+    async fn wait_connecting(&self) {}
     /// The resources of `server`, or of every connected server.
     async fn list_resources(&self, server: Option<&str>) -> Result<Vec<ResourceEntry>, String>;
     /// `resources/read` on `server`: the wire result (`{"contents": [...]}`).

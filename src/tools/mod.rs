@@ -28,6 +28,7 @@ pub mod plan_mode;
 pub mod read;
 pub mod read_only_guard;
 pub mod registry;
+pub mod schema;
 pub mod search_budget;
 pub mod skill;
 pub mod spill;
@@ -110,8 +111,21 @@ pub enum Effect {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
     pub display: Display,
-    /// For file writes: the exact content the call will write.
+    /// For file writes: the exact content the call will write. None for a large file's write,
+    /// whose `Display::Diff` carries it (one copy of the file fewer): see [`Preview::content`].
     pub new_content: Option<String>,
+}
+
+impl Preview {
+    /// What a file write will write: `new_content`, else the `after` of its diff (only the
+    /// file tools preview a diff).
+    pub fn content(&self) -> Option<&str> {
+        match (&self.new_content, &self.display) {
+            (Some(c), _) => Some(c),
+            (None, Display::Diff { after, .. }) => Some(after),
+            _ => None,
+        }
+    }
 }
 
 /// The person replaced the proposed content (rejected hunks, or edited it in $EDITOR).
@@ -531,24 +545,7 @@ impl<T: Tool> DynTool for T {
 
 use serde::Deserialize as _;
 
-/// The JSON Schema of an input type, in the plain form model APIs accept (no `$schema`, no
-/// `title`, `definitions` inlined where schemars put them under `$defs`).
-pub fn schema_for<T: JsonSchema>() -> Value {
-    let generator = schemars::generate::SchemaSettings::draft07()
-        .with(|s| {
-            s.inline_subschemas = true;
-        })
-        .into_generator();
-    let schema = generator.into_root_schema_for::<T>();
-    let mut value = schema.to_value();
-    if let Some(obj) = value.as_object_mut() {
-        obj.remove("$schema");
-        obj.remove("title");
-        obj.entry("properties")
-            .or_insert_with(|| Value::Object(Default::default()));
-    }
-    value
-}
+pub use schema::schema_for;
 
 /// Shorthand for a tool handle in the registry.
 pub type ToolHandle = Arc<dyn DynTool>;

@@ -15,11 +15,11 @@ use crate::session::context::SessionContext;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MultiEditItem {
-    /// The exact text to replace.
+    /// Exact text, unique unless replace_all.
     pub old_string: String,
-    /// The text to replace it with.
+    /// The replacement.
     pub new_string: String,
-    /// Replace every occurrence (default false).
+    /// Replace every occurrence.
     #[serde(default)]
     pub replace_all: bool,
 }
@@ -27,9 +27,9 @@ pub struct MultiEditItem {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MultiEditInput {
-    /// The absolute path of the file to modify.
+    /// Absolute path.
     pub file_path: String,
-    /// Replacements, applied in order; each sees the result of the ones before it.
+    /// Applied in order, each to the result of the last.
     pub edits: Vec<MultiEditItem>,
 }
 
@@ -61,9 +61,8 @@ impl Tool for MultiEditTool {
     }
 
     fn description(&self) -> String {
-        "Makes several exact string replacements in one file in a single step. The file must have \
-been read first. Edits are applied in order, each to the result of the previous one; if any edit \
-fails, none is applied. Each edit follows Edit's rules (exact, unique unless replace_all)."
+        "Several Edits of one file you have read, in order, all or none; each follows Edit's \
+rules."
             .into()
     }
 

@@ -34,18 +34,17 @@ pub enum EditModeInput {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NotebookEditInput {
-    /// The absolute path of the .ipynb file.
+    /// Absolute path.
     pub notebook_path: String,
-    /// The cell to replace or delete, or after which to insert (insert at the start without it).
-    /// Cells without ids are `cell-N` (0-based).
+    /// The id Read shows (`cell-N` without one); insert goes after it, or first.
     #[serde(default)]
     pub cell_id: Option<String>,
-    /// The new source of the cell.
+    /// The new source.
     pub new_source: String,
-    /// The cell's type; required to insert.
+    /// Required to insert.
     #[serde(default)]
     pub cell_type: Option<CellTypeInput>,
-    /// replace (default), insert or delete.
+    /// Default replace.
     #[serde(default)]
     pub edit_mode: Option<EditModeInput>,
 }
@@ -97,10 +96,7 @@ impl Tool for NotebookEditTool {
     }
 
     fn description(&self) -> String {
-        "Replaces the source of one cell of a Jupyter notebook (.ipynb), inserts a new cell after \
-a given one (edit_mode=insert, cell_type required), or deletes a cell (edit_mode=delete). Read the \
-notebook first; cells are named by the ids Read shows."
-            .into()
+        "Replaces, inserts or deletes one cell of a Jupyter notebook you have read.".into()
     }
 
     fn title(&self, input: &NotebookEditInput, ctx: &SessionContext) -> String {

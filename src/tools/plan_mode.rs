@@ -63,7 +63,7 @@ pub struct ExitPlanMode;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExitPlanModeInput {
-    /// The plan, in markdown, for the user to approve.
+    /// The plan, in markdown.
     pub plan: String,
 }
 
@@ -78,9 +78,8 @@ impl Tool for ExitPlanMode {
     }
 
     fn description(&self) -> String {
-        "In plan mode, present your plan (markdown) to the user for approval. Only call it when \
-         the plan for an implementation task is ready; the user approves it or asks you to keep \
-         planning."
+        "In plan mode, once the plan for an implementation task is ready: present it for the \
+         user's approval."
             .into()
     }
 

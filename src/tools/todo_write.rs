@@ -14,7 +14,7 @@ use crate::session::context::SessionContext;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TodoWriteInput {
-    /// The whole updated todo list.
+    /// The whole list.
     pub todos: Vec<Todo>,
 }
 
@@ -32,11 +32,8 @@ impl Tool for TodoWriteTool {
     }
 
     fn description(&self) -> String {
-        "Create and update the todo list of the current task, to track progress and show the user \
-what you are doing. Send the whole list each time: each item has content (imperative: \"Run the \
-tests\"), activeForm (present continuous: \"Running the tests\") and status (pending, in_progress, \
-completed). Keep exactly one item in_progress while working; mark items completed as soon as they \
-are done. Use it for tasks of three or more steps, not for trivial ones."
+        "Sets the todo list of a task of three or more steps, shown to the user: send the whole \
+list each time, exactly one item in_progress while working, each completed as soon as done."
             .into()
     }
 

@@ -6,8 +6,9 @@
 //! loaded list (in load order: the order OpenAI-compatible tool lists grow in) and answers the
 //! model. `select:A,B` loads exactly those tools; any other query ranks the deferred tools by
 //! their name words (`mcp__server__tool` and `EnterPlanMode` split into words) and description
-//! words, `+word` making a word required. It must not do I/O, and a query it cannot match is
-//! an answer, not an error.
+//! words, `+word` making a word required. It does no I/O, but a query waits for the MCP servers
+//! still connecting (their tools may be what it asks for); a query it cannot match is an
+//! answer, not an error.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -173,6 +174,9 @@ struct Catalog {
     entries: Vec<Entry>,
     /// Deferred tools the model loaded, in load order.
     loaded: Vec<String>,
+    /// The conversation's registry, whose late tools (MCP servers that connect while a query
+    /// waits for them) a query may take in before the core publishes them.
+    registry: Option<super::ToolRegistry>,
 }
 
 /// One conversation's deferred tools and the ones loaded, shared by the core (which publishes
@@ -190,6 +194,48 @@ impl DeferredTools {
     /// The tools deferred from now on.
     pub fn publish(&self, entries: Vec<Entry>) {
         self.lock().entries = entries;
+    }
+
+    /// Follow `registry`'s late tools: [`wait_for_servers`](Self::wait_for_servers) takes in
+    /// the MCP tools of servers that connected meanwhile.
+    pub fn follow(&self, registry: super::ToolRegistry) {
+        self.lock().registry = Some(registry);
+    }
+
+    /// The MCP servers still connecting, as the followed registry's catalog says.
+    pub fn connecting(&self) -> Vec<String> {
+        let registry = self.lock().registry.clone();
+        registry
+            .and_then(|r| r.late().and_then(super::LateTools::catalog))
+            .map(|c| c.connecting())
+            .unwrap_or_default()
+    }
+
+    /// Wait for the MCP servers still connecting (each bounded by its start-up timeout), then
+    /// take their tools in as deferred tools a query can find. Returns the servers waited
+    /// for; at once (and empty) when none is connecting.
+    pub async fn wait_for_servers(&self) -> Vec<String> {
+        let Some(mut registry) = self.lock().registry.clone() else {
+            return Vec::new();
+        };
+        let Some(catalog) = registry.late().and_then(super::LateTools::catalog) else {
+            return Vec::new();
+        };
+        let waited = catalog.connecting();
+        if waited.is_empty() {
+            return waited;
+        }
+        catalog.wait_connecting().await;
+        registry.refresh_late();
+        let mut c = self.lock();
+        let new: Vec<Entry> = registry
+            .iter()
+            .filter(|t| t.kind() == ToolKind::Mcp)
+            .filter(|t| !c.entries.iter().any(|e| e.name == t.name()))
+            .map(|t| Entry::new(t.name(), t.description(), t.input_schema()))
+            .collect();
+        c.entries.extend(new);
+        waited
     }
 
     /// The loaded tools, in load order.
@@ -284,10 +330,9 @@ pub struct Found {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSearchInput {
-    /// "select:Name1,Name2" to load those tools exactly, or keywords to search the deferred
-    /// tools' names and descriptions ("+word" makes a word required).
+    /// `select:Name1,Name2` for exactly those, or keywords (`+word` required).
     pub query: String,
-    /// How many tools a keyword search loads at most (default 5).
+    /// Most tools keywords load (default 5).
     #[serde(default)]
     pub max_results: Option<usize>,
 }
@@ -306,13 +351,8 @@ impl Tool for ToolSearchTool {
     }
 
     fn description(&self) -> String {
-        "Loads deferred tools so they can be called. Deferred tools are listed by name (with a \
-         one-line summary) in the system prompt or in system reminders; until one is loaded \
-         its schema is unknown and calling it fails. Query forms: \"select:Name1,Name2\" loads \
-         exactly those tools; keywords (\"github issue\", \"+slack send\" to require a word) \
-         search the deferred tools' names and descriptions and load the best matches, at most \
-         max_results (default 5). The result names what was loaded, with each schema. Loaded \
-         tools stay available for the rest of the session: do not load them again."
+        "Loads deferred tools (named in the system prompt or reminders) so they can be called; \
+         they stay loaded for the session. Waits for MCP servers still connecting."
             .into()
     }
 
@@ -329,6 +369,19 @@ impl Tool for ToolSearchTool {
             .max_results
             .unwrap_or(DEFAULT_MAX_RESULTS)
             .clamp(1, 50);
+        // A server still connecting may hold what the query asks for: wait for it (bounded by
+        // MCP_TIMEOUT) rather than answer that nothing matches. A `select:` of tools all
+        // known already needs no wait.
+        let known = input.query.trim().starts_with("select:")
+            && ctx.deferred.find(&input.query, max).missing.is_empty();
+        if !known {
+            tokio::select! {
+                _ = ctx.deferred.wait_for_servers() => {}
+                _ = ctx.cancel.cancelled() => {
+                    return Err(ToolError::new("Interrupted by the user."));
+                }
+            }
+        }
         let found = ctx.deferred.find(&input.query, max);
         Ok(answer(&input.query, found, &ctx.deferred))
     }

@@ -15,9 +15,9 @@ use crate::session::context::SessionContext;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteInput {
-    /// The absolute path of the file to write.
+    /// Absolute path.
     pub file_path: String,
-    /// The whole content of the file.
+    /// The whole content.
     pub content: String,
 }
 
@@ -35,9 +35,8 @@ impl Tool for WriteTool {
     }
 
     fn description(&self) -> String {
-        "Writes a file, creating parent directories as needed, or replaces the whole content of an \
-existing one. An existing file must have been read with Read first. Prefer Edit for changes to \
-existing files."
+        "Writes a whole file, creating parent directories. An existing file must have been \
+read first."
             .into()
     }
 

@@ -69,6 +69,10 @@ pub fn cairn_command(project: &Path, home: &Path) -> tokio::process::Command {
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("CAIRN_DATA_DIR", home.join("data"))
+        // These runs are about what servers offer, not start-up or deferral (request_cost.rs
+        // covers those): the old ways, waiting for the servers and offering their tools whole.
+        .env("MCP_CONNECTION_NONBLOCKING", "0")
+        .env("ENABLE_TOOL_SEARCH", "auto:10")
         .kill_on_drop(true);
     cmd
 }

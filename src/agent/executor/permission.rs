@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use super::{CallEnv, Checked};
 use crate::protocol::{Decision, Display, Event, PermissionRequest};
-use crate::tools::{Access, Preview, ToolContext, ToolHandle};
+use crate::tools::{Access, ToolContext, ToolHandle};
 
 /// Permission requests waiting for the person's answer, by request id.
 #[derive(Clone, Default)]
@@ -81,16 +81,10 @@ pub(super) async fn ask(
     tokio::spawn(async move { hooks.notification(&session, mode, &message).await });
 
     // The files the call would write: their changes on disk re-plan the proposal.
-    let writes = matches!(
-        &call.preview,
-        Some(Preview {
-            new_content: Some(_),
-            ..
-        }) | Some(Preview {
-            display: Display::Diffs { .. },
-            ..
-        })
-    );
+    let writes = call
+        .preview
+        .as_ref()
+        .is_some_and(|p| p.content().is_some() || matches!(p.display, Display::Diffs { .. }));
     let written: Vec<PathBuf> = if writes {
         call.accesses
             .iter()

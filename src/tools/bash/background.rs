@@ -257,17 +257,16 @@ impl Drop for BackgroundShells {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashOutputInput {
-    /// The id of the background task (a shell from Bash or an agent from Agent, started with
-    /// run_in_background).
+    /// A shell from Bash or an agent from Agent, started with run_in_background.
     #[serde(alias = "bash_id")]
     pub task_id: String,
-    /// Wait for the task to finish (up to `timeout`) before reading (default false).
+    /// Wait for it to finish first (up to `timeout`).
     #[serde(default)]
     pub block: Option<bool>,
-    /// How long `block` waits, in milliseconds (default 30000, at most 600000).
+    /// Milliseconds (default 30000, at most 600000).
     #[serde(default)]
     pub timeout: Option<u64>,
-    /// Only return new lines matching this regular expression (others are discarded).
+    /// Return only new lines matching this regex (the rest are consumed).
     #[serde(default)]
     pub filter: Option<String>,
 }
@@ -328,12 +327,8 @@ impl Tool for BashOutputTool {
     }
 
     fn description(&self) -> String {
-        "Returns the new output of a background task since the last read, with its status \
-         (running, completed, failed, killed): a shell started by Bash with run_in_background \
-         (its new output and exit code), or an agent started by Agent with run_in_background \
-         (its report once it finished). `block: true` waits up to `timeout` ms (default 30000) \
-         for it to finish first. `filter` keeps only lines matching a regular expression; the \
-         other lines are consumed."
+        "Returns a background task's output since the last read and its status: a shell's new \
+         output and exit code, or an agent's report once it finished."
             .to_string()
     }
 
@@ -451,7 +446,7 @@ fn compile_filter(filter: Option<&str>) -> Result<Option<regex::Regex>, ToolErro
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KillShellInput {
-    /// The id of the background task (shell or agent) to stop.
+    /// The task id (a shell or an agent).
     #[serde(alias = "shell_id")]
     pub task_id: String,
 }
@@ -476,8 +471,7 @@ impl Tool for KillShellTool {
     }
 
     fn description(&self) -> String {
-        "Stops a background task: a shell started by Bash with run_in_background (with every \
-         process it started), or an agent started by Agent with run_in_background (it then \
+        "Stops a background task: a shell and every process it started, or an agent (it then \
          sends no report)."
             .to_string()
     }

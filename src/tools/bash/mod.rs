@@ -88,13 +88,13 @@ const DISPLAY_CHARS: usize = 30_000;
 pub struct BashInput {
     /// The command to run.
     pub command: String,
-    /// Timeout in milliseconds (default 120000, at most 600000).
+    /// Milliseconds (default 120000, at most 600000).
     #[serde(default)]
     pub timeout: Option<u64>,
-    /// A short description of what the command does, in 5-10 words.
+    /// What it does, in 5-10 words.
     #[serde(default)]
     pub description: Option<String>,
-    /// Run in the background and return a shell id at once; read its output with TaskOutput.
+    /// Return a task id at once (servers, watchers); read with TaskOutput, stop with TaskStop.
     #[serde(default)]
     pub run_in_background: Option<bool>,
 }
@@ -129,17 +129,9 @@ impl Tool for BashTool {
 
     fn description(&self) -> String {
         format!(
-            "Executes a shell command and returns its output (stdout, then stderr).\n\
-             - The working directory persists between calls (a `cd` holds for the next call \
-             while it stays inside the project); environment variables do not\n\
-             - Default timeout {DEFAULT_TIMEOUT_MS} ms, at most {MAX_TIMEOUT_MS} ms (unless \
-             BASH_DEFAULT_TIMEOUT_MS / BASH_MAX_TIMEOUT_MS say otherwise)\n\
-             - Output over {MAX_OUTPUT_CHARS} characters is cut in the middle and saved to a \
-             file you can Read\n\
-             - stdin is closed: interactive commands fail; pass flags such as --yes instead\n\
-             - Use run_in_background for long-running processes (servers, watchers), then \
-             TaskOutput to read their output and TaskStop to stop them\n\
-             - Prefer Glob, Grep and Read over find, grep and cat"
+            "Runs a shell command; returns stdout, then stderr. A `cd` inside the project \
+             holds for later calls; variables do not. stdin is closed (pass --yes). Output over \
+             {MAX_OUTPUT_CHARS} characters is cut in the middle and saved to a file you can Read."
         )
     }
 

@@ -39,54 +39,54 @@ const MAX_STORED_LINES: usize = 100_000;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputMode {
-    /// Matching lines, with `path:line:` prefixes.
+    // Matching lines, with `path:line:` prefixes.
     Content,
-    /// Paths of files that contain a match (the default).
+    // Paths of files that contain a match (the default).
     #[default]
     FilesWithMatches,
-    /// The number of matching lines per file.
+    // The number of matching lines per file.
     Count,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepInput {
-    /// The regular expression to search for (Rust regex syntax, as ripgrep).
+    /// Regular expression (ripgrep syntax).
     pub pattern: String,
-    /// File or directory to search in. Defaults to the current working directory.
+    /// File or directory (default: working directory).
     #[serde(default)]
     pub path: Option<String>,
-    /// Only search files matching this glob, e.g. `*.js` or `*.{ts,tsx}`.
+    /// Only files matching this glob (`*.{ts,tsx}`).
     #[serde(default, alias = "include")]
     pub glob: Option<String>,
-    /// Only search files of this ripgrep file type, e.g. `rust`, `py`, `js`.
+    /// Only files of this ripgrep type (`rust`, `py`).
     #[serde(default, rename = "type")]
     pub file_type: Option<String>,
-    /// `content` shows matching lines, `files_with_matches` (default) file paths, `count` counts.
+    /// `content`: matching lines; `files_with_matches` (default): paths; `count`: counts.
     #[serde(default)]
     pub output_mode: Option<OutputMode>,
     /// Case-insensitive search.
     #[serde(default, rename = "-i")]
     pub case_insensitive: Option<bool>,
-    /// Show line numbers (content mode; on by default).
+    /// Line numbers (content; default true).
     #[serde(default, rename = "-n")]
     pub line_numbers: Option<bool>,
-    /// Lines of context after each match (content mode).
+    /// Lines after each match (content).
     #[serde(default, rename = "-A")]
     pub after: Option<usize>,
-    /// Lines of context before each match (content mode).
+    /// Lines before each match (content).
     #[serde(default, rename = "-B")]
     pub before: Option<usize>,
-    /// Lines of context before and after each match (content mode).
+    /// Lines around each match (content).
     #[serde(default, rename = "-C")]
     pub context: Option<usize>,
-    /// Let patterns span lines and `.` match newlines.
+    /// Patterns may span lines.
     #[serde(default)]
     pub multiline: Option<bool>,
-    /// Return at most this many lines / files / counts (default 250; 0 for no limit).
+    /// At most this many entries (default 250; 0: all).
     #[serde(default)]
     pub head_limit: Option<usize>,
-    /// Skip this many entries first (for paging with head_limit).
+    /// Skip this many entries first.
     #[serde(default)]
     pub offset: Option<usize>,
 }
@@ -108,15 +108,9 @@ impl Tool for GrepTool {
     }
 
     fn description(&self) -> String {
-        "A powerful search tool built on ripgrep's engine.\n\
-         - ALWAYS use Grep for search tasks; never run `grep` or `rg` with Bash\n\
-         - Full regex syntax (e.g. \"log.*Error\", \"function\\s+\\w+\"); escape literal braces \
-         (`interface\\{\\}`)\n\
-         - Filter files with `glob` (\"*.js\", \"**/*.tsx\") or `type` (\"js\", \"py\", \"rust\")\n\
-         - output_mode: \"content\" shows matching lines (supports -A/-B/-C, -n, -i), \
-         \"files_with_matches\" (default) shows file paths, \"count\" shows match counts\n\
-         - Patterns match within a line; set `multiline: true` for patterns that span lines\n\
-         - Results are capped by head_limit (default 250); use offset to page"
+        "Searches file contents with ripgrep's engine. Always use it for searches, never \
+         `grep` or `rg` in Bash. Full regex: escape literal braces (`interface\\{\\}`). \
+         Page with head_limit and offset."
             .to_string()
     }
 

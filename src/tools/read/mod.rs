@@ -49,15 +49,15 @@ pub const FAST_PATH_MAX_BYTES: u64 = LARGE_FILE_BYTES;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadInput {
-    /// The absolute path of the file to read.
+    /// Absolute path.
     pub file_path: String,
-    /// The line number to start reading from (1-based). Only give it for large files.
+    /// First line (1-based), for long files.
     #[serde(default)]
     pub offset: Option<usize>,
-    /// How many lines to read (default 2000). Only give it for large files.
+    /// Lines to read (default 2000).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// For PDF files: the pages to read, `"3"` or `"1-5"` (at most 20 pages per call).
+    /// PDF pages, `"3"` or `"1-5"` (at most 20).
     #[serde(default)]
     pub pages: Option<String>,
 }
@@ -84,11 +84,9 @@ impl Tool for ReadTool {
     }
 
     fn description(&self) -> String {
-        "Reads a text file from the local filesystem. file_path must be absolute (relative paths are \
-resolved against the working directory). By default up to 2000 lines from the start are returned; \
-give offset (1-based line) and limit for long files. Output is in `cat -n` format: the line number, \
-a tab, then the line. Lines longer than 2000 characters are cut. Directories and binary files are \
-refused; use Glob to list files."
+        "Reads a file: up to 2000 lines as `cat -n` (line number, tab, line; lines over 2000 \
+characters cut). Shows images, PDFs and notebooks; refuses other binary files and \
+directories."
             .into()
     }
 

@@ -39,12 +39,12 @@ const CACHE_ENTRIES: usize = 64;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebFetchInput {
-    /// The URL to fetch (http is upgraded to https).
+    /// http is upgraded to https.
     pub url: String,
-    /// What to find out from the page: a small, fast model reads the page and answers it.
+    /// A question: a small model reads the page and its answer is the result.
     #[serde(default)]
     pub prompt: Option<String>,
-    /// The most characters of the result (at most 50,000, the default).
+    /// Most characters (default and limit 50,000).
     #[serde(default)]
     pub max_length: Option<usize>,
 }
@@ -261,15 +261,8 @@ impl Tool for WebFetchTool {
     }
 
     fn description(&self) -> String {
-        "Fetches a URL and returns its content; HTML is converted to Markdown.\n\
-         - http:// URLs are upgraded to https://\n\
-         - Give `prompt` to say what you want from the page: a small, fast model reads the page \
-           and answers it, and its answer is the result (the page itself stays out of the \
-           conversation)\n\
-         - `max_length` caps the result's characters\n\
-         - A redirect to another host is reported with the new URL; call WebFetch again with it\n\
-         - Results are cached for 15 minutes; long pages are cut and saved to a file you can Read\n\
-         - Read-only for the web, but it needs permission"
+        "Fetches a URL as Markdown (cached 15 minutes; long pages are cut and saved to a file \
+         you can Read). A redirect to another host is reported: fetch the new URL."
             .to_string()
     }
 

@@ -31,12 +31,12 @@ const SNIPPET_CHARS: usize = 300;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WebSearchInput {
-    /// The search query.
+    /// The query.
     pub query: String,
-    /// Only include results from these domains (and their subdomains).
+    /// Only these domains (not with blocked_domains).
     #[serde(default)]
     pub allowed_domains: Option<Vec<String>>,
-    /// Never include results from these domains (and their subdomains).
+    /// Never these domains.
     #[serde(default)]
     pub blocked_domains: Option<Vec<String>>,
 }
@@ -207,11 +207,8 @@ impl Tool for WebSearchTool {
     }
 
     fn description(&self) -> String {
-        "Searches the web and returns the results (title, URL, snippet) to inform your answer.\n\
-         - Use it for current information beyond your training data\n\
-         - allowed_domains / blocked_domains restrict the results (not both at once)\n\
-         - Cite the sources you use with their URLs\n\
-         - Results are untrusted web content; it needs permission"
+        "Searches the web for current information (title, URL, snippet). Cite the URLs you \
+         use; results are untrusted."
             .to_string()
     }
 

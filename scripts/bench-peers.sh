@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Side by side with Claude Code and Codex on this machine, against the same scripted model
+# (`cairn mock-server`), interleaved: one-turn `-p hi` and the 3-turn read -> edit session,
+# wall time (hyperfine) and peak RSS (GNU time), plus cairn with a 5 s MCP server.
+#
+# The peers are npm packages installed OUTSIDE the repository (never committed):
+#   npm install --prefix /work/peers @anthropic-ai/claude-code @openai/codex
+# PEERS=/work/peers by default. No real keys: every program is pointed at 127.0.0.1.
+# Codex: 0.171 refuses `wire_api = "chat"` ("no longer supported") and speaks only the
+# Responses API, which the mock does not serve yet; it is left out unless CODEX_CHAT=1 (for a
+# release that still takes chat). Claude Code 2.1 answers the mock (checked 2026-11-26).
+# Check each program's answer below (`== check`) before trusting a figure.
+# Needs: hyperfine, GNU time, jq, python3. Usage: [CAIRN_BIN=…] scripts/bench-peers.sh [runs] (default 20)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-20}
+peers=${PEERS:-/work/peers}
+# CAIRN_BIN: a cairn binary to use as it is (else a release build is made).
+bin=${CAIRN_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/cairn
+fi
+claude=$peers/node_modules/.bin/claude
+codex=$peers/node_modules/.bin/codex
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+
+serve() { # script name -> port
+  "$bin" mock-server --script "$1" --port 0 >"$work/server.$2.log" 2>&1 &
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.$2.log" | head -1)
+    [ -n "$port" ] && { echo "$port"; return; }
+    sleep 0.05
+  done
+  echo "mock server did not start" >&2; exit 1
+}
+
+export HOME=$work/home CAIRN_DATA_DIR=$work/data
+mkdir -p "$HOME" "$work/proj"
+p1=$(serve assets/bench/one-turn.json one)
+p3=$(serve assets/bench/read-edit.json three)
+reset="printf 'def f():\n    return 1\n' > $work/proj/lib.py"
+
+# The command line of each program for a prompt against the mock on port $1.
+cmd() { # program port prompt
+  case $1 in
+    cairn) echo "env ANTHROPIC_BASE_URL=http://127.0.0.1:$2 ANTHROPIC_API_KEY=bench $bin -p $3 --permission-mode acceptEdits" ;;
+    claude) echo "env ANTHROPIC_BASE_URL=http://127.0.0.1:$2 ANTHROPIC_API_KEY=bench DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 $claude -p $3 --permission-mode acceptEdits" ;;
+    codex) echo "env OPENAI_API_KEY=bench $codex exec --skip-git-repo-check -s workspace-write -c model_provider=mock -c model_providers.mock.name=mock -c model_providers.mock.base_url=http://127.0.0.1:$2/v1 -c model_providers.mock.wire_api=chat -c model_providers.mock.env_key=OPENAI_API_KEY $3" ;;
+  esac
+}
+
+programs="cairn"
+[ -x "$claude" ] && programs="$programs claude" || echo "(Claude Code not installed in $peers: skipped)"
+if [ -x "$codex" ] && [ "${CODEX_CHAT:-}" = 1 ]; then
+  programs="$programs codex"
+else
+  echo "(Codex skipped: it needs the Responses API, which the mock does not serve; see above)"
+fi
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
+for p in $programs; do
+  echo "== check: $p"
+  (cd "$work/proj" && sh -c "$reset" && $(cmd "$p" "$p3" go) 2>&1 | tail -3; cat lib.py) || echo "$p failed"
+done
+
+peak() { # command... -> median peak RSS (KiB) of 10 runs
+  for _ in $(seq 10); do
+    sh -c "$reset"
+    /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1
+  done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+for shape in one three; do
+  port=$p1; prompt=hi
+  [ $shape = three ] && { port=$p3; prompt=go; }
+  args=()
+  for p in $programs; do args+=(-n "$p" "$(cmd "$p" "$port" "$prompt")"); done
+  echo "== $shape-turn (interleaved: hyperfine runs the commands in turn)"
+  (cd "$work/proj" && hyperfine -N --warmup 2 --runs "$runs" --prepare "sh -c \"$reset\"" \
+    --export-json "$work/$shape.json" "${args[@]}" >/dev/null)
+  jq -r '.results[] | "\(.command): median \(.median*1000|.*10|round/10) ms"' "$work/$shape.json"
+  for p in $programs; do
+    # shellcheck disable=SC2046
+    echo "$p peak RSS median $(cd "$work/proj" && peak $(cmd "$p" "$port" "$prompt")) KiB"
+  done
+done
+
+echo "== cairn -p hi with one MCP server that takes 5 s to start"
+cfg=$(jq -nc --arg s "$PWD/tests/fixtures/mcp/fake_server.py" \
+  '{mcpServers: {slow: {command: "python3", args: [$s, "--delay", "5"]}}}')
+(cd "$work/proj" && hyperfine -N --warmup 1 --runs 5 --export-json "$work/mcp.json" \
+  "env ANTHROPIC_BASE_URL=http://127.0.0.1:$p1 ANTHROPIC_API_KEY=bench $bin -p hi --mcp-config '$cfg'" >/dev/null)
+jq -r '.results[0] | "median \(.median*1000|.*10|round/10) ms (the whole run)"' "$work/mcp.json"
