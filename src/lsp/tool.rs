@@ -152,8 +152,8 @@ impl Tool for LspTool {
     fn description(&self) -> String {
         "Code navigation through language servers: prefer it over Grep to find where a \
          symbol is defined or used. Point at the symbol's name; workspaceSymbol searches \
-         `query`; rename changes it to `newName` across the workspace, after the user reviews \
-         the edits. Without a server for the file's type it fails: use Grep."
+         `query`; rename renames it to `newName` everywhere, after the user's review. No \
+         server for the file's type: use Grep."
             .to_string()
     }
 

@@ -327,8 +327,8 @@ impl Tool for BashOutputTool {
     }
 
     fn description(&self) -> String {
-        "Returns a background task's output since the last read and its status: a shell's new \
-         output and exit code, or an agent's report once it finished."
+        "A background task's new output and status (a shell's exit code, an agent's report \
+         once done)."
             .to_string()
     }
 
@@ -471,8 +471,7 @@ impl Tool for KillShellTool {
     }
 
     fn description(&self) -> String {
-        "Stops a background task: a shell and every process it started, or an agent (it then \
-         sends no report)."
+        "Stops a background task: a shell with its processes, or an agent (no report follows)."
             .to_string()
     }
 
