@@ -464,7 +464,7 @@ pub enum Display {
     },
     /// One change made of changes to several files, approved as a set (a semantic rename).
     Diffs {
-        files: Vec<FileDiff>,
+        files: Vec<FileTexts>,
     },
     FileList {
         files: Vec<PathBuf>,
@@ -506,7 +506,7 @@ pub enum Display {
 
 /// One file's part of [`Display::Diffs`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileDiff {
+pub struct FileTexts {
     pub path: PathBuf,
     pub before: String,
     pub after: String,

@@ -109,7 +109,7 @@ fn an_edit_finishes_with_its_diff_and_a_command_with_its_output() {
             .is_none_or(Value::is_null)
     );
     // A rename: one diff per file, and each file a location.
-    let file = |path: &str| crate::protocol::FileDiff {
+    let file = |path: &str| crate::protocol::FileTexts {
         path: path.into(),
         before: "old\n".into(),
         after: "new\n".into(),

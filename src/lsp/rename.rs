@@ -24,7 +24,7 @@ use super::server::{LspError, Server};
 use crate::files::atomic::write_atomic;
 use crate::files::encoding::{self, TextFormat};
 use crate::files::state::{ReadFileState, WriteRecord, content_hash};
-use crate::protocol::{EditedFile, FileDiff};
+use crate::protocol::{EditedFile, FileTexts};
 use crate::tools::diff_snippet::shift_ranges;
 
 /// One file of a planned rename.
@@ -40,8 +40,8 @@ pub struct PlannedFile {
 }
 
 impl PlannedFile {
-    pub fn diff(&self) -> FileDiff {
-        FileDiff {
+    pub fn diff(&self) -> FileTexts {
+        FileTexts {
             path: self.path.clone(),
             before: self.before.clone(),
             after: self.after.clone(),
@@ -214,7 +214,7 @@ pub fn commit(
     planned: &[PlannedFile],
     edited: &[EditedFile],
     call_id: &str,
-) -> Result<Vec<FileDiff>, String> {
+) -> Result<Vec<FileTexts>, String> {
     let _guard = state.lock_writes();
     for p in planned {
         let now = std::fs::read(&p.path).ok().map(|b| content_hash(&b));
@@ -235,44 +235,52 @@ pub fn commit(
         if text == p.before {
             continue;
         }
-        let bytes = encoding::encode(&text, p.format);
-        match write_atomic(&p.path, &bytes) {
-            Ok(stamp) => {
-                // What the model saw of the file moves with the change, and it knows the
-                // renamed lines, as after its own edit.
-                let seen = state.get(&p.path).map(|s| s.ranges).unwrap_or_default();
-                let ranges = shift_ranges(&seen, &crate::diff::changes(&p.before, &text));
-                state.record_write(
-                    &p.path,
-                    WriteRecord {
-                        content: Some(Arc::from(text.as_str())),
-                        mtime: stamp.mtime,
-                        size: stamp.size,
-                        hash: content_hash(&bytes),
-                        format: p.format,
-                        ranges,
-                        call_id: Some(call_id.to_string()),
-                    },
-                );
-                written.push((p, text));
-            }
-            Err(e) => {
-                let undone = undo(state, &written);
-                return Err(format!(
-                    "Could not write {}: {e}. {undone}",
-                    p.path.display()
-                ));
-            }
+        // What the model saw of the file moves with the change, and it knows the renamed
+        // lines, as after its own edit.
+        let seen = state.get(&p.path).map(|s| s.ranges).unwrap_or_default();
+        let ranges = shift_ranges(&seen, &crate::diff::changes(&p.before, &text));
+        if let Err(e) = write_recorded(state, p, &text, ranges, Some(call_id)) {
+            let undone = undo(state, &written);
+            return Err(format!(
+                "Could not write {}: {e}. {undone}",
+                p.path.display()
+            ));
         }
+        written.push((p, text));
     }
     Ok(written
         .into_iter()
-        .map(|(p, text)| FileDiff {
+        .map(|(p, text)| FileTexts {
             path: p.path.clone(),
             before: p.before.clone(),
             after: text,
         })
         .collect())
+}
+
+/// Write `text` to `p`'s file atomically in its format, and record the write in `state`.
+fn write_recorded(
+    state: &ReadFileState,
+    p: &PlannedFile,
+    text: &str,
+    ranges: Vec<(usize, usize)>,
+    call_id: Option<&str>,
+) -> std::io::Result<()> {
+    let bytes = encoding::encode(text, p.format);
+    let stamp = write_atomic(&p.path, &bytes)?;
+    state.record_write(
+        &p.path,
+        WriteRecord {
+            content: Some(Arc::from(text)),
+            mtime: stamp.mtime,
+            size: stamp.size,
+            hash: content_hash(&bytes),
+            format: p.format,
+            ranges,
+            call_id: call_id.map(str::to_string),
+        },
+    );
+    Ok(())
 }
 
 /// Put back the files a failed rename already wrote; says what happened.
@@ -282,21 +290,8 @@ fn undo(state: &ReadFileState, written: &[(&PlannedFile, String)]) -> String {
     }
     let mut failed = Vec::new();
     for (p, _) in written {
-        let bytes = encoding::encode(&p.before, p.format);
-        match write_atomic(&p.path, &bytes) {
-            Ok(stamp) => state.record_write(
-                &p.path,
-                WriteRecord {
-                    content: Some(Arc::from(p.before.as_str())),
-                    mtime: stamp.mtime,
-                    size: stamp.size,
-                    hash: content_hash(&bytes),
-                    format: p.format,
-                    ranges: Vec::new(),
-                    call_id: None,
-                },
-            ),
-            Err(_) => failed.push(p.path.display().to_string()),
+        if write_recorded(state, p, &p.before, Vec::new(), None).is_err() {
+            failed.push(p.path.display().to_string());
         }
     }
     if failed.is_empty() {

@@ -14,7 +14,7 @@ use super::rename::{self, PlannedFile};
 use super::server::LspError;
 use super::state::ServerStateView;
 use super::{INDEXING_WAIT, LspManager, after_edit, root_for};
-use crate::protocol::{Display, FileDiff};
+use crate::protocol::{Display, FileTexts};
 use crate::tools::diff_snippet::diff_snippet;
 use crate::tools::file_common::{client_for, shown_path};
 use crate::tools::{ToolContext, ToolError, ToolOutput};
@@ -186,6 +186,6 @@ fn write(
         text.push_str("\n\n");
         text.push_str(note);
     }
-    let files: Vec<FileDiff> = written;
+    let files: Vec<FileTexts> = written;
     Ok(ToolOutput::with_display(text, Display::Diffs { files }))
 }

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::snapshot_tests::{asking, screen, tool_request};
 use super::tests::decision;
-use crate::protocol::{Decision, Display, EditedFile, FileDiff, PermissionRequest};
+use crate::protocol::{Decision, Display, EditedFile, FileTexts, PermissionRequest};
 use crate::tui::input::Key;
 
 const LIB: &str = "def greet(name):\n    return name\n\n\ndef main():\n    greet('x')\n";
@@ -19,7 +19,7 @@ fn renamed(text: &str) -> String {
 }
 
 fn rename_request() -> PermissionRequest {
-    let file = |name: &str, before: &str| FileDiff {
+    let file = |name: &str, before: &str| FileTexts {
         path: PathBuf::from(format!("/work/project/{name}")),
         before: before.into(),
         after: renamed(before),
