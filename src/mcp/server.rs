@@ -125,7 +125,7 @@ impl Server {
             config,
             options,
             connection: tokio::sync::Mutex::new(None),
-            stderr: Arc::default(),
+            stderr: Arc::new(super::stdio::StderrTail::telling(Arc::clone(&changed))),
             status: Mutex::new(Status::Connecting),
             lists: Mutex::new(Lists::default()),
             generation: AtomicU64::new(0),

@@ -233,18 +233,41 @@ pub async fn log_stderr(
     if !line.is_empty() {
         keep(&line);
     }
+    if let Some(tail) = &tail {
+        tail.ended();
+    }
 }
 
 /// The last [`StderrTail::LINES`] lines a server wrote to stderr (each bounded), across its
-/// restarts: what `/mcp` shows of a server that failed.
+/// restarts: what `/mcp` shows of a server that failed. When the stream ends (the server
+/// exited) the `changed` signal is bumped, so a client that was told of the failure before the
+/// last lines were read is sent the list again, with them.
 #[derive(Debug, Default)]
-pub struct StderrTail(std::sync::Mutex<std::collections::VecDeque<String>>);
+pub struct StderrTail {
+    lines: std::sync::Mutex<std::collections::VecDeque<String>>,
+    changed: Option<Arc<tokio::sync::watch::Sender<u64>>>,
+}
 
 impl StderrTail {
     pub const LINES: usize = 12;
 
+    /// A tail whose end bumps `changed`.
+    pub fn telling(changed: Arc<tokio::sync::watch::Sender<u64>>) -> StderrTail {
+        StderrTail {
+            lines: Default::default(),
+            changed: Some(changed),
+        }
+    }
+
+    /// The stream ended: every line there will be of this run is in.
+    fn ended(&self) {
+        if let Some(changed) = &self.changed {
+            changed.send_modify(|n| *n = n.wrapping_add(1));
+        }
+    }
+
     fn push(&self, line: &str) {
-        let mut lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         if lines.len() == Self::LINES {
             lines.pop_front();
         }
@@ -253,7 +276,7 @@ impl StderrTail {
 
     /// The lines, oldest first.
     pub fn lines(&self) -> Vec<String> {
-        let lines = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         lines.iter().cloned().collect()
     }
 }
