@@ -7,7 +7,7 @@
 
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[path = "support/checkpoint.rs"]
 mod support;
@@ -379,10 +379,19 @@ fn apply(w: &Ws, op: &Op) {
 
 /// Whether directory `DIRS[d]` holds a `.gitignore`, at any depth.
 fn holds_ignore_file(w: &Ws, d: &usize) -> bool {
-    let dir = DIRS[*d];
-    IGNORE_DIRS.iter().any(|i| {
-        (*i == dir || i.starts_with(&format!("{dir}/"))) && w.p(i).join(".gitignore").exists()
-    })
+    // Anywhere below it: a renamed directory carries its `.gitignore` to a path that is not
+    // one of IGNORE_DIRS (`a/.gitignore` moved to `m/`).
+    fn below(dir: &Path) -> bool {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return false;
+        };
+        entries.flatten().any(|e| {
+            let path = e.path();
+            e.file_name() == ".gitignore"
+                || (e.file_type().is_ok_and(|t| t.is_dir()) && below(&path))
+        })
+    }
+    below(&w.p(DIRS[*d]))
 }
 
 fn history() -> impl proptest::strategy::Strategy<Value = Vec<Step>> {
