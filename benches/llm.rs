@@ -67,6 +67,7 @@ fn bench_round_trip(c: &mut Criterion) {
         tools: vec![],
         max_tokens: 1000,
         thinking_budget: None,
+        reasoning_effort: None,
         server_tools: Vec::new(),
     };
     for (name, provider, base) in [

@@ -77,6 +77,7 @@ fn bench_resume(c: &mut Criterion) {
         tools: Vec::new(),
         max_tokens: 8192,
         thinking_budget: None,
+        reasoning_effort: None,
         server_tools: Vec::new(),
     };
     group.bench_function(

@@ -145,6 +145,7 @@ impl Tool for AskDirectly {
             tools: Vec::new(),
             max_tokens: 1024,
             thinking_budget: None,
+            reasoning_effort: None,
             server_tools: Vec::new(),
         };
         let mut stream = self

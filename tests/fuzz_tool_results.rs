@@ -79,6 +79,7 @@ fn request(results: &[(Vec<ToolResultBlock>, bool)], text: &Option<String>) -> M
         tools: Vec::new(),
         max_tokens: 16,
         thinking_budget: None,
+        reasoning_effort: None,
         server_tools: Vec::new(),
     }
 }

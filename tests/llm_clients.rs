@@ -642,6 +642,7 @@ async fn anthropic_cache_control_placement() {
             },
         ],
         thinking_budget: Some(2048),
+        reasoning_effort: None,
         server_tools: Vec::new(),
         ..request("unused")
     };

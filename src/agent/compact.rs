@@ -222,6 +222,7 @@ impl Core {
             tools: self.tools.specs(&self.conversation.messages),
             max_tokens: self.services.settings.max_tokens,
             thinking_budget: None,
+            reasoning_effort: None,
             server_tools: Vec::new(),
         };
         let mut stream = stream_with_retry(

@@ -73,6 +73,8 @@ pub(crate) struct Core {
     pub conversation: Conversation,
     pub usage: UsageMeter,
     pub max_turns: Option<u32>,
+    /// How hard the model reasons in this conversation (a custom sub-agent's `effort`).
+    pub effort: Option<crate::llm::Effort>,
     /// Turns started so far (the next turn's id is one more).
     pub turns_started: u64,
     /// What undoing the last rewind puts back; forgotten when the next prompt is sent.

@@ -222,6 +222,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         conversation: Conversation::new(transcript),
         usage: UsageMeter::default(),
         max_turns: setup.max_turns,
+        effort: None,
         turns_started: 0,
         rewind_undo: None,
     };

@@ -308,6 +308,10 @@ impl Subagents {
             conversation: Conversation::new(transcript),
             usage: UsageMeter::for_subagent(),
             max_turns,
+            effort: match agent {
+                Kind::Custom(def) => def.effort,
+                _ => None,
+            },
             turns_started: 0,
             rewind_undo: None,
         };

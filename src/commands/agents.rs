@@ -4,11 +4,13 @@
 //! string, a block or a flow list; omitted: every tool), `disallowedTools` (taken away from
 //! those), `model` (`inherit`: the session's), `color`, `permissionMode` (the mode its calls
 //! are decided in), `maxTurns` (the requests it may make), `skills` (loaded into its context
-//! before the task) and `background` (always run in the background); the body is the agent's
+//! before the task), `background` (always run in the background) and `effort` (how hard its
+//! model reasons: `low` … `max`); the body is the agent's
 //! system prompt. A `tools` field that is not a list of names gives the agent no tools at all,
 //! with a notice: a list cairn cannot read never widens what an agent may do; an unknown
-//! `permissionMode` leaves the session's. Fields Claude Code acts on that cairn does not yet
-//! (`mcpServers`, `hooks`, `memory`, `isolation`, `effort`) are named in a notice. A file without a
+//! `permissionMode` leaves the session's, an unknown `effort` the session's reasoning. Fields
+//! Claude Code acts on that cairn does not yet (`mcpServers`, `hooks`, `memory`, `isolation`)
+//! are named in a notice. A file without a
 //! description, or whose frontmatter does not close or is not YAML, is reported with its file
 //! and line and skipped; the project's agent wins over the user's of the same name.
 
@@ -16,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use super::frontmatter::{self, ToolList};
 use super::{Found, Root, markdown_files, present_roots};
+use crate::llm::Effort;
 use crate::protocol::PermissionMode;
 
 /// The frontmatter fields of an agent file cairn applies.
@@ -30,10 +33,11 @@ const APPLIED: &[&str] = &[
     "maxTurns",
     "skills",
     "background",
+    "effort",
 ];
 
 /// Known fields cairn does not act on yet.
-const NOT_APPLIED: &[&str] = &["mcpServers", "hooks", "memory", "isolation", "effort"];
+const NOT_APPLIED: &[&str] = &["mcpServers", "hooks", "memory", "isolation"];
 
 /// One custom agent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,6 +62,8 @@ pub struct AgentDef {
     pub skills: Vec<String>,
     /// It always runs in the background (`background: true`).
     pub background: bool,
+    /// How hard its model reasons (`effort`); `None`: as the session's requests.
+    pub effort: Option<Effort>,
     /// Its system prompt.
     pub prompt: String,
     pub path: PathBuf,
@@ -132,6 +138,17 @@ pub(crate) fn read_agent(
         ToolList::Listed(names) => names,
         ToolList::Absent | ToolList::Unreadable => Vec::new(),
     };
+    let effort = front.text("effort").and_then(|e| {
+        let effort = Effort::parse(&e);
+        if effort.is_none() {
+            front.wrong(
+                "effort",
+                Effort::NAMES,
+                "the agent reasons as the session's requests do",
+            );
+        }
+        effort
+    });
     let agent = AgentDef {
         name,
         description,
@@ -143,6 +160,7 @@ pub(crate) fn read_agent(
         max_turns: front.count("maxTurns").filter(|n| *n > 0),
         skills,
         background: front.flag("background").unwrap_or(false),
+        effort,
         prompt: body.trim().to_string(),
         path: file.to_path_buf(),
     };

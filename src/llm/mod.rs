@@ -26,7 +26,7 @@ use futures::Stream;
 pub use client::{ClientOptions, ModelEndpoint, build_client, decode_frames};
 pub use pricing::{context_window, cost_usd};
 pub use types::{
-    ContentBlock, Message, ModelRequest, Role, StopReason, StreamEvent, ToolResultBlock,
+    ContentBlock, Effort, Message, ModelRequest, Role, StopReason, StreamEvent, ToolResultBlock,
     ToolResultContent, ToolSpec,
 };
 

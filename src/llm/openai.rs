@@ -114,6 +114,9 @@ pub fn request_body(request: &ModelRequest) -> Value {
         "stream_options": {"include_usage": true},
     });
     body[max_tokens_field(&request.model)] = json!(request.max_tokens);
+    if let Some(effort) = request.reasoning_effort {
+        body["reasoning_effort"] = json!(effort.openai());
+    }
     if !request.tools.is_empty() {
         body["tools"] = request
             .tools
@@ -430,6 +433,7 @@ mod tests {
             }],
             max_tokens: 64,
             thinking_budget: None,
+            reasoning_effort: None,
             server_tools: Vec::new(),
         };
         assert_eq!(

@@ -123,9 +123,76 @@ pub struct ModelRequest {
     pub max_tokens: u32,
     /// Extended-thinking budget, when enabled.
     pub thinking_budget: Option<u32>,
+    /// How hard the model should reason (a sub-agent's `effort`): Anthropic gets extended
+    /// thinking with [`Effort::thinking_budget`] (when `thinking_budget` is not set), an
+    /// OpenAI-compatible server `reasoning_effort`.
+    pub reasoning_effort: Option<Effort>,
     /// Tools the provider runs itself, as its API spells them (Anthropic's
     /// `{"type": "web_search_20250305", ...}`); wire formats without them leave them out.
     pub server_tools: Vec<Value>,
+}
+
+/// A reasoning effort level, as Claude Code's `effort` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effort {
+    Low,
+    Medium,
+    High,
+    XHigh,
+    Max,
+}
+
+/// A thinking budget below this is refused by the Anthropic API.
+const MIN_THINKING_BUDGET: u32 = 1_024;
+
+impl Effort {
+    /// The levels, as their names are written.
+    pub const NAMES: &'static str = "low, medium, high, xhigh or max";
+
+    pub fn parse(text: &str) -> Option<Effort> {
+        Some(match text.trim().to_ascii_lowercase().as_str() {
+            "low" => Effort::Low,
+            "medium" => Effort::Medium,
+            "high" => Effort::High,
+            "xhigh" => Effort::XHigh,
+            "max" => Effort::Max,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::XHigh => "xhigh",
+            Effort::Max => "max",
+        }
+    }
+
+    /// The extended-thinking budget for a request of `max_tokens`: the level's own, cut so a
+    /// quarter of `max_tokens` is left for the answer (the API wants the budget below
+    /// `max_tokens`); none when that leaves less than the API's minimum budget.
+    pub fn thinking_budget(self, max_tokens: u32) -> Option<u32> {
+        let level = match self {
+            Effort::Low => 4_000,
+            Effort::Medium => 10_000,
+            Effort::High => 16_000,
+            Effort::XHigh => 24_000,
+            Effort::Max => 31_999,
+        };
+        let budget = level.min(max_tokens - max_tokens / 4);
+        (budget >= MIN_THINKING_BUDGET).then_some(budget)
+    }
+
+    /// OpenAI's `reasoning_effort` (which stops at `high`).
+    pub fn openai(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High | Effort::XHigh | Effort::Max => "high",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -42,6 +42,7 @@ impl SmallModel {
             tools: Vec::new(),
             max_tokens,
             thinking_budget: None,
+            reasoning_effort: None,
             server_tools: Vec::new(),
         };
         let answer = async {

@@ -68,6 +68,8 @@ pub struct Setup {
     pub client_files: Option<std::sync::Arc<dyn cairn::files::client::ClientFiles>>,
     /// The settings' `env` (none by default).
     pub env: Vec<(String, String)>,
+    /// Each request's `max_tokens` (1024 by default).
+    pub max_tokens: u32,
 }
 
 impl Setup {
@@ -101,6 +103,7 @@ impl Setup {
             late_tools: Default::default(),
             client_files: None,
             env: Vec::new(),
+            max_tokens: 1024,
         }
     }
 }
@@ -169,7 +172,7 @@ impl Agent {
             tool_search: setup.tool_search,
             checkpoints: setup.checkpoints,
             checkpoint_budget: setup.checkpoint_budget,
-            max_tokens: 1024,
+            max_tokens: setup.max_tokens,
             retry: setup.retry,
             hooks: setup.hooks,
             env: setup.env,

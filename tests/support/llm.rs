@@ -66,6 +66,7 @@ pub fn request(system: &str, text: &str) -> ModelRequest {
         tools: vec![],
         max_tokens: 1024,
         thinking_budget: None,
+        reasoning_effort: None,
         server_tools: Vec::new(),
     }
 }

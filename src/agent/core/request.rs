@@ -59,6 +59,7 @@ impl Core {
             tools: self.tools.specs(&self.conversation.messages),
             max_tokens: self.services.settings.max_tokens,
             thinking_budget: None,
+            reasoning_effort: self.effort,
             server_tools: Vec::new(),
         };
         let events = self.events().clone();

@@ -62,6 +62,11 @@ pub fn request_json(request: &ModelRequest) -> String {
         tools,
         thinking: request
             .thinking_budget
+            .or_else(|| {
+                request
+                    .reasoning_effort
+                    .and_then(|e| e.thinking_budget(request.max_tokens))
+            })
             .map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
     };
     // Serialising these types cannot fail: every map key is a string.

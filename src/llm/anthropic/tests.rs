@@ -54,6 +54,7 @@ fn body_has_cache_breakpoints_and_thinking() {
         ],
         max_tokens: 1000,
         thinking_budget: Some(500),
+        reasoning_effort: None,
         server_tools: Vec::new(),
     };
     let body = request_body(&request);
@@ -349,6 +350,7 @@ fn server_blocks_are_kept_as_received_and_sent_back_the_same() {
         tools: vec![],
         max_tokens: 100,
         thinking_budget: None,
+        reasoning_effort: None,
         server_tools: vec![],
     };
     let body = request_json(&request);

@@ -61,6 +61,7 @@ impl ProviderSearch {
             tools: Vec::new(),
             max_tokens: MAX_TOKENS,
             thinking_budget: None,
+            reasoning_effort: None,
             server_tools: vec![tool],
         }
     }

@@ -1,0 +1,152 @@
+//! The fields of a custom agent's file that shape its run, end to end through the real core
+//! and the scripted model server: `effort` (extended thinking on Anthropic, `reasoning_effort`
+//! on OpenAI-compatible servers), and a wrong shape named with its file and line, never
+//! widening what the agent may do.
+
+use cairn::llm::Provider;
+use serde_json::{Value, json};
+
+#[path = "support/agent.rs"]
+mod agent;
+#[path = "support/llm.rs"]
+mod llm;
+
+use agent::{Agent, Setup, finished};
+
+/// Writes `.claude/agents/<name>.md` with `front` after its name and description, and a body
+/// `<NAME>-ROLE`.
+fn write_agent(dir: &std::path::Path, name: &str, front: &str) {
+    let agents = dir.join(".claude/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join(format!("{name}.md")),
+        format!(
+            "---\nname: {name}\ndescription: the {name} agent\n{front}---\n{}-ROLE\n",
+            name.to_uppercase()
+        ),
+    )
+    .unwrap();
+}
+
+fn agent_call(id: &str, agent: &str, prompt: &str) -> Value {
+    json!({"id": id, "name": "Agent", "input": {
+        "description": format!("ask {agent}"), "prompt": prompt, "subagent_type": agent}})
+}
+
+/// The body of the first request whose system prompt contains `role`.
+fn first_body(agent: &Agent, role: &str) -> Value {
+    agent
+        .server
+        .requests()
+        .iter()
+        .find(|r| r.body.to_string().contains(role))
+        .map(|r| r.body.clone())
+        .unwrap_or_else(|| panic!("no request for {role}"))
+}
+
+/// Runs the main conversation, which calls each of `agents` once; each answers "ok".
+async fn run_agents(dir: &std::path::Path, provider: Provider, agents: &[&str]) -> Agent {
+    let found = cairn::commands::agents::discover(dir, None);
+    let calls: Vec<Value> = agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| agent_call(&format!("c{i}"), a, "go"))
+        .collect();
+    let script = json!({
+        "turns": [{"tool_calls": calls}, {"text": "done"}],
+        "by_system": agents.iter().map(|a| json!({
+            "system_contains": format!("{}-ROLE", a.to_uppercase()),
+            "turns": [{"text": "ok"}]
+        })).collect::<Vec<_>>()
+    });
+    let mut setup = Setup::in_dir(dir, provider);
+    setup.agents = found.items;
+    setup.max_tokens = 16_384;
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("ask them").await;
+    assert_eq!(finished(&events).1, "done");
+    agent
+}
+
+#[tokio::test]
+async fn effort_gives_anthropic_requests_a_thinking_budget_below_max_tokens() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_agent(tmp.path(), "deep", "effort: high\n");
+    write_agent(tmp.path(), "quick", "effort: low\n");
+    write_agent(tmp.path(), "plain", "");
+    let agent = run_agents(tmp.path(), Provider::Anthropic, &["deep", "quick", "plain"]).await;
+    let deep = first_body(&agent, "DEEP-ROLE");
+    let max = deep["max_tokens"].as_u64().unwrap();
+    assert_eq!(
+        deep["thinking"],
+        json!({"type": "enabled", "budget_tokens": 12_288})
+    );
+    assert!(12_288 < max, "{max}");
+    assert_eq!(
+        first_body(&agent, "QUICK-ROLE")["thinking"],
+        json!({"type": "enabled", "budget_tokens": 4_000})
+    );
+    assert!(first_body(&agent, "PLAIN-ROLE").get("thinking").is_none());
+    // The session's own requests keep theirs.
+    assert!(agent.request_body(0).get("thinking").is_none());
+}
+
+#[tokio::test]
+async fn effort_sets_reasoning_effort_on_openai_compatible_requests() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_agent(tmp.path(), "deep", "effort: max\n");
+    write_agent(tmp.path(), "quick", "effort: medium\n");
+    write_agent(tmp.path(), "plain", "");
+    let agent = run_agents(tmp.path(), Provider::OpenAi, &["deep", "quick", "plain"]).await;
+    assert_eq!(first_body(&agent, "DEEP-ROLE")["reasoning_effort"], "high");
+    assert_eq!(
+        first_body(&agent, "QUICK-ROLE")["reasoning_effort"],
+        "medium"
+    );
+    assert!(
+        first_body(&agent, "PLAIN-ROLE")
+            .get("reasoning_effort")
+            .is_none()
+    );
+    assert!(agent.request_body(0).get("reasoning_effort").is_none());
+}
+
+#[test]
+fn a_wrong_effort_is_named_with_its_line_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_agent(tmp.path(), "odd", "tools: [Read]\neffort: extreme\n");
+    write_agent(tmp.path(), "list", "effort: [high]\n");
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    assert_eq!(found.items.len(), 2, "{:?}", found.problems);
+    assert!(found.items.iter().all(|a| a.effort.is_none()));
+    let odd = found
+        .problems
+        .iter()
+        .find(|p| p.contains("odd.md"))
+        .unwrap();
+    assert!(
+        odd.ends_with(
+            "odd.md:5: `effort` should be low, medium, high, xhigh or max, not text; the agent \
+             reasons as the session's requests do"
+        ),
+        "{odd}"
+    );
+    let list = found
+        .problems
+        .iter()
+        .find(|p| p.contains("list.md"))
+        .unwrap();
+    assert!(
+        list.contains("list.md:4: `effort` should be text, not a list"),
+        "{list}"
+    );
+}
+
+#[test]
+fn a_thinking_budget_always_leaves_room_for_the_answer() {
+    use cairn::llm::Effort;
+    assert_eq!(Effort::Max.thinking_budget(2_000), Some(1_500));
+    // Under the API's minimum budget: no thinking at all rather than a refused request.
+    assert_eq!(Effort::High.thinking_budget(1_024), None);
+    assert_eq!(Effort::Max.thinking_budget(64_000), Some(31_999));
+}
