@@ -5,11 +5,14 @@
 
 use cairn::llm::Provider;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 #[path = "support/agent.rs"]
 mod agent;
 #[path = "support/llm.rs"]
 mod llm;
+#[path = "support/probe.rs"]
+mod probe;
 
 use agent::{Agent, Setup, finished};
 
@@ -46,6 +49,16 @@ fn first_body(agent: &Agent, role: &str) -> Value {
 
 /// Runs the main conversation, which calls each of `agents` once; each answers "ok".
 async fn run_agents(dir: &std::path::Path, provider: Provider, agents: &[&str]) -> Agent {
+    run_with(dir, provider, agents, |_| {}).await
+}
+
+/// As [`run_agents`], with `tune` changing the session's setup first.
+async fn run_with(
+    dir: &std::path::Path,
+    provider: Provider,
+    agents: &[&str],
+    tune: impl FnOnce(&mut Setup),
+) -> Agent {
     let found = cairn::commands::agents::discover(dir, None);
     let calls: Vec<Value> = agents
         .iter()
@@ -62,6 +75,7 @@ async fn run_agents(dir: &std::path::Path, provider: Provider, agents: &[&str]) 
     let mut setup = Setup::in_dir(dir, provider);
     setup.agents = found.items;
     setup.max_tokens = 16_384;
+    tune(&mut setup);
     let mut agent = Agent::start(&script, setup);
     let events = agent.prompt("ask them").await;
     assert_eq!(finished(&events).1, "done");
@@ -149,4 +163,101 @@ fn a_thinking_budget_always_leaves_room_for_the_answer() {
     // Under the API's minimum budget: no thinking at all rather than a refused request.
     assert_eq!(Effort::High.thinking_budget(1_024), None);
     assert_eq!(Effort::Max.thinking_budget(64_000), Some(31_999));
+}
+
+/// The names of the tools a request offered.
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Two MCP servers of the session, `github` and `db`, with a tool each.
+fn two_servers() -> cairn::tools::LateTools {
+    let late = cairn::tools::LateTools::default();
+    for (server, tool) in [("github", "mcp__github__issues"), ("db", "mcp__db__query")] {
+        let probe: cairn::tools::ToolHandle = Arc::new(probe::Probe::named(tool, true));
+        late.replace(server, vec![probe]);
+    }
+    late
+}
+
+#[tokio::test]
+async fn mcp_servers_named_by_an_agent_give_it_their_tools_beside_its_list() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_agent(
+        tmp.path(),
+        "lister",
+        "tools: [Read]\nmcpServers:\n  - github\n",
+    );
+    write_agent(
+        tmp.path(),
+        "denied",
+        "tools: Read\nmcpServers: [github]\ndisallowedTools: mcp__github__issues\n",
+    );
+    write_agent(
+        tmp.path(),
+        "odd",
+        "tools: [Read]\nmcpServers:\n  github: {}\n",
+    );
+    write_agent(tmp.path(), "plain", "tools: [Read]\n");
+    write_agent(tmp.path(), "every", "");
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    let odd = found
+        .problems
+        .iter()
+        .find(|p| p.contains("odd.md"))
+        .unwrap();
+    assert!(
+        odd.ends_with(
+            "odd.md:6: `mcpServers` should be a list of server names or definitions, not a \
+             mapping; the agent gets no servers of its own"
+        ),
+        "{odd}"
+    );
+    let agents = ["lister", "denied", "odd", "plain", "every"];
+    let agent = run_with(tmp.path(), Provider::Anthropic, &agents, |s| {
+        s.late_tools = two_servers();
+        // Offered whole (not deferred behind ToolSearch), so the request names them.
+        s.tool_search.mode = cairn::agent::deferral::ToolSearchMode::Never;
+    })
+    .await;
+    let offered = |role: &str| tool_names(&first_body(&agent, role));
+    assert_eq!(offered("LISTER-ROLE"), ["Read", "mcp__github__issues"]);
+    assert_eq!(offered("DENIED-ROLE"), ["Read"]);
+    assert_eq!(offered("ODD-ROLE"), ["Read"]);
+    assert_eq!(offered("PLAIN-ROLE"), ["Read"]);
+    // Without a `tools` list it has every tool, both servers' too.
+    let every = offered("EVERY-ROLE");
+    assert!(
+        every.contains(&"mcp__github__issues".to_string()),
+        "{every:?}"
+    );
+    assert!(every.contains(&"mcp__db__query".to_string()), "{every:?}");
+}
+
+#[test]
+fn an_mcp_servers_entry_of_another_shape_is_skipped_with_a_notice() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_agent(
+        tmp.path(),
+        "mixed",
+        "mcpServers:\n  - github\n  - 42\n  - local:\n      command: echo\n",
+    );
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    let servers = &found.items[0].mcp_servers;
+    assert_eq!(servers.len(), 2, "{servers:?}");
+    assert_eq!(servers[0].name(), "github");
+    assert_eq!(servers[1].name(), "local");
+    assert!(
+        found.problems.iter().any(|p| p.ends_with(
+            "mixed.md:5: `mcpServers` entry 2 should be a server name or `name: {definition}`; \
+             that entry is ignored"
+        )),
+        "{:?}",
+        found.problems
+    );
 }

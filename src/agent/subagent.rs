@@ -6,8 +6,10 @@
 //! hooks and pending decisions — so the person is asked about its calls as about any other,
 //! each labelled with the agent (`Explore › Grep parse`). What a skill or command allowed for
 //! the parent's turn does not reach it; what a skill it loads allows ends with its run. A custom
-//! agent's file may set its mode, request limit, preloaded skills and background running
-//! (`permissionMode`, `maxTurns`, `skills`, `background`). The Agent tool only
+//! agent's file may set its mode, request limit, preloaded skills, background running,
+//! reasoning effort and MCP servers (`permissionMode`, `maxTurns`, `skills`, `background`,
+//! `effort`, `mcpServers`: the named servers' tools join its list; MCP tools connected by the
+//! time it starts are offered). The Agent tool only
 //! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
 //! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
 //! permission requests and notices as the session's own; its streamed text not at all. Its
@@ -197,7 +199,13 @@ impl Subagents {
         agent: &Kind<'_>,
         session: &Arc<SessionContext>,
     ) -> Result<ToolRegistry, String> {
-        let all = self.registry.get().ok_or("sub-agents are not ready yet")?;
+        let mut all = self
+            .registry
+            .get()
+            .ok_or("sub-agents are not ready yet")?
+            .clone();
+        // The MCP tools of the servers connected by now.
+        all.refresh_late();
         let same = |t: &ToolHandle| Some(Arc::clone(t));
         Ok(match agent {
             Kind::Custom(
@@ -217,7 +225,11 @@ impl Subagents {
                     let nested = Arc::new(self.nested(Arc::clone(session)));
                     extra.push(Arc::new(AgentTool::new(nested)));
                 }
-                let listed = |t: &ToolHandle| def.may_use(t.name(), t.aliases());
+                let listed = |t: &ToolHandle| {
+                    def.may_use(t.name(), t.aliases())
+                        || t.mcp_name()
+                            .is_some_and(|m| def.gets_server_tool(m.server, t.name()))
+                };
                 all.mapped(|t| listed(t).then(|| Arc::clone(t)), extra)
             }
             // All of the session's tools but those its `disallowedTools` takes away.

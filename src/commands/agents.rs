@@ -5,11 +5,12 @@
 //! those), `model` (`inherit`: the session's), `color`, `permissionMode` (the mode its calls
 //! are decided in), `maxTurns` (the requests it may make), `skills` (loaded into its context
 //! before the task), `background` (always run in the background) and `effort` (how hard its
-//! model reasons: `low` … `max`); the body is the agent's
+//! model reasons: `low` … `max`), `mcpServers` (servers of the session whose tools it gets, by
+//! name; servers defined in the file are read, not started yet); the body is the agent's
 //! system prompt. A `tools` field that is not a list of names gives the agent no tools at all,
 //! with a notice: a list cairn cannot read never widens what an agent may do; an unknown
 //! `permissionMode` leaves the session's, an unknown `effort` the session's reasoning. Fields
-//! Claude Code acts on that cairn does not yet (`mcpServers`, `hooks`, `memory`, `isolation`)
+//! Claude Code acts on that cairn does not yet (`hooks`, `memory`, `isolation`)
 //! are named in a notice. A file without a
 //! description, or whose frontmatter does not close or is not YAML, is reported with its file
 //! and line and skipped; the project's agent wins over the user's of the same name.
@@ -34,10 +35,11 @@ const APPLIED: &[&str] = &[
     "skills",
     "background",
     "effort",
+    "mcpServers",
 ];
 
 /// Known fields cairn does not act on yet.
-const NOT_APPLIED: &[&str] = &["mcpServers", "hooks", "memory", "isolation"];
+const NOT_APPLIED: &[&str] = &["hooks", "memory", "isolation"];
 
 /// One custom agent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,12 +66,47 @@ pub struct AgentDef {
     pub background: bool,
     /// How hard its model reasons (`effort`); `None`: as the session's requests.
     pub effort: Option<Effort>,
+    /// The MCP servers its `mcpServers` names or defines.
+    pub mcp_servers: Vec<AgentServer>,
     /// Its system prompt.
     pub prompt: String,
     pub path: PathBuf,
 }
 
+/// An MCP server an agent's `mcpServers` lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentServer {
+    /// A server the session has (`.mcp.json`, the settings): the agent gets its tools.
+    Named(String),
+    /// A server defined in the agent's file (`.mcp.json`'s shape), for the agent's run only.
+    Inline {
+        name: String,
+        config: serde_json::Value,
+    },
+}
+
+impl AgentServer {
+    pub fn name(&self) -> &str {
+        match self {
+            AgentServer::Named(name) | AgentServer::Inline { name, .. } => name,
+        }
+    }
+}
+
 impl AgentDef {
+    /// Whether a tool called `name` of MCP server `server` comes with the agent's
+    /// `mcpServers` (unless its `disallowedTools` takes it away: the tool, `mcp__<server>` or
+    /// `mcp__<server>__*`).
+    pub fn gets_server_tool(&self, server: &str, name: &str) -> bool {
+        let whole = format!("mcp__{server}");
+        let all = format!("mcp__{server}__*");
+        self.mcp_servers.iter().any(|s| s.name() == server)
+            && !self
+                .disallowed_tools
+                .iter()
+                .any(|n| n == name || *n == whole || *n == all)
+    }
+
     /// Whether the agent may use the tool called `name` (or aliased `aliases`), as far as its
     /// own file says.
     pub fn may_use(&self, name: &str, aliases: &[&str]) -> bool {
@@ -149,6 +186,19 @@ pub(crate) fn read_agent(
         }
         effort
     });
+    let mcp_servers = mcp_servers(&mut front);
+    if let Some(AgentServer::Inline { name, .. }) = mcp_servers
+        .iter()
+        .find(|s| matches!(s, AgentServer::Inline { .. }))
+    {
+        front.notice(
+            "mcpServers",
+            &format!(
+                "`mcpServers` defines `{name}` in the file; cairn does not start an agent's own \
+                 servers yet (named servers of the session are given to it)"
+            ),
+        );
+    }
     let agent = AgentDef {
         name,
         description,
@@ -161,12 +211,61 @@ pub(crate) fn read_agent(
         skills,
         background: front.flag("background").unwrap_or(false),
         effort,
+        mcp_servers,
         prompt: body.trim().to_string(),
         path: file.to_path_buf(),
     };
     front.not_applied(NOT_APPLIED, "agent");
     notices.extend(front.finish(&[APPLIED, NOT_APPLIED].concat()));
     Ok(agent)
+}
+
+/// `mcpServers`: a list whose entries are server names or `name: {definition}`; a comma
+/// string of names. An entry of another shape is a notice and skipped (the agent gets fewer
+/// servers, never more).
+fn mcp_servers(front: &mut frontmatter::Front) -> Vec<AgentServer> {
+    use serde_json::Value;
+    let Some((value, _)) = front.raw("mcpServers") else {
+        return Vec::new();
+    };
+    let items = match value {
+        Value::Array(items) => items.clone(),
+        Value::String(s) => frontmatter::split_names(s)
+            .into_iter()
+            .map(Value::String)
+            .collect(),
+        Value::Null => return Vec::new(),
+        _ => {
+            front.wrong(
+                "mcpServers",
+                "a list of server names or definitions",
+                "the agent gets no servers of its own",
+            );
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    for (n, item) in items.into_iter().enumerate() {
+        match item {
+            Value::String(name) if !name.trim().is_empty() => {
+                out.push(AgentServer::Named(name.trim().to_string()));
+            }
+            Value::Object(map) if map.len() == 1 && map.values().all(Value::is_object) => {
+                if let Some((name, config)) = map.into_iter().next() {
+                    out.push(AgentServer::Inline { name, config });
+                }
+            }
+            _ => front.notice(
+                "mcpServers",
+                &format!(
+                    "`mcpServers` entry {} should be a server name or `name: {{definition}}`; \
+                     that entry is ignored",
+                    n + 1
+                ),
+            ),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -159,6 +159,19 @@ impl Front {
         ));
     }
 
+    /// `key`'s value as YAML gave it, and its file line; for fields of their own shape.
+    pub fn raw(&self, key: &str) -> Option<(&Value, u64)> {
+        let value = self.fields.get(key)?;
+        Some((&value.value, value.referenced.line() + 1))
+    }
+
+    /// A notice for `key` at its line (`file:line: message`).
+    pub fn notice(&mut self, key: &str, message: &str) {
+        let line = self.line(key);
+        self.notices
+            .push(format!("{}:{line}: {message}", self.file.display()));
+    }
+
     /// Whether `key` is given (whatever its value).
     pub fn has(&self, key: &str) -> bool {
         self.fields.contains_key(key)
