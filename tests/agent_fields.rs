@@ -261,3 +261,153 @@ fn an_mcp_servers_entry_of_another_shape_is_skipped_with_a_notice() {
         found.problems
     );
 }
+
+/// An agent whose file has hooks: `PreToolUse` and `PostToolUse` for its Glob calls and
+/// `Stop`, each appending its payload to `log`.
+fn hooked_agent(dir: &std::path::Path, log: &std::path::Path) {
+    let cmd = format!("cat >> '{}'; echo >> '{}'", log.display(), log.display());
+    write_agent(
+        dir,
+        "hooked",
+        &format!(
+            "tools: [Glob]\nhooks:\n  PreToolUse:\n    - matcher: Glob\n      hooks:\n        \
+             - type: command\n          command: \"{cmd}\"\n  PostToolUse:\n    - matcher: \
+             Glob\n      hooks:\n        - type: command\n          command: \"{cmd}\"\n  \
+             Stop:\n    - hooks:\n        - type: command\n          command: \"{cmd}\"\n"
+        ),
+    );
+}
+
+fn fired(log: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_agents_hooks_run_for_its_own_calls_and_its_stop_as_subagent_stop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("hooks.log");
+    hooked_agent(tmp.path(), &log);
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    let glob = |id: &str| json!({"id": id, "name": "Glob", "input": {"pattern": "*.md"}});
+    let script = json!({
+        "turns": [
+            {"tool_calls": [glob("main-g")]},
+            {"tool_calls": [agent_call("c1", "hooked", "look")]},
+            {"text": "done"}
+        ],
+        "by_system": [{"system_contains": "HOOKED-ROLE", "turns": [
+            {"tool_calls": [glob("sub-g")]}, {"text": "looked"}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = found.items;
+    let mut agent = Agent::start(&script, setup);
+    let events = agent.prompt("go").await;
+    assert_eq!(finished(&events).1, "done");
+    let fired = fired(&log);
+    let seen: Vec<(String, String)> = fired
+        .iter()
+        .map(|f| {
+            (
+                f["hook_event_name"].as_str().unwrap().to_string(),
+                f["tool_use_id"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect();
+    // The agent's Glob only (not the session's), then its end as SubagentStop.
+    assert_eq!(
+        seen,
+        [
+            ("PreToolUse".to_string(), "sub-g".to_string()),
+            ("PostToolUse".into(), "sub-g".into()),
+            ("SubagentStop".into(), "-".into()),
+        ]
+    );
+}
+
+#[test]
+fn an_untrusted_projects_agent_loses_its_hooks_and_a_user_agent_keeps_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (proj, home) = (tmp.path().join("proj"), tmp.path().join("home"));
+    hooked_agent(&proj, &tmp.path().join("p.log"));
+    let user = home.join(".claude/agents");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("mine.md"),
+        "---\ndescription: mine\nhooks:\n  Stop:\n    - hooks:\n        - command: 'true'\n---\nMINE\n",
+    )
+    .unwrap();
+    let mut found = cairn::commands::agents::discover(&proj, Some(&home));
+    assert!(found.items.iter().all(|a| a.hooks.is_some()));
+    let notices = cairn::agent::subagent_scope::without_untrusted_hooks(&mut found.items, &proj);
+    let hooked = found.items.iter().find(|a| a.name == "hooked").unwrap();
+    let mine = found.items.iter().find(|a| a.name == "mine").unwrap();
+    assert!(hooked.hooks.is_none());
+    assert!(mine.hooks.is_some());
+    assert_eq!(notices.len(), 1);
+    assert!(
+        notices[0].ends_with(
+            "hooked.md: the hooked agent's `hooks` do not run until you trust this folder"
+        ),
+        "{notices:?}"
+    );
+}
+
+#[tokio::test]
+async fn hooks_of_the_wrong_shape_skip_the_agent_or_refuse_its_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_agent(tmp.path(), "listed", "hooks: [PreToolUse]\n");
+    write_agent(
+        tmp.path(),
+        "guard",
+        "tools: [Glob]\nhooks:\n  PreToolUse: 5\n",
+    );
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    let listed = found
+        .problems
+        .iter()
+        .find(|p| p.contains("listed.md"))
+        .unwrap();
+    assert!(
+        listed.ends_with(
+            "listed.md:4: `hooks` should be a mapping of hook events, not a list; agent \
+             skipped (its hooks may guard its calls)"
+        ),
+        "{listed}"
+    );
+    assert_eq!(found.items.len(), 1);
+    // A PreToolUse entry that is not a list may have lost a guard: the agent does not run.
+    let script = json!({
+        "turns": [{"tool_calls": [agent_call("c1", "guard", "go")]}, {"text": "done"}],
+        "by_system": [{"system_contains": "GUARD-ROLE", "turns": [{"text": "ran"}]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = found.items;
+    let mut agent = Agent::start(&script, setup);
+    agent.prompt("go").await;
+    assert!(
+        !agent
+            .server
+            .requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("GUARD-ROLE"))
+    );
+    let last = agent.request_body(agent.server.requests().len() - 1);
+    let result = agent::tool_results(&last);
+    assert!(result[0].1, "{result:?}");
+    assert!(
+        result[0].0.contains(
+            "the guard agent's hooks cannot all be read, and one may guard its calls, so it \
+             does not run: "
+        ) && result[0]
+            .0
+            .contains("guard.md:6: `hooks.PreToolUse` must be a list; ignored"),
+        "{result:?}"
+    );
+}

@@ -75,6 +75,8 @@ pub(crate) struct Core {
     pub max_turns: Option<u32>,
     /// How hard the model reasons in this conversation (a custom sub-agent's `effort`).
     pub effort: Option<crate::llm::Effort>,
+    /// The hooks of its tool calls and SubagentStop: the session's, and a custom agent's own.
+    pub hooks: Arc<crate::hooks::Hooks>,
     /// Turns started so far (the next turn's id is one more).
     pub turns_started: u64,
     /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
@@ -363,7 +365,7 @@ impl Core {
         Arc::new(CallEnv {
             session: Arc::clone(&self.session),
             gate: Arc::clone(&self.services.gate),
-            hooks: Arc::clone(&self.services.hooks),
+            hooks: Arc::clone(&self.hooks),
             registry: self.tools.registry.clone(),
             decisions: self.services.decisions.clone(),
             deferred: self.tools.deferral.tools.clone(),

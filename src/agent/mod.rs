@@ -23,6 +23,7 @@ mod running_tasks;
 pub mod services;
 mod subagent;
 mod subagent_resume;
+pub mod subagent_scope;
 mod tool_set;
 mod usage;
 
@@ -223,6 +224,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         usage: UsageMeter::default(),
         max_turns: setup.max_turns,
         effort: None,
+        hooks: Arc::clone(&services.hooks),
         turns_started: 0,
         rewind_undo: None,
     };

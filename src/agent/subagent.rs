@@ -9,7 +9,7 @@
 //! agent's file may set its mode, request limit, preloaded skills, background running,
 //! reasoning effort and MCP servers (`permissionMode`, `maxTurns`, `skills`, `background`,
 //! `effort`, `mcpServers`: the named servers' tools join its list; MCP tools connected by the
-//! time it starts are offered). The Agent tool only
+//! time it starts are offered; `hooks`: `subagent_scope.rs`). The Agent tool only
 //! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
 //! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
 //! permission requests and notices as the session's own; its streamed text not at all. Its
@@ -310,6 +310,20 @@ impl Subagents {
                 });
             }
         }
+        let hooks = match agent {
+            Kind::Custom(def) => {
+                let (hooks, notes) = super::subagent_scope::hooks_for(
+                    &self.services.hooks,
+                    def,
+                    &session.project_dir,
+                )?;
+                for message in notes {
+                    self.session.events.send(Event::Notice { message });
+                }
+                hooks
+            }
+            _ => Arc::clone(&self.services.hooks),
+        };
         let deferral = self.services.deferral();
         let core = Core {
             services: Arc::clone(&self.services),
@@ -324,6 +338,7 @@ impl Subagents {
                 Kind::Custom(def) => def.effort,
                 _ => None,
             },
+            hooks,
             turns_started: 0,
             rewind_undo: None,
         };
@@ -499,7 +514,6 @@ impl Core {
                 Step::ToolsRan | Step::Again => continue,
                 Step::Done(text) => {
                     let stop = self
-                        .services
                         .hooks
                         .subagent_stop(&self.session, self.gate().mode(), forced > 0)
                         .await;

@@ -6,11 +6,13 @@
 //! are decided in), `maxTurns` (the requests it may make), `skills` (loaded into its context
 //! before the task), `background` (always run in the background) and `effort` (how hard its
 //! model reasons: `low` … `max`), `mcpServers` (servers of the session whose tools it gets, by
-//! name; servers defined in the file are read, not started yet); the body is the agent's
+//! name; servers defined in the file are read, not started yet), `hooks` (kept as YAML gave
+//! them, read as hooks when it starts: `agent::subagent_scope`; not a mapping: the agent is
+//! skipped, as its hooks may guard its calls); the body is the agent's
 //! system prompt. A `tools` field that is not a list of names gives the agent no tools at all,
 //! with a notice: a list cairn cannot read never widens what an agent may do; an unknown
 //! `permissionMode` leaves the session's, an unknown `effort` the session's reasoning. Fields
-//! Claude Code acts on that cairn does not yet (`hooks`, `memory`, `isolation`)
+//! Claude Code acts on that cairn does not yet (`memory`, `isolation`)
 //! are named in a notice. A file without a
 //! description, or whose frontmatter does not close or is not YAML, is reported with its file
 //! and line and skipped; the project's agent wins over the user's of the same name.
@@ -36,10 +38,11 @@ const APPLIED: &[&str] = &[
     "background",
     "effort",
     "mcpServers",
+    "hooks",
 ];
 
 /// Known fields cairn does not act on yet.
-const NOT_APPLIED: &[&str] = &["hooks", "memory", "isolation"];
+const NOT_APPLIED: &[&str] = &["memory", "isolation"];
 
 /// One custom agent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,6 +71,8 @@ pub struct AgentDef {
     pub effort: Option<Effort>,
     /// The MCP servers its `mcpServers` names or defines.
     pub mcp_servers: Vec<AgentServer>,
+    /// Hooks for its run (`hooks`), read as the settings' hooks when it starts.
+    pub hooks: Option<AgentHooks>,
     /// Its system prompt.
     pub prompt: String,
     pub path: PathBuf,
@@ -83,6 +88,14 @@ pub enum AgentServer {
         name: String,
         config: serde_json::Value,
     },
+}
+
+/// An agent file's `hooks` as YAML gave them (an object of events), and the file's text, so
+/// the notices about them can name their lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentHooks {
+    pub value: serde_json::Value,
+    pub text: String,
 }
 
 impl AgentServer {
@@ -186,6 +199,22 @@ pub(crate) fn read_agent(
         }
         effort
     });
+    // Hooks may guard its calls: a `hooks` value cairn cannot read skips the agent.
+    let hooks = match front.raw("hooks") {
+        None | Some((serde_json::Value::Null, _)) => None,
+        Some((value @ serde_json::Value::Object(_), _)) => Some(AgentHooks {
+            value: value.clone(),
+            text: text.clone(),
+        }),
+        Some(_) => {
+            front.wrong(
+                "hooks",
+                "a mapping of hook events",
+                "agent skipped (its hooks may guard its calls)",
+            );
+            return Err(front.take_last_notice().unwrap_or_default());
+        }
+    };
     let mcp_servers = mcp_servers(&mut front);
     if let Some(AgentServer::Inline { name, .. }) = mcp_servers
         .iter()
@@ -212,6 +241,7 @@ pub(crate) fn read_agent(
         background: front.flag("background").unwrap_or(false),
         effort,
         mcp_servers,
+        hooks,
         prompt: body.trim().to_string(),
         path: file.to_path_buf(),
     };

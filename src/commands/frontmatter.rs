@@ -172,6 +172,11 @@ impl Front {
             .push(format!("{}:{line}: {message}", self.file.display()));
     }
 
+    /// The last notice given, taken out (for a problem that skips the file).
+    pub fn take_last_notice(&mut self) -> Option<String> {
+        self.notices.pop()
+    }
+
     /// Whether `key` is given (whatever its value).
     pub fn has(&self, key: &str) -> bool {
         self.fields.contains_key(key)

@@ -140,10 +140,16 @@ pub struct SettingsSource {
 }
 
 impl SettingsSource {
-    /// The 1-based line where `needle` first appears in the text (for diagnostics).
+    /// The 1-based line where `needle` first appears in the text (for diagnostics); a quoted
+    /// JSON key (`"PreToolUse"`) is looked for bare too, as YAML (an agent's hooks) writes it.
     pub fn line_of(&self, needle: &str) -> Option<usize> {
+        let bare = needle
+            .strip_prefix('"')
+            .and_then(|n| n.strip_suffix('"'))
+            .filter(|n| !n.is_empty());
         self.text
             .find(needle)
+            .or_else(|| bare.and_then(|n| self.text.find(n)))
             .map(|at| self.text[..at].matches('\n').count() + 1)
     }
 

@@ -66,6 +66,16 @@ impl Hooks {
         self.runner.has(event)
     }
 
+    /// These hooks and `more` (a sub-agent's own, for its run).
+    pub fn with_groups(&self, more: Vec<crate::config::hooks::HookGroup>) -> Hooks {
+        let mut runner = self.runner.clone();
+        runner.config.groups.extend(more);
+        Hooks {
+            runner,
+            transcript_path: self.transcript_path.clone(),
+        }
+    }
+
     /// Run the hooks of `fire.event` matching `fire.match_value`, with the common fields and
     /// `fire.extra` on stdin.
     async fn run(

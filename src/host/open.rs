@@ -172,6 +172,11 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
     notices.extend(skills.problems.iter().map(|p| format!("skill: {p}")));
     let mut agents = crate::commands::agents::discover(&project_dir, settings.home.as_deref());
     notices.extend(agents.problems.iter().map(|p| format!("agent: {p}")));
+    if !settings.trust.is_trusted() {
+        let lost =
+            crate::agent::subagent_scope::without_untrusted_hooks(&mut agents.items, &project_dir);
+        notices.extend(lost.into_iter().map(|p| format!("agent: {p}")));
+    }
     notices.extend(plugins.problems.iter().map(|p| format!("plugin: {p}")));
     notices.extend(plugins.untrusted_notice());
     let mut plugin_servers = Vec::new();
@@ -185,10 +190,11 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
             .skills
             .into_iter()
             .for_each(|s| skills.add(Ok(s), |s| &s.name));
-        parts
-            .agents
-            .into_iter()
-            .for_each(|a| agents.add(Ok(a), |a| &a.name));
+        // As in Claude Code, a plugin's agents run no hooks of their own.
+        parts.agents.into_iter().for_each(|mut a| {
+            a.hooks = None;
+            agents.add(Ok(a), |a| &a.name)
+        });
         plugin_servers.extend(parts.mcp);
     }
     let style = crate::agent::output_style::select(
