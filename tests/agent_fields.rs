@@ -411,3 +411,79 @@ async fn hooks_of_the_wrong_shape_skip_the_agent_or_refuse_its_run() {
         "{result:?}"
     );
 }
+
+#[tokio::test]
+async fn an_agents_memory_is_in_its_prompt_and_only_its_directory_is_writable_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_agent(tmp.path(), "keeper", "tools: [Glob]\nmemory: project\n");
+    let dir = tmp.path().join(".claude/agent-memory/keeper");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut long = String::from("REMEMBERED-FACT\n");
+    for n in 2..=250 {
+        long.push_str(&format!("line {n}\n"));
+    }
+    std::fs::write(dir.join("MEMORY.md"), long).unwrap();
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    assert!(found.problems.is_empty(), "{:?}", found.problems);
+    let write = |id: &str, path: std::path::PathBuf| json!({"id": id, "name": "Write", "input": {"file_path": path, "content": "learned\n"}});
+    let script = json!({
+        "turns": [{"tool_calls": [agent_call("c1", "keeper", "work")]}, {"text": "done"}],
+        "by_system": [{"system_contains": "KEEPER-ROLE", "turns": [
+            {"tool_calls": [write("w1", dir.join("notes.md")),
+                            write("w2", tmp.path().join("outside.txt"))]},
+            {"text": "saved"}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(tmp.path(), Provider::Anthropic);
+    setup.agents = found.items;
+    let mut agent = Agent::start(&script, setup);
+    agent.submit("go");
+    let events = agent
+        .run_turn_answering(|_| cairn::protocol::Decision::AllowOnce)
+        .await;
+    assert_eq!(finished(&events).1, "done");
+    let first = first_body(&agent, "KEEPER-ROLE");
+    let system = first["system"].to_string();
+    assert!(system.contains("REMEMBERED-FACT"), "{system}");
+    assert!(system.contains(&dir.display().to_string()), "{system}");
+    assert!(system.contains("line 200") && !system.contains("line 201"));
+    assert_eq!(tool_names(&first), ["Glob", "Edit", "Read", "Write"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.md")).unwrap(),
+        "learned\n"
+    );
+    assert!(!tmp.path().join("outside.txt").exists());
+    let second = agent
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains("KEEPER-ROLE"))
+        .nth(1)
+        .map(|r| r.body.clone())
+        .unwrap();
+    let results = agent::tool_results(&second);
+    assert!(!results[0].1, "{results:?}");
+    assert!(
+        results[1].1
+            && results[1]
+                .0
+                .contains("may use Write only inside its memory directory"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn a_wrong_memory_scope_gives_no_memory_and_a_notice() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_agent(tmp.path(), "team", "memory: team\n");
+    let found = cairn::commands::agents::discover(tmp.path(), None);
+    assert_eq!(found.items[0].memory, None);
+    assert!(
+        found.problems[0].ends_with(
+            "team.md:4: `memory` should be user, project or local, not text; the agent has no \
+             memory directory"
+        ),
+        "{:?}",
+        found.problems
+    );
+}

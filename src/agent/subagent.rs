@@ -9,7 +9,7 @@
 //! agent's file may set its mode, request limit, preloaded skills, background running,
 //! reasoning effort and MCP servers (`permissionMode`, `maxTurns`, `skills`, `background`,
 //! `effort`, `mcpServers`: the named servers' tools join its list; MCP tools connected by the
-//! time it starts are offered; `hooks`: `subagent_scope.rs`). The Agent tool only
+//! time it starts are offered; `hooks` and `memory`: `subagent_scope.rs`). The Agent tool only
 //! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
 //! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
 //! permission requests and notices as the session's own; its streamed text not at all. Its
@@ -30,6 +30,7 @@ use super::core::{Core, Step};
 use super::prompt::{Environment, subagent_prompt};
 use super::services::SessionServices;
 use super::subagent_resume::{self as resume, new_agent_id};
+use super::subagent_scope as scope;
 use super::tool_set::ToolSet;
 use super::usage::UsageMeter;
 use crate::commands::agents::AgentDef;
@@ -276,7 +277,17 @@ impl Subagents {
         id: &str,
     ) -> Result<(Core, String), String> {
         let session = self.sub_session(name, parent_call_id, task);
-        let registry = self.tools_for(agent, &session)?;
+        let mut registry = self.tools_for(agent, &session)?;
+        let mut memory_section = String::new();
+        if let Kind::Custom(def) = agent {
+            let home = self.session.memory_roots().home;
+            let memory = scope::memory_for(def, &session.project_dir, home.as_deref())
+                .map_err(|e| format!("the {name} agent cannot start: {e}"))?;
+            if let (Some(memory), Some(all)) = (memory, self.registry.get()) {
+                registry = scope::with_memory_tools(registry, all, def, &memory.dir);
+                memory_section = memory.section;
+            }
+        }
         let (role, own_model) = match agent {
             Kind::Custom(d) => (d.prompt.as_str(), d.model.as_deref()),
             Kind::General => (GENERAL_ROLE, None),
@@ -285,7 +296,7 @@ impl Subagents {
             Kind::Plan => (PLAN_ROLE, None),
         };
         let memory = crate::memory::render(&self.services.memory);
-        let system = subagent_prompt(role, &self.env, &memory, &registry);
+        let system = subagent_prompt(role, &self.env, &memory, &registry) + &memory_section;
         let model = match model.or(own_model) {
             Some(name) => self.services.aliases.pick(name),
             None => self.model.clone(),

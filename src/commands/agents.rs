@@ -8,11 +8,12 @@
 //! model reasons: `low` … `max`), `mcpServers` (servers of the session whose tools it gets, by
 //! name; servers defined in the file are read, not started yet), `hooks` (kept as YAML gave
 //! them, read as hooks when it starts: `agent::subagent_scope`; not a mapping: the agent is
-//! skipped, as its hooks may guard its calls); the body is the agent's
+//! skipped, as its hooks may guard its calls), `memory` (`user`, `project`, `local`: where its
+//! memory directory is); the body is the agent's
 //! system prompt. A `tools` field that is not a list of names gives the agent no tools at all,
 //! with a notice: a list cairn cannot read never widens what an agent may do; an unknown
 //! `permissionMode` leaves the session's, an unknown `effort` the session's reasoning. Fields
-//! Claude Code acts on that cairn does not yet (`memory`, `isolation`)
+//! Claude Code acts on that cairn does not yet (`isolation`)
 //! are named in a notice. A file without a
 //! description, or whose frontmatter does not close or is not YAML, is reported with its file
 //! and line and skipped; the project's agent wins over the user's of the same name.
@@ -39,10 +40,11 @@ const APPLIED: &[&str] = &[
     "effort",
     "mcpServers",
     "hooks",
+    "memory",
 ];
 
 /// Known fields cairn does not act on yet.
-const NOT_APPLIED: &[&str] = &["memory", "isolation"];
+const NOT_APPLIED: &[&str] = &["isolation"];
 
 /// One custom agent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -73,6 +75,8 @@ pub struct AgentDef {
     pub mcp_servers: Vec<AgentServer>,
     /// Hooks for its run (`hooks`), read as the settings' hooks when it starts.
     pub hooks: Option<AgentHooks>,
+    /// Where its persistent memory directory is (`memory`).
+    pub memory: Option<MemoryScope>,
     /// Its system prompt.
     pub prompt: String,
     pub path: PathBuf,
@@ -88,6 +92,15 @@ pub enum AgentServer {
         name: String,
         config: serde_json::Value,
     },
+}
+
+/// Where an agent's memory directory is: `user` (`~/.claude/agent-memory/<name>/`),
+/// `project` (`.claude/agent-memory/<name>/`), `local` (`.claude/agent-memory-local/<name>/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryScope {
+    User,
+    Project,
+    Local,
 }
 
 /// An agent file's `hooks` as YAML gave them (an object of events), and the file's text, so
@@ -215,6 +228,22 @@ pub(crate) fn read_agent(
             return Err(front.take_last_notice().unwrap_or_default());
         }
     };
+    let memory = front.text("memory").and_then(|m| {
+        let scope = match m.as_str() {
+            "user" => Some(MemoryScope::User),
+            "project" => Some(MemoryScope::Project),
+            "local" => Some(MemoryScope::Local),
+            _ => None,
+        };
+        if scope.is_none() {
+            front.wrong(
+                "memory",
+                "user, project or local",
+                "the agent has no memory directory",
+            );
+        }
+        scope
+    });
     let mcp_servers = mcp_servers(&mut front);
     if let Some(AgentServer::Inline { name, .. }) = mcp_servers
         .iter()
@@ -242,6 +271,7 @@ pub(crate) fn read_agent(
         effort,
         mcp_servers,
         hooks,
+        memory,
         prompt: body.trim().to_string(),
         path: file.to_path_buf(),
     };

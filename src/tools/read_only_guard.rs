@@ -1,8 +1,13 @@
-//! A tool that only runs what its inner tool calls read-only: read-only agents (the built-in
-//! Explore and Plan) get Bash through it, so `git log` or `ls` work and anything that could
-//! write is refused before it starts. It fails closed: an input the inner tool cannot judge
-//! read-only (unknown command, an option not known to be harmless, a redirection) is refused,
-//! with a message saying so. The permission gate still checks every call as usual.
+//! A tool that only runs what its inner tool may do here. Read-only agents (the built-in
+//! Explore and Plan) get Bash through it ([`ReadOnlyGuard::new`]), so `git log` or `ls` work
+//! and anything that could write is refused before it starts: an input the inner tool cannot
+//! judge read-only (unknown command, an option not known to be harmless, a redirection) is
+//! refused, with a message saying so. An agent with a memory directory gets Read, Write and
+//! Edit confined to it ([`ReadOnlyGuard::inside`]): a call is refused unless every path it
+//! touches is inside the directory after symlinks (and it touches nothing but paths). Both
+//! fail closed; the permission gate still checks every call as usual.
+
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -15,11 +20,77 @@ use crate::session::context::SessionContext;
 
 pub struct ReadOnlyGuard {
     inner: ToolHandle,
+    /// `Some(dir)`: confined to `dir` rather than read-only.
+    inside: Option<PathBuf>,
 }
 
 impl ReadOnlyGuard {
     pub fn new(inner: ToolHandle) -> ReadOnlyGuard {
-        ReadOnlyGuard { inner }
+        ReadOnlyGuard {
+            inner,
+            inside: None,
+        }
+    }
+
+    /// `inner`, touching nothing outside `dir`.
+    pub fn inside(inner: ToolHandle, dir: PathBuf) -> ReadOnlyGuard {
+        ReadOnlyGuard {
+            inner,
+            inside: Some(dir),
+        }
+    }
+
+    /// Why `input` may not run here, if it may not.
+    fn refusal(&self, input: &ParsedInput, session: &SessionContext) -> Option<String> {
+        let Some(dir) = &self.inside else {
+            return (!self.inner.is_read_only(input)).then(|| {
+                "Only read-only commands are allowed for this agent (listing, reading, \
+                 searching, read-only git), and this one is not known to be read-only. Use \
+                 Read, Glob or Grep, or a simpler command."
+                    .to_string()
+            });
+        };
+        let accesses = self.inner.accesses(input, session);
+        let inside = !accesses.is_empty()
+            && accesses.iter().all(|a| match a {
+                Access::Read(p) | Access::Write(p) => within(p, dir),
+                _ => false,
+            });
+        (!inside).then(|| {
+            format!(
+                "This agent may use {} only inside its memory directory {}.",
+                self.inner.name(),
+                dir.display()
+            )
+        })
+    }
+}
+
+/// Whether `path` is inside `dir` once both are resolved (the deepest existing ancestor of
+/// `path` through its symlinks, the rest without `..`).
+fn within(path: &Path, dir: &Path) -> bool {
+    use std::path::Component;
+    if path.components().any(|c| matches!(c, Component::ParentDir)) || !path.is_absolute() {
+        return false;
+    }
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut full = real;
+            full.extend(rest.iter().rev());
+            return full.starts_with(&dir);
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return false,
+        }
     }
 }
 
@@ -32,11 +103,18 @@ impl DynTool for ReadOnlyGuard {
         self.inner.aliases()
     }
     fn description(&self) -> String {
-        format!(
-            "{}\n\nOnly read-only commands run here (listing, reading, searching, read-only \
-             git); anything that could change a file or run a program is refused.",
-            self.inner.description()
-        )
+        match &self.inside {
+            None => format!(
+                "{}\n\nOnly read-only commands run here (listing, reading, searching, read-only \
+                 git); anything that could change a file or run a program is refused.",
+                self.inner.description()
+            ),
+            Some(dir) => format!(
+                "{}\n\nOnly for files in your memory directory {}.",
+                self.inner.description(),
+                dir.display()
+            ),
+        }
     }
     fn kind(&self) -> ToolKind {
         self.inner.kind()
@@ -75,12 +153,8 @@ impl DynTool for ReadOnlyGuard {
         self.inner.accesses(input, ctx)
     }
     async fn validate(&self, input: &ParsedInput, ctx: &ToolContext) -> Result<(), ToolError> {
-        if !self.inner.is_read_only(input) {
-            return Err(ToolError::new(
-                "Only read-only commands are allowed for this agent (listing, reading, \
-                 searching, read-only git), and this one is not known to be read-only. Use \
-                 Read, Glob or Grep, or a simpler command.",
-            ));
+        if let Some(refusal) = self.refusal(input, &ctx.session) {
+            return Err(ToolError::new(refusal));
         }
         self.inner.validate(input, ctx).await
     }
@@ -94,10 +168,8 @@ impl DynTool for ReadOnlyGuard {
     async fn call(&self, input: ParsedInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         // Judged again here: `validate` is the executor's step, and a caller that skipped it
         // must not get around the guard.
-        if !self.inner.is_read_only(&input) {
-            return Err(ToolError::new(
-                "Only read-only commands are allowed for this agent.",
-            ));
+        if let Some(refusal) = self.refusal(&input, &ctx.session) {
+            return Err(ToolError::new(refusal));
         }
         self.inner.call(input, ctx).await
     }
