@@ -20,7 +20,7 @@ use crate::commands::agents::{AgentDef, MemoryScope};
 use crate::config::hooks::{HookEvent, parse_hooks};
 use crate::config::layers::{Layer, Origin, Problems, SettingsSource};
 use crate::hooks::Hooks;
-use crate::tools::read_only_guard::ReadOnlyGuard;
+use crate::tools::read_only_guard::{MEMORY_TOOLS, ReadOnlyGuard};
 use crate::tools::{ToolHandle, ToolRegistry};
 
 /// The hooks of `def`'s run: `session`'s and its own; the notices about its own.
@@ -172,7 +172,7 @@ pub(super) fn with_memory_tools(
     def: &AgentDef,
     dir: &Path,
 ) -> ToolRegistry {
-    let extra: Vec<ToolHandle> = ["Read", "Write", "Edit"]
+    let extra: Vec<ToolHandle> = MEMORY_TOOLS
         .iter()
         .filter(|name| registry.get(name).is_none())
         .filter_map(|name| all.get(name))

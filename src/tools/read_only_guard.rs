@@ -18,6 +18,9 @@ use super::{
 };
 use crate::session::context::SessionContext;
 
+/// The tools an agent with a memory directory gets for it (Claude Code's Read, Write, Edit).
+pub const MEMORY_TOOLS: &[&str] = &["Read", "Write", "Edit"];
+
 pub struct ReadOnlyGuard {
     inner: ToolHandle,
     /// `Some(dir)`: confined to `dir` rather than read-only.
