@@ -177,3 +177,24 @@ impl DynTool for ReadOnlyGuard {
         self.inner.call(input, ctx).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::within;
+
+    #[test]
+    fn a_path_is_within_its_directory_only_after_symlinks_and_without_dot_dot() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("memory");
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("link")).unwrap();
+        assert!(within(&dir.join("MEMORY.md"), &dir));
+        assert!(within(&dir.join("new/deeper.md"), &dir));
+        assert!(!within(&dir.join("link/x.md"), &dir));
+        assert!(!within(&dir.join("../outside/x.md"), &dir));
+        assert!(!within(&outside.join("x.md"), &dir));
+        assert!(!within(std::path::Path::new("relative.md"), &dir));
+    }
+}
