@@ -29,6 +29,7 @@ use crate::tools::{
     ToolError, ToolHandle, ToolRegistry, spill,
 };
 
+mod conflict;
 mod permission;
 pub use permission::PendingDecisions;
 use permission::ask;
@@ -48,6 +49,9 @@ pub struct CallEnv {
     pub decisions: PendingDecisions,
     /// The conversation's deferred tools (a call of one not loaded is refused).
     pub deferred: crate::tools::tool_search::DeferredTools,
+    /// Whether a change conflicting with an outside change is put to the person
+    /// (`SessionServices::offers_overwrite`) rather than refused.
+    pub offers_overwrite: bool,
     /// Cancelled on interrupt.
     pub cancel: CancellationToken,
     /// What each finished call showed the client, for the transcript (a resume redraws it).
@@ -375,6 +379,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         answers: None,
         deferred: env.deferred.clone(),
         called_as,
+        conflict: None,
     };
 
     let mut call = Checked::new(&env, &tool, input, raw);
@@ -433,8 +438,15 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         GateOutcome::Deny { message } => return fail(message, Some(CallOutcome::Denied)),
         _ if call.invalid.is_some() => {
             env.gate.withdraw(&call_id);
-            let message = call.invalid.take().map(|e| e.message).unwrap_or_default();
-            return fail(message, None);
+            let error = call.invalid.take().unwrap_or_else(|| ToolError::new(""));
+            // A conflict with an outside change may be the person's to resolve.
+            match conflict::resolve(&env, &tool, &mut call, &ctx, &title, error).await {
+                Ok((resolution, answer)) => {
+                    ctx.conflict = Some(resolution);
+                    outcome = Some(answer);
+                }
+                Err((message, answer)) => return fail(message, answer),
+            }
         }
         GateOutcome::Allow => {}
         GateOutcome::Ask(request) => {

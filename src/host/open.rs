@@ -257,6 +257,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         small_model: Some(small_model),
         // `-p` ends with its answer: background work ending later wakes no one.
         wake_when_idle: spec.client != ClientKind::Headless,
+        offers_overwrite: spec.client.shows_conflicts(),
         ..SessionServices::new(
             Arc::clone(&client),
             gate,

@@ -54,6 +54,13 @@ impl ClientKind {
     pub fn interactive(self) -> bool {
         !matches!(self, ClientKind::Headless)
     }
+
+    /// Whether it can show a change that conflicts with an outside change and let the person
+    /// overwrite, re-read or abort: the TUI only (`-p` has no one to ask; an editor's
+    /// permission question cannot show what overwriting loses, so both keep refusing).
+    pub fn shows_conflicts(self) -> bool {
+        matches!(self, ClientKind::Tui)
+    }
 }
 
 /// Everything one session is opened from.

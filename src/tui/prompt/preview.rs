@@ -32,7 +32,7 @@ impl Preview {
     pub fn for_request(req: &PermissionRequest, cwd: &Path, highlighter: &Highlighter) -> Preview {
         match (&req.kind, &req.preview) {
             (
-                RequestKind::Tool,
+                RequestKind::Tool | RequestKind::Conflict { .. },
                 Some(Display::Diff {
                     path,
                     before,
