@@ -16,6 +16,8 @@
 //! no terminal I/O here (the editor is run by the event loop on request).
 
 mod choices;
+#[cfg(test)]
+mod conflict_tests;
 mod data;
 pub mod editor;
 #[cfg(test)]
@@ -139,10 +141,12 @@ impl PermissionPrompt {
     }
 
     fn pending(&self, req: PermissionRequest, notice: Option<String>) -> Pending {
+        // A reflexive Enter on a conflict re-reads (nothing lost), never overwrites.
+        let focus = usize::from(matches!(req.kind, RequestKind::Conflict { .. }));
         Pending {
             preview: Preview::for_request(&req, &self.cwd, &self.highlighter),
             req,
-            focus: 0,
+            focus,
             notice,
             answers: Vec::new(),
             picked: Vec::new(),
