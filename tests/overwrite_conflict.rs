@@ -308,3 +308,25 @@ async fn headless_refuses_with_the_same_text() {
         .collect();
     assert_eq!(results.last(), Some(&(refusal(), true)), "{out}");
 }
+
+/// Write over a file changed since it was read: nothing to merge, the same question.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_over_an_outside_change_is_asked_too() {
+    let (_dir, file, mut agent) = session(vec![
+        json!({"tool_calls": [{"id": "w", "name": "Write", "input":
+            {"file_path": "f.txt", "content": "whole\nnew\n"}}]}),
+        json!({"text": "done"}),
+    ]);
+    let (events, asked) =
+        edit_after_outside_change(&mut agent, &file, || {}, Decision::Overwrite).await;
+    let req = asked
+        .iter()
+        .find(|r| matches!(r.kind, RequestKind::Conflict { .. }))
+        .expect("no conflict question was asked");
+    let Some(Display::Diff { before, after, .. }) = &req.preview else {
+        panic!("{:?}", req.preview)
+    };
+    assert_eq!((before.as_str(), after.as_str()), (OUTSIDE, "whole\nnew\n"));
+    assert_eq!(finished(&events).1, "done");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "whole\nnew\n");
+}
