@@ -5,8 +5,10 @@
 //! read-before-write, applies the edits in memory (all or nothing), checks the
 //! change lies in lines the model has seen, and — when the file changed on disk since it was
 //! read — merges: the edits are applied to the disk version when they do not overlap the
-//! outside change, and refused with a compact diff of that change when they do. Writing the
-//! plan is `edit_commit`'s job.
+//! outside change, and refused with a compact diff of that change when they do — a refusal
+//! that carries the conflict's facts (`edit_conflict::Conflict`) when the session has a
+//! version of its own to offer instead (its edits on what it read; a Write's content). Writing
+//! the plan is `edit_commit`'s job.
 //!
 //! "Changed since read" is decided from what the text carries: a file from disk by its mtime
 //! and size first (then its hash, so a touch is no change); a text from the client has no
