@@ -126,3 +126,15 @@ impl SessionSpec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ClientKind;
+
+    #[test]
+    fn only_the_tui_is_asked_about_conflicts_with_outside_changes() {
+        assert!(ClientKind::Tui.shows_conflicts());
+        assert!(!ClientKind::Headless.shows_conflicts());
+        assert!(!ClientKind::Editor.shows_conflicts());
+    }
+}
