@@ -1,6 +1,6 @@
 //! The session's MCP servers for the client: what they are and how they are doing (again
 //! whenever that changes), the person's answer about a project server waiting for approval
-//! (kept in the project's local settings), and reconnecting one.
+//! (kept in the project's local settings), reconnecting one, and turning one off or on.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -61,6 +61,8 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
             stderr: s.stderr_tail(),
             command: crate::mcp::listing::describe(config),
             source: config.source.clone(),
+            log: s.log_path().map(|p| p.display().to_string()),
+            disabled: false,
         }
     });
     let waiting = manager.unapproved().into_iter().map(|s| McpServerInfo {
@@ -72,8 +74,18 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
         name: s.name,
         ..McpServerInfo::default()
     });
+    let disabled = manager.disabled().into_iter().map(|s| McpServerInfo {
+        detail: format!("({}, {}): disabled", s.scope.name(), s.transport.kind()),
+        status: "disabled (turn it on again here)".into(),
+        command: crate::mcp::listing::describe(&s),
+        source: s.source.clone(),
+        log: manager.log_path(&s.name).map(|p| p.display().to_string()),
+        disabled: true,
+        name: s.name,
+        ..McpServerInfo::default()
+    });
     HostEvent::McpServers {
-        servers: running.chain(waiting).collect(),
+        servers: running.chain(waiting).chain(disabled).collect(),
     }
 }
 
@@ -165,6 +177,19 @@ pub(super) fn reconnect(manager: Option<&McpManager>, name: &str) -> HostEvent {
         Some(manager) => manager
             .reconnect(name)
             .map(|()| format!("Reconnecting to MCP server \"{name}\"…")),
+        None => Err(no_server(name)),
+    };
+    HostEvent::McpAnswer { result }
+}
+
+pub(super) fn enable(
+    manager: Option<&McpManager>,
+    project_root: &Path,
+    name: &str,
+    enabled: bool,
+) -> HostEvent {
+    let result = match manager {
+        Some(manager) => manager.set_enabled(project_root, name, enabled),
         None => Err(no_server(name)),
     };
     HostEvent::McpAnswer { result }
