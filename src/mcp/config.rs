@@ -133,6 +133,9 @@ pub struct McpConfig {
     pub problems: Vec<String>,
     /// The `~/.claude.json` read (where turning a user or local server off is kept).
     pub claude_json: Option<PathBuf>,
+    /// The names its project entry's `disabledMcpServers` turns off (for user-scope servers
+    /// added later too: a plugin's).
+    pub turned_off: Vec<String>,
 }
 
 /// `~/.claude.json` for the current user, if there is a home directory.
@@ -159,11 +162,10 @@ pub fn load(
     };
     // `disabledMcpServers` of the project's entry in `~/.claude.json`: user and local servers
     // the person turned off here (`/mcp`).
-    let mut turned_off = Vec::new();
     if !sources.strict {
         if let Some(path) = &sources.claude_json {
             let (user, local, off) = read_claude_json(path, &sources.project_dir, env, &mut out);
-            turned_off = off;
+            out.turned_off = off;
             add(user, &mut chosen);
             let project = read_project(&sources.project_dir, approval, env, &mut out);
             add(project, &mut chosen);
@@ -181,7 +183,7 @@ pub fn load(
     out.unapproved.retain(|s| !chosen.contains_key(&s.name));
     out.disabled.retain(|s| !chosen.contains_key(&s.name));
     chosen.retain(|name, s| {
-        let off = matches!(s.scope, Scope::User | Scope::Local) && turned_off.contains(name);
+        let off = matches!(s.scope, Scope::User | Scope::Local) && out.turned_off.contains(name);
         if off {
             out.disabled.push(s.clone());
         }

@@ -158,7 +158,10 @@ mod tests {
             log.stderr(&long);
         }
         let size = std::fs::metadata(log.path()).unwrap().len();
-        assert!(size < MAX_BYTES / 4, "a new file after the rotation: {size}");
+        assert!(
+            size < MAX_BYTES / 4,
+            "a new file after the rotation: {size}"
+        );
         let old = std::fs::read_to_string(dir.path().join("mcp-logs/s_x.log.1")).unwrap();
         assert!(old.len() as u64 <= MAX_BYTES);
         assert!(old.contains("[cairn] starting"));

@@ -83,6 +83,11 @@ pub fn start_with(
         skip_project_servers(&mut cfg);
     }
     for server in client_servers {
+        // A plugin's server (user scope) turned off in `/mcp` stays off.
+        if server.scope == config::Scope::User && cfg.turned_off.contains(&server.name) {
+            cfg.disabled.push(server);
+            continue;
+        }
         if cfg.servers.iter().any(|s| s.name == server.name) {
             cfg.problems.push(format!(
                 "{}: the client's MCP server {:?} has the name of a configured one; not started",
@@ -93,6 +98,7 @@ pub fn start_with(
         cfg.servers.push(server);
     }
     cfg.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    cfg.disabled.sort_by(|a, b| a.name.cmp(&b.name));
     let mut options = McpOptions::from_env(project_dir.to_path_buf(), &env);
     options.log_dir = log_dir;
     for dir in more_dirs.iter().chain(&settings.additional_directories) {
