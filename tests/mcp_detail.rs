@@ -70,16 +70,18 @@ async fn set_enabled(
         .ops
         .send(Op::Host(HostOp::McpEnable { name, enabled }))
         .unwrap();
-    let mut answer = None;
+    // The list may come before the answer or after it.
+    let (mut answer, mut list) = (None, None);
     loop {
         match next_host_event(&mut session.conn.events).await {
             HostEvent::McpAnswer { result } => answer = Some(result.expect("turned")),
-            HostEvent::McpServers { servers } if answer.is_some() => {
-                if servers[0].disabled != enabled {
-                    return (answer.unwrap_or_default(), servers);
-                }
+            HostEvent::McpServers { servers } if servers[0].disabled != enabled => {
+                list = Some(servers)
             }
             _ => {}
+        }
+        if let (Some(answer), Some(list)) = (&answer, &list) {
+            return (answer.clone(), list.clone());
         }
     }
 }
