@@ -91,6 +91,24 @@ pub struct ServerConfig {
     pub transport: Transport,
 }
 
+impl ServerConfig {
+    /// What it runs (its command line) or reaches (its URL and transport), in one line.
+    pub fn describe(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, args, .. } => {
+                let mut line = command.clone();
+                for a in args {
+                    line.push(' ');
+                    line.push_str(a);
+                }
+                line
+            }
+            Transport::Http { url, .. } => format!("{url} (HTTP)"),
+            Transport::Sse { url, .. } => format!("{url} (SSE)"),
+        }
+    }
+}
+
 /// The approval settings for project (`.mcp.json`) servers, as the settings carry them.
 pub use crate::config::settings::McpApprovalSettings as Approval;
 

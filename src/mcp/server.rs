@@ -203,10 +203,7 @@ impl Server {
     }
 
     async fn open(&self) -> Result<Arc<Connection>, String> {
-        self.log_event(&format!(
-            "starting: {}",
-            super::listing::describe(&self.config)
-        ));
+        self.log_event(&format!("starting: {}", self.config.describe()));
         let o = &self.options;
         let place = Place {
             project_dir: &o.project_dir,
