@@ -414,6 +414,59 @@ impl Drop for McpManager {
 
 #[cfg(test)]
 mod tests {
+    use super::super::config::{McpConfig, Scope, ServerConfig, Transport};
+
+    #[tokio::test]
+    async fn a_user_server_turned_off_is_remembered_in_the_projects_entry_and_back_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let claude_json = dir.path().join(".claude.json");
+        std::fs::write(&claude_json, r#"{"numStartups": 2}"#).unwrap();
+        let server = ServerConfig {
+            name: "u".into(),
+            scope: Scope::User,
+            source: claude_json.display().to_string(),
+            transport: Transport::Stdio {
+                command: "false".into(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+        };
+        let config = McpConfig {
+            servers: vec![server],
+            claude_json: Some(claude_json.clone()),
+            ..McpConfig::default()
+        };
+        let options = super::McpOptions::from_env(dir.path().to_path_buf(), &|_| None);
+        let manager = super::start_servers(config, options, Default::default());
+        let line = manager.set_enabled(dir.path(), "u", false).unwrap();
+        assert_eq!(
+            line,
+            format!(
+                "MCP server \"u\" turned off (remembered in {}).",
+                claude_json.display()
+            )
+        );
+        assert!(manager.server("u").is_none());
+        assert_eq!(manager.disabled()[0].name, "u");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+        let key = dir.path().display().to_string();
+        assert_eq!(
+            doc["projects"][&key]["disabledMcpServers"],
+            serde_json::json!(["u"])
+        );
+        assert_eq!(doc["numStartups"], 2);
+        manager.set_enabled(dir.path(), "u", true).unwrap();
+        assert!(manager.server("u").is_some() && manager.disabled().is_empty());
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+        assert_eq!(
+            doc["projects"][&key]["disabledMcpServers"],
+            serde_json::json!([])
+        );
+        let err = manager.set_enabled(dir.path(), "nope", false).unwrap_err();
+        assert_eq!(err, "no MCP server \"nope\" to turn off");
+    }
     #[test]
     fn tools_whose_names_clash_or_are_empty_are_left_out() {
         let tool = |name: &str| -> rmcp::model::Tool {
