@@ -220,6 +220,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
                 .chain(plugin_servers)
                 .collect(),
             late_tools.clone(),
+            Some(project_data.join("mcp-logs")),
         );
         notices.extend(lines);
         // The TUI asks about the waiting servers; that question is its only warning.

@@ -28,6 +28,8 @@ mod plan;
 mod question;
 pub mod safety;
 
+pub use decide::Analysed;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
