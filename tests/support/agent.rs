@@ -70,6 +70,9 @@ pub struct Setup {
     pub env: Vec<(String, String)>,
     /// Each request's `max_tokens` (1024 by default).
     pub max_tokens: u32,
+    /// Whether the client can resolve a conflict with an outside change (as the TUI does;
+    /// false by default, as `-p` and editors).
+    pub offers_overwrite: bool,
 }
 
 impl Setup {
@@ -104,6 +107,7 @@ impl Setup {
             client_files: None,
             env: Vec::new(),
             max_tokens: 1024,
+            offers_overwrite: false,
         }
     }
 }
@@ -184,6 +188,7 @@ impl Agent {
             skills: setup.skills,
             agents: setup.agents,
             web_search: setup.web_search,
+            offers_overwrite: setup.offers_overwrite,
             ..SessionServices::new(
                 client,
                 setup.gate,
