@@ -46,30 +46,23 @@ impl Background {
         format!("agent-{n}")
     }
 
-    /// Run `core` on `prompt` in its own task, as `id`. `parent` is the conversation its
-    /// report goes back to.
+    /// Run `core` on `prompt` in its own task, as `task` (running, with its id, type and
+    /// the call that started it). `parent` is the conversation its report goes back to.
     pub fn start(
         &self,
-        id: String,
+        mut task: BackgroundTask,
         mut core: Core,
-        agent: &str,
-        description: &str,
         prompt: &str,
         parent: &Arc<SessionContext>,
     ) {
-        let mut task = BackgroundTask {
-            id,
-            agent: agent.to_string(),
-            description: description.to_string(),
-            status: TaskStatus::Running,
-            elapsed_ms: 0,
-        };
+        let agent = task.agent.clone();
+        let description = task.description.clone();
         parent.events.send(Event::BackgroundTask(task.clone()));
         let cancel = self.stop.child_token();
         self.running.insert(&task.id, cancel.clone());
         parent
             .agent_tasks
-            .started(&task.id, agent, description, cancel.clone());
+            .started(&task.id, &agent, &description, cancel.clone());
         let running = Arc::clone(&self.running);
         let session_over = self.stop.clone();
         let parent = Arc::clone(parent);
@@ -108,10 +101,10 @@ impl Background {
                     AgentTaskState::Failed(why)
                 }
             };
-            task.status = match state {
-                AgentTaskState::Running | AgentTaskState::Stopped => TaskStatus::Stopped,
-                AgentTaskState::Completed(_) => TaskStatus::Completed,
-                AgentTaskState::Failed(_) => TaskStatus::Failed,
+            (task.status, task.report) = match &state {
+                AgentTaskState::Running | AgentTaskState::Stopped => (TaskStatus::Stopped, None),
+                AgentTaskState::Completed(report) => (TaskStatus::Completed, Some(report.clone())),
+                AgentTaskState::Failed(why) => (TaskStatus::Failed, Some(why.clone())),
             };
             parent.agent_tasks.ended(&task.id, state);
             task.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);

@@ -12,6 +12,9 @@ fn task(id: &str, status: TaskStatus) -> Event {
         description: "find the parser".into(),
         status,
         elapsed_ms: 0,
+        kind: crate::protocol::TaskKind::Agent,
+        call_id: None,
+        report: None,
     })
 }
 

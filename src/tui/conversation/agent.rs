@@ -143,13 +143,14 @@ impl AgentActivity {
     }
 
     /// The rows under the title: the live line while `running` (or while a background run's
-    /// calls go on), else the summary; expanded, every call with its output. `report` is the
-    /// Agent call's own body (the final report), laid out after the summary.
+    /// calls go on), else the summary (`summary`: its first word, `Done`, `Failed` or
+    /// `Stopped`, and the run's seconds); expanded, every call with its output. `report` is
+    /// the final report (or why it failed), laid out after the summary.
     pub fn layout(
         &self,
         ctx: &LayoutCtx<'_>,
         running: bool,
-        elapsed_secs: u64,
+        (ended, elapsed_secs): (&str, u64),
         report: Option<&Body>,
         out: &mut Vec<Line<'static>>,
     ) -> bool {
@@ -163,7 +164,7 @@ impl AgentActivity {
             }
         } else {
             let summary = format!(
-                "Done ({} · {})",
+                "{ended} ({} · {})",
                 self.counts(),
                 format_elapsed(elapsed_secs)
             );
