@@ -45,26 +45,28 @@ pub(crate) struct BackgroundRun {
 }
 
 impl BackgroundRun {
-    /// The title's glyph and suffix.
+    /// The title's glyph and suffix (an agent's duration is on its summary line).
     fn title(&self, theme: &Theme) -> (&'static str, ratatui::style::Style, String) {
-        let elapsed = format_elapsed(self.elapsed_secs);
+        let id = &self.id;
+        let ended = match (self.kind, self.status) {
+            (TaskKind::Agent, _) => format!(" · {id}"),
+            (TaskKind::Shell, TaskStatus::Stopped) => {
+                format!(
+                    " · {id} · stopped after {}",
+                    format_elapsed(self.elapsed_secs)
+                )
+            }
+            (TaskKind::Shell, _) => format!(" · {id} · {}", format_elapsed(self.elapsed_secs)),
+        };
         match self.status {
             TaskStatus::Running => (
                 "⋯ ",
                 theme.tool_running,
-                format!(" · in the background as {} (/tasks)", self.id),
+                format!(" · in the background as {id} (/tasks)"),
             ),
-            TaskStatus::Completed => ("● ", theme.tool_done, format!(" · {} · {elapsed}", self.id)),
-            TaskStatus::Failed => (
-                "✗ ",
-                theme.tool_error,
-                format!(" · {} · {elapsed}", self.id),
-            ),
-            TaskStatus::Stopped => (
-                "◼ ",
-                theme.tool_denied,
-                format!(" · {} · stopped after {elapsed}", self.id),
-            ),
+            TaskStatus::Completed => ("● ", theme.tool_done, ended),
+            TaskStatus::Failed => ("✗ ", theme.tool_error, ended),
+            TaskStatus::Stopped => ("◼ ", theme.tool_denied, ended),
         }
     }
 
