@@ -307,6 +307,16 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
         tui.app.conversation().last_answer().as_deref(),
         Some("Thanks, noted.")
     );
+    // A resume shows the Agent call as it ended, not "Running in the background".
+    let resumed = cairn::session::resume::load(&dir.join(".data").join("t.jsonl")).unwrap();
+    match resumed.shown.get("a1") {
+        Some((cairn::protocol::Display::Markdown { text }, _)) => assert!(
+            text.starts_with("Done in the background as agent-1 (")
+                && text.ends_with("parse() is in src/parse.rs:12"),
+            "{text}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
