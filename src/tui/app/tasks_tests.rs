@@ -203,6 +203,10 @@ fn the_view_of_a_background_agent_follows_its_calls() {
     h.press(Key::Enter);
     h.press(Key::Enter);
     assert!(h.app.is_task_view_open());
+    h.event(sub(Event::AssistantMessage {
+        content: json!([{"type": "text", "text": "Found it; reading the file."}]),
+        incomplete: false,
+    }));
     h.event(sub(started("r1", "Read src/parse.rs")));
     insta::assert_snapshot!("task_view_of_a_running_agent", screen(&mut h, 80, 8, 0));
 }

@@ -638,7 +638,7 @@ impl Conversation {
 }
 
 /// The text blocks of an assistant message's content (a string or a list of content blocks).
-fn message_text(content: &serde_json::Value) -> String {
+pub(crate) fn message_text(content: &serde_json::Value) -> String {
     match content {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Array(blocks) => blocks
