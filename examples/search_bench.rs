@@ -39,6 +39,7 @@ fn context(dir: &Path) -> ToolContext {
         content_override: None,
         answers: None,
         deferred: Default::default(),
+        conflict: None,
     }
 }
 

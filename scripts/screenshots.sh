@@ -26,7 +26,8 @@ CELL_W=8.43
 CELL_H=17
 PAD=10
 MODEL=claude-sonnet-4-5
-SHOTS=(conversation edit-unified edit-side-by-side hunk-rejected session-diff bash-prompt plan-approval)
+SHOTS=(conversation edit-unified edit-side-by-side hunk-rejected edit-cell session-diff bash-prompt
+    plan-approval compaction mcp-detail)
 
 log() { printf 'screenshots: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -86,13 +87,28 @@ make_project() {
     git -C "$PROJECT" init -q -b main
     git -C "$PROJECT" -c user.name=demo -c user.email=demo@example.com add -A
     git -C "$PROJECT" -c user.name=demo -c user.email=demo@example.com commit -qm "inventory"
+    trust_project
 }
 
-# start_session SCRIPT [cairn args...]
+# The fake home has trusted the project once (as the folder-trust question records it in
+# ~/.claude.json), so the shots open on the conversation rather than that question.
+trust_project() {
+    local key
+    key=$(realpath "$PROJECT")
+    printf '{"projects": {"%s": {"hasTrustDialogAccepted": true}}}\n' "$key" \
+        >"$DEMO_HOME/.claude.json"
+}
+
+# start_session SCRIPT [cairn args...]: in a fresh project.
 start_session() {
+    make_project
+    start_session_here "$@"
+}
+
+# start_session_here SCRIPT [cairn args...]: in the project as it is.
+start_session_here() {
     local script="$ASSETS/$1.json"
     shift
-    make_project
     # A file of its own per session: reading a reused one could find the last server's port.
     local out
     out=$(mktemp -p "$WORK" server.XXXXXX)
@@ -242,12 +258,12 @@ shot_conversation() {
     stop_session
 }
 
-# One session gives four shots: the edit prompt unified, side by side, with a hunk rejected, and
-# after approving every hunk, /diff.
+# One session gives five shots: the edit prompt unified, side by side, with a hunk rejected,
+# and after approving every hunk, the edit's cell and /diff.
 shot_edit() {
     start_session edit
     submit "Fix the TODOs in src/inventory.rs"
-    wait_for "no, for this session"
+    wait_for "Allow this?"
     wanted edit-unified && shoot edit-unified
     if wanted edit-side-by-side; then
         keys v
@@ -263,11 +279,12 @@ shot_edit() {
         wait_for "rejected"
         shoot hunk-rejected
     fi
-    if wanted session-diff; then
-        keys A
-        sleep 0.2
+    if wanted edit-cell || wanted session-diff; then
         keys 1
         wait_for "Done."
+    fi
+    wanted edit-cell && shoot edit-cell
+    if wanted session-diff; then
         submit "/diff"
         wait_for "Session diff"
         shoot session-diff
@@ -278,7 +295,7 @@ shot_edit() {
 shot_bash() {
     start_session bash
     submit "Run the tests"
-    wait_for "no, for this session"
+    wait_for "Allow this?"
     shoot bash-prompt
     stop_session
 }
@@ -291,6 +308,40 @@ shot_plan() {
     stop_session
 }
 
+# A turn, then /compact: the compaction's row, expanded with Ctrl+O to show the summary.
+shot_compaction() {
+    start_session compact
+    submit "What does Inventory keep, and what can go wrong with it?"
+    wait_for "on the shelf."
+    submit "/compact"
+    wait_for "Conversation compacted"
+    keys C-o
+    wait_for "## Next" 5 || true
+    shoot compaction
+    stop_session
+}
+
+# A project server that fails at start (approved in the local settings): /mcp, then Enter on
+# it: why in plain words, its stderr, its log file, and the actions.
+shot_mcp() {
+    start_session conversation
+    stop_session
+    cat >"$PROJECT/.mcp.json" <<'JSON'
+{"mcpServers": {"orders-db": {"command": "sh", "args": ["-c",
+  "echo 'orders-db: cannot open /var/lib/orders/orders.db: no such file' >&2; echo 'hint: set ORDERS_DB to the database path' >&2; exit 3"]}}}
+JSON
+    mkdir -p "$PROJECT/.claude"
+    printf '{"enabledMcpjsonServers": ["orders-db"]}\n' >"$PROJECT/.claude/settings.local.json"
+    start_session_here conversation
+    wait_for "MCP server failed"
+    submit "/mcp"
+    wait_for "MCP servers"
+    keys Enter
+    wait_for "hint: set ORDERS_DB"
+    shoot mcp-detail
+    stop_session
+}
+
 ONLY=("$@")
 for n in "${ONLY[@]}"; do
     printf '%s\n' "${SHOTS[@]}" | grep -qx -- "$n" || die "unknown shot '$n' (known: ${SHOTS[*]})"
@@ -300,9 +351,11 @@ ensure_binary
 mkdir -p "$OUT"
 wanted conversation && shot_conversation
 if wanted edit-unified || wanted edit-side-by-side || wanted hunk-rejected \
-    || wanted session-diff; then
+    || wanted edit-cell || wanted session-diff; then
     shot_edit
 fi
 wanted bash-prompt && shot_bash
 wanted plan-approval && shot_plan
+wanted compaction && shot_compaction
+wanted mcp-detail && shot_mcp
 log "done"

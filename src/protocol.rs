@@ -256,10 +256,12 @@ pub enum Event {
         change: FileChange,
     },
     /// The conversation was compacted (`trigger`: `manual` or `auto`); the model goes on from
-    /// a summary of `pre_tokens` tokens of context.
+    /// `summary`, written of `pre_tokens` tokens of context.
     Compacted {
         trigger: String,
         pre_tokens: u64,
+        #[serde(default)]
+        summary: String,
     },
     /// A resumed session's conversation so far, for the client to show.
     HistoryRestored {

@@ -66,8 +66,9 @@ async fn slash_compact_summarises_and_the_next_request_starts_from_the_summary()
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::Compacted { trigger, .. } if trigger == "manual")),
-        "{events:?}"
+            .any(|e| matches!(e, Event::Compacted { trigger, summary, .. }
+                if trigger == "manual" && summary == "SUMMARY: the user wants the parser fixed.")),
+        "the client gets the summary, to show under the row: {events:?}"
     );
     // The summary request: the conversation, then the instruction, with the same system
     // prompt and tools as the requests before it (the cached prefix still serves).

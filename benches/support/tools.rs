@@ -19,6 +19,7 @@ pub fn ctx(session: &Arc<SessionContext>) -> ToolContext {
         content_override: None,
         answers: None,
         deferred: Default::default(),
+        conflict: None,
     }
 }
 

@@ -50,6 +50,9 @@ pub fn question(request: &PermissionRequest, cwd: &std::path::Path) -> Question 
     let choices = match &request.kind {
         RequestKind::Tool => tool_choices(request),
         RequestKind::PlanApproval { .. } => plan_choices(),
+        // The core asks an editor no conflict question (it refuses the edit instead); should
+        // one come, the only answer is to abort.
+        RequestKind::Conflict { .. } => vec![reject_once()],
         RequestKind::Questions { questions } => match questions.as_slice() {
             [q] if !q.multi_select => {
                 let mut choices: Vec<Choice> = q
@@ -87,7 +90,7 @@ pub fn question(request: &PermissionRequest, cwd: &std::path::Path) -> Question 
             let text: Vec<String> = questions.iter().map(|q| q.question.clone()).collect();
             content.push(super::updates::text_content(&text.join("\n")));
         }
-        RequestKind::Tool => {}
+        RequestKind::Tool | RequestKind::Conflict { .. } => {}
     }
     if let Some(preview) = &request.preview {
         content.extend(display_content(preview));

@@ -97,6 +97,7 @@ pub fn translate(event: &Event, cwd: &Path) -> Vec<SessionUpdate> {
         Event::Compacted {
             trigger,
             pre_tokens,
+            ..
         } => vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
             "(The conversation was compacted ({trigger}) from {pre_tokens} tokens.)"
         )))],

@@ -188,6 +188,7 @@ impl Core {
         self.events().send(Event::Compacted {
             trigger: trigger.as_str().into(),
             pre_tokens,
+            summary: summary.trim().to_string(),
         });
     }
 

@@ -372,6 +372,7 @@ impl Core {
             registry: self.tools.registry.clone(),
             decisions: self.services.decisions.clone(),
             deferred: self.tools.deferral.tools.clone(),
+            offers_overwrite: self.services.offers_overwrite,
             cancel,
             shown: Default::default(),
         })

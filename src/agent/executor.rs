@@ -29,7 +29,11 @@ use crate::tools::{
     ToolError, ToolHandle, ToolRegistry, spill,
 };
 
+mod alongside;
+mod conflict;
 mod permission;
+
+use alongside::alongside;
 pub use permission::PendingDecisions;
 use permission::ask;
 
@@ -48,6 +52,9 @@ pub struct CallEnv {
     pub decisions: PendingDecisions,
     /// The conversation's deferred tools (a call of one not loaded is refused).
     pub deferred: crate::tools::tool_search::DeferredTools,
+    /// Whether a change conflicting with an outside change is put to the person
+    /// (`SessionServices::offers_overwrite`) rather than refused.
+    pub offers_overwrite: bool,
     /// Cancelled on interrupt.
     pub cancel: CancellationToken,
     /// What each finished call showed the client, for the transcript (a resume redraws it).
@@ -375,6 +382,7 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         answers: None,
         deferred: env.deferred.clone(),
         called_as,
+        conflict: None,
     };
 
     let mut call = Checked::new(&env, &tool, input, raw);
@@ -395,46 +403,57 @@ async fn run_call(env: Arc<CallEnv>, call_id: String, call: PreparedCall) -> Con
         call_id: &call_id,
         input: &call.raw,
     };
-    let hook = env
-        .hooks
-        .pre_tool_use(
-            hook_call,
-            &env.session,
-            env.gate.mode_for(&env.session.conversation),
-        )
-        .await;
-    // A PreToolUse hook may replace the input: the call then runs with the new one, checked
-    // and previewed like the original.
-    if let Some(new_raw) = &hook.updated_input {
-        let parsed = match tool.parse(new_raw) {
-            Ok(p) => p,
-            Err(e) => {
-                let message = format!(
-                    "A PreToolUse hook replaced the input with an invalid one: {}",
-                    e.message
-                );
+    let mode = env.gate.mode_for(&env.session.conversation);
+    // The notes' stage 3: the PreToolUse hooks and the call's analysis (paths, shell
+    // commands) start together; the gate then weighs the hooks' answer against the facts.
+    let info = call.info(tool.as_ref(), &call_id, &title);
+    let (hook, analysed) = alongside(
+        env.hooks.pre_tool_use(hook_call, &env.session, mode),
+        || env.gate.analyse(&info),
+    )
+    .await;
+    let verdict = match &hook.updated_input {
+        None => env.gate.check_analysed(&info, analysed, &hook),
+        // A PreToolUse hook may replace the input: the call then runs with the new one,
+        // checked and previewed like the original.
+        Some(new_raw) => {
+            drop(analysed);
+            let parsed = match tool.parse(new_raw) {
+                Ok(p) => p,
+                Err(e) => {
+                    let message = format!(
+                        "A PreToolUse hook replaced the input with an invalid one: {}",
+                        e.message
+                    );
+                    return fail(message, Some(CallOutcome::Denied));
+                }
+            };
+            call = Checked::new(&env, &tool, parsed, new_raw.clone());
+            if let Some(message) =
+                env.gate
+                    .check_before_io(&call.info(tool.as_ref(), &call_id, &title))
+            {
                 return fail(message, Some(CallOutcome::Denied));
             }
-        };
-        call = Checked::new(&env, &tool, parsed, new_raw.clone());
-        if let Some(message) = env
-            .gate
-            .check_before_io(&call.info(tool.as_ref(), &call_id, &title))
-        {
-            return fail(message, Some(CallOutcome::Denied));
+            call.prepare(&tool, &ctx).await;
+            env.gate
+                .check(&call.info(tool.as_ref(), &call_id, &title), &hook)
         }
-        call.prepare(&tool, &ctx).await;
-    }
-    let verdict = env
-        .gate
-        .check(&call.info(tool.as_ref(), &call_id, &title), &hook);
+    };
     let mut outcome = None;
     match verdict {
         GateOutcome::Deny { message } => return fail(message, Some(CallOutcome::Denied)),
         _ if call.invalid.is_some() => {
             env.gate.withdraw(&call_id);
-            let message = call.invalid.take().map(|e| e.message).unwrap_or_default();
-            return fail(message, None);
+            let error = call.invalid.take().unwrap_or_else(|| ToolError::new(""));
+            // A conflict with an outside change may be the person's to resolve.
+            match conflict::resolve(&env, &tool, &mut call, &ctx, &title, error).await {
+                Ok((resolution, answer)) => {
+                    ctx.conflict = Some(resolution);
+                    outcome = Some(answer);
+                }
+                Err((message, answer)) => return fail(message, answer),
+            }
         }
         GateOutcome::Allow => {}
         GateOutcome::Ask(request) => {

@@ -60,6 +60,9 @@ pub struct SessionServices {
     /// Background work that ends while the session is idle sends the model a request of its
     /// own (the TUI, editors); `-p` ends with its answer and waits for nothing.
     pub wake_when_idle: bool,
+    /// The client can show a change that conflicts with an outside change and take the
+    /// person's overwrite / re-read / abort (the TUI); elsewhere such a change is refused.
+    pub offers_overwrite: bool,
 }
 
 impl SessionServices {
@@ -102,6 +105,7 @@ impl SessionServices {
             subagent_usage: UsageSink::default(),
             subagent_runs: AtomicU64::new(0),
             wake_when_idle: true,
+            offers_overwrite: false,
         }
     }
 

@@ -42,7 +42,7 @@ pub fn save_allow_rule(project_root: &Path, rule: &str) -> Result<PathBuf, SaveR
 /// An answer about a project MCP server (`.mcp.json`), as local settings remember it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum McpChoice {
-    /// Added to `enabledMcpjsonServers`.
+    /// Added to `enabledMcpjsonServers` (and taken from `disabledMcpjsonServers`).
     Enable,
     /// `enableAllProjectMcpServers: true`.
     EnableAll,
@@ -58,7 +58,13 @@ pub fn save_mcp_choice(
     choice: McpChoice,
 ) -> Result<PathBuf, SaveRuleError> {
     update(mcp_choice_path(project_root), |root| match choice {
-        McpChoice::Enable => push_unique(root, "enabledMcpjsonServers", name),
+        McpChoice::Enable => {
+            // Turned on again after `/mcp` turned it off.
+            if let Some(Value::Array(off)) = root.get_mut("disabledMcpjsonServers") {
+                off.retain(|v| v.as_str() != Some(name));
+            }
+            push_unique(root, "enabledMcpjsonServers", name)
+        }
         McpChoice::EnableAll => {
             root.insert("enableAllProjectMcpServers".into(), Value::Bool(true));
         }

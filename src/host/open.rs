@@ -220,6 +220,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
                 .chain(plugin_servers)
                 .collect(),
             late_tools.clone(),
+            Some(project_data.join("mcp-logs")),
         );
         notices.extend(lines);
         // The TUI asks about the waiting servers; that question is its only warning.
@@ -257,6 +258,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         small_model: Some(small_model),
         // `-p` ends with its answer: background work ending later wakes no one.
         wake_when_idle: spec.client != ClientKind::Headless,
+        offers_overwrite: spec.client.shows_conflicts(),
         ..SessionServices::new(
             Arc::clone(&client),
             gate,

@@ -84,6 +84,12 @@ pub(crate) fn handle(op: Op, side: &HostSide, events: &mpsc::UnboundedSender<Eve
         HostOp::McpReconnect { name } => {
             answer.send(mcp::reconnect(side.mcp.as_deref(), &name));
         }
+        HostOp::McpEnable { name, enabled } => {
+            let (manager, root) = (side.mcp.clone(), side.facts.project_root.clone());
+            tokio::task::spawn_blocking(move || {
+                answer.send(mcp::enable(manager.as_deref(), &root, &name, enabled));
+            });
+        }
         HostOp::ListSavedSessions => {
             let dir = side.facts.sessions_dir.clone();
             tokio::task::spawn_blocking(move || {

@@ -54,6 +54,13 @@ impl ClientKind {
     pub fn interactive(self) -> bool {
         !matches!(self, ClientKind::Headless)
     }
+
+    /// Whether it can show a change that conflicts with an outside change and let the person
+    /// overwrite, re-read or abort: the TUI only (`-p` has no one to ask; an editor's
+    /// permission question cannot show what overwriting loses, so both keep refusing).
+    pub fn shows_conflicts(self) -> bool {
+        matches!(self, ClientKind::Tui)
+    }
 }
 
 /// Everything one session is opened from.
@@ -117,5 +124,17 @@ impl SessionSpec {
             client_terminal: None,
             plugin_dirs: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClientKind;
+
+    #[test]
+    fn only_the_tui_is_asked_about_conflicts_with_outside_changes() {
+        assert!(ClientKind::Tui.shows_conflicts());
+        assert!(!ClientKind::Headless.shows_conflicts());
+        assert!(!ClientKind::Editor.shows_conflicts());
     }
 }

@@ -91,6 +91,24 @@ pub struct ServerConfig {
     pub transport: Transport,
 }
 
+impl ServerConfig {
+    /// What it runs (its command line) or reaches (its URL and transport), in one line.
+    pub fn describe(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, args, .. } => {
+                let mut line = command.clone();
+                for a in args {
+                    line.push(' ');
+                    line.push_str(a);
+                }
+                line
+            }
+            Transport::Http { url, .. } => format!("{url} (HTTP)"),
+            Transport::Sse { url, .. } => format!("{url} (SSE)"),
+        }
+    }
+}
+
 /// The approval settings for project (`.mcp.json`) servers, as the settings carry them.
 pub use crate::config::settings::McpApprovalSettings as Approval;
 
@@ -126,10 +144,16 @@ pub struct McpConfig {
     pub servers: Vec<ServerConfig>,
     /// Project servers not approved (not started), sorted by name.
     pub unapproved: Vec<ServerConfig>,
-    /// Project servers `disabledMcpjsonServers` turned off, by name.
-    pub disabled: Vec<String>,
+    /// Servers turned off: project ones by `disabledMcpjsonServers`, user and local ones by
+    /// the project's `disabledMcpServers` in `~/.claude.json`; sorted by name.
+    pub disabled: Vec<ServerConfig>,
     /// `source: what is wrong` lines.
     pub problems: Vec<String>,
+    /// The `~/.claude.json` read (where turning a user or local server off is kept).
+    pub claude_json: Option<PathBuf>,
+    /// The names its project entry's `disabledMcpServers` turns off (for user-scope servers
+    /// added later too: a plugin's).
+    pub turned_off: Vec<String>,
 }
 
 /// `~/.claude.json` for the current user, if there is a home directory.
@@ -143,7 +167,10 @@ pub fn load(
     approval: &Approval,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> McpConfig {
-    let mut out = McpConfig::default();
+    let mut out = McpConfig {
+        claude_json: sources.claude_json.clone(),
+        ..McpConfig::default()
+    };
     // Later inserts win: user, project, local, cli.
     let mut chosen: BTreeMap<String, ServerConfig> = BTreeMap::new();
     let add = |servers: Vec<ServerConfig>, chosen: &mut BTreeMap<String, ServerConfig>| {
@@ -151,9 +178,12 @@ pub fn load(
             chosen.insert(s.name.clone(), s);
         }
     };
+    // `disabledMcpServers` of the project's entry in `~/.claude.json`: user and local servers
+    // the person turned off here (`/mcp`).
     if !sources.strict {
         if let Some(path) = &sources.claude_json {
-            let (user, local) = read_claude_json(path, &sources.project_dir, env, &mut out);
+            let (user, local, off) = read_claude_json(path, &sources.project_dir, env, &mut out);
+            out.turned_off = off;
             add(user, &mut chosen);
             let project = read_project(&sources.project_dir, approval, env, &mut out);
             add(project, &mut chosen);
@@ -167,8 +197,17 @@ pub fn load(
         let servers = read_cli_arg(arg, env, &mut out.problems);
         add(servers, &mut chosen);
     }
-    // A project server shadowed by another scope is not waiting for approval.
+    // A project server shadowed by another scope is not waiting for approval, nor off.
     out.unapproved.retain(|s| !chosen.contains_key(&s.name));
+    out.disabled.retain(|s| !chosen.contains_key(&s.name));
+    chosen.retain(|name, s| {
+        let off = matches!(s.scope, Scope::User | Scope::Local) && out.turned_off.contains(name);
+        if off {
+            out.disabled.push(s.clone());
+        }
+        !off
+    });
+    out.disabled.sort_by(|a, b| a.name.cmp(&b.name));
     out.servers = chosen.into_values().collect();
     refuse_clashing_names(&mut out);
     out
@@ -272,14 +311,14 @@ fn read_project(
                  refused servers could not be read ({why})"
             ));
         }
-        out.disabled.extend(servers.into_iter().map(|s| s.name));
+        out.disabled.extend(servers);
         return Vec::new();
     }
     servers
         .into_iter()
         .filter(|s| {
             if approval.disabled.contains(&s.name) {
-                out.disabled.push(s.name.clone());
+                out.disabled.push(s.clone());
                 false
             } else if approval.approves(&s.name) {
                 true
@@ -291,28 +330,38 @@ fn read_project(
         .collect()
 }
 
-/// The user and local servers of `~/.claude.json`.
+/// The user and local servers of `~/.claude.json`, and the names its project entry's
+/// `disabledMcpServers` turns off.
 fn read_claude_json(
     path: &Path,
     project_dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
     out: &mut McpConfig,
-) -> (Vec<ServerConfig>, Vec<ServerConfig>) {
+) -> (Vec<ServerConfig>, Vec<ServerConfig>, Vec<String>) {
     let Some(doc) = read_json_file(path, MAX_CLAUDE_JSON_BYTES, &mut out.problems) else {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), Vec::new());
     };
     let source = path.display().to_string();
     let user = servers_of(&doc, Scope::User, &source, env, &mut out.problems);
     let key = project_dir.to_string_lossy();
-    let local = doc
-        .get("projects")
-        .and_then(|p| p.get(key.as_ref()))
+    let project = doc.get("projects").and_then(|p| p.get(key.as_ref()));
+    let local = project
         .map(|p| {
             let source = format!("{source} (projects[{key}])");
             servers_of(p, Scope::Local, &source, env, &mut out.problems)
         })
         .unwrap_or_default();
-    (user, local)
+    let off = project
+        .and_then(|p| p.get(super::edit::DISABLED_KEY))
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    (user, local, off)
 }
 
 fn read_cli_arg(

@@ -157,7 +157,7 @@ fn scopes_merge_local_over_project_over_user_and_project_needs_approval() {
     assert_eq!(command, "local-cmd");
     let waiting: Vec<&str> = cfg.unapproved.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(waiting, ["waiting"]);
-    assert_eq!(cfg.disabled, ["off"]);
+    assert_eq!(names(&cfg.disabled), ["off"]);
 
     // --mcp-config (file and inline JSON) wins; --strict-mcp-config keeps only those.
     let file = dir.path().join("extra.json");
@@ -365,7 +365,7 @@ fn an_unreadable_refusal_list_starts_no_project_server() {
     assert!(!approval.approves("a"));
     let cfg = load(&project_sources(dir.path()), &approval, &env);
     assert!(cfg.servers.is_empty() && cfg.unapproved.is_empty());
-    assert_eq!(cfg.disabled, ["a", "b"]);
+    assert_eq!(names(&cfg.disabled), ["a", "b"]);
     assert!(
         cfg.problems[0].ends_with(
             ".mcp.json: no server of this file is started, because the settings' list of \
@@ -374,5 +374,56 @@ fn an_unreadable_refusal_list_starts_no_project_server() {
         ),
         "{:?}",
         cfg.problems
+    );
+}
+
+fn names(servers: &[ServerConfig]) -> Vec<&str> {
+    servers.iter().map(|s| s.name.as_str()).collect()
+}
+
+#[test]
+fn user_and_local_servers_turned_off_in_the_project_stay_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let claude_json = dir.path().join(".claude.json");
+    let project = dir.path().join("p");
+    let key = project.display().to_string();
+    write(
+        &claude_json,
+        &serde_json::json!({
+            "numStartups": 4,
+            "mcpServers": {"u": {"command": "u"}, "v": {"command": "v"}},
+            "projects": {key.clone(): {"mcpServers": {"l": {"command": "l"}}}}
+        })
+        .to_string(),
+    );
+    let sources = Sources {
+        project_dir: project.clone(),
+        claude_json: Some(claude_json.clone()),
+        ..Sources::default()
+    };
+    super::super::edit::set_disabled(&claude_json, &project, "u", true).unwrap();
+    super::super::edit::set_disabled(&claude_json, &project, "l", true).unwrap();
+    let cfg = load(&sources, &all_approved(), &env);
+    assert_eq!(names(&cfg.servers), ["v"]);
+    assert_eq!(names(&cfg.disabled), ["l", "u"]);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+    assert_eq!(
+        doc["projects"][&key]["disabledMcpServers"],
+        serde_json::json!(["u", "l"])
+    );
+    assert_eq!(doc["numStartups"], 4);
+    // Another project is not affected; turning one on again takes it from the list.
+    let other = Sources {
+        project_dir: dir.path().join("q"),
+        ..sources.clone()
+    };
+    assert_eq!(
+        names(&load(&other, &all_approved(), &env).servers),
+        ["u", "v"]
+    );
+    super::super::edit::set_disabled(&claude_json, &project, "u", false).unwrap();
+    assert_eq!(
+        names(&load(&sources, &all_approved(), &env).servers),
+        ["u", "v"]
     );
 }

@@ -143,6 +143,45 @@ fn write_doc(path: &Path, doc: &Value) -> Result<(), String> {
         .map_err(|e| format!("{}: cannot write: {e}", path.display()))
 }
 
+/// The key of a project's entry in `~/.claude.json` naming the user and local servers turned
+/// off there (Claude Code's `/mcp` toggle writes the same).
+pub const DISABLED_KEY: &str = "disabledMcpServers";
+
+/// Turn the user or local server `name` off (`off`) or on again for the project `project_dir`:
+/// its name added to (or taken from) `projects[<project>].disabledMcpServers` of
+/// `claude_json`. Returns the file.
+pub fn set_disabled(
+    claude_json: &Path,
+    project_dir: &Path,
+    name: &str,
+    off: bool,
+) -> Result<PathBuf, String> {
+    let mut doc = read_doc(claude_json)?;
+    let key = project_dir.to_string_lossy().to_string();
+    let not_object = || {
+        format!(
+            "{}: not the shape expected; not changed",
+            claude_json.display()
+        )
+    };
+    let root = doc.as_object_mut().ok_or_else(not_object)?;
+    let projects = root.entry("projects").or_insert_with(|| json!({}));
+    let project = projects
+        .as_object_mut()
+        .ok_or_else(not_object)?
+        .entry(key)
+        .or_insert_with(|| json!({}));
+    let project = project.as_object_mut().ok_or_else(not_object)?;
+    let list = project.entry(DISABLED_KEY).or_insert_with(|| json!([]));
+    let list = list.as_array_mut().ok_or_else(not_object)?;
+    list.retain(|n| n.as_str() != Some(name));
+    if off {
+        list.push(Value::String(name.to_string()));
+    }
+    write_doc(claude_json, &doc)?;
+    Ok(claude_json.to_path_buf())
+}
+
 /// Add `entry` as server `name` in `scope`. Refuses a name the scope already has.
 pub fn add(files: &Files, scope: EditScope, name: &str, entry: Value) -> Result<String, String> {
     if name.is_empty()

@@ -15,18 +15,7 @@ use crate::tools::LateTools;
 
 /// What a server runs (its command line) or reaches (its URL and transport), in one line.
 pub fn describe(server: &ServerConfig) -> String {
-    match &server.transport {
-        Transport::Stdio { command, args, .. } => {
-            let mut line = command.clone();
-            for a in args {
-                line.push(' ');
-                line.push_str(a);
-            }
-            line
-        }
-        Transport::Http { url, .. } => format!("{url} (HTTP)"),
-        Transport::Sse { url, .. } => format!("{url} (SSE)"),
-    }
+    server.describe()
 }
 
 fn mark(status: &Status) -> String {

@@ -44,6 +44,10 @@ pub struct McpManager {
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// Project servers waiting for approval.
     unapproved: Mutex<Vec<ServerConfig>>,
+    /// Servers turned off (in the settings, or in `/mcp`), sorted by name.
+    disabled: Mutex<Vec<ServerConfig>>,
+    /// `~/.claude.json`, where turning a user or local server off is remembered.
+    claude_json: Option<std::path::PathBuf>,
     changed: Arc<tokio::sync::watch::Sender<u64>>,
     /// Configuration problems (`source: what is wrong`).
     pub problems: Vec<String>,
@@ -67,6 +71,8 @@ pub fn start_servers(config: McpConfig, options: McpOptions, late: LateTools) ->
         options,
         tasks: Mutex::new(Vec::new()),
         unapproved: Mutex::new(config.unapproved),
+        disabled: Mutex::new(config.disabled),
+        claude_json: config.claude_json,
         changed: Arc::new(tokio::sync::watch::channel(0).0),
         problems: config.problems,
     };
@@ -117,6 +123,13 @@ impl McpManager {
         let servers = Arc::downgrade(&self.servers);
         let catalog = Arc::downgrade(&self.catalog);
         Arc::new(move |server: &Arc<Server>| {
+            // A server turned off while it was connecting offers nothing.
+            let off = servers
+                .upgrade()
+                .is_some_and(|all| !lock(&all).iter().any(|s| Arc::ptr_eq(s, server)));
+            if off {
+                return;
+            }
             let lists = server.lists();
             let tools: Vec<ToolHandle> = distinct_tools(server.name(), &lists.tools)
                 .map(|t| {
@@ -166,6 +179,66 @@ impl McpManager {
     /// Project servers waiting for approval.
     pub fn unapproved(&self) -> Vec<ServerConfig> {
         lock(&self.unapproved).clone()
+    }
+
+    /// Servers turned off.
+    pub fn disabled(&self) -> Vec<ServerConfig> {
+        lock(&self.disabled).clone()
+    }
+
+    /// Turn the server `name` off (`enabled` false: disconnected now, its tools gone) or on
+    /// again (started now), and remember it for the next sessions: a project server in
+    /// `disabledMcpjsonServers` / `enabledMcpjsonServers` of `project_root`'s
+    /// `.claude/settings.local.json`, a user or local one in the project's
+    /// `disabledMcpServers` in `~/.claude.json`; a server of `--mcp-config`, a plugin or the
+    /// client is off for this session only. Nothing changes when the answer cannot be written.
+    /// Returns a line for the person.
+    pub fn set_enabled(
+        &self,
+        project_root: &Path,
+        name: &str,
+        enabled: bool,
+    ) -> Result<String, String> {
+        let config = match enabled {
+            true => self.disabled().into_iter().find(|s| s.name == name),
+            false => self.server(name).map(|s| s.config().clone()),
+        };
+        let state = if enabled { "on" } else { "off" };
+        let config = config.ok_or_else(|| format!("no MCP server \"{name}\" to turn {state}"))?;
+        let kept = match config.scope {
+            super::config::Scope::Project => {
+                let choice = match enabled {
+                    true => crate::config::local::McpChoice::Enable,
+                    false => crate::config::local::McpChoice::Disable,
+                };
+                let saved = crate::config::local::save_mcp_choice(project_root, name, choice)
+                    .map_err(|e| e.to_string())?;
+                format!("remembered in {}", saved.display())
+            }
+            super::config::Scope::User | super::config::Scope::Local => match &self.claude_json {
+                Some(file) => {
+                    let project = &self.options.project_dir;
+                    let saved = super::edit::set_disabled(file, project, name, !enabled)?;
+                    format!("remembered in {}", saved.display())
+                }
+                None => "for this session: there is no ~/.claude.json".into(),
+            },
+            super::config::Scope::Cli => "for this session".into(),
+        };
+        if enabled {
+            lock(&self.disabled).retain(|s| s.name != name);
+            self.launch(config);
+        } else if let Some(server) = self.server(name) {
+            lock(&self.servers).retain(|s| s.name() != name);
+            server.log_event("disabled (asked in /mcp)");
+            self.late.replace(name, Vec::new());
+            tokio::spawn(async move { server.stop().await });
+            let mut off = lock(&self.disabled);
+            off.push(config);
+            off.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+        Ok(format!("MCP server \"{name}\" turned {state} ({kept})."))
     }
 
     /// A receiver that sees a new value at every change of a server's status (or of the
@@ -269,6 +342,12 @@ impl McpManager {
         Ok(())
     }
 
+    /// Where the server `name`'s log file is (or would be), when servers keep logs.
+    pub fn log_path(&self, name: &str) -> Option<std::path::PathBuf> {
+        let dir = self.options.log_dir.as_deref()?;
+        Some(dir.join(super::server_log::file_name(name)))
+    }
+
     pub fn server(&self, name: &str) -> Option<Arc<Server>> {
         self.servers().into_iter().find(|s| s.name() == name)
     }
@@ -335,6 +414,59 @@ impl Drop for McpManager {
 
 #[cfg(test)]
 mod tests {
+    use super::super::config::{McpConfig, Scope, ServerConfig, Transport};
+
+    #[tokio::test]
+    async fn a_user_server_turned_off_is_remembered_in_the_projects_entry_and_back_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let claude_json = dir.path().join(".claude.json");
+        std::fs::write(&claude_json, r#"{"numStartups": 2}"#).unwrap();
+        let server = ServerConfig {
+            name: "u".into(),
+            scope: Scope::User,
+            source: claude_json.display().to_string(),
+            transport: Transport::Stdio {
+                command: "false".into(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+        };
+        let config = McpConfig {
+            servers: vec![server],
+            claude_json: Some(claude_json.clone()),
+            ..McpConfig::default()
+        };
+        let options = super::McpOptions::from_env(dir.path().to_path_buf(), &|_| None);
+        let manager = super::start_servers(config, options, Default::default());
+        let line = manager.set_enabled(dir.path(), "u", false).unwrap();
+        assert_eq!(
+            line,
+            format!(
+                "MCP server \"u\" turned off (remembered in {}).",
+                claude_json.display()
+            )
+        );
+        assert!(manager.server("u").is_none());
+        assert_eq!(manager.disabled()[0].name, "u");
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+        let key = dir.path().display().to_string();
+        assert_eq!(
+            doc["projects"][&key]["disabledMcpServers"],
+            serde_json::json!(["u"])
+        );
+        assert_eq!(doc["numStartups"], 2);
+        manager.set_enabled(dir.path(), "u", true).unwrap();
+        assert!(manager.server("u").is_some() && manager.disabled().is_empty());
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&claude_json).unwrap()).unwrap();
+        assert_eq!(
+            doc["projects"][&key]["disabledMcpServers"],
+            serde_json::json!([])
+        );
+        let err = manager.set_enabled(dir.path(), "nope", false).unwrap_err();
+        assert_eq!(err, "no MCP server \"nope\" to turn off");
+    }
     #[test]
     fn tools_whose_names_clash_or_are_empty_are_left_out() {
         let tool = |name: &str| -> rmcp::model::Tool {

@@ -13,6 +13,7 @@ pub mod listing;
 pub mod manager;
 pub mod names;
 pub mod server;
+pub mod server_log;
 pub mod session;
 pub mod sse;
 pub mod stdio;

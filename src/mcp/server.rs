@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::{CallError, Connection, Lists, Place, Timeouts, connect};
 use super::config::{ServerConfig, Transport};
 use super::handler::Notice;
+use super::server_log::ServerLog;
 
 /// Default `MAX_MCP_OUTPUT_TOKENS`.
 pub const DEFAULT_MAX_OUTPUT_TOKENS: usize = 25_000;
@@ -35,6 +36,8 @@ pub struct McpOptions {
     pub max_output_chars: usize,
     /// The session's working directories, the roots servers are given (`roots/list`).
     pub roots: Vec<PathBuf>,
+    /// Where each server's log file is kept ([`ServerLog`]); none without.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl McpOptions {
@@ -50,6 +53,7 @@ impl McpOptions {
             deferred: false,
             max_output_chars: tokens.saturating_mul(4),
             roots: vec![project_dir.clone()],
+            log_dir: None,
             project_dir,
         }
     }
@@ -106,6 +110,8 @@ pub struct Server {
     on_lists: OnLists,
     /// Its last stderr lines (stdio servers), across restarts.
     stderr: Arc<super::stdio::StderrTail>,
+    /// Its log file: stderr and what happened to the connection.
+    log: Option<Arc<ServerLog>>,
     me: Weak<Server>,
 }
 
@@ -121,11 +127,17 @@ impl Server {
         changed: Arc<tokio::sync::watch::Sender<u64>>,
         on_lists: OnLists,
     ) -> Arc<Server> {
+        let log =
+            (options.log_dir.as_deref()).map(|dir| Arc::new(ServerLog::new(dir, &config.name)));
         Arc::new_cyclic(|me| Server {
             config,
             options,
             connection: tokio::sync::Mutex::new(None),
-            stderr: Arc::new(super::stdio::StderrTail::telling(Arc::clone(&changed))),
+            stderr: Arc::new(super::stdio::StderrTail::telling(
+                Arc::clone(&changed),
+                log.clone(),
+            )),
+            log,
             status: Mutex::new(Status::Connecting),
             lists: Mutex::new(Lists::default()),
             generation: AtomicU64::new(0),
@@ -164,12 +176,24 @@ impl Server {
         self.connection.lock().await.as_ref().and_then(|c| c.pid())
     }
 
-    /// Whether the connection is up.
     /// The last lines it wrote to stderr, oldest first.
     pub fn stderr_tail(&self) -> Vec<String> {
         self.stderr.lines()
     }
 
+    /// Its log file, when it has one.
+    pub fn log_path(&self) -> Option<&std::path::Path> {
+        self.log.as_deref().map(ServerLog::path)
+    }
+
+    /// Note what happened to it in its log file.
+    pub(super) fn log_event(&self, what: &str) {
+        if let Some(log) = &self.log {
+            log.event(what);
+        }
+    }
+
+    /// Whether the connection is up.
     pub async fn is_connected(&self) -> bool {
         self.connection
             .lock()
@@ -179,6 +203,7 @@ impl Server {
     }
 
     async fn open(&self) -> Result<Arc<Connection>, String> {
+        self.log_event(&format!("starting: {}", self.config.describe()));
         let o = &self.options;
         let place = Place {
             project_dir: &o.project_dir,
@@ -192,10 +217,12 @@ impl Server {
                 self.dead.store(false, Ordering::SeqCst);
                 let c = Arc::new(c);
                 self.lists_read(c.lists.clone(), &c.server_info);
+                self.log_event(&format!("connected: {}", self.status()));
                 self.watch(generation, Arc::downgrade(&c), notices);
                 Ok(c)
             }
             Err(why) => {
+                self.log_event(&format!("failed: {why}"));
                 self.set_status(Status::Failed(why.clone()));
                 Err(why)
             }
@@ -261,6 +288,7 @@ impl Server {
             _ => "its connection closed",
         };
         tracing::warn!(target: "cairn::mcp", server = %self.name(), "{how}");
+        self.log_event(&format!("exited: {how}"));
         self.dead.store(true, Ordering::SeqCst);
         self.set_status(Status::Failed(format!(
             "disconnected ({how}); it restarts on the next call"
@@ -290,6 +318,7 @@ impl Server {
             ));
         }
         tracing::info!(target: "cairn::mcp", server = %name, had_one, "restarting");
+        self.log_event("restarting (a call needs it)");
         match self.open().await {
             Ok(conn) => {
                 *lock(&self.backoff) = Backoff::default();
@@ -384,6 +413,7 @@ impl Server {
         self.generation.fetch_add(1, Ordering::SeqCst);
         slot.take();
         *lock(&self.backoff) = Backoff::default();
+        self.log_event("reconnecting (asked in /mcp)");
         self.set_status(Status::Connecting);
         let conn = self.open().await.ok()?;
         *slot = Some(Arc::clone(&conn));

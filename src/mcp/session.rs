@@ -47,7 +47,8 @@ pub fn start(
     flags: &McpFlags,
     late: LateTools,
 ) -> (McpManager, Vec<String>) {
-    let (manager, mut lines) = start_with(project_dir, &[], settings, flags, Vec::new(), late);
+    let (manager, mut lines) =
+        start_with(project_dir, &[], settings, flags, Vec::new(), late, None);
     let waiting = manager.unapproved();
     lines.extend(approval_notices(waiting.iter().map(|s| s.name.as_str())));
     (manager, lines)
@@ -58,7 +59,7 @@ pub fn start(
 /// configured ones. A client server whose name a configured one already has is not started
 /// (named in a problem line): the person's configuration decides what a name means. The
 /// servers' roots are `project_dir`, `more_dirs` (`--add-dir`) and the settings'
-/// `additionalDirectories`.
+/// `additionalDirectories`. With `log_dir`, each server keeps a log file there.
 pub fn start_with(
     project_dir: &Path,
     more_dirs: &[std::path::PathBuf],
@@ -66,6 +67,7 @@ pub fn start_with(
     flags: &McpFlags,
     client_servers: Vec<config::ServerConfig>,
     late: LateTools,
+    log_dir: Option<std::path::PathBuf>,
 ) -> (McpManager, Vec<String>) {
     let (sources, approval) = sources(project_dir, settings, flags);
     let env = |k: &str| {
@@ -81,6 +83,11 @@ pub fn start_with(
         skip_project_servers(&mut cfg);
     }
     for server in client_servers {
+        // A plugin's server (user scope) turned off in `/mcp` stays off.
+        if server.scope == config::Scope::User && cfg.turned_off.contains(&server.name) {
+            cfg.disabled.push(server);
+            continue;
+        }
         if cfg.servers.iter().any(|s| s.name == server.name) {
             cfg.problems.push(format!(
                 "{}: the client's MCP server {:?} has the name of a configured one; not started",
@@ -91,7 +98,9 @@ pub fn start_with(
         cfg.servers.push(server);
     }
     cfg.servers.sort_by(|a, b| a.name.cmp(&b.name));
+    cfg.disabled.sort_by(|a, b| a.name.cmp(&b.name));
     let mut options = McpOptions::from_env(project_dir.to_path_buf(), &env);
+    options.log_dir = log_dir;
     for dir in more_dirs.iter().chain(&settings.additional_directories) {
         if !options.roots.contains(dir) {
             options.roots.push(dir.clone());

@@ -239,23 +239,30 @@ pub async fn log_stderr(
 }
 
 /// The last [`StderrTail::LINES`] lines a server wrote to stderr (each bounded), across its
-/// restarts: what `/mcp` shows of a server that failed. When the stream ends (the server
+/// restarts: what `/mcp` shows of a server that failed (every line also goes to the server's
+/// log file, when it has one). When the stream ends (the server
 /// exited) the `changed` signal is bumped, so a client that was told of the failure before the
 /// last lines were read is sent the list again, with them.
 #[derive(Debug, Default)]
 pub struct StderrTail {
     lines: std::sync::Mutex<std::collections::VecDeque<String>>,
     changed: Option<Arc<tokio::sync::watch::Sender<u64>>>,
+    /// Every line is also appended here.
+    log: Option<Arc<super::server_log::ServerLog>>,
 }
 
 impl StderrTail {
     pub const LINES: usize = 12;
 
-    /// A tail whose end bumps `changed`.
-    pub fn telling(changed: Arc<tokio::sync::watch::Sender<u64>>) -> StderrTail {
+    /// A tail whose end bumps `changed`, its lines also written to `log`.
+    pub fn telling(
+        changed: Arc<tokio::sync::watch::Sender<u64>>,
+        log: Option<Arc<super::server_log::ServerLog>>,
+    ) -> StderrTail {
         StderrTail {
             lines: Default::default(),
             changed: Some(changed),
+            log,
         }
     }
 
@@ -267,6 +274,9 @@ impl StderrTail {
     }
 
     fn push(&self, line: &str) {
+        if let Some(log) = &self.log {
+            log.stderr(line);
+        }
         let mut lines = self.lines.lock().unwrap_or_else(|e| e.into_inner());
         if lines.len() == Self::LINES {
             lines.pop_front();

@@ -26,6 +26,14 @@ struct PathItem {
     facts: PathFacts,
 }
 
+/// A call's facts found before the PreToolUse hooks answered ([`PermissionGate::analyse`]),
+/// for [`PermissionGate::check_analysed`].
+pub struct Analysed<'a> {
+    call_id: String,
+    /// A path that cannot be judged refuses the call with this message.
+    facts: Result<Facts<'a>, String>,
+}
+
 /// Everything rules are matched against, for one call.
 struct Facts<'a> {
     tool: &'a str,
@@ -56,8 +64,36 @@ impl PermissionGate {
     /// The decision on one call, given the PreToolUse hooks' answer about it (the default
     /// answer when no hook ran). A hook's rewritten input has been put in `call` already.
     pub fn check(&self, call: &CallInfo<'_>, hook: &PreToolAnswer) -> GateOutcome {
+        self.check_analysed(call, self.analyse(call), hook)
+    }
+
+    /// The hook-independent half of [`Self::check`]: whether the call is read-only and its
+    /// facts (every path with its symlink chain, the shell analysis of every command line).
+    /// The executor computes it while the PreToolUse hooks run (the notes' stage 3), then
+    /// hands it to [`Self::check_analysed`] with their answer. Runs no hooks; no effects.
+    pub fn analyse<'a>(&self, call: &CallInfo<'a>) -> Analysed<'a> {
         let read_only = call.tool.is_read_only(call.input);
-        self.decide(call, read_only, hook)
+        Analysed {
+            call_id: call.call_id.to_string(),
+            facts: self.facts(call, read_only),
+        }
+    }
+
+    /// [`Self::check`] with the facts already found by [`Self::analyse`] for this same call
+    /// (the same input and accesses). Facts of another call are not trusted: they are found
+    /// again.
+    pub fn check_analysed(
+        &self,
+        call: &CallInfo<'_>,
+        analysed: Analysed<'_>,
+        hook: &PreToolAnswer,
+    ) -> GateOutcome {
+        let analysed = if analysed.call_id == call.call_id {
+            analysed
+        } else {
+            self.analyse(call)
+        };
+        self.decide(call, analysed, hook)
     }
 
     /// The decision on the call's paths, commands and names alone, before the tool does any
@@ -68,18 +104,18 @@ impl PermissionGate {
     /// Refusals a PreToolUse hook could still lift (a hook's allow over a missing rule) are
     /// left to [`Self::check`] when such hooks are configured. Runs no hooks; has no effects.
     pub fn check_before_io(&self, call: &CallInfo<'_>) -> Option<String> {
-        let read_only = call.tool.is_read_only(call.input);
-        let facts = match self.facts(call, read_only) {
+        let analysed = self.analyse(call);
+        let facts = match &analysed.facts {
             Ok(f) => f,
-            Err(message) => return Some(message),
+            Err(message) => return Some(message.clone()),
         };
-        if let Some(message) = self.firm_denial(&facts, self.mode_for(call.conversation)) {
+        if let Some(message) = self.firm_denial(facts, self.mode_for(call.conversation)) {
             return Some(message);
         }
         if self.pre_tool_hooks {
             return None;
         }
-        match self.decide(call, read_only, &PreToolAnswer::default()) {
+        match self.decide(call, analysed, &PreToolAnswer::default()) {
             GateOutcome::Deny { message } => Some(message),
             _ => {
                 // `decide` remembered the scope of a question it would ask; the real check
@@ -96,12 +132,18 @@ impl PermissionGate {
         lock(&self.pending).remove(call_id);
     }
 
-    fn decide(&self, call: &CallInfo<'_>, read_only: bool, hook: &PreToolAnswer) -> GateOutcome {
+    fn decide(
+        &self,
+        call: &CallInfo<'_>,
+        analysed: Analysed<'_>,
+        hook: &PreToolAnswer,
+    ) -> GateOutcome {
         let tool = call.tool.name();
-        let facts = match self.facts(call, read_only) {
+        let facts = match analysed.facts {
             Ok(f) => f,
             Err(message) => return GateOutcome::Deny { message },
         };
+        let read_only = facts.read_only;
         let mode = self.mode_for(call.conversation);
         if let Some(message) = self.firm_denial(&facts, mode) {
             return GateOutcome::Deny { message };

@@ -22,10 +22,13 @@
 
 pub mod ask;
 mod commands;
+pub mod conflict;
 mod decide;
 mod plan;
 mod question;
 pub mod safety;
+
+pub use decide::Analysed;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -91,7 +94,17 @@ fn person_request(
     preview: Option<crate::protocol::Display>,
     kind: RequestKind,
 ) -> GateOutcome {
-    GateOutcome::Ask(Box::new(PermissionRequest {
+    GateOutcome::Ask(Box::new(request_to_person(call, reason, preview, kind)))
+}
+
+/// The request behind [`person_request`].
+fn request_to_person(
+    call: &CallInfo<'_>,
+    reason: &str,
+    preview: Option<crate::protocol::Display>,
+    kind: RequestKind,
+) -> PermissionRequest {
+    PermissionRequest {
         id: 0,
         call_id: call.call_id.to_string(),
         tool: call.tool.name().to_string(),
@@ -103,7 +116,7 @@ fn person_request(
         saveable_rule: None,
         background_task: None,
         kind,
-    }))
+    }
 }
 
 /// The permission mode, shareable with whatever needs to read it without the gate.
@@ -520,6 +533,9 @@ impl PermissionGate {
         if let Some(effect) = question::answer(request, decision) {
             return effect;
         }
+        if let Some(effect) = conflict::answer(request, decision) {
+            return effect;
+        }
         let allow = |outcome| DecisionEffect {
             allow: true,
             outcome,
@@ -588,9 +604,11 @@ impl PermissionGate {
             }
             // Plan and question requests are answered in `plan` and `question`; for any other
             // request these allow the call.
-            Decision::ApprovePlan { .. } | Decision::Answers { .. } => {
-                allow(CallOutcome::AllowedOnce)
-            }
+            // Conflict answers are read in `conflict`; for any other request they allow once.
+            Decision::ApprovePlan { .. }
+            | Decision::Answers { .. }
+            | Decision::Overwrite
+            | Decision::Reread => allow(CallOutcome::AllowedOnce),
             Decision::DenyOnce => deny(
                 CallOutcome::Denied,
                 "The user doesn't want to proceed with this tool use. The tool use was rejected. \

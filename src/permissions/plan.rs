@@ -60,11 +60,14 @@ pub(super) fn answer(
             "The user wants to keep planning and said:\n{feedback}\nStay in plan mode, revise \
              the plan, and call ExitPlanMode again when it is ready."
         )),
-        Decision::DenyOnce | Decision::DenySession => keep_planning(
-            "The user rejected the plan and wants to keep planning. Stay in plan mode, refine \
+        // Not answers to a plan: fail closed.
+        Decision::DenyOnce | Decision::DenySession | Decision::Overwrite | Decision::Reread => {
+            keep_planning(
+                "The user rejected the plan and wants to keep planning. Stay in plan mode, refine \
              the plan, and ask again with ExitPlanMode when it is ready."
-                .into(),
-        ),
+                    .into(),
+            )
+        }
         // Every "yes" approves the plan; the allow options of an ordinary prompt mean the
         // default mode afterwards.
         Decision::ApprovePlan { mode: next } => approve(mode, *next),

@@ -40,6 +40,12 @@ pub struct McpServerInfo {
     /// The configuration file (or `--mcp-config` argument) it came from.
     #[serde(default)]
     pub source: String,
+    /// Its log file (stderr and what happened to the connection), when it keeps one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// Turned off (in the settings, or in `/mcp`): not running until turned on again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
 }
 
 /// The person's answer about a project server waiting for approval.
@@ -166,6 +172,9 @@ pub enum HostOp {
     McpApprove { name: String, choice: McpApproval },
     /// Start a fresh connection to a server ([`HostEvent::McpAnswer`]; its status follows).
     McpReconnect { name: String },
+    /// Turn a server off (disconnected, kept off in later sessions) or on again
+    /// ([`HostEvent::McpAnswer`]; the list follows).
+    McpEnable { name: String, enabled: bool },
     /// The project's earlier sessions, from their transcripts ([`HostEvent::SavedSessions`]).
     ListSavedSessions,
     /// The sessions the host has open now ([`HostEvent::OpenSessions`]).

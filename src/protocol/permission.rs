@@ -88,6 +88,11 @@ pub enum RequestKind {
     PlanApproval { plan: String },
     /// AskUserQuestion: the person answers each question ([`Decision::Answers`]) or declines.
     Questions { questions: Vec<Question> },
+    /// A file changed on disk since the session read it, and the call's change cannot be
+    /// merged with that outside change. The preview is a [`Display::Diff`] from the file as it
+    /// is now to what the call would write: its removed lines are what overwriting loses. The
+    /// person answers [`Decision::Overwrite`], [`Decision::Reread`], or anything else to abort.
+    Conflict { path: std::path::PathBuf },
 }
 
 /// A question the model asks the person (Claude Code's AskUserQuestion shape).
@@ -170,4 +175,10 @@ pub enum Decision {
     Answers {
         answers: Vec<String>,
     },
+    /// For a [`RequestKind::Conflict`]: write the call's version over the outside change,
+    /// provided the file still holds exactly what was shown.
+    Overwrite,
+    /// For a [`RequestKind::Conflict`]: write nothing; the model gets the file as it is now and
+    /// redoes its change on it.
+    Reread,
 }

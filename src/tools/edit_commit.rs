@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use super::diff_snippet::{diff_snippet, shift_ranges};
+use super::edit_conflict::{self, Choice, Resolution};
 use super::edit_core::{Change, MODIFIED, Plan, plan};
 use super::file_common::{
     client_error, client_for, disk_stamp, load_for_edit, load_from_client, load_text,
@@ -146,6 +147,9 @@ impl PreparedWrites {
         change: Change<'_>,
         headline: impl Fn(bool) -> String,
     ) -> Result<ToolOutput, ToolError> {
+        if let Some(resolution) = &ctx.conflict {
+            return resolve_conflict(ctx, path, resolution, headline);
+        }
         match client_for(path, &ctx.session) {
             Some(client) => {
                 self.commit_to_client(ctx, client.as_ref(), path, change, headline)
@@ -248,6 +252,68 @@ impl PreparedWrites {
         drop(_guard);
         Ok(outcome(&headline, &prep, path, &before, &written))
     }
+}
+
+/// The person's answer to a conflict with an outside change (`edit_conflict`). Overwrite
+/// writes the call's version, but only while the disk holds exactly the bytes shown: checked
+/// under the write lock with no await before the rename. Only a file on disk is offered this
+/// (a client that serves files cannot show the question), so any other is refused.
+fn resolve_conflict(
+    ctx: &ToolContext,
+    path: &Path,
+    resolution: &Resolution,
+    headline: impl Fn(bool) -> String,
+) -> Result<ToolOutput, ToolError> {
+    let conflict = &resolution.conflict;
+    if conflict.path != path || client_for(path, &ctx.session).is_some() {
+        return Err(ToolError::new(MODIFIED));
+    }
+    if resolution.choice == Choice::Reread {
+        return edit_conflict::reread(ctx, path);
+    }
+    let state = &ctx.session.read_files;
+    let _guard = state.lock_writes();
+    ctx.session
+        .check_settings_write(path, &conflict.disk, &conflict.ours)
+        .map_err(ToolError::new)?;
+    if !disk_holds(path, Some(conflict.disk_hash)) {
+        return Err(edit_conflict::changed_again(path));
+    }
+    let bytes = encoding::encode_cow(&conflict.ours, conflict.format);
+    let stamp = write_atomic(path, &bytes)
+        .map_err(|e| write_failed(path, bytes.len(), &e, &ctx.session))?;
+    state.record_write(
+        path,
+        WriteRecord {
+            content: kept(&conflict.ours),
+            mtime: stamp.mtime,
+            size: stamp.size,
+            hash: content_hash(&bytes),
+            format: conflict.format,
+            ranges: conflict.ranges_after.clone(),
+            call_id: Some(ctx.call_id.clone()),
+        },
+    );
+    drop(_guard);
+    let mut notes = vec![edit_conflict::overwritten_note(path)];
+    notes.extend(symlink_note(path));
+    let prep = Prepared {
+        call_id: ctx.call_id.clone(),
+        path: path.to_path_buf(),
+        disk_hash: Some(conflict.disk_hash),
+        existed: true,
+        format: conflict.format,
+        ranges_before: Vec::new(),
+        ranges_after: conflict.ranges_after.clone(),
+        notes,
+    };
+    Ok(outcome(
+        &headline,
+        &prep,
+        path,
+        &conflict.disk,
+        &conflict.ours,
+    ))
 }
 
 /// What to write, as approved, and the facts to record with it. When the file still holds

@@ -5,8 +5,10 @@
 //! read-before-write, applies the edits in memory (all or nothing), checks the
 //! change lies in lines the model has seen, and — when the file changed on disk since it was
 //! read — merges: the edits are applied to the disk version when they do not overlap the
-//! outside change, and refused with a compact diff of that change when they do. Writing the
-//! plan is `edit_commit`'s job.
+//! outside change, and refused with a compact diff of that change when they do — a refusal
+//! that carries the conflict's facts (`edit_conflict::Conflict`) when the session has a
+//! version of its own to offer instead (its edits on what it read; a Write's content). Writing
+//! the plan is `edit_commit`'s job.
 //!
 //! "Changed since read" is decided from what the text carries: a file from disk by its mtime
 //! and size first (then its hash, so a touch is no change); a text from the client has no
@@ -17,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use super::ToolError;
 use super::diff_snippet::{diff_snippet, shift_ranges};
+use super::edit_conflict::Conflict;
 use super::file_common::{LoadedText, line_count};
 use super::text_match::{MatchKind, closest_region, locate, numbered_line};
 use crate::diff::{self, changes};
@@ -137,7 +140,20 @@ pub fn plan(
     if changed && !same_bytes {
         return match (change, snap.content.clone()) {
             (Change::Edits(edits), Some(base)) => plan_merge(path, &snap, &base, disk, edits),
-            _ => Err(ToolError::new(MODIFIED)),
+            (Change::Edits(_), None) => Err(ToolError::new(MODIFIED)),
+            // A whole new content: nothing to merge, but the person may choose to overwrite.
+            (Change::Write(content), _) => {
+                let ours = encoding::normalize_input(content, format.line_ending).into_owned();
+                let n = line_count(&ours);
+                Err(ToolError::new(MODIFIED).with_conflict(Conflict {
+                    path: path.to_path_buf(),
+                    disk: disk.decoded.text,
+                    ours,
+                    disk_hash: disk.hash,
+                    format,
+                    ranges_after: if n > 0 { vec![(1, n)] } else { Vec::new() },
+                }))
+            }
         };
     }
     let disk_hash = disk.hash;
@@ -366,16 +382,33 @@ fn plan_merge(
     let disk_hash = disk.hash;
     let theirs = disk.decoded.text;
     let outside = changes(base, &theirs);
-    let conflict = || {
+    // The refusal; with the session's version when there is one (the edits applied to what
+    // it read, in lines it had seen), so a client that can ask may offer to overwrite.
+    let conflict = |ours: Option<String>| {
         let d = diff_snippet(base, &theirs);
         let mut snippet: Vec<&str> = d.snippet.lines().take(40).collect();
         if d.snippet.lines().count() > 40 {
             snippet.push("...");
         }
-        ToolError::new(format!(
+        let error = ToolError::new(format!(
             "{MODIFIED}\nThe outside change overlaps your edit:\n{}",
             snippet.join("\n")
-        ))
+        ));
+        let Some(ours) = ours else {
+            return error;
+        };
+        let hunks = changes(base, &ours);
+        if check_seen(snap, base, &hunks).is_err() {
+            return error;
+        }
+        error.with_conflict(Conflict {
+            path: path.to_path_buf(),
+            disk: theirs.clone(),
+            ranges_after: shift_ranges(&snap.ranges, &hunks),
+            ours,
+            disk_hash,
+            format,
+        })
     };
     let on_base = apply_edits(base, edits, format.line_ending);
     let on_theirs = apply_edits(&theirs, edits, format.line_ending);
@@ -383,8 +416,10 @@ fn plan_merge(
         (Ok(b), Ok(t)) => (b, t),
         // Fails on both: an ordinary mistake, reported against the current file.
         (Err(_), Err(e)) => return Err(e),
-        // Works on only one side: the edit touches text the outside change added or changed.
-        _ => return Err(conflict()),
+        // Works on what was read only: the outside change took the text the edit replaces.
+        (Ok(b), Err(_)) => return Err(conflict(Some(b))),
+        // Works on the outside version only: the edit touches text the outside change added.
+        (Err(_), Ok(_)) => return Err(conflict(None)),
     };
     check_seen(snap, base, &changes(base, &ours_on_base))?;
     let ours = changes(&theirs, &after);
@@ -395,7 +430,7 @@ fn plan_merge(
         })
     });
     if overlaps {
-        return Err(conflict());
+        return Err(conflict(Some(ours_on_base)));
     }
     let changed: Vec<String> = outside
         .iter()

@@ -15,6 +15,7 @@ pub mod bash;
 pub mod diff_snippet;
 pub mod edit;
 pub mod edit_commit;
+pub mod edit_conflict;
 pub mod edit_core;
 pub mod file_common;
 pub mod glob;
@@ -176,6 +177,9 @@ pub struct ToolContext {
     pub deferred: tool_search::DeferredTools,
     /// The name the model called the tool by, when it was an alias (`grep_search`).
     pub called_as: Option<String>,
+    /// The person's answer to a change that conflicted with an outside change
+    /// ([`ToolError::conflict`]): overwrite it, or re-read the file.
+    pub conflict: Option<edit_conflict::Resolution>,
 }
 
 /// A successful result.
@@ -242,13 +246,24 @@ impl ToolOutput {
 #[error("{message}")]
 pub struct ToolError {
     pub message: String,
+    /// Set when a file changed on disk since it was read and the call's change cannot be
+    /// merged with that change: the facts a client that can ask needs to offer overwriting.
+    /// The message is the refusal as every other client gets it.
+    pub conflict: Option<Arc<edit_conflict::Conflict>>,
 }
 
 impl ToolError {
     pub fn new(message: impl Into<String>) -> ToolError {
         ToolError {
             message: message.into(),
+            conflict: None,
         }
+    }
+
+    /// This refusal, carrying the conflict's facts.
+    pub fn with_conflict(mut self, conflict: edit_conflict::Conflict) -> ToolError {
+        self.conflict = Some(Arc::new(conflict));
+        self
     }
 }
 

@@ -76,6 +76,11 @@ pub enum PromptAction {
     Done,
     /// Show every option and the key hints when the panel lists them on one line.
     More,
+    /// Write the session's version over an outside change (never bound: its number picks it).
+    Overwrite,
+    /// Keep the outside change; the model reads the file again (never bound: its number picks
+    /// it).
+    Reread,
 }
 
 /// What a binding does: an app action, a prompt's own action, or a key for a diff view. Each

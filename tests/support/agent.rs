@@ -68,6 +68,9 @@ pub struct Setup {
     pub client_files: Option<std::sync::Arc<dyn cairn::files::client::ClientFiles>>,
     /// The settings' `env` (none by default).
     pub env: Vec<(String, String)>,
+    /// Whether the client can resolve a conflict with an outside change (as the TUI does;
+    /// false by default, as `-p` and editors).
+    pub offers_overwrite: bool,
 }
 
 impl Setup {
@@ -101,6 +104,7 @@ impl Setup {
             late_tools: Default::default(),
             client_files: None,
             env: Vec::new(),
+            offers_overwrite: false,
         }
     }
 }
@@ -181,6 +185,7 @@ impl Agent {
             skills: setup.skills,
             agents: setup.agents,
             web_search: setup.web_search,
+            offers_overwrite: setup.offers_overwrite,
             ..SessionServices::new(
                 client,
                 setup.gate,

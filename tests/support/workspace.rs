@@ -43,6 +43,7 @@ pub fn tool_context(session: &Arc<SessionContext>, call_id: &str) -> ToolContext
         content_override: None,
         answers: None,
         deferred: Default::default(),
+        conflict: None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The session's MCP servers for the client: what they are and how they are doing (again
 //! whenever that changes), the person's answer about a project server waiting for approval
-//! (kept in the project's local settings), and reconnecting one.
+//! (kept in the project's local settings), reconnecting one, and turning one off or on.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -54,13 +54,17 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
                 .map(|r| format!("{}:{}", s.name(), r.uri))
                 .collect(),
             status: plain_status(&s.status()),
+            // The library's own words only when plain ones could not be found: the log file
+            // keeps them always.
             error: match s.status() {
-                Status::Failed(why) => Some(why),
+                Status::Failed(why) if plain_failure(&why).is_none() => Some(without_types(&why)),
                 _ => None,
             },
             stderr: s.stderr_tail(),
             command: crate::mcp::listing::describe(config),
             source: config.source.clone(),
+            log: s.log_path().map(|p| p.display().to_string()),
+            disabled: false,
         }
     });
     let waiting = manager.unapproved().into_iter().map(|s| McpServerInfo {
@@ -72,8 +76,18 @@ pub(super) fn servers(manager: Option<&McpManager>) -> HostEvent {
         name: s.name,
         ..McpServerInfo::default()
     });
+    let disabled = manager.disabled().into_iter().map(|s| McpServerInfo {
+        detail: format!("({}, {}): disabled", s.scope.name(), s.transport.kind()),
+        status: "disabled (turn it on again here)".into(),
+        command: crate::mcp::listing::describe(&s),
+        source: s.source.clone(),
+        log: manager.log_path(&s.name).map(|p| p.display().to_string()),
+        disabled: true,
+        name: s.name,
+        ..McpServerInfo::default()
+    });
     HostEvent::McpServers {
-        servers: running.chain(waiting).collect(),
+        servers: running.chain(waiting).chain(disabled).collect(),
     }
 }
 
@@ -88,30 +102,57 @@ fn plain_status(status: &Status) -> String {
                 if *tools == 1 { "" } else { "s" }
             )
         }
-        Status::Failed(why) => format!("failed: {}", plain_failure(why)),
+        Status::Failed(why) => match plain_failure(why) {
+            Some(plain) => format!("failed: {plain}"),
+            None => "failed (the connection's own words are below)".into(),
+        },
     }
 }
 
-fn plain_failure(why: &str) -> String {
+fn plain_failure(why: &str) -> Option<String> {
     let lower = why.to_lowercase();
     if lower.contains("broken pipe")
         || lower.contains("connection closed")
         || lower.contains("connectionclosed")
         || lower.contains("transport closed")
     {
-        "the server exited before it answered cairn's first message (its stderr, below, \
-         usually says why)"
-            .into()
+        Some(
+            "the server exited before it answered cairn's first message (its stderr, below, \
+             usually says why)"
+                .into(),
+        )
     } else if lower.starts_with("cannot start") {
-        format!(
+        Some(format!(
             "its command could not be started ({})",
             why.trim_start_matches("cannot start ")
-        )
+        ))
     } else if lower.contains("did not start within") {
-        "it did not answer within the startup time (MCP_TIMEOUT)".into()
+        Some("it did not answer within the startup time (MCP_TIMEOUT)".into())
     } else {
-        why.to_string()
+        None
     }
+}
+
+/// An error's text without the Rust type paths a library puts in it
+/// (`Transport [cairn::mcp::…<…>] error` reads `Transport error`).
+fn without_types(why: &str) -> String {
+    let mut out = String::with_capacity(why.len());
+    let mut rest = why;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else {
+            break;
+        };
+        let inner = &rest[open + 1..close];
+        out.push_str(&rest[..open]);
+        if !inner.contains("::") {
+            out.push_str(&rest[open..=close]);
+        } else if out.ends_with(' ') && rest[close + 1..].starts_with(' ') {
+            out.pop();
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Tell the client whenever the servers change, until it, the servers or the session are gone.
@@ -170,6 +211,50 @@ pub(super) fn reconnect(manager: Option<&McpManager>, name: &str) -> HostEvent {
     HostEvent::McpAnswer { result }
 }
 
+pub(super) fn enable(
+    manager: Option<&McpManager>,
+    project_root: &Path,
+    name: &str,
+    enabled: bool,
+) -> HostEvent {
+    let result = match manager {
+        Some(manager) => manager.set_enabled(project_root, name, enabled),
+        None => Err(no_server(name)),
+    };
+    HostEvent::McpAnswer { result }
+}
+
 fn no_server(name: &str) -> String {
     format!("no MCP server named \"{name}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_library_error_loses_its_type_paths() {
+        let why = "handshake failed: Send message error Transport \
+                   [cairn::mcp::handler::Watched<cairn::mcp::client::ChildTransport>] error: \
+                   Broken pipe (os error 32), when send initialize request";
+        assert_eq!(
+            without_types(why),
+            "handshake failed: Send message error Transport error: Broken pipe (os error 32), \
+             when send initialize request"
+        );
+        assert_eq!(without_types("a [b] c [d"), "a [b] c [d");
+    }
+
+    #[test]
+    fn a_failure_in_plain_words_keeps_no_library_error() {
+        let status = Status::Failed("handshake failed: connection closed: initialize".into());
+        assert!(plain_status(&status).starts_with("failed: the server exited"));
+        assert!(plain_failure("handshake failed: connection closed").is_some());
+        let odd = "handshake failed: unexpected response [x::Y]";
+        assert!(plain_failure(odd).is_none());
+        assert_eq!(
+            plain_status(&Status::Failed(odd.into())),
+            "failed (the connection's own words are below)"
+        );
+    }
 }

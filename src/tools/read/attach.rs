@@ -42,6 +42,7 @@ pub async fn attach(path: &Path, session: &Arc<SessionContext>) -> Result<Attach
         content_override: None,
         answers: None,
         deferred: Default::default(),
+        conflict: None,
     };
     let input = ReadInput {
         file_path: path.display().to_string(),

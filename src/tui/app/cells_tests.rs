@@ -1,7 +1,7 @@
 //! Tool cells after the fact (issue #27, items 1–3, and #24's diagnostics under an edit): an
 //! edit's changed lines collapsed, Ctrl+O on the visible turn's cells or the focused one, a
-//! resumed session's cells as they looked live, a compaction as one notice, the problems a
-//! language server found after an edit.
+//! resumed session's cells as they looked live, a compaction (resumed or live) as one row, the
+//! problems a language server found after an edit.
 
 use std::path::PathBuf;
 
@@ -231,6 +231,32 @@ fn a_compaction_resumes_as_one_notice_with_its_summary_expandable() {
     let expanded = screen(&mut h, 80, 14, 0);
     assert!(expanded.contains("Found the off-by-one"), "{expanded}");
     insta::assert_snapshot!("compaction_expanded", expanded);
+}
+
+#[test]
+fn a_live_compaction_is_the_same_row_with_its_summary_expandable() {
+    let mut h = Harness::new();
+    h.event(session(PermissionMode::Default));
+    h.event(Event::TurnStarted { turn_id: 1 });
+    // As `/compact` reports it: the old notice had no summary to show.
+    h.event(Event::Compacted {
+        trigger: "manual".into(),
+        pre_tokens: 48_200,
+        summary: "## Goal\nFix the parser.\n\n## Done\n- Found the off-by-one in `peek`.".into(),
+    });
+    h.event(finished(1));
+    let collapsed = screen(&mut h, 80, 10, 0);
+    assert!(
+        collapsed.contains("≡ Conversation compacted (/compact, ~48k tokens): the model went on"),
+        "{collapsed}"
+    );
+    assert!(collapsed.contains("(ctrl+o to expand)"), "{collapsed}");
+    assert!(!collapsed.contains("Fix the parser."), "{collapsed}");
+    insta::assert_snapshot!("live_compaction_collapsed", collapsed);
+    ctrl_o(&mut h);
+    let expanded = screen(&mut h, 80, 14, 0);
+    assert!(expanded.contains("Found the off-by-one"), "{expanded}");
+    insta::assert_snapshot!("live_compaction_expanded", expanded);
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The MCP servers' side of the app, through the session's host: `/mcp` (a picker of the
-//! servers; Enter shows one's detail, from which it is reconnected, or asks about a waiting
-//! one), the approval of project servers
+//! servers; Enter shows one's detail, from which it is reconnected, turned off or on again,
+//! or asks about a waiting one), the approval of project servers
 //! from `.mcp.json` (one checklist of every waiting server, when the host first lists them: a
 //! number or Enter toggles a server, then save; the answers are the host's to keep), and the
 //! failing servers shown in the status row, refreshed whenever the host says the servers
@@ -255,14 +255,18 @@ impl App {
         ));
     }
 
-    /// A row of a server's detail picked: reconnect it, or back to the list.
+    /// A row of a server's detail picked: reconnect it, turn it off or on, or back to the list.
     pub(super) fn mcp_detail_picked(&mut self, label: &str) {
         let Some(name) = self.mcp.showing.take() else {
             return;
         };
         match label {
             super::mcp_detail::RECONNECT => self.send(Op::Host(HostOp::McpReconnect { name })),
-            super::mcp_detail::BACK => self.open_mcp_picker(),
+            super::mcp_detail::DISABLE | super::mcp_detail::ENABLE => {
+                let enabled = label == super::mcp_detail::ENABLE;
+                self.send(Op::Host(HostOp::McpEnable { name, enabled }));
+            }
+            super::mcp_detail::BACK | super::mcp_detail::BACK_OFF => self.open_mcp_picker(),
             // An information row: the detail stays.
             _ => {
                 if let Some(server) = self.mcp.servers.iter().find(|s| s.name == name) {

@@ -1,15 +1,19 @@
-//! One MCP server's detail for `/mcp` (Enter on a server): the actions (reconnect, back) and
-//! what a person needs to see why it failed — its state in plain words, the connection's own
-//! error, what it runs, the configuration file it came from and the last lines it wrote to
-//! stderr — as picker rows, each value wrapped to a width that fits a 60-column terminal, so
+//! One MCP server's detail for `/mcp` (Enter on a server): the actions (reconnect, disable,
+//! back; enable for a server that is off) and what a person needs to see why it failed — its
+//! state in plain words, the connection's own error, what it runs, the configuration file it
+//! came from, its log file and the last lines it wrote to stderr — as picker rows, each value wrapped to a width that fits a 60-column terminal, so
 //! nothing is cut. Pure: the rows are built from the host's [`McpServerInfo`].
 
 use crate::protocol::McpServerInfo;
 use crate::tui::conversation::wrap::str_width;
 
-/// The actions, first (their numbers are the keys).
+/// The actions of a server that is on, first (their numbers are the keys).
 pub(super) const RECONNECT: &str = "1. Reconnect";
-pub(super) const BACK: &str = "2. Back";
+pub(super) const DISABLE: &str = "2. Disable";
+pub(super) const BACK: &str = "3. Back";
+/// The actions of a server that is off.
+pub(super) const ENABLE: &str = "1. Enable";
+pub(super) const BACK_OFF: &str = "2. Back";
 
 /// The columns a value is wrapped to: a 60-column window's picker, less its border, the label
 /// column and the gap.
@@ -18,10 +22,14 @@ const VALUE_WIDTH: usize = 42;
 /// The rows: the actions, then label and value rows (a wrapped value's further rows have no
 /// label). Text from the server is made printable.
 pub(super) fn rows(server: &McpServerInfo) -> Vec<(String, String)> {
-    let mut rows = vec![
-        (RECONNECT.to_string(), String::new()),
-        (BACK.to_string(), String::new()),
-    ];
+    let actions: &[&str] = match server.disabled {
+        true => &[ENABLE, BACK_OFF],
+        false => &[RECONNECT, DISABLE, BACK],
+    };
+    let mut rows: Vec<(String, String)> = actions
+        .iter()
+        .map(|a| (a.to_string(), String::new()))
+        .collect();
     let mut add = |label: &str, value: &str| {
         for (i, line) in wrap(&printable(value), VALUE_WIDTH).into_iter().enumerate() {
             let label = if i == 0 { label } else { "" };
@@ -35,6 +43,9 @@ pub(super) fn rows(server: &McpServerInfo) -> Vec<(String, String)> {
     }
     add("runs", &server.command);
     add("from", &server.source);
+    if let Some(log) = &server.log {
+        add("log", log);
+    }
     if server.stderr.is_empty() {
         add("stderr", "(nothing)");
     }

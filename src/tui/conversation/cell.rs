@@ -34,9 +34,15 @@ pub(crate) enum CellKind {
     Thinking(ThinkingCell),
     Tool(Box<ToolCell>),
     Notice(NoticeKind, String),
-    /// Where a resumed conversation was compacted, with the summary the model went on from
-    /// (shown when expanded).
-    Compacted(String),
+    /// Where the conversation was compacted (live, or found in a resumed one), with the
+    /// summary the model went on from (shown when expanded).
+    Compacted(Compaction),
+}
+
+pub(crate) struct Compaction {
+    pub summary: String,
+    /// Why and of how much, when it happened in this session (`as asked; ~48k tokens`).
+    pub why: Option<String>,
 }
 
 struct CellCache {
@@ -181,8 +187,8 @@ fn layout_kind(kind: &CellKind, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>
             layout_thinking(t, ctx, out);
             false
         }
-        CellKind::Compacted(summary) => {
-            layout_compacted(summary, ctx, out);
+        CellKind::Compacted(compaction) => {
+            layout_compacted(compaction, ctx, out);
             false
         }
         CellKind::Assistant(a) => a.layout_fresh(ctx, out),
@@ -190,14 +196,20 @@ fn layout_kind(kind: &CellKind, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>
     }
 }
 
-/// One row collapsed (`≡ Conversation compacted · summary (ctrl+o to expand)`); the summary
-/// under it when expanded.
-fn layout_compacted(summary: &str, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) {
+/// One row collapsed (`≡ Conversation compacted (why): the model went on from a summary
+/// (ctrl+o to expand)`); the summary under it when expanded.
+fn layout_compacted(compaction: &Compaction, ctx: &LayoutCtx<'_>, out: &mut Vec<Line<'static>>) {
     let theme = ctx.theme;
     let first = [gutter("≡ ", theme.notice_info, ctx)];
     let rest = [Span::raw("  ")];
+    let why = compaction
+        .why
+        .as_deref()
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
+    let summary = &compaction.summary;
     let mut title = vec![Span::styled(
-        "Conversation compacted: the model went on from a summary",
+        format!("Conversation compacted{why}: the model went on from a summary"),
         theme.notice_info,
     )];
     if !ctx.expanded {

@@ -30,7 +30,7 @@ use crate::tui::highlight::Highlighter;
 use crate::tui::theme::Theme;
 use assistant::AssistantCell;
 pub use cell::NoticeKind;
-use cell::{Cell, CellKind, ThinkingCell};
+use cell::{Cell, CellKind, Compaction, ThinkingCell};
 pub use scroll::{Position, ScrollState};
 use tool::{ToolCell, ToolStatus};
 
@@ -386,18 +386,19 @@ impl Conversation {
             Event::Compacted {
                 trigger,
                 pre_tokens,
+                summary,
             } => {
+                // `auto`: the context window was nearly full.
                 let why = if trigger == "auto" {
-                    "the context window was nearly full"
+                    "auto"
                 } else {
-                    "as asked"
+                    "/compact"
                 };
-                let text = format!(
-                    "Conversation compacted ({why}; ~{}k tokens): the model goes on from a \
-                     summary. Everything stays here, and in the transcript.",
-                    pre_tokens / 1000
-                );
-                self.push_notice(NoticeKind::Info, &text);
+                self.close_streams();
+                self.push(CellKind::Compacted(Compaction {
+                    summary: summary.clone(),
+                    why: Some(format!("{why}, ~{}k tokens", pre_tokens / 1000)),
+                }));
             }
             Event::Subagent {
                 parent_call_id,
@@ -510,7 +511,10 @@ impl Conversation {
                 }
                 HistoryItem::Compacted { summary } => {
                     self.close_streams();
-                    self.push(CellKind::Compacted(summary.clone()));
+                    self.push(CellKind::Compacted(Compaction {
+                        summary: summary.clone(),
+                        why: None,
+                    }));
                 }
             }
         }

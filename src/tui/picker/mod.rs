@@ -260,7 +260,7 @@ impl Overlay for Picker {
                 " MCP servers to use · a number or Enter toggles or saves · Esc ask later "
             }
             PickerKind::McpServers => " MCP servers · Enter details (or approve) · Esc close ",
-            PickerKind::McpServer => " MCP server · 1 reconnect · 2 back · Esc close ",
+            PickerKind::McpServer => " MCP server · a number picks its action · Esc close ",
             PickerKind::Rewind => {
                 " rewind to before which prompt? newest first · Enter pick · Esc close "
             }

@@ -4,7 +4,8 @@
 //! each number does. Which options appear depends on the request: plans get approve/approve/keep
 //! planning; edits also get "allow all edits"; "always allow" only when the request carries a
 //! rule that can be saved. A question offers its own options, then "type an answer", then, when
-//! several may be chosen, "done".
+//! several may be chosen, "done". A change that conflicts with an outside change offers
+//! overwrite / re-read / abort, by number only.
 
 use crate::protocol::{PermissionRequest, Question, RequestKind};
 use crate::tui::keymap::PromptAction;
@@ -47,6 +48,29 @@ fn choice(
 /// The options for `req`, in screen order (number = position + 1). `edit`: the request shows a
 /// file diff.
 pub fn choices(req: &PermissionRequest, edit: bool) -> Vec<Choice> {
+    // No letters: a reflexive `y` must not overwrite someone's work; the numbers pick.
+    if let RequestKind::Conflict { .. } = req.kind {
+        return vec![
+            choice(
+                None,
+                "overwrite: write the session's version (the lines marked - are lost)",
+                "overwrite",
+                PromptAction::Overwrite,
+            ),
+            choice(
+                None,
+                "re-read: keep the file as it is; the model reads it and redoes its edit",
+                "re-read",
+                PromptAction::Reread,
+            ),
+            choice(
+                None,
+                "abort: write nothing",
+                "abort",
+                PromptAction::DenyOnce,
+            ),
+        ];
+    }
     if let RequestKind::PlanApproval { .. } = req.kind {
         return vec![
             choice(

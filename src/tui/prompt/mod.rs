@@ -9,10 +9,15 @@
 //! ([`PermissionPrompt::replace`]); the prompt shows the new proposal and says why. What the
 //! model or a server wrote is shown as data ([`crate::tui::untrusted`], `data.rs`): it cannot
 //! draw rows that pass for the prompt's own, nor push the question and options out of view.
+//! A change that conflicts with a change made outside cairn shows what overwriting does to the
+//! file as it is now (its removed lines are lost) and offers overwrite / re-read / abort
+//! ([`Decision::Overwrite`], [`Decision::Reread`], Esc aborts).
 //! Invariants: one answer per request; keys never reach the composer while a prompt is open;
 //! no terminal I/O here (the editor is run by the event loop on request).
 
 mod choices;
+#[cfg(test)]
+mod conflict_tests;
 mod data;
 pub mod editor;
 #[cfg(test)]
@@ -136,10 +141,12 @@ impl PermissionPrompt {
     }
 
     fn pending(&self, req: PermissionRequest, notice: Option<String>) -> Pending {
+        // A reflexive Enter on a conflict re-reads (nothing lost), never overwrites.
+        let focus = usize::from(matches!(req.kind, RequestKind::Conflict { .. }));
         Pending {
             preview: Preview::for_request(&req, &self.cwd, &self.highlighter),
             req,
-            focus: 0,
+            focus,
             notice,
             answers: Vec::new(),
             picked: Vec::new(),
@@ -251,6 +258,7 @@ impl PermissionPrompt {
             return Outcome::Consumed;
         };
         let options = p.options(edit);
+        let conflict = matches!(p.req.kind, RequestKind::Conflict { .. });
         let mut chosen = None;
         match action {
             PromptAction::OptionPrev => p.focus = p.focus.saturating_sub(1),
@@ -266,6 +274,12 @@ impl PermissionPrompt {
             {
                 chosen = options.get(p.focus).map(|c| c.action)
             }
+            // A conflict's diff is what overwriting does: nothing in it to choose or edit.
+            PromptAction::Review(
+                ReviewKey::ToggleHunk | ReviewKey::AcceptAll | ReviewKey::RejectAll,
+            )
+            | PromptAction::EditInEditor
+                if conflict => {}
             PromptAction::Review(key) => match &mut p.preview {
                 Preview::Diff(d) => {
                     d.handle_key(key);
@@ -401,11 +415,14 @@ impl PermissionPrompt {
             PromptAction::AlwaysAllow => Decision::AlwaysAllow,
             PromptAction::DenyOnce => Decision::DenyOnce,
             PromptAction::DenySession => Decision::DenySession,
+            PromptAction::Overwrite => Decision::Overwrite,
+            PromptAction::Reread => Decision::Reread,
             _ => return Outcome::Consumed,
         };
         // A trimmed or rewritten diff is written as the person saw it, whatever allow option.
+        let tool = matches!(p.req.kind, RequestKind::Tool);
         let decision = match (&p.preview, is_allow(&decision)) {
-            (Preview::Diff(d), true) if !d.all_accepted() || d.edited() => {
+            (Preview::Diff(d), true) if tool && (!d.all_accepted() || d.edited()) => {
                 let (content, note) = d.approved_content();
                 let files = d.approved_files(&request_paths(&p.req));
                 let grant = match decision {
@@ -500,6 +517,8 @@ fn is_allow(decision: &Decision) -> bool {
             | Decision::AllowEdited { .. }
             | Decision::ApprovePlan { .. }
             | Decision::Answers { .. }
+            | Decision::Overwrite
+            | Decision::Reread
     )
 }
 
@@ -515,6 +534,13 @@ impl Overlay for PermissionPrompt {
     fn key_hints(&self) -> &'static str {
         if self.queue.front().is_some_and(|p| p.question().is_some()) {
             return "↑↓ Enter or a number choose · Esc decline";
+        }
+        if self
+            .queue
+            .front()
+            .is_some_and(|p| matches!(p.req.kind, RequestKind::Conflict { .. }))
+        {
+            return "↑↓ Enter or 1-3 choose · Esc abort · j/k PgUp/PgDn scroll · v layout";
         }
         if self.is_edit() {
             "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll · Tab hunk · Space toggle · A/R all · \

@@ -44,6 +44,23 @@ impl Preview {
                 after.clone(),
                 highlighter,
             )))),
+            // What overwriting does to the file as it is now: nothing to choose in it.
+            (
+                RequestKind::Conflict { .. },
+                Some(Display::Diff {
+                    path,
+                    before,
+                    after,
+                }),
+            ) => {
+                let view = diff_view(
+                    relative(path, cwd),
+                    before.clone(),
+                    after.clone(),
+                    highlighter,
+                );
+                Preview::Diff(Box::new(DiffSet::single(view.fixed())))
+            }
             (RequestKind::Tool, Some(Display::Diffs { files })) => {
                 let views = files.iter().map(|f| {
                     let path = relative(&f.path, cwd);

@@ -98,7 +98,10 @@ impl PermissionPrompt {
         // Titles usually start with the tool name already (`Bash npm test`); the tool name
         // itself is a registry name (MCP names are normalised), the rest is the call's. A plan
         // or a question is named by the panel's title, not by a tool name.
-        let own_words = !matches!(req.kind, RequestKind::Tool);
+        let own_words = matches!(
+            req.kind,
+            RequestKind::PlanApproval { .. } | RequestKind::Questions { .. }
+        );
         let tool = if req.title.starts_with(&req.tool) || own_words {
             Vec::new()
         } else {
@@ -347,6 +350,7 @@ impl PermissionPrompt {
             RequestKind::PlanApproval { .. } => " Approve the plan? ",
             RequestKind::Tool => " Allow this? ",
             RequestKind::Questions { .. } => " A question for you ",
+            RequestKind::Conflict { .. } => " Changed outside cairn: overwrite? ",
         };
         // Rules above and below only: the diff gets the full width, so a 140-column panel
         // shows it side by side.

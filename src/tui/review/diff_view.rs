@@ -72,6 +72,9 @@ pub struct DiffView {
     partners: Vec<Vec<Option<usize>>>,
     cache: HashMap<(usize, usize), Vec<Piece>>,
     pub(super) plain: bool,
+    /// Shown as it would be written, with no per-hunk choice (what overwriting an outside
+    /// change does): the hunk keys choose nothing and the title counts no accepted hunks.
+    pub(super) fixed: bool,
     highlighter: Option<Highlighter>,
     /// Digits of the largest line number.
     pub(super) number_width: usize,
@@ -124,6 +127,7 @@ impl DiffView {
             partners: Vec::new(),
             cache: HashMap::new(),
             plain: false,
+            fixed: false,
             highlighter: None,
             number_width: 1,
         };
@@ -136,6 +140,12 @@ impl DiffView {
     pub fn with_highlighter(mut self, highlighter: Highlighter) -> DiffView {
         self.highlighter = Some(highlighter);
         self.cache.clear();
+        self
+    }
+
+    /// This view with no per-hunk choice (see `fixed`).
+    pub fn fixed(mut self) -> DiffView {
+        self.fixed = true;
         self
     }
 
@@ -173,6 +183,7 @@ impl DiffView {
             ReviewKey::PageDown => self.scroll_to(self.top + page),
             ReviewKey::NextHunk => self.focus_hunk((self.focus + 1).min(n - 1)),
             ReviewKey::PrevHunk => self.focus_hunk(self.focus.saturating_sub(1)),
+            ReviewKey::ToggleHunk | ReviewKey::AcceptAll | ReviewKey::RejectAll if self.fixed => {}
             ReviewKey::ToggleHunk => {
                 if let Some(a) = self.accepted.get_mut(self.focus) {
                     *a = !*a;

@@ -199,7 +199,9 @@ impl DiffView {
             } else {
                 Style::new().fg(Color::Yellow)
             };
-            parts.push((style, format!(", {k} of {n} {hunks} accepted")));
+            if !self.fixed {
+                parts.push((style, format!(", {k} of {n} {hunks} accepted")));
+            }
         }
         if self.edited() {
             parts.push((Style::new().fg(Color::Magenta), "  edited by you".into()));
