@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::cli::OutputFormat;
 use crate::protocol::Connection as AgentHandle;
-use crate::protocol::{BackgroundTask, Decision, Event, Op, TaskStatus, TurnEnd, Usage};
+use crate::protocol::{BackgroundTask, Decision, Event, Op, TaskKind, TaskStatus, TurnEnd, Usage};
 
 /// How the run ended, for the exit code and the result object.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,7 +136,8 @@ pub async fn run(
                     line(out, &v)?;
                 }
             }
-            Event::BackgroundTask(task) => {
+            // Background shells end with the session, as they always did.
+            Event::BackgroundTask(task) if task.kind == TaskKind::Agent => {
                 background.retain(|t: &BackgroundTask| t.id != task.id);
                 if task.status == TaskStatus::Running {
                     background.push(task.clone());

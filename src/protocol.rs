@@ -14,6 +14,7 @@ mod attachment;
 mod call_kind;
 mod host;
 mod permission;
+mod task;
 pub use attachment::PromptAttachment;
 pub use call_kind::CallKind;
 pub use host::{
@@ -24,6 +25,7 @@ pub use permission::{
     Decision, EditedFile, Grant, PermissionMode, PermissionRequest, Question, QuestionOption,
     RequestKind,
 };
+pub use task::{BackgroundTask, TaskKind, TaskStatus};
 
 /// A client's end of one session: the channel its [`Op`]s go in and the one its [`Event`]s
 /// come out of. The session ends when the client drops `ops` (or sends [`Op::Shutdown`]);
@@ -98,8 +100,12 @@ pub enum Op {
         #[serde(default)]
         confirmed: bool,
     },
-    /// Stop the background agent `id` (`/tasks`); the model is told the person stopped it.
+    /// Stop the background agent or shell `id` (`/tasks`); the model is told the person
+    /// stopped an agent (a shell stopped so tells no one, as TaskStop's does).
     StopTask { id: String },
+    /// What background task `id` has put out so far (`/tasks`): the core answers with an
+    /// [`Event::TaskOutput`] (nothing is read away from the model's TaskOutput).
+    ReadTask { id: String },
     /// Stop the core: kill background processes, flush the transcript.
     Shutdown,
     /// For the session's host, which answers it with an [`Event::Host`]; it never reaches the
@@ -313,44 +319,17 @@ pub enum Event {
         agent: String,
         event: Box<Event>,
     },
-    /// A background agent (`run_in_background`) started or ended (`/tasks`).
+    /// A background agent or shell (`run_in_background`) started or ended (`/tasks`).
     BackgroundTask(BackgroundTask),
+    /// The answer to [`Op::ReadTask`]: task `id`'s output so far (a shell's last lines of
+    /// stdout and stderr as they came, an agent's report once it has one) and its status.
+    TaskOutput {
+        id: String,
+        output: String,
+        status: TaskStatus,
+    },
     /// The session's host answering an [`Op::Host`] (or telling of a change it asked about).
     Host(HostEvent),
-}
-
-/// A sub-agent running in the background, as `/tasks` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BackgroundTask {
-    /// What the model was given to refer to it (`agent-1`).
-    pub id: String,
-    /// The agent type.
-    pub agent: String,
-    pub description: String,
-    pub status: TaskStatus,
-    /// Time from start to now (0 when it starts).
-    pub elapsed_ms: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskStatus {
-    Running,
-    Completed,
-    Failed,
-    /// Stopped before it finished (the session ended, or the person stopped it).
-    Stopped,
-}
-
-impl TaskStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskStatus::Running => "running",
-            TaskStatus::Completed => "completed",
-            TaskStatus::Failed => "failed",
-            TaskStatus::Stopped => "stopped",
-        }
-    }
 }
 
 /// Facts about the session, for the status line and headless `system/init`.

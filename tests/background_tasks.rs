@@ -41,7 +41,11 @@ fn gate(dir: &Path) -> PermissionGate {
         project_dir: dir.to_path_buf(),
         ..LoadedSettings::default()
     };
-    agent::gate_allowing(dir, &settings, vec!["Bash(sh wait.sh)".into()])
+    agent::gate_allowing(
+        dir,
+        &settings,
+        vec!["Bash(sh wait.sh)".into(), "Bash(sh out.sh)".into()],
+    )
 }
 
 /// The parent starts agent `alpha` in the background and ends its turn; `alpha` runs
@@ -194,6 +198,15 @@ fn sub_bash_started(seen: &[Event]) -> bool {
     })
 }
 
+/// Whether the App sent an [`Op::StopTask`] (the other ops it sent are dropped).
+fn stop_sent(ops: &mut mpsc::UnboundedReceiver<Op>) -> bool {
+    let mut stop = false;
+    while let Ok(op) = ops.try_recv() {
+        stop |= matches!(op, Op::StopTask { .. });
+    }
+    stop
+}
+
 fn statuses(seen: &[Event]) -> Vec<TaskStatus> {
     seen.iter().filter_map(task_status).collect()
 }
@@ -206,8 +219,8 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
     assert_eq!(
         tui.tasks(),
         [
-            "No background agents in this session  the model starts them with the Agent tool's \
-          run_in_background"
+            "No background tasks in this session  the model starts them with run_in_background \
+          (Agent or Bash)"
         ]
     );
     tui.press(Key::Esc);
@@ -255,10 +268,13 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
             && rows[0].ends_with(" · completed"),
         "{rows:?}"
     );
-    // Nothing left to stop: Enter on the ended one closes the view.
+    // Enter on the ended one shows it; nothing is left to stop.
     tui.press(Key::Enter);
     assert_eq!(tui.picker(), None);
-    assert!(tui.ops.try_recv().is_err(), "no Op for an ended agent");
+    assert!(tui.app.is_task_view_open());
+    tui.press(Key::Char('k'));
+    assert!(!stop_sent(&mut tui.ops), "no stop for an ended agent");
+    tui.press(Key::Esc);
     // As the notice says: the session was idle, so the model is woken with the report,
     // nobody typing anything (Claude Code sends such a request by itself).
     tui.pump(|seen| turns_finished(seen) == 2).await;
@@ -291,6 +307,16 @@ async fn tasks_lists_a_running_background_agent_and_its_end_wakes_the_idle_model
         tui.app.conversation().last_answer().as_deref(),
         Some("Thanks, noted.")
     );
+    // A resume shows the Agent call as it ended, not "Running in the background".
+    let resumed = cairn::session::resume::load(&dir.join(".data").join("t.jsonl")).unwrap();
+    match resumed.shown.get("a1") {
+        Some((cairn::protocol::Display::Markdown { text }, _)) => assert!(
+            text.starts_with("Done in the background as agent-1 (")
+                && text.ends_with("parse() is in src/parse.rs:12"),
+            "{text}"
+        ),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -301,27 +327,22 @@ async fn tasks_stops_a_running_background_agent_and_the_model_is_told_the_person
     tui.enter("look in the background");
     tui.pump(|seen| turns_finished(seen) == 1 && sub_bash_started(seen))
         .await;
-    // /tasks, Enter on the running one, then the confirmation.
+    // /tasks, Enter on the running one opens its view; Esc goes back and stops nothing.
     tui.tasks();
     assert_eq!(
         tui.picker(),
         Some((PickerKind::Tasks, vec!["agent-1".into()]))
     );
     tui.press(Key::Enter);
-    assert_eq!(
-        tui.picker(),
-        Some((
-            PickerKind::TaskStop,
-            vec!["1. Stop agent-1".into(), "2. Keep it running".into()]
-        ))
-    );
-    // "Keep it running" stops nothing.
-    tui.press(Key::Char('2'));
     assert_eq!(tui.picker(), None);
+    assert!(tui.app.is_task_view_open());
+    tui.press(Key::Esc);
+    assert!(!tui.app.is_task_view_open());
+    assert!(!stop_sent(&mut tui.ops), "Esc stops nothing");
+    // `k` in its view stops it.
     tui.tasks();
     tui.press(Key::Enter);
-    tui.press(Key::Char('1'));
-    assert_eq!(tui.picker(), None);
+    tui.press(Key::Char('k'));
     // Its Bash call never saw `release`: the stop cut it short.
     tui.pump(|seen| statuses(seen).contains(&TaskStatus::Stopped))
         .await;
@@ -335,11 +356,15 @@ async fn tasks_stops_a_running_background_agent_and_the_model_is_told_the_person
         Some("Background agent agent-1 (alpha · find the parser) was stopped."),
         "{notices:?}"
     );
+    // The view stays, showing the end; Esc goes back.
+    assert!(tui.app.is_task_view_open());
+    tui.press(Key::Esc);
     let rows = tui.tasks();
     assert!(rows[0].ends_with(" · stopped"), "{rows:?}");
     tui.press(Key::Enter);
-    assert_eq!(tui.picker(), None, "nothing left to stop");
-    assert!(tui.ops.try_recv().is_err(), "no Op for an ended agent");
+    tui.press(Key::Char('k'));
+    assert!(!stop_sent(&mut tui.ops), "nothing left to stop");
+    tui.press(Key::Esc);
     // The model hears of it with the next message; the agent never asked for more.
     tui.enter("what happened?");
     tui.pump(|seen| turns_finished(seen) == 2).await;
@@ -375,7 +400,7 @@ async fn stopping_an_agent_that_is_not_running_says_so() {
         .await;
     assert_eq!(
         tui.notices().last().map(String::as_str),
-        Some("No background agent agent-7 is running.")
+        Some("No background task agent-7 is running.")
     );
 }
 
@@ -583,4 +608,97 @@ async fn task_stop_stops_a_background_agent() {
         assert!(!all.contains("stopped by the user"), "{provider:?}");
         assert!(!all.contains("src/parse.rs"), "{provider:?}");
     }
+}
+
+/// Issue #27 item 6: the TUI could not find the Agent call's cell (the event lacked its call
+/// id), and a background shell's output never reached the person. The Agent call's and the
+/// shell's events carry their calls' ids; `/tasks` lists the shell beside the agent, its view
+/// shows the shell's output so far (asked of the core), and `k` stops it as TaskStop would.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_tasks_name_their_calls_and_a_shells_output_reaches_tasks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("out.sh"),
+        "echo shell-out-1\nfor i in $(seq 400); do [ -f release ] && break; sleep 0.05; done\n\
+         echo shell-out-2\n",
+    )
+    .unwrap();
+    let script = json!({
+        "turns": [
+            {"tool_calls": [
+                {"id": "a1", "name": "Agent", "input": {
+                    "description": "find the parser", "prompt": "find parse()",
+                    "subagent_type": "alpha", "run_in_background": true}},
+                {"id": "s1", "name": "Bash", "input": {
+                    "command": "sh out.sh", "run_in_background": true}}
+            ]},
+            {"text": "Both going."}
+        ],
+        "by_system": [{"system_contains": "ALPHA-ROLE", "turns": [
+            {"tool_calls": [{"id": "b1", "name": "Bash", "input": {"command": "sh wait.sh"}}]},
+            {"text": "parse() is in src/parse.rs:12"}
+        ]}]
+    });
+    let mut tui = Tui::start(dir, &script);
+    tui.enter("start both");
+    tui.pump(|seen| turns_finished(seen) == 1 && sub_bash_started(seen))
+        .await;
+    let started: Vec<(String, Option<String>)> = tui
+        .seen
+        .iter()
+        .filter_map(|e| match e {
+            Event::BackgroundTask(t) => Some((t.id.clone(), t.call_id.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        started.contains(&("agent-1".into(), Some("a1".into())))
+            && started.contains(&("bash_1".into(), Some("s1".into()))),
+        "{started:?}"
+    );
+    let rows = tui.tasks();
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("bash_1  shell · sh out.sh · ") && r.ends_with(" · running")),
+        "{rows:?}"
+    );
+    let shell_row = rows.iter().position(|r| r.starts_with("bash_1")).unwrap();
+    for _ in 0..shell_row {
+        tui.press(Key::Down);
+    }
+    tui.press(Key::Enter);
+    assert!(tui.app.is_task_view_open());
+    // The view asks until the output has come (the tick asks again every half second).
+    let out = |seen: &[Event]| {
+        seen.iter().any(|e| {
+            matches!(e, Event::TaskOutput { id, output, .. }
+            if id == "bash_1" && output.contains("shell-out-1"))
+        })
+    };
+    while !out(&tui.seen) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        tui.app.tick(std::time::Instant::now());
+        tui.pump(|seen| seen.iter().any(|e| matches!(e, Event::TaskOutput { .. })))
+            .await;
+        tui.seen
+            .retain(|e| !matches!(e, Event::TaskOutput { .. }) || out(std::slice::from_ref(e)));
+    }
+    tui.press(Key::Char('k'));
+    tui.pump(|seen| {
+        seen.iter().any(|e| {
+            matches!(e, Event::BackgroundTask(t)
+            if t.id == "bash_1" && t.status == TaskStatus::Stopped)
+        })
+    })
+    .await;
+    std::fs::write(dir.join("release"), "").unwrap();
+    tui.pump(|seen| {
+        seen.iter().any(|e| {
+            matches!(e, Event::BackgroundTask(t)
+            if t.id == "agent-1" && t.status == TaskStatus::Completed
+                && t.report.as_deref() == Some("parse() is in src/parse.rs:12"))
+        })
+    })
+    .await;
 }

@@ -119,7 +119,8 @@ pub fn translate(event: &Event, cwd: &Path) -> Vec<SessionUpdate> {
         }
         Event::BackgroundTask(task) if task.status != TaskStatus::Running => {
             vec![SessionUpdate::AgentThoughtChunk(chunk(&format!(
-                "(Background agent {} ({}) {}: {})",
+                "(Background {} {} ({}) {}: {})",
+                task.kind.as_str(),
                 task.id,
                 task.agent,
                 task.status.as_str(),

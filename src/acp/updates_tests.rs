@@ -295,6 +295,9 @@ fn retries_and_finished_background_agents_are_told_as_thoughts() {
             description: "look around".into(),
             status,
             elapsed_ms: 5,
+            kind: crate::protocol::TaskKind::Agent,
+            call_id: None,
+            report: None,
         }))
     };
     assert!(task(crate::protocol::TaskStatus::Running).is_empty());

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::core::Core;
 use super::running_tasks::RunningTasks;
-use crate::protocol::{BackgroundTask, Event, TaskStatus};
+use crate::protocol::{BackgroundTask, Display, Event, TaskStatus};
 use crate::session::agent_tasks::AgentTaskState;
 use crate::session::context::SessionContext;
 
@@ -46,30 +46,23 @@ impl Background {
         format!("agent-{n}")
     }
 
-    /// Run `core` on `prompt` in its own task, as `id`. `parent` is the conversation its
-    /// report goes back to.
+    /// Run `core` on `prompt` in its own task, as `task` (running, with its id, type and
+    /// the call that started it). `parent` is the conversation its report goes back to.
     pub fn start(
         &self,
-        id: String,
+        mut task: BackgroundTask,
         mut core: Core,
-        agent: &str,
-        description: &str,
         prompt: &str,
         parent: &Arc<SessionContext>,
     ) {
-        let mut task = BackgroundTask {
-            id,
-            agent: agent.to_string(),
-            description: description.to_string(),
-            status: TaskStatus::Running,
-            elapsed_ms: 0,
-        };
+        let agent = task.agent.clone();
+        let description = task.description.clone();
         parent.events.send(Event::BackgroundTask(task.clone()));
         let cancel = self.stop.child_token();
         self.running.insert(&task.id, cancel.clone());
         parent
             .agent_tasks
-            .started(&task.id, agent, description, cancel.clone());
+            .started(&task.id, &agent, &description, cancel.clone());
         let running = Arc::clone(&self.running);
         let session_over = self.stop.clone();
         let parent = Arc::clone(parent);
@@ -86,6 +79,7 @@ impl Background {
                 .agent_tasks
                 .get(&task.id)
                 .is_some_and(|t| t.stopped_by_model);
+            let mut wake = None;
             let state = match result {
                 // No one is left to tell.
                 _ if session_over.is_cancelled() => AgentTaskState::Stopped,
@@ -98,26 +92,51 @@ impl Background {
                     ));
                     AgentTaskState::Stopped
                 }
-                // The model is woken to read it when it waits for nothing else.
+                // The model is woken to read it when it waits for nothing else (below).
                 Ok(report) => {
-                    parent.background_finished(format!("{head} finished. Its report:\n\n{report}"));
+                    wake = Some(format!("{head} finished. Its report:\n\n{report}"));
                     AgentTaskState::Completed(report)
                 }
                 Err(why) => {
-                    parent.background_finished(format!("{head} failed: {why}"));
+                    wake = Some(format!("{head} failed: {why}"));
                     AgentTaskState::Failed(why)
                 }
             };
-            task.status = match state {
-                AgentTaskState::Running | AgentTaskState::Stopped => TaskStatus::Stopped,
-                AgentTaskState::Completed(_) => TaskStatus::Completed,
-                AgentTaskState::Failed(_) => TaskStatus::Failed,
+            (task.status, task.report) = match &state {
+                AgentTaskState::Running | AgentTaskState::Stopped => (TaskStatus::Stopped, None),
+                AgentTaskState::Completed(report) => (TaskStatus::Completed, Some(report.clone())),
+                AgentTaskState::Failed(why) => (TaskStatus::Failed, Some(why.clone())),
             };
             parent.agent_tasks.ended(&task.id, state);
             task.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            if let Some(call_id) = &task.call_id {
+                parent.show_later(call_id, ended_display(&task));
+            }
+            // After the cell's end is kept, so the request that carries the notice writes it.
+            if let Some(notice) = wake {
+                parent.background_finished(notice);
+            }
             // The reminder is queued before the client hears of the end, so a prompt sent in
             // answer to the event carries it.
             parent.events.send(Event::BackgroundTask(task));
         });
+    }
+}
+
+/// What the Agent call that started `task` shows once it ended (a resumed session's cell).
+fn ended_display(task: &BackgroundTask) -> Display {
+    let secs = task.elapsed_ms / 1000;
+    let id = &task.id;
+    let report = task.report.as_deref().unwrap_or_default();
+    match task.status {
+        TaskStatus::Completed => Display::Markdown {
+            text: format!("Done in the background as {id} ({secs}s).\n\n{report}"),
+        },
+        TaskStatus::Failed => Display::Text {
+            text: format!("Failed in the background as {id} ({secs}s): {report}"),
+        },
+        TaskStatus::Running | TaskStatus::Stopped => Display::Text {
+            text: format!("Stopped in the background as {id} ({secs}s)."),
+        },
     }
 }

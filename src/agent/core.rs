@@ -212,6 +212,10 @@ impl Core {
                         background.stop(&id, &events);
                         continue;
                     }
+                    Some(Op::ReadTask { id }) => {
+                        events.send(background.output(&id, &session.agent_tasks));
+                        continue;
+                    }
                     Some(Op::SetModel { model }) => {
                         self.set_model(&model);
                         continue;
@@ -272,6 +276,9 @@ impl Core {
                                 queue.push_back((text, attachments))
                             }
                             Some(Op::StopTask { id }) => background.stop(&id, &events),
+                            Some(Op::ReadTask { id }) => {
+                                events.send(background.output(&id, &session.agent_tasks))
+                            }
                             // The turn's requests keep their model; the next turn uses this one.
                             Some(Op::SetModel { model }) => next_model = Some(model),
                             // Clearing mid-turn would cut the turn's messages in half: refuse.

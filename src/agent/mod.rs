@@ -36,7 +36,7 @@ use crate::config::model::ModelPick;
 use crate::protocol::{Event, Op};
 use crate::session::transcript::Transcript;
 use crate::tools::agent_tool::{self, AgentTool, SubagentRunner};
-use crate::tools::registry::builtin_tools;
+use crate::tools::registry::builtin_tools_with;
 use crate::tools::{ToolHandle, ToolKind, ToolRegistry};
 
 use self::conversation::Conversation;
@@ -178,7 +178,11 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
     });
     extra_tools.push(Arc::new(AgentTool::new(subagents.clone())));
     let searching = settings.tool_search.mode != deferral::ToolSearchMode::Never;
-    let registry = ToolRegistry::new(builtin_tools(&session), extra_tools).filtered(|t| {
+    let registry = ToolRegistry::new(
+        builtin_tools_with(&session, Arc::clone(&background.running.shells)),
+        extra_tools,
+    )
+    .filtered(|t| {
         gate.offers_tool(t) && (searching || t.name() != crate::tools::tool_search::NAME)
     });
     // Sub-agents get the same tools but Agent itself and plan mode (the mode is the session's).

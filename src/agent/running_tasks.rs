@@ -1,19 +1,28 @@
-//! The background agents still running, by id, each with the token that stops it: filled by
-//! `background.rs` as runs start and end, read by the core when the person stops one from
-//! `/tasks` ([`Op::StopTask`](crate::protocol::Op::StopTask)). Apart from both so neither
-//! refers to the other.
+//! The background work the person reaches from `/tasks`: the agents still running, by id,
+//! each with the token that stops it (filled by `background.rs` as runs start and end), and
+//! the session's background shells (the registry Bash, TaskOutput and TaskStop share). The
+//! core stops one ([`Op::StopTask`]) and answers what one has put out so far
+//! ([`Op::ReadTask`]) through it. Apart from `background.rs` and the core so neither refers
+//! to the other.
+//!
+//! [`Op::StopTask`]: crate::protocol::Op::StopTask
+//! [`Op::ReadTask`]: crate::protocol::Op::ReadTask
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::Event;
+use crate::protocol::{Event, TaskStatus};
+use crate::session::agent_tasks::{AgentTaskState, AgentTasks};
 use crate::session::context::EventSender;
+use crate::tools::bash::BackgroundShells;
 
 #[derive(Default)]
 pub(crate) struct RunningTasks {
     tokens: Mutex<HashMap<String, CancellationToken>>,
+    /// The session's background shells.
+    pub shells: Arc<BackgroundShells>,
 }
 
 impl RunningTasks {
@@ -30,13 +39,38 @@ impl RunningTasks {
         self.lock().remove(id);
     }
 
-    /// The person stops run `id`; a notice on `events` when there is no such run going.
+    /// The person stops agent or shell `id` (a shell as TaskStop stops it); a notice on
+    /// `events` when there is no such task running. Its end event follows.
     pub fn stop(&self, id: &str, events: &EventSender) {
-        match self.lock().get(id) {
-            Some(token) => token.cancel(),
-            None => events.send(Event::Notice {
-                message: format!("No background agent {id} is running."),
-            }),
+        if let Some(token) = self.lock().get(id) {
+            token.cancel();
+            return;
+        }
+        let message = match self.shells.kill(id) {
+            Some(Ok(_)) => return,
+            Some(Err(status)) => format!("Background shell {id} is not running ({status:?})."),
+            None => format!("No background task {id} is running."),
+        };
+        events.send(Event::Notice { message });
+    }
+
+    /// What task `id` has put out so far: a shell's last output, an agent's report (or why
+    /// it failed) once it ended; an unknown id is an empty, stopped one.
+    pub fn output(&self, id: &str, agents: &AgentTasks) -> Event {
+        let (output, status) = match (self.shells.peek(id), agents.get(id)) {
+            (Some(shell), _) => shell,
+            (None, Some(agent)) => match agent.state {
+                AgentTaskState::Running => (String::new(), TaskStatus::Running),
+                AgentTaskState::Completed(report) => (report, TaskStatus::Completed),
+                AgentTaskState::Failed(why) => (why, TaskStatus::Failed),
+                AgentTaskState::Stopped => (String::new(), TaskStatus::Stopped),
+            },
+            (None, None) => (String::new(), TaskStatus::Stopped),
+        };
+        Event::TaskOutput {
+            id: id.to_string(),
+            output,
+            status,
         }
     }
 }

@@ -36,7 +36,7 @@ use super::usage::UsageMeter;
 use crate::commands::agents::AgentDef;
 use crate::config::model::ModelPick;
 use crate::llm::ContentBlock;
-use crate::protocol::Event;
+use crate::protocol::{BackgroundTask, Event, TaskKind, TaskStatus};
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
 use crate::tools::agent_tool::{self, AgentTool, GENERAL_PURPOSE, SubagentDone, SubagentRunner};
@@ -490,8 +490,17 @@ impl SubagentRunner for Subagents {
         let id = self.background.next_id();
         let core = self.core_for(agent, &kind, model, &ctx.call_id, Some(&id))?;
         let prompt = self.with_skills(&kind, prompt);
-        self.background
-            .start(id.clone(), core, agent, description, &prompt, &self.session);
+        let task = BackgroundTask {
+            id: id.clone(),
+            kind: TaskKind::Agent,
+            agent: agent.to_string(),
+            description: description.to_string(),
+            status: TaskStatus::Running,
+            elapsed_ms: 0,
+            call_id: Some(ctx.call_id.clone()),
+            report: None,
+        };
+        self.background.start(task, core, &prompt, &self.session);
         Ok(id)
     }
 }

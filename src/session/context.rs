@@ -73,6 +73,9 @@ pub struct SessionContext {
     /// Problems told to the client after a call's edit ([`Event::ToolDiagnostics`]), waiting
     /// to be written to the transcript.
     diagnostics_told: Mutex<Vec<crate::protocol::Event>>,
+    /// What calls that started background work show now it ended (call id, display),
+    /// waiting to be written to the transcript so a resume shows the end, not "running".
+    shown_later: Mutex<Vec<(String, crate::protocol::Display)>>,
     /// Notices of background work that ended (agents, shells) not yet known to be sent, and
     /// the signal the idle core waits on to send them by themselves (see
     /// [`SessionContext::background_finished`]).
@@ -127,6 +130,7 @@ impl SessionContext {
             events,
             reminders: Mutex::new(Vec::new()),
             diagnostics_told: Mutex::new(Vec::new()),
+            shown_later: Mutex::new(Vec::new()),
             wake: Mutex::new(Vec::new()),
             woken: tokio::sync::Notify::new(),
             agent_tasks: Arc::default(),
@@ -380,6 +384,20 @@ impl SessionContext {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()),
         )
+    }
+
+    /// Call `call_id` (which started background work) now shows `display`: kept for the
+    /// transcript, written with the next request (which carries the work's end to the model).
+    pub fn show_later(&self, call_id: &str, display: crate::protocol::Display) {
+        self.shown_later
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((call_id.to_string(), display));
+    }
+
+    /// What [`SessionContext::show_later`] kept since the last call.
+    pub fn take_shown_later(&self) -> Vec<(String, crate::protocol::Display)> {
+        std::mem::take(&mut *self.shown_later.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     pub fn take_reminders(&self) -> Vec<String> {

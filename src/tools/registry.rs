@@ -11,7 +11,16 @@ use crate::session::context::SessionContext;
 use super::{DynTool, ToolHandle};
 
 /// The built-in tools for a session, unfiltered.
-pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
+pub fn builtin_tools(session: &Arc<SessionContext>) -> Vec<ToolHandle> {
+    builtin_tools_with(session, Arc::new(super::bash::BackgroundShells::new()))
+}
+
+/// The built-in tools, their background shells in `shells` (the core stops and reads them
+/// for the person too).
+pub fn builtin_tools_with(
+    _session: &Arc<SessionContext>,
+    shells: Arc<super::bash::BackgroundShells>,
+) -> Vec<ToolHandle> {
     let mut tools: Vec<ToolHandle> = vec![
         Arc::new(super::read::ReadTool),
         Arc::new(super::notebook_edit::NotebookEditTool::default()),
@@ -26,7 +35,6 @@ pub fn builtin_tools(_session: &Arc<SessionContext>) -> Vec<ToolHandle> {
     ];
     // Bash, BashOutput and KillShell share one registry of background shells; its last Arc
     // going away (the registry dropped at exit) kills whatever still runs.
-    let shells = Arc::new(super::bash::BackgroundShells::new());
     tools.push(Arc::new(super::bash::BashTool::new(shells.clone())));
     tools.push(Arc::new(super::bash::BashOutputTool::new(shells.clone())));
     tools.push(Arc::new(super::bash::KillShellTool::new(shells)));

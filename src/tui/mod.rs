@@ -30,6 +30,7 @@ pub mod session_diff;
 pub mod shell;
 pub mod status;
 pub mod status_command;
+pub mod task_view;
 pub mod tasks;
 pub mod terminal;
 pub mod theme;

@@ -51,6 +51,8 @@ pub enum Message {
         item: Option<PickerItem>,
         enter: bool,
     },
+    /// Stop background task `id` (the `/tasks` view's `k`).
+    StopTask { id: String },
 }
 
 /// What drawing may need besides the overlay itself (the transcript draws the conversation).

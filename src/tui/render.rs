@@ -39,7 +39,8 @@ impl App {
             return;
         }
         // `/diff` and the transcript take the whole screen.
-        if let Some(layer @ (Layer::Transcript(_) | Layer::SessionDiff(_))) = self.layers.top_mut()
+        if let Some(layer @ (Layer::Transcript(_) | Layer::SessionDiff(_) | Layer::TaskView(_))) =
+            self.layers.top_mut()
         {
             let mut ctx = RenderCtx {
                 conversation: &mut self.conversation,

@@ -1,13 +1,13 @@
 //! The session's background agents as the TUI knows them from [`Event::BackgroundTask`]s:
-//! what `/tasks` lists (id, type, description, elapsed time, status), the running ones its
-//! picker offers to stop, and the notice shown when one ends. Pure state: the app feeds it
+//! agents and shells, what `/tasks` lists (id, type, description, elapsed time, status), the
+//! running agents the status row counts, and the notice shown when one ends. Pure state: the app feeds it
 //! events and the clock.
 //!
 //! [`Event::BackgroundTask`]: crate::protocol::Event::BackgroundTask
 
 use std::time::{Duration, Instant};
 
-use crate::protocol::{BackgroundTask, TaskStatus};
+use crate::protocol::{BackgroundTask, TaskKind, TaskStatus};
 use crate::tui::status::format_elapsed;
 
 struct Known {
@@ -32,14 +32,26 @@ impl BackgroundTasks {
                 since: now - Duration::from_millis(task.elapsed_ms),
             }),
         }
-        let what = format!(
-            "Background agent {} ({} · {})",
-            task.id, task.agent, task.description
-        );
-        let next = if idle {
-            "the model is sent its report now"
-        } else {
-            "the model gets its report at its next step"
+        let (what, next) = match task.kind {
+            TaskKind::Agent => (
+                format!(
+                    "Background agent {} ({} · {})",
+                    task.id, task.agent, task.description
+                ),
+                if idle {
+                    "the model is sent its report now"
+                } else {
+                    "the model gets its report at its next step"
+                },
+            ),
+            TaskKind::Shell => (
+                format!("Background shell {} ({})", task.id, task.description),
+                if idle {
+                    "the model is told now"
+                } else {
+                    "the model is told at its next step"
+                },
+            ),
         };
         match task.status {
             TaskStatus::Running => None,
@@ -47,23 +59,6 @@ impl BackgroundTasks {
             TaskStatus::Failed => Some(format!("{what} failed: {next}.")),
             TaskStatus::Stopped => Some(format!("{what} was stopped.")),
         }
-    }
-
-    /// The running ones, oldest first, as picker rows: the id, and type · description ·
-    /// elapsed time.
-    pub fn running(&self, now: Instant) -> Vec<(String, String)> {
-        self.tasks
-            .iter()
-            .filter(|k| k.task.status == TaskStatus::Running)
-            .map(|k| {
-                let t = &k.task;
-                let elapsed = format_elapsed(now.saturating_duration_since(k.since));
-                (
-                    t.id.clone(),
-                    format!("{} · {} · {elapsed}", t.agent, t.description),
-                )
-            })
-            .collect()
     }
 
     /// The `/tasks` view's rows: running ones first, then the ended ones, oldest first; each
@@ -98,11 +93,17 @@ impl BackgroundTasks {
             .collect()
     }
 
-    /// Whether task `id` is running.
-    pub fn is_running(&self, id: &str) -> bool {
+    /// Task `id` as last told.
+    pub fn get(&self, id: &str) -> Option<&BackgroundTask> {
+        self.tasks.iter().map(|k| &k.task).find(|t| t.id == id)
+    }
+
+    /// How many background agents run (the status row's count).
+    pub fn running_agents(&self) -> usize {
         self.tasks
             .iter()
-            .any(|k| k.task.id == id && k.task.status == TaskStatus::Running)
+            .filter(|k| k.task.status == TaskStatus::Running && k.task.kind == TaskKind::Agent)
+            .count()
     }
 }
 
@@ -117,6 +118,9 @@ mod tests {
             description: "find the parser".into(),
             status,
             elapsed_ms,
+            kind: crate::protocol::TaskKind::Agent,
+            call_id: None,
+            report: None,
         }
     }
 
@@ -141,13 +145,7 @@ mod tests {
                  sent its report now."
             )
         );
-        assert_eq!(
-            tasks.running(t0 + Duration::from_secs(75)),
-            [(
-                "agent-2".to_string(),
-                "Explore · find the parser · 1m 15s".to_string()
-            )]
-        );
+        assert_eq!(tasks.running_agents(), 1);
         let row = |id: &str, detail: &str| (id.to_string(), detail.to_string());
         assert_eq!(
             tasks.rows(t0 + Duration::from_secs(75)),

@@ -38,6 +38,9 @@ impl Core {
         for told in self.session.take_diagnostics_told() {
             self.conversation.record_diagnostics(told);
         }
+        for (call_id, display) in self.session.take_shown_later() {
+            self.conversation.record_shown(call_id, display, None);
+        }
         let reminders = self.session.take_reminders();
         if !reminders.is_empty() {
             let blocks = reminders

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::process::read_some;
 use async_trait::async_trait;
@@ -20,13 +20,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::process::{self, signal_group};
-use crate::protocol::Display;
+use crate::protocol::{BackgroundTask, Display, Event, TaskKind, TaskStatus};
 use crate::session::agent_tasks::{AgentTask, AgentTaskState};
 use crate::session::context::SessionContext;
 use crate::tools::{Tool, ToolContext, ToolError, ToolInfo, ToolKind, ToolOutput};
 
 /// Unread bytes kept per stream of a background shell.
 pub const MAX_UNREAD: usize = 8 * 1024 * 1024;
+/// The last bytes of both streams kept for people (`/tasks`), read or not.
+pub const TAIL_BYTES: usize = 64 * 1024;
 
 /// Where a background shell is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +41,19 @@ pub enum ShellStatus {
 }
 
 impl ShellStatus {
+    /// The status as clients see it, and how it ended.
+    fn task_status(self) -> (TaskStatus, Option<String>) {
+        match self {
+            ShellStatus::Running => (TaskStatus::Running, None),
+            ShellStatus::Completed(Some(0)) => (TaskStatus::Completed, Some("exit code 0".into())),
+            ShellStatus::Completed(Some(code)) => {
+                (TaskStatus::Failed, Some(format!("exit code {code}")))
+            }
+            ShellStatus::Completed(None) => (TaskStatus::Failed, Some("ended by a signal".into())),
+            ShellStatus::Killed => (TaskStatus::Stopped, Some("stopped".into())),
+        }
+    }
+
     fn word(self) -> &'static str {
         match self {
             ShellStatus::Running => "running",
@@ -74,7 +89,50 @@ impl Unread {
 struct ShellState {
     stdout: Unread,
     stderr: Unread,
+    /// Both streams as they came, the last [`TAIL_BYTES`] of them, never read away.
+    tail: Vec<u8>,
     status: ShellStatus,
+}
+
+impl ShellState {
+    fn push(&mut self, data: &[u8], stderr: bool) {
+        if stderr {
+            self.stderr.push(data);
+        } else {
+            self.stdout.push(data);
+        }
+        self.tail.extend_from_slice(data);
+        if self.tail.len() > TAIL_BYTES {
+            let excess = self.tail.len() - TAIL_BYTES;
+            self.tail.drain(..excess);
+        }
+    }
+}
+
+/// Who started a background shell: the conversation told when it ends, and what its
+/// [`Event::BackgroundTask`]s say (the Bash call, the command as the model wrote it).
+pub struct ShellOrigin {
+    pub session: Arc<SessionContext>,
+    pub call_id: String,
+    pub command: String,
+}
+
+impl ShellOrigin {
+    fn tell(&self, id: &str, status: ShellStatus, elapsed: Duration) {
+        let (status, report) = status.task_status();
+        self.session
+            .events
+            .send(Event::BackgroundTask(BackgroundTask {
+                id: id.to_string(),
+                kind: TaskKind::Shell,
+                agent: "shell".to_string(),
+                description: self.command.clone(),
+                status,
+                elapsed_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+                call_id: Some(self.call_id.clone()),
+                report,
+            }));
+    }
 }
 
 struct Shell {
@@ -126,16 +184,18 @@ impl BackgroundShells {
 
     /// Start `command` with `shell -c` in `cwd`; returns its id (`bash_1`, `bash_2`, ...).
     /// Must be called inside a tokio runtime: a task collects the output. When it exits by
-    /// itself, `session` (the conversation that started it) is told, and woken when idle
-    /// ([`SessionContext::background_finished`]); a shell TaskStop killed tells no one.
+    /// itself, the conversation of `origin` is told, and woken when idle
+    /// ([`SessionContext::background_finished`]); a shell TaskStop killed tells no one. Its
+    /// client hears of its start and end either way ([`Event::BackgroundTask`]).
     pub fn start(
         &self,
         shell: &str,
         command: &str,
         cwd: &Path,
         env: &[(String, String)],
-        session: Option<Arc<SessionContext>>,
+        origin: Option<ShellOrigin>,
     ) -> std::io::Result<String> {
+        let started = Instant::now();
         let process::GroupChild { mut child, group } = process::spawn(shell, command, cwd, env)?;
         let id = format!("bash_{}", self.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let entry = Arc::new(Shell {
@@ -144,10 +204,14 @@ impl BackgroundShells {
             state: Mutex::new(ShellState {
                 stdout: Unread::default(),
                 stderr: Unread::default(),
+                tail: Vec::new(),
                 status: ShellStatus::Running,
             }),
         });
         self.map().insert(id.clone(), entry.clone());
+        if let Some(origin) = &origin {
+            origin.tell(&id, ShellStatus::Running, Duration::ZERO);
+        }
         let mut out = child.stdout.take();
         let mut err = child.stderr.take();
         let task_id = id.clone();
@@ -156,35 +220,38 @@ impl BackgroundShells {
             while out.is_some() || err.is_some() {
                 tokio::select! {
                     r = read_some(&mut out, &mut obuf) => match r {
-                        Ok(n) if n > 0 => entry.state().stdout.push(&obuf[..n]),
+                        Ok(n) if n > 0 => entry.state().push(&obuf[..n], false),
                         _ => out = None,
                     },
                     r = read_some(&mut err, &mut ebuf) => match r {
-                        Ok(n) if n > 0 => entry.state().stderr.push(&ebuf[..n]),
+                        Ok(n) if n > 0 => entry.state().push(&ebuf[..n], true),
                         _ => err = None,
                     },
                 }
             }
             let code = child.wait().await.ok().and_then(|s| s.code());
-            let ended = {
+            let (ended, last) = {
                 let mut st = entry.state();
                 let running = st.status == ShellStatus::Running;
                 if running {
                     st.status = ShellStatus::Completed(code);
                 }
-                running.then_some(st.status)
+                (running.then_some(st.status), st.status)
             };
-            if let (Some(status), Some(session)) = (ended, session) {
+            let Some(origin) = origin else { return };
+            if let Some(status) = ended {
                 let how = match code {
                     Some(code) => format!("{} (exit code {code})", status.word()),
                     None => format!("{} (ended by a signal)", status.word()),
                 };
-                session.background_finished(format!(
+                origin.session.background_finished(format!(
                     "Background shell {task_id} ({}) {how}. Read its output with TaskOutput \
                      (task_id \"{task_id}\").",
                     entry.command
                 ));
             }
+            // After the reminder, so a prompt sent in answer to the event carries it.
+            origin.tell(&task_id, last, started.elapsed());
         });
         Ok(id)
     }
@@ -202,6 +269,15 @@ impl BackgroundShells {
             stderr,
             dropped: d1 + d2,
         })
+    }
+
+    /// What shell `id` put out so far (the last [`TAIL_BYTES`] of both streams, read away or
+    /// not) and its status, as clients see them; None for an unknown id.
+    pub fn peek(&self, id: &str) -> Option<(String, TaskStatus)> {
+        let shell = self.map().get(id).cloned()?;
+        let st = shell.state();
+        let text = String::from_utf8_lossy(&st.tail).into_owned();
+        Some((text, st.status.task_status().0))
     }
 
     /// Kill a running shell's process group. Err carries the status of a shell that is not

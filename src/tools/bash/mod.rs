@@ -240,7 +240,11 @@ when asked.\n\
                     &format!("{sourced}{}", input.command),
                     &cwd,
                     session.tool_env(),
-                    Some(Arc::clone(&ctx.session)),
+                    Some(background::ShellOrigin {
+                        session: Arc::clone(&ctx.session),
+                        call_id: ctx.call_id.clone(),
+                        command: input.command.clone(),
+                    }),
                 )
                 .map_err(|e| ToolError::new(format!("Could not start {shell}: {e}")))?;
             let mut text = format!(

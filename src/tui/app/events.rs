@@ -75,7 +75,20 @@ impl App {
                     self.push_notice(NoticeKind::Info, &text);
                     self.layers.drop_task_requests(&task.id);
                 }
-                self.session.status.background_agents = self.session.tasks.running(now).len();
+                self.session.status.background_agents = self.session.tasks.running_agents();
+                if let Some(view) = self.layers.task_view()
+                    && view.task.id == task.id
+                {
+                    view.ended(task);
+                    self.poll_task_view(now);
+                }
+            }
+            Event::TaskOutput { id, output, status } => {
+                if let Some(view) = self.layers.task_view()
+                    && &view.task.id == id
+                {
+                    view.set_output(output, *status);
+                }
             }
             Event::Host(event) => self.host_event(event),
             Event::TurnFinished { .. } => {

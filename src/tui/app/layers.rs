@@ -81,6 +81,23 @@ impl Layers {
         }
     }
 
+    /// `/tasks`' view of one task, over everything.
+    pub fn open_task_view(&mut self, view: crate::tui::task_view::TaskView) {
+        self.stack.push(Layer::TaskView(view));
+    }
+
+    pub fn has_task_view(&self) -> bool {
+        matches!(self.stack.last(), Some(Layer::TaskView(_)))
+    }
+
+    /// The task view, when it is on top.
+    pub fn task_view(&mut self) -> Option<&mut crate::tui::task_view::TaskView> {
+        match self.stack.last_mut() {
+            Some(Layer::TaskView(v)) => Some(v),
+            _ => None,
+        }
+    }
+
     pub fn open_session_diff(&mut self, view: SessionDiff) {
         self.stack.push(Layer::SessionDiff(view));
     }
@@ -90,7 +107,7 @@ impl Layers {
         match self.stack.last_mut() {
             None => return false,
             Some(Layer::Permission(p)) => p.paste(text),
-            Some(Layer::Transcript(_) | Layer::SessionDiff(_)) => {}
+            Some(Layer::Transcript(_) | Layer::SessionDiff(_) | Layer::TaskView(_)) => {}
         }
         true
     }

@@ -106,6 +106,8 @@ pub enum Layer {
     Permission(PermissionPrompt),
     /// `/diff`: the session's changes.
     SessionDiff(SessionDiff),
+    /// `/tasks`' live view of one background task.
+    TaskView(crate::tui::task_view::TaskView),
 }
 
 impl Layer {
@@ -114,6 +116,7 @@ impl Layer {
             Layer::Transcript(t) => t,
             Layer::Permission(p) => p,
             Layer::SessionDiff(d) => d,
+            Layer::TaskView(v) => v,
         }
     }
 }
@@ -210,6 +213,11 @@ impl App {
         &self.session.changes
     }
 
+    /// Whether `/tasks`' view of one task is open.
+    pub fn is_task_view_open(&self) -> bool {
+        self.layers.has_task_view()
+    }
+
     pub fn is_transcript_open(&self) -> bool {
         self.layers.is_transcript_open()
     }
@@ -257,6 +265,7 @@ impl App {
 
     /// Advance animations; true when the screen must be redrawn.
     pub fn tick(&mut self, now: Instant) -> bool {
+        self.poll_task_view(now);
         let changed = self.conversation.tick(now) || self.is_animating();
         self.dirty |= changed;
         changed
@@ -264,7 +273,7 @@ impl App {
 
     /// Whether anything animates (spinners, elapsed time), so the loop keeps a slow tick.
     pub fn is_animating(&self) -> bool {
-        self.session.status.working_since.is_some()
+        self.session.status.working_since.is_some() || self.layers.has_task_view()
     }
 
     // ----- input -----
@@ -367,6 +376,10 @@ impl App {
                 content,
             }],
             Message::Picked { item, enter } => self.picked(item, enter).unwrap_or_default(),
+            Message::StopTask { id } => {
+                self.send(Op::StopTask { id });
+                Vec::new()
+            }
         }
     }
 

@@ -62,7 +62,7 @@ impl App {
             PickerKind::Rewind | PickerKind::RewindChoice | PickerKind::RewindConfirm => {
                 self.rewind_picked(kind, &item)
             }
-            PickerKind::Tasks | PickerKind::TaskStop => self.task_picked(kind, &item),
+            PickerKind::Tasks => self.task_picked(&item),
             PickerKind::Session => {
                 // The detail ends with the session's id.
                 let id = item.detail.rsplit(' ').next().unwrap_or_default();

@@ -1,21 +1,19 @@
-//! `/tasks` in the TUI: a view of the background agents (running ones first, then the ended
-//! ones, each with its type, description, elapsed time and status) that leaves the
-//! conversation alone; Enter on a running one asks to confirm, and yes sends [`Op::StopTask`]
-//! (the core stops it and tells the model the person did; the notice comes with its end
-//! event).
+//! `/tasks` in the TUI: a view of the background agents and shells (running ones first, then
+//! the ended ones, each with its type, description, elapsed time and status) that leaves the
+//! conversation alone; Enter on one opens its live view ([`TaskView`]: what it did so far, as
+//! it goes on; `k` sends [`Op::StopTask`], and the core stops it — an agent's model is told
+//! the person did; the notice comes with its end event).
 
 use super::*;
 use crate::tui::picker::PickerItem;
+use crate::tui::task_view::TaskView;
 
-/// The confirmation's yes, followed by the id.
-const STOP: &str = "1. Stop ";
-const KEEP: &str = "2. Keep it running";
-/// The view's one row when no agent ever ran.
-const NONE: &str = "No background agents in this session";
-const NONE_DETAIL: &str = "the model starts them with the Agent tool's run_in_background";
+/// The view's one row when no task ever ran.
+const NONE: &str = "No background tasks in this session";
+const NONE_DETAIL: &str = "the model starts them with run_in_background (Agent or Bash)";
 
 impl App {
-    /// `/tasks`: the view of every background agent of the session.
+    /// `/tasks`: the view of every background task of the session.
     pub(super) fn tasks_command(&mut self) {
         let mut rows = self.session.tasks.rows(Instant::now());
         if rows.is_empty() {
@@ -25,31 +23,22 @@ impl App {
             .open_picker(Picker::choices(PickerKind::Tasks, rows));
     }
 
-    /// A row of one of the `/tasks` pickers was picked.
-    pub(super) fn task_picked(&mut self, kind: PickerKind, item: &PickerItem) {
-        match kind {
-            // An ended one (or the "none" row) has nothing to do.
-            PickerKind::Tasks if !self.session.tasks.is_running(&item.label) => {}
-            PickerKind::Tasks => {
-                let items = vec![
-                    (
-                        format!("{STOP}{}", item.label),
-                        format!(
-                            "{}: it ends now, and the model is told you stopped it",
-                            item.detail
-                        ),
-                    ),
-                    (KEEP.to_string(), String::new()),
-                ];
-                self.input
-                    .open_picker(Picker::choices(PickerKind::TaskStop, items));
-            }
-            PickerKind::TaskStop => {
-                if let Some(id) = item.label.strip_prefix(STOP) {
-                    self.send(Op::StopTask { id: id.to_string() });
-                }
-            }
-            _ => {}
+    /// A row of `/tasks` was picked: its live view (the "none" row has nothing to show).
+    pub(super) fn task_picked(&mut self, item: &PickerItem) {
+        if let Some(task) = self.session.tasks.get(&item.label) {
+            self.layers.open_task_view(TaskView::new(task.clone()));
+            self.poll_task_view(Instant::now());
+        }
+    }
+
+    /// Ask the core for the open task view's output when it is due.
+    pub(super) fn poll_task_view(&mut self, now: Instant) {
+        let Some(view) = self.layers.task_view() else {
+            return;
+        };
+        if view.should_ask(now) {
+            let id = view.task.id.clone();
+            self.send(Op::ReadTask { id });
         }
     }
 }

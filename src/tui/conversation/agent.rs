@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 
 use super::body::{self, Body};
 use super::layout::{COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
-use super::wrap::wrap_spans;
+use super::wrap::{sanitize, wrap_spans};
 use crate::protocol::Event;
 use crate::tui::status::compact;
 use crate::tui::theme::Theme;
@@ -38,6 +38,9 @@ pub(crate) struct AgentActivity {
     calls: Vec<ChildCall>,
     /// Tokens of its requests (input, cache and output).
     tokens: u64,
+    /// The text of its last message (what it said while working), shown expanded while it
+    /// runs.
+    last_message: Option<String>,
 }
 
 impl AgentActivity {
@@ -67,6 +70,12 @@ impl AgentActivity {
                         (false, false) => CallState::Done,
                     };
                     c.body = Some(body::build(display, *is_error && !denied, theme));
+                }
+            }
+            Event::AssistantMessage { content, .. } => {
+                let text = super::message_text(content);
+                if !text.trim().is_empty() {
+                    self.last_message = Some(text);
                 }
             }
             Event::Usage { last, .. } => {
@@ -143,13 +152,14 @@ impl AgentActivity {
     }
 
     /// The rows under the title: the live line while `running` (or while a background run's
-    /// calls go on), else the summary; expanded, every call with its output. `report` is the
-    /// Agent call's own body (the final report), laid out after the summary.
+    /// calls go on), else the summary (`summary`: its first word, `Done`, `Failed` or
+    /// `Stopped`, and the run's seconds); expanded, every call with its output. `report` is
+    /// the final report (or why it failed), laid out after the summary.
     pub fn layout(
         &self,
         ctx: &LayoutCtx<'_>,
         running: bool,
-        elapsed_secs: u64,
+        (ended, elapsed_secs): (&str, u64),
         report: Option<&Body>,
         out: &mut Vec<Line<'static>>,
     ) -> bool {
@@ -163,7 +173,7 @@ impl AgentActivity {
             }
         } else {
             let summary = format!(
-                "Done ({} · {})",
+                "{ended} ({} · {})",
                 self.counts(),
                 format_elapsed(elapsed_secs)
             );
@@ -199,6 +209,14 @@ impl AgentActivity {
                 if let Some(b) = &c.body {
                     pending |= b.layout(&inner, ctx.frame(), out);
                 }
+            }
+            if let Some(text) = self
+                .last_message
+                .as_ref()
+                .filter(|_| running || self.is_busy())
+            {
+                let said = [Span::styled(sanitize(text).into_owned(), theme.dim)];
+                wrap_spans(&[Span::raw("    ▸ ")], &inner, &said, ctx.width, out);
             }
         }
         if let Some(report) = report.filter(|r| !r.is_empty()) {

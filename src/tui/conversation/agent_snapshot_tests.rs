@@ -171,3 +171,66 @@ fn a_nested_agents_calls_join_the_outer_cell() {
     let shown = screen(&mut c, 60, 3);
     assert!(shown.contains("⎿ Glob **/*.rs · 2 tool uses"), "{shown}");
 }
+
+/// A background run of Agent call `a1`, as the core tells of it.
+fn background(status: crate::protocol::TaskStatus, report: Option<&str>) -> Event {
+    Event::BackgroundTask(crate::protocol::BackgroundTask {
+        id: "agent-1".into(),
+        kind: crate::protocol::TaskKind::Agent,
+        agent: "Explore".into(),
+        description: "find the parser".into(),
+        status,
+        elapsed_ms: if report.is_some() { 14_000 } else { 0 },
+        call_id: Some("a1".into()),
+        report: report.map(str::to_string),
+    })
+}
+
+/// Issue #27 item 6: a background agent's cell said `Done (… 0s)` above a stale "Running in
+/// the background" line. The cell follows the run: running (its calls as they happen) with
+/// where to watch it, then its end, duration and report, and nothing stale.
+#[test]
+fn a_background_agents_cell_follows_the_run_in_place() {
+    use crate::protocol::TaskStatus;
+    let mut c = conv();
+    c.apply_event(&Event::ToolCallStarted {
+        call_id: "a1".into(),
+        tool: "Agent".into(),
+        title: "Explore · find the parser".into(),
+        input: json!({}),
+        kind: Default::default(),
+    });
+    c.apply_event(&background(TaskStatus::Running, None));
+    c.apply_event(&finished(
+        "a1",
+        Display::Text {
+            text: "Running in the background as agent-1 (/tasks)".into(),
+        },
+    ));
+    c.apply_event(&sub(usage(1200)));
+    c.apply_event(&sub(started("g1", "Grep fn parse")));
+    c.apply_event(&sub(finished(
+        "g1",
+        Display::Text {
+            text: "src/parse.rs:12".into(),
+        },
+    )));
+    c.apply_event(&sub(started("r1", "Read src/parse.rs")));
+    let running = screen(&mut c, 70, 6);
+    insta::assert_snapshot!("background_agent_running", running);
+    c.apply_event(&sub(finished(
+        "r1",
+        Display::Text {
+            text: "fn parse() {}".into(),
+        },
+    )));
+    c.apply_event(&background(
+        TaskStatus::Completed,
+        Some("parse() is in src/parse.rs:12"),
+    ));
+    let done = screen(&mut c, 70, 6);
+    assert!(!done.contains("Running in the background"), "{done}");
+    insta::assert_snapshot!("background_agent_done", done);
+    c.apply_event(&background(TaskStatus::Failed, Some("the model refused")));
+    insta::assert_snapshot!("background_agent_failed", screen(&mut c, 70, 6));
+}

@@ -405,9 +405,10 @@ impl Conversation {
                 event,
                 ..
             } => self.subagent_event(parent_call_id, event),
+            Event::BackgroundTask(task) => self.background_task(task),
             Event::ToolResults { .. }
             | Event::ToolCallRunning { .. }
-            | Event::BackgroundTask(_)
+            | Event::TaskOutput { .. }
             | Event::Usage { .. }
             | Event::ContextReport { .. }
             | Event::ModeChanged { .. }
@@ -444,6 +445,18 @@ impl Conversation {
                 .get_or_insert_with(Default::default)
                 .apply(event, &theme);
             cell.touch();
+        }
+        self.changed();
+    }
+
+    /// A background agent or shell started or ended: into the cell of the call that started
+    /// it, which follows it in place.
+    fn background_task(&mut self, task: &crate::protocol::BackgroundTask) {
+        let theme = self.theme.clone();
+        if let Some(call_id) = &task.call_id
+            && let Some(t) = self.tool_cell(call_id)
+        {
+            t.set_background(task, &theme);
         }
         self.changed();
     }
@@ -629,7 +642,7 @@ impl Conversation {
 }
 
 /// The text blocks of an assistant message's content (a string or a list of content blocks).
-fn message_text(content: &serde_json::Value) -> String {
+pub(crate) fn message_text(content: &serde_json::Value) -> String {
     match content {
         serde_json::Value::String(s) => s.clone(),
         serde_json::Value::Array(blocks) => blocks

@@ -17,7 +17,7 @@ use super::agent::AgentActivity;
 use super::body::{self, Body, Keep};
 use super::layout::{COLLAPSED_DIFF_ROWS, COLLAPSED_ROWS, LayoutCtx, format_elapsed, was_denied};
 use super::wrap::{sanitize, str_width, wrap_spans};
-use crate::protocol::{CallOutcome, Display};
+use crate::protocol::{BackgroundTask, CallOutcome, Display, TaskKind, TaskStatus};
 use crate::tui::theme::Theme;
 use crate::tui::untrusted::one_line;
 
@@ -32,6 +32,52 @@ pub(crate) enum ToolStatus {
     Error,
     Denied,
     Interrupted,
+}
+
+/// A background run as its call's cell shows it.
+pub(crate) struct BackgroundRun {
+    pub id: String,
+    kind: TaskKind,
+    pub status: TaskStatus,
+    elapsed_secs: u64,
+    /// An agent's report or why it failed; a shell's exit.
+    report: Option<Body>,
+}
+
+impl BackgroundRun {
+    /// The title's glyph and suffix (an agent's duration is on its summary line).
+    fn title(&self, theme: &Theme) -> (&'static str, ratatui::style::Style, String) {
+        let id = &self.id;
+        let ended = match (self.kind, self.status) {
+            (TaskKind::Agent, _) => format!(" · {id}"),
+            (TaskKind::Shell, TaskStatus::Stopped) => {
+                format!(
+                    " · {id} · stopped after {}",
+                    format_elapsed(self.elapsed_secs)
+                )
+            }
+            (TaskKind::Shell, _) => format!(" · {id} · {}", format_elapsed(self.elapsed_secs)),
+        };
+        match self.status {
+            TaskStatus::Running => (
+                "⋯ ",
+                theme.tool_running,
+                format!(" · in the background as {id} (/tasks)"),
+            ),
+            TaskStatus::Completed => ("● ", theme.tool_done, ended),
+            TaskStatus::Failed => ("✗ ", theme.tool_error, ended),
+            TaskStatus::Stopped => ("◼ ", theme.tool_denied, ended),
+        }
+    }
+
+    /// The agent summary's first word once it ended.
+    fn ended(&self) -> &'static str {
+        match self.status {
+            TaskStatus::Running | TaskStatus::Completed => "Done",
+            TaskStatus::Failed => "Failed",
+            TaskStatus::Stopped => "Stopped",
+        }
+    }
 }
 
 pub(crate) struct ToolCell {
@@ -50,6 +96,9 @@ pub(crate) struct ToolCell {
     /// The call asks the person questions (AskUserQuestion): its wait and outcome are an
     /// answer, not a permission.
     pub asks: bool,
+    /// The background agent or shell this call started (`run_in_background`), as its
+    /// [`BackgroundTask`] events tell it: the cell follows it in place.
+    pub background: Option<BackgroundRun>,
     /// Problems a language server found in the file after this call's edit (one line each),
     /// and whether they are new since before it (false: the file had not been checked before).
     diagnostics: Option<(Vec<String>, bool)>,
@@ -68,8 +117,29 @@ impl ToolCell {
             changed_on_disk: false,
             asks: false,
             agent: None,
+            background: None,
             diagnostics: None,
         }
+    }
+
+    /// Take in an event of the background task this call started.
+    pub fn set_background(&mut self, task: &BackgroundTask, theme: &Theme) {
+        let report = task.report.as_ref().map(|text| {
+            let failed = task.status == TaskStatus::Failed;
+            let display = if failed || task.kind == TaskKind::Shell {
+                Display::Text { text: text.clone() }
+            } else {
+                Display::Markdown { text: text.clone() }
+            };
+            body::build(&display, failed, theme)
+        });
+        self.background = Some(BackgroundRun {
+            id: task.id.clone(),
+            kind: task.kind,
+            status: task.status,
+            elapsed_secs: task.elapsed_ms / 1000,
+            report,
+        });
     }
 
     pub fn is_active(&self) -> bool {
@@ -159,6 +229,11 @@ impl ToolCell {
             ),
             ToolStatus::Interrupted => ("◼ ", theme.tool_denied, " · interrupted".to_string()),
         };
+        // A call that started background work shows the work.
+        let (glyph, glyph_style, suffix) = match &self.background {
+            Some(run) if self.status == ToolStatus::Done => run.title(theme),
+            _ => (glyph, glyph_style, suffix),
+        };
         let glyph_span = if self.status == ToolStatus::Running {
             // Spinner frames are one column; pad to the two-column gutter.
             Span::styled(format!("{glyph} "), glyph_style)
@@ -200,11 +275,34 @@ impl ToolCell {
             title.push(Span::styled(hint, theme.hint));
         }
         wrap_spans(&[glyph_span], &[Span::raw("  ")], &title, ctx.width, out);
+        let run = self.background.as_ref();
         if let Some(agent) = &self.agent {
-            let running = self.is_active();
-            return agent.layout(ctx, running, self.elapsed_secs, self.body.as_ref(), out);
+            let pending = match run {
+                // Running: the live line; its "Running in the background" text would be stale.
+                Some(run) => {
+                    let running = run.status == TaskStatus::Running;
+                    let summary = (run.ended(), run.elapsed_secs);
+                    agent.layout(ctx, running, summary, run.report.as_ref(), out)
+                }
+                None => {
+                    let summary = ("Done", self.elapsed_secs);
+                    agent.layout(ctx, self.is_active(), summary, self.body.as_ref(), out)
+                }
+            };
+            return pending;
         }
-        let pending = self.layout_body(ctx, out);
+        if let Some(run) =
+            run.filter(|r| r.kind == TaskKind::Agent && r.status != TaskStatus::Running)
+        {
+            // An agent that did nothing: its end and report alone.
+            let agent = AgentActivity::default();
+            let summary = (run.ended(), run.elapsed_secs);
+            return agent.layout(ctx, false, summary, run.report.as_ref(), out);
+        }
+        let mut pending = self.layout_body(ctx, out);
+        if let Some(report) = run.and_then(|r| r.report.as_ref()) {
+            pending |= report.layout(&[Span::raw("    ")], ctx.frame(), out);
+        }
         self.layout_diagnostics(ctx, out);
         pending
     }

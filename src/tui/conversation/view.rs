@@ -12,6 +12,19 @@ use super::cell::CellKind;
 use super::{Conversation, ScrollState, scroll, wrap};
 
 impl Conversation {
+    /// The cell of tool call `call_id` laid out whole at `width` (`/tasks`' view of a
+    /// background agent: its calls and report as they come); None when no cell shows it.
+    pub fn call_lines(
+        &mut self,
+        call_id: &str,
+        width: usize,
+    ) -> Option<Vec<ratatui::text::Line<'static>>> {
+        let idx = *self.calls.get(call_id)?;
+        let (theme, hl) = (&self.theme, &self.highlighter);
+        let cell = self.cells.get_mut(idx)?;
+        Some(cell.lines(width, true, false, theme, hl).to_vec())
+    }
+
     /// Whether a redraw is needed since the last render.
     pub fn is_dirty(&self) -> bool {
         self.dirty

@@ -45,10 +45,8 @@ pub enum PickerKind {
     RewindChoice,
     /// `/rewind`: restore files changed outside cairn too?
     RewindConfirm,
-    /// `/tasks`: the background agents; Enter on a running one asks to stop it.
+    /// `/tasks`: the background agents and shells; Enter watches one.
     Tasks,
-    /// `/tasks`: stop this background agent?
-    TaskStop,
 }
 
 /// An open picker.
@@ -151,7 +149,6 @@ impl Picker {
             self.kind,
             PickerKind::RewindChoice
                 | PickerKind::RewindConfirm
-                | PickerKind::TaskStop
                 | PickerKind::McpApproval
                 | PickerKind::McpServer
         )
@@ -271,8 +268,7 @@ impl Overlay for Picker {
             PickerKind::RewindConfirm => {
                 " files changed outside cairn since its last turn · 1-2 or Enter "
             }
-            PickerKind::Tasks => " background agents · Enter stop a running one · Esc close ",
-            PickerKind::TaskStop => " stop this background agent? · 1-2 or Enter · Esc keep it ",
+            PickerKind::Tasks => " background tasks · Enter watch one (k stops it) · Esc close ",
         }
     }
 

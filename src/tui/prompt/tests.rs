@@ -638,6 +638,9 @@ fn the_turn_end_keeps_background_agents_requests_until_the_agent_ends() {
         description: "other".into(),
         status: crate::protocol::TaskStatus::Completed,
         elapsed_ms: 5,
+        kind: crate::protocol::TaskKind::Agent,
+        call_id: None,
+        report: None,
     }));
     assert_eq!(h.app.permission_prompt().map(|p| p.len()), Some(1));
     h.event(Event::BackgroundTask(crate::protocol::BackgroundTask {
@@ -646,6 +649,9 @@ fn the_turn_end_keeps_background_agents_requests_until_the_agent_ends() {
         description: "find".into(),
         status: crate::protocol::TaskStatus::Stopped,
         elapsed_ms: 5,
+        kind: crate::protocol::TaskKind::Agent,
+        call_id: None,
+        report: None,
     }));
     assert!(h.app.permission_prompt().is_none());
     assert_eq!(h.sent(), []);
