@@ -6,9 +6,10 @@
 # The peers are npm packages installed OUTSIDE the repository (never committed):
 #   npm install --prefix /work/peers @anthropic-ai/claude-code @openai/codex
 # PEERS=/work/peers by default. No real keys: every program is pointed at 127.0.0.1.
-# Codex: 0.171 refuses `wire_api = "chat"` ("no longer supported") and speaks only the
-# Responses API, which the mock does not serve yet; it is left out unless CODEX_CHAT=1 (for a
-# release that still takes chat). Claude Code 2.1 answers the mock (checked 2026-11-26).
+# Codex 0.171 speaks only the Responses API (`POST /v1/responses`, served by the mock). Its one
+# tool that touches files is `exec`, a freeform (custom) tool running JavaScript, which the mock
+# cannot script yet: Codex runs the one-turn shape only. Claude Code 2.1 answers the mock and
+# uses the same tool names as cairn (Read, Edit), so it runs every shape.
 # Check each program's answer below (`== check`) before trusting a figure.
 # Needs: hyperfine, GNU time, jq, python3. Usage: [CAIRN_BIN=…] scripts/bench-peers.sh [runs] (default 20)
 set -euo pipefail
@@ -47,21 +48,22 @@ cmd() { # program port prompt
   case $1 in
     cairn) echo "env ANTHROPIC_BASE_URL=http://127.0.0.1:$2 ANTHROPIC_API_KEY=bench $bin -p $3 --permission-mode acceptEdits" ;;
     claude) echo "env ANTHROPIC_BASE_URL=http://127.0.0.1:$2 ANTHROPIC_API_KEY=bench DISABLE_TELEMETRY=1 DISABLE_AUTOUPDATER=1 $claude -p $3 --permission-mode acceptEdits" ;;
-    codex) echo "env OPENAI_API_KEY=bench $codex exec --skip-git-repo-check -s workspace-write -c model_provider=mock -c model_providers.mock.name=mock -c model_providers.mock.base_url=http://127.0.0.1:$2/v1 -c model_providers.mock.wire_api=chat -c model_providers.mock.env_key=OPENAI_API_KEY $3" ;;
+    codex) echo "env OPENAI_API_KEY=bench $codex exec --skip-git-repo-check -s workspace-write -c model_provider=mock -c model_providers.mock.name=mock -c model_providers.mock.base_url=http://127.0.0.1:$2/v1 -c model_providers.mock.wire_api=responses -c model_providers.mock.env_key=OPENAI_API_KEY $3" ;;
   esac
 }
 
 programs="cairn"
 [ -x "$claude" ] && programs="$programs claude" || echo "(Claude Code not installed in $peers: skipped)"
-if [ -x "$codex" ] && [ "${CODEX_CHAT:-}" = 1 ]; then
-  programs="$programs codex"
-else
-  echo "(Codex skipped: it needs the Responses API, which the mock does not serve; see above)"
-fi
+tool_programs=$programs # the shapes with Read and Edit
+[ -x "$codex" ] && programs="$programs codex" || echo "(Codex not installed in $peers: skipped)"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for p in $programs; do
   echo "== check: $p"
+  (cd "$work/proj" && $(cmd "$p" "$p1" hi) 2>&1 | tail -1) || echo "$p failed"
+done
+for p in $tool_programs; do
+  echo "== check: $p, read -> edit"
   (cd "$work/proj" && sh -c "$reset" && $(cmd "$p" "$p3" go) 2>&1 | tail -3; cat lib.py) || echo "$p failed"
 done
 
@@ -73,15 +75,15 @@ peak() { # command... -> median peak RSS (KiB) of 10 runs
 }
 
 for shape in one three; do
-  port=$p1; prompt=hi
-  [ $shape = three ] && { port=$p3; prompt=go; }
+  port=$p1; prompt=hi; these=$programs
+  [ $shape = three ] && { port=$p3; prompt=go; these=$tool_programs; }
   args=()
-  for p in $programs; do args+=(-n "$p" "$(cmd "$p" "$port" "$prompt")"); done
+  for p in $these; do args+=(-n "$p" "$(cmd "$p" "$port" "$prompt")"); done
   echo "== $shape-turn (interleaved: hyperfine runs the commands in turn)"
   (cd "$work/proj" && hyperfine -N --warmup 2 --runs "$runs" --prepare "sh -c \"$reset\"" \
     --export-json "$work/$shape.json" "${args[@]}" >/dev/null)
   jq -r '.results[] | "\(.command): median \(.median*1000|.*10|round/10) ms"' "$work/$shape.json"
-  for p in $programs; do
+  for p in $these; do
     # shellcheck disable=SC2046
     echo "$p peak RSS median $(cd "$work/proj" && peak $(cmd "$p" "$port" "$prompt")) KiB"
   done
@@ -93,3 +95,16 @@ cfg=$(jq -nc --arg s "$PWD/tests/fixtures/mcp/fake_server.py" \
 (cd "$work/proj" && hyperfine -N --warmup 1 --runs 5 --export-json "$work/mcp.json" \
   "env ANTHROPIC_BASE_URL=http://127.0.0.1:$p1 ANTHROPIC_API_KEY=bench $bin -p hi --mcp-config '$cfg'" >/dev/null)
 jq -r '.results[0] | "median \(.median*1000|.*10|round/10) ms (the whole run)"' "$work/mcp.json"
+
+echo "== one-line Edit of a 56 MB file (Read 5 lines at an offset, Edit one): wall and peak RSS, 3 runs each, alternating"
+pb=$(serve assets/bench/big-edit.json big)
+python3 -c "import sys; sys.stdout.writelines('l%07d the quick brown fox jumps over the lazy dog, 0123456789\n' % i for i in range(760000))" > "$work/big.orig"
+ls -l "$work/big.orig" | awk '{print "file: " $5 " bytes"}'
+for _ in 1 2 3; do
+  for p in $tool_programs; do
+    cp "$work/big.orig" "$work/proj/big.txt"
+    # shellcheck disable=SC2046
+    (cd "$work/proj" && /usr/bin/time -f "$p %e s %M KiB" $(cmd "$p" "$pb" go) 2>&1 >/dev/null | tail -1)
+    grep -c 'THE QUICK' "$work/proj/big.txt" | sed "s/^/$p edited lines: /"
+  done
+done

@@ -742,3 +742,28 @@ fn cairn_checkpoints_du_and_gc_report_and_prune_the_project_stores() {
     let again = run(&["checkpoints", "gc", "--budget-mb", "1"]);
     assert!(again.ends_with("Nothing to prune.\n"), "{again}");
 }
+
+#[test]
+fn a_rewrite_keeping_size_and_mtime_right_after_a_checkpoint_is_seen() {
+    // Timestamps are coarse: a file written again in the tick the checkpoint read it keeps
+    // its size, inode and mtime. A full scan must not trust such a stat (git's racily clean
+    // entries): the file is read again, and the change recorded.
+    let w = ws();
+    let mut store = w.open_with(CheckpointOptions {
+        journal: false,
+        ..CheckpointOptions::default()
+    });
+    w.write("a.txt", "one\n");
+    let path = w.p("a.txt");
+    let mtime = fs::metadata(&path).unwrap().modified().unwrap();
+    let first = store.record("first").unwrap();
+    let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut &file, b"two\n").unwrap();
+    file.set_modified(mtime).unwrap();
+    drop(file);
+    let second = store.record("second").unwrap();
+    assert!(!second.reused, "{second:?}");
+    assert_eq!(second.changed, 1);
+    store.restore(first.id, "back").unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "one\n");
+}

@@ -242,6 +242,52 @@ fn every_so_many_checkpoints_one_is_a_full_scan() {
 }
 
 #[test]
+fn a_deferred_journal_starts_at_its_checkpoint_or_with_a_large_tree() {
+    // By count: the third checkpoint starts it; until then full scans, the same indexes, and
+    // no watches (no journal directory in the store).
+    let mut p = pair_with(CheckpointOptions {
+        journal_from: 3,
+        journal_min_entries: 1_000,
+        ..CheckpointOptions::default()
+    });
+    p.w.write("a.rs", "a");
+    let (_, first) = p.record().unwrap();
+    assert!(!p.w.data.join("journal").exists());
+    p.w.write("b.rs", "b");
+    let (_, second) = p.record().unwrap();
+    assert!(!p.w.data.join("journal").exists());
+    p.w.write("a.rs", "A");
+    let kinds: Vec<ScanKind> = (0..2).map(|_| p.record().unwrap().1).collect();
+    let deferred = ScanKind::Full(FullScanReason::Deferred);
+    assert_eq!([first, second], [deferred, deferred]);
+    assert_eq!(
+        kinds,
+        [
+            ScanKind::Full(FullScanReason::NoBaseline),
+            ScanKind::Journal { paths: 0 }
+        ]
+    );
+    assert!(p.w.data.join("journal").is_dir());
+    // By size: the checkpoint after one that held 3 entries starts it.
+    let mut p = pair_with(CheckpointOptions {
+        journal_from: 100,
+        journal_min_entries: 3,
+        ..CheckpointOptions::default()
+    });
+    p.w.write("d/a.rs", "a");
+    p.w.write("d/b.rs", "b");
+    let kinds: Vec<ScanKind> = (0..3).map(|_| p.record().unwrap().1).collect();
+    assert_eq!(
+        kinds,
+        [
+            deferred,
+            ScanKind::Full(FullScanReason::NoBaseline),
+            ScanKind::Journal { paths: 0 }
+        ]
+    );
+}
+
+#[test]
 fn with_the_journal_off_every_checkpoint_is_a_full_scan() {
     let w = ws();
     let mut store = w.open_with(CheckpointOptions {

@@ -10,7 +10,9 @@
 use std::cmp::Ordering;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
+
+use super::{NotCoveredFile, join_rel};
 
 /// A SHA-256 digest of a file's content.
 pub type Hash = [u8; 32];
@@ -230,4 +232,20 @@ pub fn plain_path(rel: &[u8]) -> bool {
         && Path::new(OsStr::from_bytes(rel))
             .components()
             .all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// The files `index` lists as not covered, with their roots joined.
+pub(super) fn not_covered_files(roots: &[PathBuf], index: &Index) -> Vec<NotCoveredFile> {
+    index
+        .not_covered()
+        .iter()
+        .filter_map(|n| {
+            let root = roots.get(usize::from(n.root))?;
+            Some(NotCoveredFile {
+                path: join_rel(root, &n.path),
+                size: n.size,
+                why: n.why,
+            })
+        })
+        .collect()
 }

@@ -86,6 +86,14 @@ pub struct CheckpointOptions {
     /// The most directories the journal watches (inotify watches are a per-user resource);
     /// past it, every checkpoint is a full scan.
     pub journal_max_dirs: usize,
+    /// The journal starts with the `journal_from`-th checkpoint this store records (1: with
+    /// the first), or earlier once the latest checkpoint holds `journal_min_entries` entries;
+    /// before that every checkpoint is a full scan ([`FullScanReason::Deferred`]). Closing an
+    /// inotify instance that had watches waits for the kernel to free them (~15 ms measured),
+    /// more than a few full scans of a small tree cost: a short run over a small tree (`-p`)
+    /// never starts it.
+    pub journal_from: u32,
+    pub journal_min_entries: usize,
 }
 
 impl Default for CheckpointOptions {
@@ -100,6 +108,8 @@ impl Default for CheckpointOptions {
             journal: true,
             journal_full_every: 20,
             journal_max_dirs: 32_768,
+            journal_from: 1,
+            journal_min_entries: 0,
         }
     }
 }

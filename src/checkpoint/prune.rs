@@ -22,6 +22,9 @@ pub enum FullScanReason {
     /// The journal is off (`CheckpointOptions::journal`), or this platform has none (it needs
     /// Linux's inotify).
     Off,
+    /// The journal is not started yet: few checkpoints so far, of a small tree
+    /// (`CheckpointOptions::journal_from`).
+    Deferred,
     /// No checkpoint recorded with the journal running yet: the first one since the store was
     /// opened or its roots changed, or the previous one failed.
     NoBaseline,

@@ -15,6 +15,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
@@ -57,6 +58,42 @@ pub struct ScanSetup<'a> {
     pub plans: Option<&'a [RootPlan]>,
     /// Where directories are watched as the walk meets them (the journal's).
     pub watched: Option<&'a Arc<Watched>>,
+    /// When the scan that produced the previous index started (`None`: unknown, every file
+    /// is racy). A file whose mtime is not [`RACY_WINDOW`] older than that may have been
+    /// written again after it was read with the same size and mtime (timestamps are coarse):
+    /// it is read again rather than trusted, as git does with racily clean entries.
+    pub racy_since: Option<SystemTime>,
+}
+
+/// How much older than the previous scan a file's mtime must be for its stat to be trusted:
+/// filesystem timestamps are only as fine as the kernel tick, or 2 s on FAT.
+pub const RACY_WINDOW: Duration = Duration::from_secs(2);
+
+/// Whether `stat` could hide a rewrite made after a scan that started at `since`.
+fn racy(stat: &Stat, since: Option<SystemTime>) -> bool {
+    let Some(bound) = since.and_then(|s| s.checked_sub(RACY_WINDOW)) else {
+        return true;
+    };
+    let Ok(bound) = bound.duration_since(UNIX_EPOCH) else {
+        return true;
+    };
+    let secs = i64::try_from(bound.as_secs()).unwrap_or(i64::MAX);
+    (stat.mtime_sec, stat.mtime_nsec) >= (secs, bound.subsec_nanos())
+}
+
+/// Below this many entries in the previous index a walk takes one thread: the parallel walker's
+/// idle threads poll in 1 ms sleeps, a floor larger than the whole walk of a small tree.
+const SMALL_TREE: usize = 1_000;
+
+impl ScanSetup<'_> {
+    /// One walking thread for a tree whose previous index held `entries` (`None`: no previous
+    /// index) below [`SMALL_TREE`].
+    pub fn sized(mut self, entries: Option<usize>) -> Self {
+        if entries.is_some_and(|n| n < SMALL_TREE) {
+            self.threads = 1;
+        }
+        self
+    }
 }
 
 /// The current state of the roots. Files whose stat matches `previous` keep its hash; the
@@ -77,7 +114,11 @@ pub fn scan(setup: &ScanSetup<'_>, previous: &Index, objects: Option<&ObjectStor
                 i += 1;
             }
             match prev.get(i) {
-                Some(p) if p.key() == e.key() && p.stat == e.stat => {
+                Some(p)
+                    if p.key() == e.key()
+                        && p.stat == e.stat
+                        && !racy(&p.stat, setup.racy_since) =>
+                {
                     if let Content::File(h) = p.content {
                         e.content = Content::File(h);
                         continue;

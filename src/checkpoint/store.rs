@@ -16,16 +16,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::aliases::Aliases;
 use super::codec::{self, Body, BodyRef, Header};
 use super::durable::stage;
+use super::index::not_covered_files;
 use super::index::{Content, Delta, Index};
 use super::journal::{Journal, WalkNotes, Watched};
 use super::objects::ObjectStore;
 use super::prune::{FullScanReason, RootPlan, ScanKind};
 use super::restore::{self, RestorePlan, Restored};
 use super::scan::{ScanSetup, Scanned, scan};
-use super::verify;
+use super::verify::{self, canonical_roots};
 use super::{
     CheckpointError, CheckpointId, CheckpointInfo, CheckpointOptions, FileProblem, NotCoveredFile,
-    join_rel,
 };
 
 pub(super) const CHECKPOINTS: &str = "checkpoints";
@@ -83,6 +83,10 @@ pub struct CheckpointStore {
     journal_failed: bool,
     /// Labels recorded when nothing had changed, naming earlier checkpoints.
     aliases: Aliases,
+    /// Checkpoints this store recorded (aliases included), for `journal_from`.
+    recorded: u32,
+    /// When the scan of the latest checkpoint (its id) that this store recorded started.
+    scan_started: Option<(u64, SystemTime)>,
 }
 
 impl CheckpointStore {
@@ -125,6 +129,8 @@ impl CheckpointStore {
             journal: None,
             journal_failed: false,
             aliases: Aliases::default(),
+            recorded: 0,
+            scan_started: None,
         };
         store.load()?;
         store.aliases = Aliases::load(&store.dir);
@@ -213,6 +219,7 @@ impl CheckpointStore {
             && self
                 .latest_view()
                 .is_some_and(|(roots, _)| roots == self.roots.as_slice());
+        let since = self.scanned_at();
         let now = match self.latest.take() {
             Some((latest_id, previous)) if same_roots => {
                 // The journal says what changed since the latest checkpoint; its changes
@@ -222,7 +229,9 @@ impl CheckpointStore {
                 let now = if RootPlan::nothing_changed(&plans) {
                     None
                 } else {
-                    let setup = self.setup(&target_roots, Some(&plans), watched.as_ref());
+                    let setup = self
+                        .setup(&target_roots, Some(&plans), watched.as_ref(), since)
+                        .sized(Some(previous.entries().len()));
                     Some(scan(&setup, &previous, None))
                 };
                 self.latest = Some((latest_id, previous));
@@ -235,7 +244,9 @@ impl CheckpointStore {
                     Some((roots, index)) if roots == target_roots.as_slice() => index,
                     _ => &empty,
                 };
-                Some(scan(&self.setup(&target_roots, None, None), previous, None))
+                let size = (!std::ptr::eq(previous, &empty)).then(|| previous.entries().len());
+                let setup = self.setup(&target_roots, None, None, since).sized(size);
+                Some(scan(&setup, previous, None))
             }
         };
         let latest = self.latest_view();
@@ -306,6 +317,7 @@ impl CheckpointStore {
         roots: &'a [PathBuf],
         plans: Option<&'a [RootPlan]>,
         watched: Option<&'a Arc<Watched>>,
+        racy_since: Option<SystemTime>,
     ) -> ScanSetup<'a> {
         ScanSetup {
             roots,
@@ -314,7 +326,34 @@ impl CheckpointStore {
             threads: self.options.threads,
             plans,
             watched,
+            racy_since,
         }
+    }
+
+    /// Checkpoint `id` holds what a scan started at `start` found (`None`: no scan, the
+    /// previous index carried as it is, with its scan's time).
+    fn note_scan(&mut self, id: u64, start: Option<SystemTime>) {
+        match (start, self.scan_started) {
+            (Some(at), _) => self.scan_started = Some((id, at)),
+            (None, Some((_, at))) => self.scan_started = Some((id, at)),
+            (None, None) => {}
+        }
+    }
+
+    /// When the scan behind the latest index started: known for this store's own scans; for
+    /// an index read from disk, its checkpoint's time less a margin for the scan's length.
+    fn scanned_at(&self) -> Option<SystemTime> {
+        let (id, _) = self.latest.as_ref()?;
+        if let Some((scanned, at)) = self.scan_started
+            && scanned == *id
+        {
+            return Some(at);
+        }
+        let created = self.known.get(id)?.header.created_ms;
+        let margin = std::time::Duration::from_secs(60);
+        UNIX_EPOCH
+            .checked_add(std::time::Duration::from_millis(created))?
+            .checked_sub(margin)
     }
 
     /// How to scan the roots now, against `previous`, the index of checkpoint `latest` (if
@@ -336,6 +375,12 @@ impl CheckpointStore {
         }
         if self.journal_failed {
             return full(FullScanReason::WatcherFailed);
+        }
+        // `recorded` counts the checkpoint being recorded now.
+        let due = self.recorded >= self.options.journal_from
+            || previous.entries().len() >= self.options.journal_min_entries;
+        if self.journal.is_none() && !due {
+            return full(FullScanReason::Deferred);
         }
         if self.journal.is_none() {
             let started = Journal::start(
@@ -391,6 +436,7 @@ impl CheckpointStore {
     /// is this store's own, every file is read and hashed again rather than trusting the
     /// hashes of an index read from disk.
     fn record_as(&mut self, label: &str, for_undo: bool) -> Result<Recorded, CheckpointError> {
+        self.recorded = self.recorded.saturating_add(1);
         if self.load_latest().is_err() {
             // Its file went bad after `open`: start a new chain rather than refuse to record.
             self.latest = None;
@@ -400,6 +446,7 @@ impl CheckpointStore {
             .latest_view()
             .is_some_and(|(roots, _)| roots == self.roots.as_slice());
         let trusted = same_roots && (!for_undo || self.latest_ours);
+        let since = self.scanned_at();
         let previous = match self.latest.take() {
             Some((_, index)) if trusted => index,
             _ => Index::default(),
@@ -408,12 +455,17 @@ impl CheckpointStore {
         let latest = latest_id.filter(|_| trusted).map(|i| i.0);
         let plans = self.scan_plans(&previous, latest, true);
         let watched = self.journal.as_ref().map(Journal::watched);
+        // `None`: no scan (the journal saw nothing), the latest scan's time still holds.
+        let mut scan_start = None;
         let (index, problems, stored, notes, delta) = if RootPlan::nothing_changed(&plans) {
             // The journal saw nothing: the previous index is the state now, as it is.
             let none = (Vec::new(), Vec::new(), WalkNotes::default());
             (previous, none.0, none.1, none.2, Delta::default())
         } else {
-            let setup = self.setup(&roots, Some(&plans), watched.as_ref());
+            scan_start = Some(SystemTime::now());
+            let setup = self
+                .setup(&roots, Some(&plans), watched.as_ref(), since)
+                .sized(latest.map(|_| previous.entries().len()));
             let Scanned {
                 index,
                 problems,
@@ -444,6 +496,7 @@ impl CheckpointStore {
                 scan: RootPlan::kind(&plans),
                 reused: true,
             };
+            self.note_scan(latest.0, scan_start);
             self.latest = Some((latest.0, index));
             return Ok(recorded);
         }
@@ -489,6 +542,7 @@ impl CheckpointStore {
             scan: RootPlan::kind(&plans),
             reused: false,
         };
+        self.note_scan(id, scan_start);
         self.latest = Some((id, index));
         self.latest_ours = true;
         Ok(recorded)
@@ -638,46 +692,4 @@ impl CheckpointStore {
 
 pub(super) fn file_name(id: u64) -> String {
     format!("{id:010}{SUFFIX}")
-}
-
-fn canonical_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CheckpointError> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for root in roots {
-        let canonical = fs::canonicalize(root).map_err(|source| CheckpointError::Root {
-            path: root.clone(),
-            source,
-        })?;
-        if !canonical.is_dir() {
-            return Err(CheckpointError::Root {
-                path: root.clone(),
-                source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
-            });
-        }
-        out.push(canonical);
-    }
-    // Keep the first of duplicates, and outer roots over the roots inside them.
-    let all = out.clone();
-    let mut kept: Vec<PathBuf> = Vec::new();
-    for root in out {
-        let inside_other = all.iter().any(|o| *o != root && root.starts_with(o));
-        if !inside_other && !kept.contains(&root) {
-            kept.push(root);
-        }
-    }
-    Ok(kept)
-}
-
-fn not_covered_files(roots: &[PathBuf], index: &Index) -> Vec<NotCoveredFile> {
-    index
-        .not_covered()
-        .iter()
-        .filter_map(|n| {
-            let root = roots.get(usize::from(n.root))?;
-            Some(NotCoveredFile {
-                path: join_rel(root, &n.path),
-                size: n.size,
-                why: n.why,
-            })
-        })
-        .collect()
 }

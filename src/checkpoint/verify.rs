@@ -10,10 +10,11 @@
 //! rewrites or removes: a stored copy that does not read back is stored again from the file
 //! itself. This module reads but never changes the working tree.
 
-use std::fs::File;
-use std::io::Read;
+use std::fs::{self, File};
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use super::CheckpointError;
 use super::index::{Content, Entry, Index, NotCovered, plain_path};
 use super::objects::{ObjectStore, hash_bytes};
 use super::restore::{RestoreAction, RestorePlan};
@@ -152,4 +153,32 @@ fn read_no_follow(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// The roots canonicalised, each a directory; duplicates and roots inside another dropped.
+pub(super) fn canonical_roots(roots: &[PathBuf]) -> Result<Vec<PathBuf>, CheckpointError> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        let canonical = fs::canonicalize(root).map_err(|source| CheckpointError::Root {
+            path: root.clone(),
+            source,
+        })?;
+        if !canonical.is_dir() {
+            return Err(CheckpointError::Root {
+                path: root.clone(),
+                source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+            });
+        }
+        out.push(canonical);
+    }
+    // Keep the first of duplicates, and outer roots over the roots inside them.
+    let all = out.clone();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for root in out {
+        let inside_other = all.iter().any(|o| *o != root && root.starts_with(o));
+        if !inside_other && !kept.contains(&root) {
+            kept.push(root);
+        }
+    }
+    Ok(kept)
 }

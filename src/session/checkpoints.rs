@@ -28,6 +28,12 @@ use crate::checkpoint::{
     NotCoveredFile, Recorded, RestorePlan, Restored, default_budget,
 };
 
+/// The change journal starts with the session's 6th checkpoint, or once the tree holds 2,000
+/// entries: a `-p` run with a tool or two over a small tree never pays for its watches (their
+/// teardown alone outweighs the full scans it would save).
+const JOURNAL_FROM: u32 = 6;
+const JOURNAL_MIN_ENTRIES: usize = 2_000;
+
 /// The label of the checkpoint taken before the prompt `id` was sent.
 pub fn prompt_label(id: &str) -> String {
     format!("before prompt {id}")
@@ -106,6 +112,8 @@ impl Inner {
             }
             let options = CheckpointOptions {
                 skip: self.skip.clone(),
+                journal_from: JOURNAL_FROM,
+                journal_min_entries: JOURNAL_MIN_ENTRIES,
                 ..CheckpointOptions::default()
             };
             match CheckpointStore::open(&dir, &self.roots, options) {

@@ -1,7 +1,8 @@
 //! The scripted model server: a small HTTP/1.1 server on 127.0.0.1 that answers model requests
-//! from a [`Script`], in the Anthropic (`POST /v1/messages`) and OpenAI
-//! (`POST /v1/chat/completions`, `POST /chat/completions`) wire formats. It serves the demo,
-//! the tests and `cairn mock-server`.
+//! from a [`Script`], in the Anthropic (`POST /v1/messages`), OpenAI chat
+//! (`POST /v1/chat/completions`, `POST /chat/completions`) and OpenAI Responses
+//! (`POST /v1/responses`, `POST /responses`: what Codex speaks) wire formats. It serves the
+//! demo, the tests and `cairn mock-server`.
 //!
 //! Script format (JSON; every field optional except `turns` and a tool call's `name`):
 //! ```json
@@ -31,6 +32,7 @@
 //! `Connection: close`. The server binds loopback only and stops when dropped.
 
 mod chaos;
+mod responses;
 mod script;
 mod wire;
 
@@ -325,12 +327,41 @@ async fn write_error(
     stream.shutdown().await
 }
 
+/// Which scripted turn a request is at (the assistant turns it already holds) and its system
+/// prompt; `None` when the body is not a request of its wire format.
+fn turn_and_system(wire: Wire, body: &Value) -> Option<(usize, String)> {
+    if wire == Wire::Responses {
+        let input = match body.get("input")? {
+            Value::Array(items) => items.as_slice(),
+            Value::String(_) => &[],
+            _ => return None,
+        };
+        return Some((responses::turn_index(input), responses::system(body, input)));
+    }
+    let messages = body.get("messages").and_then(Value::as_array)?;
+    let turn_index = messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .count();
+    // Anthropic's `system`, or OpenAI's system messages.
+    let system = match body.get("system") {
+        Some(s) => s.to_string(),
+        None => messages
+            .iter()
+            .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+            .map(Value::to_string)
+            .collect(),
+    };
+    Some((turn_index, system))
+}
+
 async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
     let request = read_request(&mut stream).await?;
     lock(&shared.requests).push(request.clone());
     let wire = match (request.method.as_str(), request.path.as_str()) {
         ("POST", "/v1/messages") => Wire::Anthropic,
         ("POST", "/v1/chat/completions" | "/chat/completions") => Wire::OpenAi,
+        ("POST", "/v1/responses" | "/responses") => Wire::Responses,
         _ => {
             let body = format!(
                 r#"{{"error":{{"type":"not_found_error","message":"no route for {} {}"}}}}"#,
@@ -339,22 +370,9 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
             return write_error(&mut stream, 404, &body, None).await;
         }
     };
-    let Some(messages) = request.body.get("messages").and_then(Value::as_array) else {
+    let Some((turn_index, system)) = turn_and_system(wire, &request.body) else {
         let body = wire::error_body(wire, 400);
         return write_error(&mut stream, 400, &body, None).await;
-    };
-    let turn_index = messages
-        .iter()
-        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
-        .count();
-    // Anthropic's `system`, or OpenAI's system messages.
-    let system = match request.body.get("system") {
-        Some(s) => s.to_string(),
-        None => messages
-            .iter()
-            .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
-            .map(Value::to_string)
-            .collect(),
     };
     let (conversation, turns) = shared.script.turns_for(&system);
     let attempt = {
@@ -414,6 +432,7 @@ async fn handle(mut stream: TcpStream, shared: &Shared) -> io::Result<()> {
     let mut frames = match wire {
         Wire::Anthropic => wire::anthropic_frames(turn, &ctx),
         Wire::OpenAi => wire::openai_frames(turn, &ctx),
+        Wire::Responses => responses::frames(turn, &ctx),
     };
     match fault {
         Some(FaultKind::DropAfterEvents(n)) => frames.truncate(*n),

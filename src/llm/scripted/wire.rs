@@ -10,6 +10,8 @@ use super::script::{ScriptUsage, Turn};
 pub(crate) enum Wire {
     Anthropic,
     OpenAi,
+    /// The OpenAI Responses API (`responses.rs`).
+    Responses,
 }
 
 /// What a turn renders with, beyond the turn itself.
@@ -22,12 +24,12 @@ pub(crate) struct RenderContext<'a> {
 }
 
 /// `s` in pieces of at most `n` characters (never splitting a character).
-fn pieces(s: &str, n: usize) -> Vec<String> {
+pub(super) fn pieces(s: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = s.chars().collect();
     chars.chunks(n.max(1)).map(|c| c.iter().collect()).collect()
 }
 
-fn frame(event: Option<&str>, data: &Value) -> String {
+pub(super) fn frame(event: Option<&str>, data: &Value) -> String {
     match event {
         Some(e) => format!("event: {e}\ndata: {data}\n\n"),
         None => format!("data: {data}\n\n"),
@@ -35,7 +37,7 @@ fn frame(event: Option<&str>, data: &Value) -> String {
 }
 
 /// The tool calls with their ids and the input JSON text to send.
-fn tool_calls(turn: &Turn, ctx: &RenderContext) -> Vec<(String, String, String)> {
+pub(super) fn tool_calls(turn: &Turn, ctx: &RenderContext) -> Vec<(String, String, String)> {
     turn.tool_calls
         .iter()
         .enumerate()
@@ -53,7 +55,7 @@ fn tool_calls(turn: &Turn, ctx: &RenderContext) -> Vec<(String, String, String)>
         .collect()
 }
 
-fn usage(turn: &Turn, ctx: &RenderContext) -> (u64, u64, ScriptUsage) {
+pub(super) fn usage(turn: &Turn, ctx: &RenderContext) -> (u64, u64, ScriptUsage) {
     let given = turn.usage.unwrap_or_default();
     let generated = turn.text.as_deref().map_or(0, |t| t.chars().count())
         + turn.thinking.as_deref().map_or(0, |t| t.chars().count())
@@ -223,6 +225,15 @@ pub(crate) fn unclose_tools(wire: Wire, frames: &mut Vec<String>) {
             // Everything after the last arguments piece: the finish chunk, usage, [DONE].
             frames.truncate(frames.len().saturating_sub(3));
         }
+        Wire::Responses => {
+            // Everything after the last arguments piece.
+            if let Some(last) = frames
+                .iter()
+                .rposition(|f| f.starts_with("event: response.function_call_arguments.delta"))
+            {
+                frames.truncate(last + 1);
+            }
+        }
     }
 }
 
@@ -233,7 +244,7 @@ pub(crate) fn keep_alives(wire: Wire) -> [&'static str; 2] {
             "event: ping\ndata: {\"type\": \"ping\"}\n\n",
             ": keep-alive\n\n",
         ],
-        Wire::OpenAi => [
+        Wire::OpenAi | Wire::Responses => [
             ": keep-alive\n\n",
             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"}}]}\n\n",
         ],
@@ -262,6 +273,7 @@ pub(crate) fn malformed_frame(wire: Wire) -> String {
             "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", oops\n\n".into()
         }
         Wire::OpenAi => "data: {\"choices\": [oops\n\n".into(),
+        Wire::Responses => "event: response.output_text.delta\ndata: {\"delta\": oops\n\n".into(),
     }
 }
 
@@ -276,6 +288,12 @@ pub(crate) fn error_frame(wire: Wire, kind: &str) -> String {
         Wire::OpenAi => frame(
             None,
             &json!({"error": {"type": kind, "message": message, "code": null}}),
+        ),
+        Wire::Responses => frame(
+            Some("response.failed"),
+            &json!({"type": "response.failed", "response": {"id": "resp_scripted",
+                    "object": "response", "status": "failed",
+                    "error": {"code": kind, "message": message}}}),
         ),
     }
 }
@@ -314,7 +332,7 @@ pub(crate) fn error_body(wire: Wire, status: u16) -> String {
         Wire::Anthropic => {
             json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
         }
-        Wire::OpenAi => {
+        Wire::OpenAi | Wire::Responses => {
             json!({"error": {"message": message, "type": kind, "code": null}}).to_string()
         }
     }
