@@ -178,22 +178,8 @@ impl PreparedWrites {
             |p| disk_holds(path, p.disk_hash),
             || plan(state, path, change, load_for_edit(path, whole_write)?),
         )?;
-        let bytes = encoding::encode_cow(&written, prep.format);
-        let stamp = write_atomic(path, &bytes)
-            .map_err(|e| write_failed(path, bytes.len(), &e, &ctx.session))?;
+        write_recorded(ctx, path, &written, prep.format, &prep.ranges_after)?;
         prep.notes.extend(symlink_note(path));
-        state.record_write(
-            path,
-            WriteRecord {
-                content: kept(&written),
-                mtime: stamp.mtime,
-                size: stamp.size,
-                hash: content_hash(&bytes),
-                format: prep.format,
-                ranges: prep.ranges_after.clone(),
-                call_id: Some(ctx.call_id.clone()),
-            },
-        );
         drop(_guard);
         Ok(outcome(&headline, &prep, path, &before, &written))
     }
@@ -254,6 +240,33 @@ impl PreparedWrites {
     }
 }
 
+/// `text` written to the disk atomically in `format` and recorded as this call's write (what
+/// the watcher then takes for the session's own). The caller holds the write lock.
+fn write_recorded(
+    ctx: &ToolContext,
+    path: &Path,
+    text: &str,
+    format: TextFormat,
+    ranges: &[(usize, usize)],
+) -> Result<(), ToolError> {
+    let bytes = encoding::encode_cow(text, format);
+    let stamp = write_atomic(path, &bytes)
+        .map_err(|e| write_failed(path, bytes.len(), &e, &ctx.session))?;
+    ctx.session.read_files.record_write(
+        path,
+        WriteRecord {
+            content: kept(text),
+            mtime: stamp.mtime,
+            size: stamp.size,
+            hash: content_hash(&bytes),
+            format,
+            ranges: ranges.to_vec(),
+            call_id: Some(ctx.call_id.clone()),
+        },
+    );
+    Ok(())
+}
+
 /// The person's answer to a conflict with an outside change (`edit_conflict`). Overwrite
 /// writes the call's version, but only while the disk holds exactly the bytes shown: checked
 /// under the write lock with no await before the rename. Only a file on disk is offered this
@@ -279,21 +292,13 @@ fn resolve_conflict(
     if !disk_holds(path, Some(conflict.disk_hash)) {
         return Err(edit_conflict::changed_again(path));
     }
-    let bytes = encoding::encode_cow(&conflict.ours, conflict.format);
-    let stamp = write_atomic(path, &bytes)
-        .map_err(|e| write_failed(path, bytes.len(), &e, &ctx.session))?;
-    state.record_write(
+    write_recorded(
+        ctx,
         path,
-        WriteRecord {
-            content: kept(&conflict.ours),
-            mtime: stamp.mtime,
-            size: stamp.size,
-            hash: content_hash(&bytes),
-            format: conflict.format,
-            ranges: conflict.ranges_after.clone(),
-            call_id: Some(ctx.call_id.clone()),
-        },
-    );
+        &conflict.ours,
+        conflict.format,
+        &conflict.ranges_after,
+    )?;
     drop(_guard);
     let mut notes = vec![edit_conflict::overwritten_note(path)];
     notes.extend(symlink_note(path));

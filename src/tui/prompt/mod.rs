@@ -409,15 +409,10 @@ impl PermissionPrompt {
                 self.feedback = Some(String::new());
                 return Outcome::Consumed;
             }
-            PromptAction::AllowOnce => Decision::AllowOnce,
-            PromptAction::AllowSession => Decision::AllowSession,
-            PromptAction::AllowAllEdits => Decision::AllowAllEditsSession,
-            PromptAction::AlwaysAllow => Decision::AlwaysAllow,
-            PromptAction::DenyOnce => Decision::DenyOnce,
-            PromptAction::DenySession => Decision::DenySession,
-            PromptAction::Overwrite => Decision::Overwrite,
-            PromptAction::Reread => Decision::Reread,
-            _ => return Outcome::Consumed,
+            _ => match decision_of(action) {
+                Some(decision) => decision,
+                None => return Outcome::Consumed,
+            },
         };
         // A trimmed or rewritten diff is written as the person saw it, whatever allow option.
         let tool = matches!(p.req.kind, RequestKind::Tool);
@@ -549,4 +544,20 @@ impl Overlay for PermissionPrompt {
             "↑↓ Enter choose · Esc no · j/k PgUp/PgDn scroll"
         }
     }
+}
+
+/// The decision an option stands for outside a plan's approval (feedback options open the
+/// input instead, and have none).
+fn decision_of(action: PromptAction) -> Option<Decision> {
+    Some(match action {
+        PromptAction::AllowOnce => Decision::AllowOnce,
+        PromptAction::AllowSession => Decision::AllowSession,
+        PromptAction::AllowAllEdits => Decision::AllowAllEditsSession,
+        PromptAction::AlwaysAllow => Decision::AlwaysAllow,
+        PromptAction::DenyOnce => Decision::DenyOnce,
+        PromptAction::DenySession => Decision::DenySession,
+        PromptAction::Overwrite => Decision::Overwrite,
+        PromptAction::Reread => Decision::Reread,
+        _ => return None,
+    })
 }

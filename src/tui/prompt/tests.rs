@@ -121,19 +121,6 @@ fn each_option_key_gives_its_decision() {
     assert_eq!(answer(request(1, true), &[k('7')]), []);
 }
 
-/// The decision an option stands for, as the prompt sends it (feedback options open the input).
-fn decision_of(action: PromptAction) -> Option<Decision> {
-    Some(match action {
-        PromptAction::AllowOnce => Decision::AllowOnce,
-        PromptAction::AllowSession => Decision::AllowSession,
-        PromptAction::AllowAllEdits => Decision::AllowAllEditsSession,
-        PromptAction::AlwaysAllow => Decision::AlwaysAllow,
-        PromptAction::DenyOnce => Decision::DenyOnce,
-        PromptAction::DenySession => Decision::DenySession,
-        _ => return None,
-    })
-}
-
 #[test]
 fn numbers_are_contiguous_in_the_order_shown_and_each_picks_its_option() {
     for req in [
