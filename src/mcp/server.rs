@@ -270,14 +270,15 @@ impl Server {
                     },
                 };
                 let seen = conn.sync.seen();
-                let read = conn.read_lists().await;
-                conn.sync.read_after(seen);
-                match read {
+                match conn.read_lists().await {
                     Ok(lists) => server.lists_read(lists, &conn.server_info),
                     Err(why) => {
                         tracing::warn!(target: "cairn::mcp", server = %server.name(), "{why}")
                     }
                 }
+                // Only once the new tools are in place: a call waiting on this answers, and
+                // the model's next request is built from them.
+                conn.sync.read_after(seen);
             }
         });
     }
