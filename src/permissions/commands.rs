@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use super::PermissionGate;
+use super::roots::ConversationRoots;
 use super::safety::{path_facts, shell_path, shell_path_facts};
 use crate::shell::{Dirs, ShellCommand, env_policy, git_config, glob, path_arguments, readonly};
 
@@ -29,7 +30,13 @@ pub(super) struct CommandItem {
 impl PermissionGate {
     /// A command with its path arguments resolved in every directory it may run in, and
     /// whether it is read-only there (for git: the repository's configuration included).
-    pub(super) fn command_item(&self, cmd: ShellCommand, cwd: &Path) -> CommandItem {
+    /// `roots`: where the calling conversation works.
+    pub(super) fn command_item(
+        &self,
+        cmd: ShellCommand,
+        cwd: &Path,
+        roots: &ConversationRoots,
+    ) -> CommandItem {
         let mut args = Vec::new();
         let mut dirs = Vec::new();
         let mut unverified = None;
@@ -58,11 +65,10 @@ impl PermissionGate {
                                 }
                             };
                             for a in path_arguments(&run) {
-                                args.push(
-                                    shell_path(&base, &a).and_then(|p| {
-                                        shell_path_facts(&p, &self.working, &self.data)
-                                    }),
-                                );
+                                args.push(shell_path(&base, &a).and_then(|p| {
+                                    shell_path_facts(&p, &roots.working, &self.data)
+                                        .map(|f| roots.apply(f))
+                                }));
                             }
                             dirs.push(base);
                         }
@@ -82,7 +88,7 @@ impl PermissionGate {
             _ => None,
         };
         if by_words && readonly::is_version_query(&cmd) {
-            unverified = unverified.or_else(|| self.program_concern(cmd.program()));
+            unverified = unverified.or_else(|| self.program_concern(cmd.program(), roots));
         }
         let unverified = unverified.filter(|_| by_words);
         let read_only = by_words
@@ -103,16 +109,20 @@ impl PermissionGate {
 
     /// Why running `program` by name is not known to start a program from outside the
     /// project (None when it is).
-    fn program_concern(&self, program: &str) -> Option<String> {
+    fn program_concern(&self, program: &str, roots: &ConversationRoots) -> Option<String> {
         let path = env_policy::tool_var(&self.tool_env, "PATH");
         match readonly::find_on_path(program, path.as_deref()) {
             Err(why) => Some(why),
-            Ok(found) => match path_facts(&found, &self.working, &self.data) {
+            Ok(found) => match path_facts(&found, &roots.working, &self.data) {
                 Err(why) => Some(why),
                 Ok(facts) => facts
                     .candidates
                     .iter()
-                    .any(|c| self.working.containing(c).is_some())
+                    .any(|c| {
+                        // The session's directories count too (an isolated agent's project).
+                        roots.working.containing(c).is_some()
+                            || self.working.containing(c).is_some()
+                    })
                     .then(|| {
                         format!(
                             "`{}` is a program inside the working directories",

@@ -6,9 +6,11 @@
 //! (as given, a hop, resolved) matches; allow-side checks need every candidate to match.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::ask::{Gap, PathWhy, gap_reason, gap_rule, headless_message};
 use super::commands::CommandItem;
+use super::roots::ConversationRoots;
 use super::safety::{PathFacts, normalize_lexically, path_facts, shell_path, shell_path_facts};
 use super::{CallInfo, GateOutcome, Pending, PermissionGate, lock, plan, question};
 use crate::hooks::PreToolAnswer;
@@ -58,6 +60,8 @@ struct Facts<'a> {
     invoked: Vec<String>,
     /// MCP servers whose resources the call reads.
     mcp_servers: Vec<String>,
+    /// Where the conversation works (the session's roots, or its own worktree).
+    roots: Arc<ConversationRoots>,
 }
 
 impl PermissionGate {
@@ -179,7 +183,7 @@ impl PermissionGate {
         if gaps.is_empty() {
             return GateOutcome::Allow;
         }
-        let reason = gap_reason(&gaps[0], tool, &self.project_dir);
+        let reason = gap_reason(&gaps[0], tool, &facts.roots.root);
         self.ask_or_refuse(call, &facts, gaps, reason, mode)
     }
 
@@ -213,6 +217,7 @@ impl PermissionGate {
     }
 
     fn facts<'a>(&self, call: &CallInfo<'a>, read_only: bool) -> Result<Facts<'a>, String> {
+        let roots = self.roots_for(call.conversation);
         let mut f = Facts {
             tool: call.tool.name(),
             conversation: call.conversation,
@@ -229,13 +234,14 @@ impl PermissionGate {
             names: Vec::new(),
             invoked: Vec::new(),
             mcp_servers: Vec::new(),
+            roots: Arc::clone(&roots),
         };
         for access in call.accesses {
             match access {
                 Access::Read(p) | Access::Write(p) => f.paths.push(PathItem {
                     path: p.clone(),
                     write: matches!(access, Access::Write(_)),
-                    facts: path_facts(p, &self.working, &self.data)?,
+                    facts: roots.apply(path_facts(p, &roots.working, &self.data)?),
                 }),
                 Access::Exec { command, cwd } => {
                     let analysis = analyze(command);
@@ -265,14 +271,18 @@ impl PermissionGate {
                                     )
                                 })?;
                             f.paths.push(PathItem {
-                                facts: shell_path_facts(&raw, &self.working, &self.data)?,
+                                facts: roots.apply(shell_path_facts(
+                                    &raw,
+                                    &roots.working,
+                                    &self.data,
+                                )?),
                                 path: normalize_lexically(&raw),
                                 write,
                             });
                         }
                     }
                     for cmd in analysis.commands {
-                        f.commands.push(self.command_item(cmd, cwd));
+                        f.commands.push(self.command_item(cmd, cwd, &roots));
                     }
                 }
                 Access::Fetch(url) => f.hosts.push(host_of(url)),
@@ -308,7 +318,7 @@ impl PermissionGate {
         for item in &f.paths {
             let all_match = |r: &Rule| {
                 r.path_family().is_some()
-                    && item.facts.candidates.iter().all(|c| {
+                    && item.facts.rule_candidates.iter().all(|c| {
                         r.matches_target(
                             if item.write {
                                 Target::Write(c)
@@ -323,6 +333,10 @@ impl PermissionGate {
             let why = if item.write && item.facts.protected {
                 // Only a session grant for this very path overrides protection.
                 (!session.iter().any(all_match)).then_some(PathWhy::Protected)
+            } else if item.write && item.facts.shadowed {
+                // The real project, from a conversation in its own worktree: only a session
+                // grant for this very path, whatever the project's rules say of its paths.
+                (!session.iter().any(all_match)).then_some(PathWhy::Outside)
             } else if firm().any(all_match) || (turn_may && turn.iter().any(all_match)) {
                 None
             } else if item.write {
@@ -444,7 +458,7 @@ impl PermissionGate {
         let tool = f.tool;
         let derived: Vec<Option<(String, String, String)>> = gaps
             .iter()
-            .map(|g| gap_rule(g, tool, &self.project_dir))
+            .map(|g| gap_rule(g, tool, &f.roots.root))
             .collect();
         // Asked because of an ask rule or a hook (no gaps): only this call can be allowed.
         let all_grantable = !derived.is_empty() && derived.iter().all(Option::is_some);
@@ -567,7 +581,7 @@ fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
     match rule.spec {
         Specifier::Path { .. } => {
             f.paths.iter().any(|p| {
-                p.facts.candidates.iter().any(|c| {
+                p.facts.blocking_candidates().any(|c| {
                     rule.matches_target(
                         if p.write {
                             Target::Write(c)
@@ -582,8 +596,7 @@ fn blocks(rule: &Rule, f: &Facts<'_>) -> bool {
                 .iter()
                 .flat_map(|c| c.args.iter().flatten())
                 .any(|p| {
-                    p.candidates
-                        .iter()
+                    p.blocking_candidates()
                         .any(|c| rule.matches_target(Target::Read(c), true))
                 })
         }

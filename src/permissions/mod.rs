@@ -26,6 +26,7 @@ pub mod conflict;
 mod decide;
 mod plan;
 mod question;
+pub mod roots;
 pub mod safety;
 
 pub use decide::Analysed;
@@ -216,7 +217,13 @@ pub struct PermissionGate {
     rule_ctx: RuleContext,
     project_root: PathBuf,
     project_dir: PathBuf,
+    /// The working directories besides the project (flags and settings).
+    additional_dirs: Vec<PathBuf>,
     working: Roots,
+    /// The session's roots, for every conversation without its own.
+    main_roots: Arc<roots::ConversationRoots>,
+    /// Conversations working in their own worktree (isolated sub-agents): `roots.rs`.
+    conversation_roots: Mutex<HashMap<String, Arc<roots::ConversationRoots>>>,
     data: Roots,
     session_allow: Mutex<Vec<Rule>>,
     /// `allowed-tools` of the slash command or skill now running (the person invoked it or
@@ -257,8 +264,7 @@ fn read_denied_by<'a>(
     };
     let denied = |r: &Rule| {
         facts
-            .candidates
-            .iter()
+            .blocking_candidates()
             .any(|c| r.matches_target(rules::Target::Read(c), true))
     };
     deny.any(denied) || lock(session_deny).iter().any(denied)
@@ -343,9 +349,11 @@ impl PermissionGate {
         deny.extend(settings.permissions.deny.iter().cloned());
         let mut allow = cli_rules(&config.cli_allow, "--allowedTools", &mut diagnostics);
         allow.extend(settings.permissions.allow.iter().cloned());
+        let mut additional_dirs = config.additional_dirs.clone();
+        additional_dirs.extend(settings.additional_directories.iter().cloned());
         let mut dirs = vec![config.project_dir.clone()];
-        dirs.extend(config.additional_dirs.iter().cloned());
-        dirs.extend(settings.additional_directories.iter().cloned());
+        dirs.extend(additional_dirs.iter().cloned());
+        let working = Roots::new(&dirs);
         Ok(PermissionGate {
             mode: Arc::new(ModeCell::new(config.mode)),
             interactive: config.interactive,
@@ -356,7 +364,13 @@ impl PermissionGate {
             rule_ctx: ctx.clone(),
             project_root: settings.project_root.clone(),
             project_dir: config.project_dir.clone(),
-            working: Roots::new(&dirs),
+            additional_dirs,
+            main_roots: Arc::new(roots::ConversationRoots::main(
+                working.clone(),
+                &config.project_dir,
+            )),
+            conversation_roots: Mutex::new(HashMap::new()),
+            working,
             data: Roots::new(&[config.session_data_dir]),
             session_allow: Mutex::new(Vec::new()),
             turn_allow: Mutex::new(HashMap::new()),

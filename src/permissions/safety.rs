@@ -52,6 +52,25 @@ pub struct PathFacts {
     pub in_data_dir: bool,
     /// Some candidate is a protected file or lies in a protected directory.
     pub protected: bool,
+    /// The candidates as rules see them: the same, except in a conversation working in its
+    /// own copy of the project (an isolated sub-agent's worktree), where a candidate inside
+    /// the copy is the project's path it stands for ([`super::roots`]).
+    pub rule_candidates: Vec<PathBuf>,
+    /// Inside the project but outside the conversation's own copy of it: the real tree an
+    /// isolated sub-agent must not write to without the person's say-so.
+    pub shadowed: bool,
+}
+
+impl PathFacts {
+    /// What a deny or ask rule is matched against: every candidate, as given and as rules
+    /// see it (a rule on the project's path also blocks its copy in a worktree).
+    pub fn blocking_candidates(&self) -> impl Iterator<Item = &PathBuf> {
+        self.candidates.iter().chain(
+            self.rule_candidates
+                .iter()
+                .filter(|c| !self.candidates.contains(c)),
+        )
+    }
 }
 
 /// Directories to compare against: as given and canonicalised (a working dir may itself be
@@ -141,10 +160,12 @@ pub fn path_facts(path: &Path, working: &Roots, data: &Roots) -> Result<PathFact
     let in_data_dir = candidates.iter().all(|c| data.containing(c).is_some());
     let protected = candidates.iter().any(|c| is_protected(c, working));
     Ok(PathFacts {
+        rule_candidates: candidates.clone(),
         candidates,
         inside,
         in_data_dir,
         protected,
+        shadowed: false,
     })
 }
 
@@ -182,6 +203,7 @@ pub fn shell_path_facts(raw: &Path, working: &Roots, data: &Roots) -> Result<Pat
     let more = path_facts(&physical, working, data)?;
     for c in more.candidates {
         if !facts.candidates.contains(&c) {
+            facts.rule_candidates.push(c.clone());
             facts.candidates.push(c);
         }
     }
