@@ -81,6 +81,8 @@ pub(crate) struct Core {
     pub turns_started: u64,
     /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
     pub rewind_undo: Option<crate::session::rewind::RewindUndo>,
+    /// A sub-agent's temporary git worktree (`isolation: worktree`), ended with its run.
+    pub worktree: Option<super::worktree::AgentWorktree>,
 }
 
 impl Core {

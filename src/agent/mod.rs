@@ -26,6 +26,7 @@ mod subagent_resume;
 pub mod subagent_scope;
 mod tool_set;
 mod usage;
+mod worktree;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -231,6 +232,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         hooks: Arc::clone(&services.hooks),
         turns_started: 0,
         rewind_undo: None,
+        worktree: None,
     };
     tokio::spawn(core.run(ops_rx, opening));
     AgentHandle {

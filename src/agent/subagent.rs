@@ -16,7 +16,10 @@
 //! conversation is kept in the session's data directory (`subagents/agent-<id>.jsonl`), and
 //! `resume` with that id continues it (`subagent_resume.rs`). SubagentStop
 //! hooks run when it finishes and may send it back to work. Background runs live in
-//! `background.rs`.
+//! `background.rs`. A run with `isolation: worktree` (the agent's file or the call) works in
+//! a temporary git worktree of the project (`worktree.rs`): its session's directory is the
+//! worktree, the gate judges its calls against it (`PermissionGate::set_conversation_root`),
+//! and the agents it starts work there too.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -33,13 +36,16 @@ use super::subagent_resume::{self as resume, new_agent_id};
 use super::subagent_scope as scope;
 use super::tool_set::ToolSet;
 use super::usage::UsageMeter;
+use super::worktree::AgentWorktree;
 use crate::commands::agents::AgentDef;
 use crate::config::model::ModelPick;
 use crate::llm::ContentBlock;
 use crate::protocol::{BackgroundTask, Event, TaskKind, TaskStatus};
 use crate::session::context::{EventSender, SessionContext};
 use crate::session::transcript::Transcript;
-use crate::tools::agent_tool::{self, AgentTool, GENERAL_PURPOSE, SubagentDone, SubagentRunner};
+use crate::tools::agent_tool::{
+    self, AgentTool, GENERAL_PURPOSE, RunOptions, SubagentDone, SubagentRunner,
+};
 use crate::tools::read_only_guard::ReadOnlyGuard;
 use crate::tools::{ToolContext, ToolHandle, ToolKind, ToolRegistry, bash};
 
@@ -70,6 +76,14 @@ const PLAN: &str = "Plan";
 /// How deep sub-agents nest: the session's are at depth 1, theirs at 2, and those never get
 /// the Agent tool.
 pub(crate) const MAX_DEPTH: u8 = 2;
+
+/// Where a run's events go and where it works: the Agent call that started it, its
+/// background task id (if it runs in the background), its worktree (if isolated).
+pub(super) struct Placement<'a> {
+    pub parent_call_id: &'a str,
+    pub task: Option<&'a str>,
+    pub tree: Option<AgentWorktree>,
+}
 
 /// Which agent runs.
 pub(super) enum Kind<'a> {
@@ -119,12 +133,14 @@ impl Subagents {
 
     /// A session of its own whose events reach the client wrapped with the Agent call's id
     /// (see [`forwarded`]); files read are shared with the parent. `task`: the id of a
-    /// `run_in_background` run, which its permission requests carry.
+    /// `run_in_background` run, which its permission requests carry. It works in `dir` (its
+    /// worktree) when given, else where the parent does.
     fn sub_session(
         &self,
         agent: &str,
         parent_call_id: &str,
         task: Option<&str>,
+        dir: Option<&std::path::Path>,
     ) -> Arc<SessionContext> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let parent = self.session.events.clone();
@@ -140,7 +156,7 @@ impl Subagents {
         });
         let mut sub = SessionContext::new(
             self.session.session_id.clone(),
-            self.session.project_dir.clone(),
+            dir.map_or_else(|| self.session.project_dir.clone(), |d| d.to_path_buf()),
             self.session.additional_dirs.clone(),
             self.session.data_dir.clone(),
             EventSender::new(tx),
@@ -253,16 +269,29 @@ impl Subagents {
         })
     }
 
-    pub(super) fn core_for(
+    /// The worktree a run of `agent` works in: a new one when its file or the call asks for
+    /// isolation (or why there cannot be one), else none.
+    async fn tree_for(
         &self,
-        name: &str,
         agent: &Kind<'_>,
-        model: Option<&str>,
-        parent_call_id: &str,
-        task: Option<&str>,
-    ) -> Result<Core, String> {
-        self.core_with(name, agent, model, parent_call_id, task, &new_agent_id())
-            .map(|(core, _)| core)
+        asked: bool,
+    ) -> Result<Option<AgentWorktree>, String> {
+        let Kind::Custom(def) = agent else {
+            if !asked {
+                return Ok(None);
+            }
+            return self.new_tree(GENERAL_PURPOSE).await.map(Some);
+        };
+        if !(asked || def.worktree) {
+            return Ok(None);
+        }
+        self.new_tree(&def.name).await.map(Some)
+    }
+
+    async fn new_tree(&self, name: &str) -> Result<AgentWorktree, String> {
+        AgentWorktree::create(&self.session.project_dir, name)
+            .await
+            .map_err(|why| format!("it cannot run in an isolated worktree: {why}"))
     }
 
     /// A core for agent `name` whose conversation is kept as sub-agent `id` (a new one, or the
@@ -272,11 +301,19 @@ impl Subagents {
         name: &str,
         agent: &Kind<'_>,
         model: Option<&str>,
-        parent_call_id: &str,
-        task: Option<&str>,
+        place: Placement<'_>,
         id: &str,
     ) -> Result<(Core, String), String> {
-        let session = self.sub_session(name, parent_call_id, task);
+        let dir = place.tree.as_ref().map(|t| t.workdir.as_path());
+        let session = self.sub_session(name, place.parent_call_id, place.task, dir);
+        // Its calls are judged against its worktree, or its parent's when it runs in one.
+        let gate = &self.services.gate;
+        let root = dir
+            .map(std::path::Path::to_path_buf)
+            .or_else(|| gate.conversation_root(&self.session.conversation));
+        if let Some(root) = root {
+            gate.set_conversation_root(&session.conversation, &root);
+        }
         let mut registry = self.tools_for(agent, &session)?;
         let mut memory_section = String::new();
         if let Kind::Custom(def) = agent {
@@ -296,7 +333,11 @@ impl Subagents {
             Kind::Plan => (PLAN_ROLE, None),
         };
         let memory = crate::memory::render(&self.services.memory);
-        let system = subagent_prompt(role, &self.env, &memory, &registry) + &memory_section;
+        let env = Environment {
+            cwd: session.project_dir.display().to_string(),
+            ..self.env.clone()
+        };
+        let system = subagent_prompt(role, &env, &memory, &registry) + &memory_section;
         let model = match model.or(own_model) {
             Some(name) => self.services.aliases.pick(name),
             None => self.model.clone(),
@@ -352,6 +393,7 @@ impl Subagents {
             hooks,
             turns_started: 0,
             rewind_undo: None,
+            worktree: place.tree,
         };
         Ok((core, id.to_string()))
     }
@@ -409,11 +451,11 @@ impl SubagentRunner for Subagents {
         let builtins = [
             (
                 GENERAL_PURPOSE,
-                "Searches, research and multi-step tasks across the repository (all tools).",
+                "Searches, research and multi-step tasks (all tools).",
             ),
             (
                 EXPLORE,
-                "Fast, read-only search of the repository: finds files, code and facts (Read, \
+                "Fast, read-only search: finds files, code and facts (Read, \
                  Glob, Grep, WebFetch, read-only Bash).",
             ),
             (
@@ -444,12 +486,17 @@ impl SubagentRunner for Subagents {
         &self,
         agent: &str,
         prompt: &str,
-        model: Option<&str>,
+        options: RunOptions<'_>,
         ctx: &ToolContext,
     ) -> Result<SubagentDone, String> {
         let kind = self.kind(agent)?;
+        let place = Placement {
+            parent_call_id: &ctx.call_id,
+            task: None,
+            tree: self.tree_for(&kind, options.worktree).await?,
+        };
         let (mut core, agent_id) =
-            self.core_with(agent, &kind, model, &ctx.call_id, None, &new_agent_id())?;
+            self.core_with(agent, &kind, options.model, place, &new_agent_id())?;
         let prompt = self.with_skills(&kind, prompt);
         let report = core.run_subagent(&prompt, &ctx.cancel).await?;
         Ok(SubagentDone { report, agent_id })
@@ -472,23 +519,33 @@ impl SubagentRunner for Subagents {
         let kind = self.kind(&name)?;
         let earlier = crate::session::resume::load(&resume::transcript_path(data_dir, id))
             .map_err(|e| e.to_string())?;
-        let (mut core, agent_id) = self.core_with(&name, &kind, model, &ctx.call_id, None, id)?;
+        let place = Placement {
+            parent_call_id: &ctx.call_id,
+            task: None,
+            tree: None,
+        };
+        let (mut core, agent_id) = self.core_with(&name, &kind, model, place, id)?;
         core.conversation.messages = earlier.messages;
         let report = core.run_subagent(prompt, &ctx.cancel).await?;
         Ok(SubagentDone { report, agent_id })
     }
 
-    fn start_background(
+    async fn start_background(
         &self,
         agent: &str,
         description: &str,
         prompt: &str,
-        model: Option<&str>,
+        options: RunOptions<'_>,
         ctx: &ToolContext,
     ) -> Result<String, String> {
         let kind = self.kind(agent)?;
         let id = self.background.next_id();
-        let core = self.core_for(agent, &kind, model, &ctx.call_id, Some(&id))?;
+        let place = Placement {
+            parent_call_id: &ctx.call_id,
+            task: Some(&id),
+            tree: self.tree_for(&kind, options.worktree).await?,
+        };
+        let (core, _) = self.core_with(agent, &kind, options.model, place, &new_agent_id())?;
         let prompt = self.with_skills(&kind, prompt);
         let task = BackgroundTask {
             id: id.clone(),
@@ -507,7 +564,9 @@ impl SubagentRunner for Subagents {
 
 impl Core {
     /// Work on `prompt` until the model answers without tools; the answer. The run is the
-    /// sub-agent's one turn: what a skill it loaded allowed ends with it.
+    /// sub-agent's one turn: what a skill it loaded allowed ends with it, and what the gate
+    /// kept for its conversation. Its worktree, if it ran in one, is removed when it changed
+    /// nothing, else kept and named at the end of the answer (or of why it failed).
     pub(super) async fn run_subagent(
         &mut self,
         prompt: &str,
@@ -515,7 +574,15 @@ impl Core {
     ) -> Result<String, String> {
         let result = self.work_on(prompt, cancel).await;
         self.gate().end_turn(&self.session.conversation);
-        result
+        self.gate().forget_conversation(&self.session.conversation);
+        let Some(tree) = self.worktree.take() else {
+            return result;
+        };
+        let note = tree.finish().await;
+        match result {
+            Ok(report) => Ok(report + &note),
+            Err(why) => Err(why + &note),
+        }
     }
 
     async fn work_on(

@@ -5,15 +5,16 @@
 //! those), `model` (`inherit`: the session's), `color`, `permissionMode` (the mode its calls
 //! are decided in), `maxTurns` (the requests it may make), `skills` (loaded into its context
 //! before the task), `background` (always run in the background) and `effort` (how hard its
-//! model reasons: `low` … `max`), `mcpServers` (servers of the session whose tools it gets, by
+//! model reasons: `low` … `max`), `isolation` (`worktree`: it runs in a temporary git worktree
+//! of the project, `agent::worktree`), `mcpServers` (servers of the session whose tools it gets, by
 //! name; servers defined in the file are read, not started yet), `hooks` (kept as YAML gave
 //! them, read as hooks when it starts: `agent::subagent_scope`; not a mapping: the agent is
 //! skipped, as its hooks may guard its calls), `memory` (`user`, `project`, `local`: where its
 //! memory directory is); the body is the agent's
 //! system prompt. A `tools` field that is not a list of names gives the agent no tools at all,
 //! with a notice: a list cairn cannot read never widens what an agent may do; an unknown
-//! `permissionMode` leaves the session's, an unknown `effort` the session's reasoning. Fields
-//! Claude Code acts on that cairn does not yet (`isolation`)
+//! `permissionMode` leaves the session's, an unknown `effort` the session's reasoning, an
+//! unknown `isolation` none. Fields Claude Code acts on that cairn does not yet (none today)
 //! are named in a notice. A file without a
 //! description, or whose frontmatter does not close or is not YAML, is reported with its file
 //! and line and skipped; the project's agent wins over the user's of the same name.
@@ -41,10 +42,11 @@ const APPLIED: &[&str] = &[
     "mcpServers",
     "hooks",
     "memory",
+    "isolation",
 ];
 
 /// Known fields cairn does not act on yet.
-const NOT_APPLIED: &[&str] = &["isolation"];
+const NOT_APPLIED: &[&str] = &[];
 
 /// One custom agent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -77,6 +79,8 @@ pub struct AgentDef {
     pub hooks: Option<AgentHooks>,
     /// Where its persistent memory directory is (`memory`).
     pub memory: Option<MemoryScope>,
+    /// It runs in a temporary git worktree of the project (`isolation: worktree`).
+    pub worktree: bool,
     /// Its system prompt.
     pub prompt: String,
     pub path: PathBuf,
@@ -244,6 +248,17 @@ pub(crate) fn read_agent(
         }
         scope
     });
+    let worktree = front.text("isolation").is_some_and(|i| {
+        let worktree = i == "worktree";
+        if !worktree {
+            front.wrong(
+                "isolation",
+                "worktree",
+                "the agent runs in the project itself",
+            );
+        }
+        worktree
+    });
     let mcp_servers = mcp_servers(&mut front);
     if let Some(AgentServer::Inline { name, .. }) = mcp_servers
         .iter()
@@ -272,6 +287,7 @@ pub(crate) fn read_agent(
         mcp_servers,
         hooks,
         memory,
+        worktree,
         prompt: body.trim().to_string(),
         path: file.to_path_buf(),
     };

@@ -170,6 +170,11 @@ fn an_agent_tools_block_list_is_its_tools_and_an_unreadable_one_gives_none() {
         ".claude/agents/inherit.md",
         "---\nname: inherit\ndescription: All but writes\ndisallowedTools: [Write, Edit]\npermissionMode: plan\nmaxTurns: 5\nskills: [a, b]\nbackground: true\nisolation: worktree\n---\nx\n",
     );
+    write(
+        &proj,
+        ".claude/agents/boxed.md",
+        "---\nname: boxed\ndescription: Boxed\nisolation: sandbox\n---\nx\n",
+    );
     let found = agents::discover(&proj, None);
     let by = |n: &str| found.items.iter().find(|a| a.name == n).unwrap();
     let reader = by("reader");
@@ -192,6 +197,8 @@ fn an_agent_tools_block_list_is_its_tools_and_an_unreadable_one_gives_none() {
     assert_eq!(inherit.max_turns, Some(5));
     assert_eq!(inherit.skills, ["a", "b"]);
     assert!(inherit.background);
+    assert!(inherit.worktree, "isolation: worktree");
+    assert!(!reader.worktree);
     let problems = found.problems.join("\n");
     assert!(
         problems.contains(&format!(
@@ -201,7 +208,15 @@ fn an_agent_tools_block_list_is_its_tools_and_an_unreadable_one_gives_none() {
         "{problems}"
     );
     assert!(
-        problems.contains("inherit.md: cairn does not apply the agent's `isolation` yet"),
+        !problems.contains("inherit.md: cairn does not apply"),
+        "{problems}"
+    );
+    assert!(!by("boxed").worktree);
+    assert!(
+        problems.contains(&format!(
+            "{}:4: `isolation` should be worktree, not text; the agent runs in the project itself",
+            proj.join(".claude/agents/boxed.md").display()
+        )),
         "{problems}"
     );
 }

@@ -3,12 +3,12 @@
 //! (approvals in it do not count).
 //!
 //! The repository is untrusted, so git runs with nothing of it that executes: no system or
-//! global config, `core.fsmonitor` off, no hooks, no prompts, no optional locks, none of the caller's
+//! global config, `core.fsmonitor` off, no hooks (`shell::safe_git`), no prompts, no optional locks, none of the caller's
 //! `GIT_*` variables, and a time limit. Anything but a clear answer counts as tracked (fail
 //! closed: the file then approves nothing).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(5);
@@ -25,24 +25,9 @@ pub fn is_tracked(root: &Path, file: &Path) -> Result<bool, String> {
         return Ok(false);
     }
     let rel = file.strip_prefix(root).unwrap_or(file);
-    let mut cmd = Command::new("git");
-    cmd.env_clear()
-        .envs(std::env::var_os("PATH").map(|p| ("PATH", p)))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .args([
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "core.untrackedCache=false",
-        ])
-        .arg("-C")
-        .arg(root)
-        .args(["ls-files", "--error-unmatch", "--"])
+    let mut cmd = crate::shell::safe_git::command(root);
+    cmd.args(["ls-files", "--error-unmatch", "--"])
         .arg(rel)
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut child = cmd.spawn().map_err(|e| {
@@ -82,6 +67,7 @@ pub fn is_tracked(root: &Path, file: &Path) -> Result<bool, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) {
         let ok = Command::new("git")

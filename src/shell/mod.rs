@@ -1,7 +1,8 @@
 //! Shell command analysis, shared by the Bash tool and the permission gate: what a command
 //! line runs, writes and reads, and in which directories ([`analysis`], [`cwd`]); which simple
 //! commands only read ([`readonly`], by the option grammars of [`grammars`], [`git`], [`sed`]
-//! and [`system`], with the repository's configuration checked by [`git_config`] and filename
+//! and [`system`], with the repository's configuration checked by [`git_config`] — and git run by cairn
+//! itself on such a repository, [`safe_git`] — and filename
 //! patterns expanded by [`glob`]); and the environment the
 //! commands of tools and hooks get ([`env_policy`]), and which of its variables change what
 //! a command executes ([`exec_env`]); the seam to a client's terminals ([`client`]). This module decides no permission and
@@ -18,6 +19,7 @@ pub mod glob;
 pub mod grammars;
 pub mod options;
 pub mod readonly;
+pub mod safe_git;
 pub mod sed;
 pub mod system;
 mod words;

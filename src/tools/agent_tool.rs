@@ -3,8 +3,9 @@
 //! final report. `subagent_type` picks one of the person's agents (`.claude/agents/*.md`) or
 //! the built-in `general-purpose` one. The sub-agent's own tool calls go through the permission
 //! gate like any other; starting one needs no permission of its own (`Agent(name)` deny rules
-//! refuse it). Running sub-agents is the agent core's business: this tool reaches it through
-//! [`SubagentRunner`], so the tool layer stays below the core.
+//! refuse it). `isolation: "worktree"` runs it in a temporary git worktree of the project (as
+//! its file's `isolation` does). Running sub-agents is the agent core's business: this tool
+//! reaches it through [`SubagentRunner`], so the tool layer stays below the core.
 
 use std::sync::Arc;
 
@@ -48,6 +49,22 @@ pub struct AgentInput {
     /// An earlier agent's id (its result names it), to continue it; `prompt` is its next task.
     #[serde(default)]
     pub resume: Option<String>,
+    /// "worktree": run in a temporary git worktree.
+    #[serde(default)]
+    pub isolation: Option<String>,
+}
+
+/// The only `isolation` there is.
+const WORKTREE: &str = "worktree";
+
+/// How a sub-agent is to run, besides its task.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions<'a> {
+    /// A model alias or id; `None`: the agent's, else the session's.
+    pub model: Option<&'a str>,
+    /// In a temporary git worktree of the project (the call's `isolation: "worktree"`; the
+    /// agent's own file may ask for it too).
+    pub worktree: bool,
 }
 
 /// What a finished sub-agent run hands back: its report, and the id that resumes it.
@@ -72,13 +89,13 @@ pub fn result_text(done: &SubagentDone) -> String {
 pub trait SubagentRunner: Send + Sync {
     /// The agents there are: (name, when to use it).
     fn agents(&self) -> Vec<(String, String)>;
-    /// Run `agent` on `prompt` (with `model`, when given) until it answers; its final text, or
-    /// why it failed.
+    /// Run `agent` on `prompt` (as `options` say) until it answers; its final text, or why
+    /// it failed.
     async fn run(
         &self,
         agent: &str,
         prompt: &str,
-        model: Option<&str>,
+        options: RunOptions<'_>,
         ctx: &ToolContext,
     ) -> Result<SubagentDone, String>;
     /// The agent type of the earlier sub-agent `id` of this session, or why it cannot be
@@ -103,12 +120,12 @@ pub trait SubagentRunner: Send + Sync {
     }
     /// Start `agent` on `prompt` in the background; its id (its report reaches the
     /// conversation later as a reminder), or why it could not start.
-    fn start_background(
+    async fn start_background(
         &self,
         agent: &str,
         description: &str,
         prompt: &str,
-        model: Option<&str>,
+        options: RunOptions<'_>,
         ctx: &ToolContext,
     ) -> Result<String, String>;
 }
@@ -162,11 +179,11 @@ impl Tool for AgentTool {
 
     fn description(&self) -> String {
         let mut text = String::from(
-            "Hands a self-contained task (wide searches, research, independent work) to a \
-             sub-agent, which returns only its final report, keeping your context small. It \
-             cannot see this conversation: give it every fact it needs. Several calls in one \
-             message run at once. A result ends with the agent's id: pass it as resume (with \
-             the next task as prompt) to continue that agent with its context. Agents:",
+            "Hands a self-contained task (searches, research, independent work) to a \
+             sub-agent, which returns only its final report. It cannot see this conversation: \
+             give it every fact it needs. Several calls in one message run at once. A result \
+             ends with the agent's id: pass it as resume (the next task as prompt) to continue \
+             that agent. Agents:",
         );
         for (name, description) in self.runner.agents() {
             text.push_str(&format!("\n- {name}: {description}"));
@@ -188,6 +205,11 @@ impl Tool for AgentTool {
     }
 
     async fn validate(&self, input: &AgentInput, _ctx: &ToolContext) -> Result<(), ToolError> {
+        if let Some(other) = input.isolation.as_deref().filter(|i| i.trim() != WORKTREE) {
+            return Err(ToolError::new(format!(
+                "isolation `{other}` is not known: the only isolation is \"{WORKTREE}\""
+            )));
+        }
         if let Some(id) = resume_id(input) {
             return match self.runner.resumable(id) {
                 Ok(_) => Ok(()),
@@ -208,11 +230,15 @@ impl Tool for AgentTool {
 
     async fn call(&self, input: AgentInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let name = agent_name(&input);
-        let model = input
-            .model
-            .as_deref()
-            .map(str::trim)
-            .filter(|m| !m.is_empty());
+        let options = RunOptions {
+            model: input
+                .model
+                .as_deref()
+                .map(str::trim)
+                .filter(|m| !m.is_empty()),
+            worktree: input.isolation.is_some(),
+        };
+        let model = options.model;
         if let Some(id) = resume_id(&input) {
             // A resumed agent runs in the foreground, as the type it was started as.
             return match self.runner.resume(id, &input.prompt, model, ctx).await {
@@ -224,7 +250,8 @@ impl Tool for AgentTool {
             let description = input.description.trim();
             return match self
                 .runner
-                .start_background(name, description, &input.prompt, model, ctx)
+                .start_background(name, description, &input.prompt, options, ctx)
+                .await
             {
                 Ok(id) => Ok(ToolOutput::with_display(
                     format!(
@@ -241,7 +268,7 @@ impl Tool for AgentTool {
                 ))),
             };
         }
-        match self.runner.run(name, &input.prompt, model, ctx).await {
+        match self.runner.run(name, &input.prompt, options, ctx).await {
             Ok(done) => Ok(finished(&done)),
             Err(why) => Err(ToolError::new(format!("The {name} agent failed: {why}"))),
         }
