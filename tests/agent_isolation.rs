@@ -48,11 +48,17 @@ fn repo(front: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 fn write_agent(dir: &Path, front: &str) {
+    write_named(dir, "iso", front);
+}
+
+/// `.claude/agents/<name>.md` with `front`, its role `<NAME>-ROLE`.
+fn write_named(dir: &Path, name: &str, front: &str) {
     let agents = dir.join(".claude/agents");
     std::fs::create_dir_all(&agents).unwrap();
+    let role = name.to_uppercase();
     std::fs::write(
-        agents.join("iso.md"),
-        format!("---\nname: iso\ndescription: the iso agent\n{front}---\nISO-ROLE\n"),
+        agents.join(format!("{name}.md")),
+        format!("---\nname: {name}\ndescription: the {name} agent\n{front}---\n{role}-ROLE\n"),
     )
     .unwrap();
 }
@@ -70,9 +76,20 @@ async fn run(
     role: &str,
     turns: Value,
 ) -> (Agent, Vec<Event>, Vec<PermissionRequest>) {
+    let by_system = json!([{"system_contains": role, "turns": turns}]);
+    run_scripted(dir, mode, agent_input, by_system).await
+}
+
+/// As [`run`], with the sub-agents' scripts (`by_system`) given whole.
+async fn run_scripted(
+    dir: &Path,
+    mode: PermissionMode,
+    agent_input: Value,
+    by_system: Value,
+) -> (Agent, Vec<Event>, Vec<PermissionRequest>) {
     let script = json!({
         "turns": [{"tool_calls": [call("c1", "Agent", agent_input)]}, {"text": "done"}],
-        "by_system": [{"system_contains": role, "turns": turns}]
+        "by_system": by_system
     });
     let mut setup = Setup::in_dir(dir, Provider::Anthropic);
     setup.agents = cairn::commands::agents::discover(dir, None).items;
@@ -162,7 +179,10 @@ async fn an_isolated_agent_changes_its_worktree_only_and_the_result_names_it() {
     let tree = &trees[0];
     let name = tree.file_name().unwrap().to_string_lossy().into_owned();
     assert!(name.starts_with("iso-"), "{name}");
-    assert_eq!(std::fs::read_to_string(tree.join("notes.txt")).unwrap(), "n\n");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("notes.txt")).unwrap(),
+        "n\n"
+    );
     assert_eq!(
         std::fs::read_to_string(tree.join("src/a.rs")).unwrap(),
         "fn a() { 1 }\n"
@@ -179,7 +199,10 @@ async fn an_isolated_agent_changes_its_worktree_only_and_the_result_names_it() {
         "{reasons:?}"
     );
     assert!(
-        reasons[1].contains(&format!("{}, outside the working directories", real.display())),
+        reasons[1].contains(&format!(
+            "{}, outside the working directories",
+            real.display()
+        )),
         "{reasons:?}"
     );
     // The sub-agent's calls in its tree succeeded; the ones refused said so.
@@ -192,7 +215,10 @@ async fn an_isolated_agent_changes_its_worktree_only_and_the_result_names_it() {
     assert!(first["system"].to_string().contains(&name), "{first}");
     // The result names the kept worktree and its branch, which exists.
     let (text, is_error) = agent_result(&agent);
-    let branch = agent_branches(&dir).trim().trim_start_matches("+ ").to_string();
+    let branch = agent_branches(&dir)
+        .trim()
+        .trim_start_matches("+ ")
+        .to_string();
     assert!(branch.starts_with("worktree-agent-"), "{branch}");
     assert!(!is_error, "{text}");
     assert!(
@@ -218,11 +244,16 @@ async fn an_isolated_agent_that_only_reads_leaves_no_worktree_or_branch() {
     // It did run in a worktree (its prompt names one), which is gone with its branch.
     let first = &sub_requests(&agent, "ISO-ROLE")[0];
     assert!(
-        first["system"].to_string().contains(".claude/worktrees/iso-"),
+        first["system"]
+            .to_string()
+            .contains(".claude/worktrees/iso-"),
         "{first}"
     );
     let results = tool_results(&sub_requests(&agent, "ISO-ROLE")[1]);
-    assert!(!results[0].1 && results[0].0.contains("fn a() {}"), "{results:?}");
+    assert!(
+        !results[0].1 && results[0].0.contains("fn a() {}"),
+        "{results:?}"
+    );
     assert!(worktrees(&dir).is_empty(), "{:?}", worktrees(&dir));
     assert_eq!(agent_branches(&dir), "");
     assert_eq!(git(&dir, &["worktree", "list"]).lines().count(), 1);
@@ -237,8 +268,14 @@ async fn the_calls_isolation_outside_a_git_repository_fails_and_runs_nothing() {
     let dir = std::fs::canonicalize(tmp.path()).unwrap();
     let input = json!({"description": "edit", "prompt": "edit a", "isolation": "worktree"});
     let turns = json!([{"text": "should not run"}]);
-    let (agent, _events, _asked) =
-        run(&dir, PermissionMode::Default, input, "general-purpose agent", turns).await;
+    let (agent, _events, _asked) = run(
+        &dir,
+        PermissionMode::Default,
+        input,
+        "general-purpose agent",
+        turns,
+    )
+    .await;
     let (text, is_error) = agent_result(&agent);
     assert!(is_error, "{text}");
     assert!(
@@ -259,7 +296,10 @@ async fn a_repository_whose_config_could_run_programs_refuses_the_run() {
     let marker = std::fs::canonicalize(tmp.path()).unwrap().join("pwned");
     let config = dir.join(".git/config");
     let mut text = std::fs::read_to_string(&config).unwrap();
-    text.push_str(&format!("[core]\n\tfsmonitor = touch {}\n", marker.display()));
+    text.push_str(&format!(
+        "[core]\n\tfsmonitor = touch {}\n",
+        marker.display()
+    ));
     std::fs::write(&config, text).unwrap();
     let turns = json!([{"text": "should not run"}]);
     let input = json!({"description": "edit", "prompt": "edit a", "subagent_type": "iso"});
@@ -276,4 +316,40 @@ async fn a_repository_whose_config_could_run_programs_refuses_the_run() {
     assert!(sub_requests(&agent, "ISO-ROLE").is_empty());
     assert!(worktrees(&dir).is_empty());
     assert!(!marker.exists(), "git ran the repository's fsmonitor");
+}
+
+#[tokio::test]
+async fn an_isolated_agents_own_agents_work_in_its_worktree() {
+    let (_tmp, dir) = repo("isolation: worktree\ntools: [Agent, Write]\n");
+    write_named(&dir, "inner", "tools: [Write]\n");
+    let inner = json!({"description": "write", "prompt": "write", "subagent_type": "inner"});
+    let by_system = json!([
+        {"system_contains": "ISO-ROLE", "turns": [
+            {"tool_calls": [call("n1", "Agent", inner)]},
+            {"text": "delegated"}
+        ]},
+        {"system_contains": "INNER-ROLE", "turns": [
+            {"tool_calls": [call("w1", "Write", json!({"file_path": "inner.txt", "content": "i\n"}))]},
+            {"text": "wrote"}
+        ]}
+    ]);
+    let input = json!({"description": "delegate", "prompt": "go", "subagent_type": "iso"});
+    let (agent, _events, asked) =
+        run_scripted(&dir, PermissionMode::AcceptEdits, input, by_system).await;
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(!dir.join("inner.txt").exists());
+    let trees = worktrees(&dir);
+    assert_eq!(trees.len(), 1, "{trees:?}");
+    assert_eq!(
+        std::fs::read_to_string(trees[0].join("inner.txt")).unwrap(),
+        "i\n"
+    );
+    let inner_first = &sub_requests(&agent, "INNER-ROLE")[0];
+    let name = trees[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        inner_first["system"].to_string().contains(&name),
+        "{inner_first}"
+    );
+    let (text, _) = agent_result(&agent);
+    assert!(text.contains("kept with its changes"), "{text}");
 }
