@@ -138,7 +138,10 @@ fn sub_requests(agent: &Agent, role: &str) -> Vec<Value> {
 
 fn worktrees(dir: &Path) -> Vec<PathBuf> {
     match std::fs::read_dir(dir.join(".claude/worktrees")) {
-        Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
+        Ok(entries) => entries
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect(),
         Err(_) => Vec::new(),
     }
 }
@@ -173,7 +176,12 @@ async fn an_isolated_agent_changes_its_worktree_only_and_the_result_names_it() {
         "fn a() {}\n"
     );
     assert!(!dir.join("notes.txt").exists() && !real.exists());
-    // The worktree has the changes.
+    // The worktree has the changes; the project's own status does not list the copy.
+    let status = git(&dir, &["status", "--porcelain", "--untracked-files=all"]);
+    assert!(
+        status.contains(".claude/agents/iso.md") && !status.contains("worktrees"),
+        "{status}"
+    );
     let trees = worktrees(&dir);
     assert_eq!(trees.len(), 1, "{trees:?}");
     let tree = &trees[0];
@@ -352,4 +360,42 @@ async fn an_isolated_agents_own_agents_work_in_its_worktree() {
     );
     let (text, _) = agent_result(&agent);
     assert!(text.contains("kept with its changes"), "{text}");
+}
+
+#[tokio::test]
+async fn an_unknown_isolation_is_refused_and_a_symlinked_worktrees_dir_too() {
+    let (tmp, dir) = repo("");
+    let input = json!({"description": "x", "prompt": "x", "subagent_type": "iso",
+        "isolation": "sandbox"});
+    let turns = json!([{"text": "should not run"}]);
+    let (agent, _events, _asked) = run(
+        &dir,
+        PermissionMode::Default,
+        input,
+        "ISO-ROLE",
+        turns.clone(),
+    )
+    .await;
+    let (text, is_error) = agent_result(&agent);
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("isolation `sandbox` is not known: the only isolation is \"worktree\""),
+        "{text}"
+    );
+    assert!(sub_requests(&agent, "ISO-ROLE").is_empty());
+    // A repository whose `.claude/worktrees` points elsewhere gets no worktree there.
+    let elsewhere = std::fs::canonicalize(tmp.path()).unwrap().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, dir.join(".claude/worktrees")).unwrap();
+    let input = json!({"description": "x", "prompt": "x", "subagent_type": "iso",
+        "isolation": "worktree"});
+    let (agent, _events, _asked) =
+        run(&dir, PermissionMode::Default, input, "ISO-ROLE", turns).await;
+    let (text, is_error) = agent_result(&agent);
+    assert!(
+        is_error && text.contains("is a symbolic link; the worktree is not made through it"),
+        "{text}"
+    );
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert!(sub_requests(&agent, "ISO-ROLE").is_empty());
 }

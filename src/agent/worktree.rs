@@ -1,6 +1,7 @@
 //! `isolation: worktree`: a sub-agent run in a temporary git worktree of the project, as in
 //! Claude Code — an isolated copy of the repository at `.claude/worktrees/<agent>-<id>` (at
-//! the repository's top) on a new branch `worktree-agent-<id>` made from `HEAD`. When the run
+//! the repository's top; a `.gitignore` of `*` there keeps the copies out of the project's
+//! status and searches) on a new branch `worktree-agent-<id>` made from `HEAD`. When the run
 //! ends the worktree is removed, with its branch, if the agent changed nothing (no output
 //! from `git status --porcelain --ignored`, `HEAD` still the starting commit); otherwise it
 //! is kept and the result names its path and branch.
@@ -77,6 +78,33 @@ async fn git(dir: &Path, args: &[&str], limit: Duration) -> Result<String, Strin
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
+/// `<top>/.claude/worktrees`, made when missing, with a `.gitignore` of `*` in it (the
+/// project's own status and searches then leave the copies out; git never looks at it from
+/// inside a worktree). Refused when `.claude` or `.claude/worktrees` is a symbolic link: a
+/// repository could point it anywhere.
+fn worktrees_dir(top: &Path) -> Result<PathBuf, String> {
+    let dir = top.join(".claude/worktrees");
+    for d in [top.join(".claude"), dir.clone()] {
+        if std::fs::symlink_metadata(&d).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(format!(
+                "{} is a symbolic link; the worktree is not made through it",
+                d.display()
+            ));
+        }
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    let ignore = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(".gitignore"));
+    if let Ok(mut file) = ignore {
+        use std::io::Write;
+        // Best effort: without it the copies only show in the project's `git status`.
+        let _ = file.write_all(b"*\n");
+    }
+    Ok(dir)
+}
+
 /// A directory name made of `agent`'s letters, digits, `-`, `_` and `.` (others become `-`).
 fn safe_name(agent: &str) -> String {
     let name: String = agent
@@ -120,9 +148,8 @@ impl AgentWorktree {
                 "the repository has no commit yet, and a worktree is a copy of one".to_string()
             })?;
         let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
-        let path = top
-            .join(".claude/worktrees")
-            .join(format!("{}-{id}", safe_name(agent)));
+        let parent = worktrees_dir(&top)?;
+        let path = parent.join(format!("{}-{id}", safe_name(agent)));
         let branch = format!("worktree-agent-{id}");
         let target = path.to_string_lossy().into_owned();
         git(
