@@ -399,3 +399,59 @@ async fn an_unknown_isolation_is_refused_and_a_symlinked_worktrees_dir_too() {
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
     assert!(sub_requests(&agent, "ISO-ROLE").is_empty());
 }
+
+#[tokio::test]
+async fn a_background_isolated_agent_keeps_its_worktree_and_its_report_names_it() {
+    let (_tmp, dir) = repo("isolation: worktree\n");
+    let input = json!({"description": "bg", "prompt": "write", "subagent_type": "iso",
+        "run_in_background": true});
+    let script = json!({
+        "turns": [
+            {"tool_calls": [call("c1", "Agent", input)]},
+            {"text": "waiting"},
+            {"text": "got it"}
+        ],
+        "by_system": [{"system_contains": "ISO-ROLE", "turns": [
+            {"tool_calls": [call("w1", "Write", json!({"file_path": "bg.txt", "content": "b\n"}))]},
+            {"text": "wrote bg"}
+        ]}]
+    });
+    let mut setup = Setup::in_dir(&dir, Provider::Anthropic);
+    setup.agents = cairn::commands::agents::discover(&dir, None).items;
+    let settings = LoadedSettings {
+        project_root: dir.clone(),
+        project_dir: dir.clone(),
+        ..LoadedSettings::default()
+    };
+    setup.gate = agent::gate_in_mode(&dir, &settings, Vec::new(), PermissionMode::AcceptEdits);
+    let mut agent = Agent::start(&script, setup);
+    agent.submit("go");
+    let reported = |agent: &Agent| {
+        agent.server.requests().iter().any(|r| {
+            let body = r.body.to_string();
+            !body.contains("ISO-ROLE") && body.contains("kept with its changes")
+        })
+    };
+    agent.run_turn_answering(|_| Decision::DenyOnce).await;
+    if !reported(&agent) {
+        // The idle core sends the report by itself when the run ends.
+        agent.run_turn_answering(|_| Decision::DenyOnce).await;
+    }
+    assert!(reported(&agent));
+    assert!(!dir.join("bg.txt").exists());
+    let trees = worktrees(&dir);
+    assert_eq!(trees.len(), 1, "{trees:?}");
+    assert_eq!(
+        std::fs::read_to_string(trees[0].join("bg.txt")).unwrap(),
+        "b\n"
+    );
+    let body = agent
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .find(|b| !b.contains("ISO-ROLE") && b.contains("kept with its changes"))
+        .unwrap();
+    assert!(body.contains("wrote bg"), "{body}");
+    assert!(body.contains(&trees[0].display().to_string()), "{body}");
+}
