@@ -176,7 +176,7 @@ mod tests {
     fn the_sessions_roots_change_nothing() {
         let tmp = tempfile::tempdir().unwrap();
         let project = tmp.path().to_path_buf();
-        let roots = ConversationRoots::main(Roots::new(&[project.clone()]), &project);
+        let roots = ConversationRoots::main(Roots::new(std::slice::from_ref(&project)), &project);
         assert!(!roots.is_isolated());
         let p = project.join(".claude/worktrees/a-1/src/a.rs");
         let f = facts(&roots, &p);
