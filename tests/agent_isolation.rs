@@ -455,3 +455,43 @@ async fn a_background_isolated_agent_keeps_its_worktree_and_its_report_names_it(
     assert!(body.contains("wrote bg"), "{body}");
     assert!(body.contains(&trees[0].display().to_string()), "{body}");
 }
+
+#[tokio::test]
+async fn an_interrupted_isolated_agents_unchanged_worktree_is_removed_all_the_same() {
+    let (_tmp, dir) = repo("isolation: worktree\n");
+    let input = json!({"description": "x", "prompt": "x", "subagent_type": "iso"});
+    let script = json!({
+        "turns": [{"tool_calls": [call("c1", "Agent", input)]}, {"text": "done"}],
+        "by_system": [{"system_contains": "ISO-ROLE", "turns": [
+            {"text": "x", "faults": [{"keep_alive_forever_ms": 20}]}]}]
+    });
+    let mut setup = Setup::in_dir(&dir, Provider::Anthropic);
+    setup.agents = cairn::commands::agents::discover(&dir, None).items;
+    let mut agent = Agent::start(&script, setup);
+    agent.submit("go");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while sub_requests(&agent, "ISO-ROLE").is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "it never started");
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_millis(20),
+            agent.handle.events.recv(),
+        )
+        .await;
+    }
+    assert_eq!(worktrees(&dir).len(), 1);
+    agent
+        .handle
+        .ops
+        .send(cairn::protocol::Op::Interrupt)
+        .unwrap();
+    agent.run_turn().await;
+    // Its end runs on a task of its own: wait for it.
+    while !(worktrees(&dir).is_empty() && agent_branches(&dir).is_empty()) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the worktree stayed: {:?}",
+            worktrees(&dir)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}

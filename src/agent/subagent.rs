@@ -269,23 +269,18 @@ impl Subagents {
         })
     }
 
-    /// The worktree a run of `agent` works in: a new one when its file or the call asks for
-    /// isolation (or why there cannot be one), else none.
+    /// The worktree a run of agent `name` works in: a new one when its file or the call
+    /// asks for isolation (or why there cannot be one), else none.
     async fn tree_for(
         &self,
+        name: &str,
         agent: &Kind<'_>,
         asked: bool,
     ) -> Result<Option<AgentWorktree>, String> {
-        let Kind::Custom(def) = agent else {
-            if !asked {
-                return Ok(None);
-            }
-            return self.new_tree(GENERAL_PURPOSE).await.map(Some);
-        };
-        if !(asked || def.worktree) {
+        if !(asked || matches!(agent, Kind::Custom(def) if def.worktree)) {
             return Ok(None);
         }
-        self.new_tree(&def.name).await.map(Some)
+        self.new_tree(name).await.map(Some)
     }
 
     async fn new_tree(&self, name: &str) -> Result<AgentWorktree, String> {
@@ -493,7 +488,7 @@ impl SubagentRunner for Subagents {
         let place = Placement {
             parent_call_id: &ctx.call_id,
             task: None,
-            tree: self.tree_for(&kind, options.worktree).await?,
+            tree: self.tree_for(agent, &kind, options.worktree).await?,
         };
         let (mut core, agent_id) =
             self.core_with(agent, &kind, options.model, place, &new_agent_id())?;
@@ -510,7 +505,7 @@ impl SubagentRunner for Subagents {
         &self,
         id: &str,
         prompt: &str,
-        model: Option<&str>,
+        options: RunOptions<'_>,
         ctx: &ToolContext,
     ) -> Result<SubagentDone, String> {
         // Its earlier conversation, then the new task.
@@ -519,12 +514,13 @@ impl SubagentRunner for Subagents {
         let kind = self.kind(&name)?;
         let earlier = crate::session::resume::load(&resume::transcript_path(data_dir, id))
             .map_err(|e| e.to_string())?;
+        // An isolated agent continues in a new worktree (its earlier one may be gone).
         let place = Placement {
             parent_call_id: &ctx.call_id,
             task: None,
-            tree: None,
+            tree: self.tree_for(&name, &kind, options.worktree).await?,
         };
-        let (mut core, agent_id) = self.core_with(&name, &kind, model, place, id)?;
+        let (mut core, agent_id) = self.core_with(&name, &kind, options.model, place, id)?;
         core.conversation.messages = earlier.messages;
         let report = core.run_subagent(prompt, &ctx.cancel).await?;
         Ok(SubagentDone { report, agent_id })
@@ -543,7 +539,7 @@ impl SubagentRunner for Subagents {
         let place = Placement {
             parent_call_id: &ctx.call_id,
             task: Some(&id),
-            tree: self.tree_for(&kind, options.worktree).await?,
+            tree: self.tree_for(agent, &kind, options.worktree).await?,
         };
         let (core, _) = self.core_with(agent, &kind, options.model, place, &new_agent_id())?;
         let prompt = self.with_skills(&kind, prompt);

@@ -37,6 +37,8 @@ pub(crate) struct AgentWorktree {
     pub branch: String,
     /// The commit it started from.
     base: String,
+    /// Ended ([`Self::finish`]); otherwise dropping it ends it on a task of its own.
+    done: bool,
 }
 
 /// Runs git in `dir` (after checking the repository's configuration there) with `args`; its
@@ -170,6 +172,7 @@ impl AgentWorktree {
             workdir,
             branch,
             base,
+            done: false,
         };
         // A project directory git does not track has no place in the copy yet.
         if let Err(e) = std::fs::create_dir_all(&tree.workdir) {
@@ -205,9 +208,23 @@ impl AgentWorktree {
         Ok(head != self.base)
     }
 
+    /// A copy to end on a task of its own, this one counting as ended.
+    fn handed_over(&mut self) -> AgentWorktree {
+        self.done = true;
+        AgentWorktree {
+            top: self.top.clone(),
+            path: self.path.clone(),
+            workdir: self.workdir.clone(),
+            branch: self.branch.clone(),
+            base: self.base.clone(),
+            done: false,
+        }
+    }
+
     /// End the run's worktree: removed with its branch when the agent changed nothing, else
     /// kept. What to tell the model and the person (empty when it was removed).
-    pub async fn finish(&self) -> String {
+    pub async fn finish(mut self) -> String {
+        self.done = true;
         let kept = |why: &str| {
             format!(
                 "\n\nThe agent worked in an isolated git worktree, kept {why}: {} (branch {}).",
@@ -232,6 +249,23 @@ impl AgentWorktree {
             );
         }
         String::new()
+    }
+}
+
+impl Drop for AgentWorktree {
+    /// A run dropped before it ended (the person interrupted the Agent call): its worktree
+    /// is ended all the same — removed when unchanged, else left for the person — off the
+    /// dropping task.
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let tree = self.handed_over();
+            runtime.spawn(async move {
+                tree.finish().await;
+            });
+        }
     }
 }
 

@@ -109,7 +109,7 @@ pub trait SubagentRunner: Send + Sync {
         &self,
         _id: &str,
         _prompt: &str,
-        _model: Option<&str>,
+        _options: RunOptions<'_>,
         _ctx: &ToolContext,
     ) -> Result<SubagentDone, String> {
         Err("this session keeps no sub-agents to resume".into())
@@ -238,10 +238,9 @@ impl Tool for AgentTool {
                 .filter(|m| !m.is_empty()),
             worktree: input.isolation.is_some(),
         };
-        let model = options.model;
         if let Some(id) = resume_id(&input) {
             // A resumed agent runs in the foreground, as the type it was started as.
-            return match self.runner.resume(id, &input.prompt, model, ctx).await {
+            return match self.runner.resume(id, &input.prompt, options, ctx).await {
                 Ok(done) => Ok(finished(&done)),
                 Err(why) => Err(ToolError::new(format!("The agent {id} failed: {why}"))),
             };
