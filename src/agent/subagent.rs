@@ -313,7 +313,8 @@ impl Subagents {
         let mut memory_section = String::new();
         if let Kind::Custom(def) = agent {
             let home = self.session.memory_roots().home;
-            let memory = scope::memory_for(def, &session.project_dir, home.as_deref())
+            // Where the agent was started from: its memory outlives a worktree.
+            let memory = scope::memory_for(def, &self.session.project_dir, home.as_deref())
                 .map_err(|e| format!("the {name} agent cannot start: {e}"))?;
             if let (Some(memory), Some(all)) = (memory, self.registry.get()) {
                 registry = scope::with_memory_tools(registry, all, def, &memory.dir);
@@ -362,7 +363,7 @@ impl Subagents {
                 let (hooks, notes) = super::subagent_scope::hooks_for(
                     &self.services.hooks,
                     def,
-                    &session.project_dir,
+                    &self.session.project_dir,
                 )?;
                 for message in notes {
                     self.session.events.send(Event::Notice { message });

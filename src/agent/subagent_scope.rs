@@ -91,18 +91,11 @@ pub(super) struct AgentMemory {
     pub section: String,
 }
 
-/// The memory of `def` (none without `memory`): its directory made, its `MEMORY.md` read.
-pub(super) fn memory_for(
-    def: &AgentDef,
-    project_dir: &Path,
-    home: Option<&Path>,
-) -> Result<Option<AgentMemory>, String> {
-    let Some(scope) = def.memory else {
-        return Ok(None);
-    };
-    // The name becomes one path component: nothing in it may climb out.
-    let mut name: String = def
-        .name
+/// An agent's name as one path component, so that nothing in it may climb out: characters
+/// other than letters, digits, `-`, `_` and `.` become `-`, and a name of dots only is
+/// `agent`.
+pub(super) fn path_component(name: &str) -> String {
+    let name: String = name
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
@@ -113,8 +106,22 @@ pub(super) fn memory_for(
         })
         .collect();
     if name.chars().all(|c| c == '.') {
-        name = "agent".into();
+        "agent".into()
+    } else {
+        name
     }
+}
+
+/// The memory of `def` (none without `memory`): its directory made, its `MEMORY.md` read.
+pub(super) fn memory_for(
+    def: &AgentDef,
+    project_dir: &Path,
+    home: Option<&Path>,
+) -> Result<Option<AgentMemory>, String> {
+    let Some(scope) = def.memory else {
+        return Ok(None);
+    };
+    let name = path_component(&def.name);
     let dir = match scope {
         MemoryScope::User => home
             .ok_or("its `memory: user` needs a home directory, and there is none")?

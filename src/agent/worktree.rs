@@ -17,6 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::subagent_scope::path_component;
 use crate::shell::{git_config, safe_git};
 
 /// How long creating the worktree (a checkout of the project) may take.
@@ -107,26 +108,6 @@ fn worktrees_dir(top: &Path) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-/// A directory name made of `agent`'s letters, digits, `-`, `_` and `.` (others become `-`).
-fn safe_name(agent: &str) -> String {
-    let name: String = agent
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let name = name.trim_matches('.').to_string();
-    if name.is_empty() {
-        "agent".into()
-    } else {
-        name
-    }
-}
-
 impl AgentWorktree {
     /// A new worktree of the repository holding `project` for agent `agent`, or why there
     /// cannot be one (the Agent call fails with it).
@@ -151,7 +132,7 @@ impl AgentWorktree {
             })?;
         let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
         let parent = worktrees_dir(&top)?;
-        let path = parent.join(format!("{}-{id}", safe_name(agent)));
+        let path = parent.join(format!("{}-{id}", path_component(agent)));
         let branch = format!("worktree-agent-{id}");
         let target = path.to_string_lossy().into_owned();
         git(
@@ -266,18 +247,5 @@ impl Drop for AgentWorktree {
                 tree.finish().await;
             });
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_are_safe_directory_names() {
-        assert_eq!(safe_name("code-reviewer"), "code-reviewer");
-        assert_eq!(safe_name("../x y"), "-x-y");
-        assert_eq!(safe_name(".."), "agent");
-        assert_eq!(safe_name(""), "agent");
     }
 }
