@@ -242,7 +242,10 @@ async fn an_isolated_agent_changes_its_worktree_only_and_the_result_names_it() {
 async fn an_isolated_agent_that_only_reads_leaves_no_worktree_or_branch() {
     let (_tmp, dir) = repo("isolation: worktree\n");
     let turns = json!([
-        {"tool_calls": [call("r1", "Read", json!({"file_path": "src/a.rs"}))]},
+        {"tool_calls": [
+            call("r1", "Read", json!({"file_path": "src/a.rs"})),
+            call("b1", "Bash", json!({"command": "pwd"}))
+        ]},
         {"text": "read it"}
     ]);
     let input = json!({"description": "look", "prompt": "read a", "subagent_type": "iso"});
@@ -262,6 +265,9 @@ async fn an_isolated_agent_that_only_reads_leaves_no_worktree_or_branch() {
         !results[0].1 && results[0].0.contains("fn a() {}"),
         "{results:?}"
     );
+    // Bash starts in the worktree (and `pwd` there needs no question).
+    let tree = format!("{}/.claude/worktrees/iso-", dir.display());
+    assert!(!results[1].1 && results[1].0.contains(&tree), "{results:?}");
     assert!(worktrees(&dir).is_empty(), "{:?}", worktrees(&dir));
     assert_eq!(agent_branches(&dir), "");
     assert_eq!(git(&dir, &["worktree", "list"]).lines().count(), 1);
