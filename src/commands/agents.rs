@@ -6,7 +6,7 @@
 //! are decided in), `maxTurns` (the requests it may make), `skills` (loaded into its context
 //! before the task), `background` (always run in the background) and `effort` (how hard its
 //! model reasons: `low` … `max`), `mcpServers` (servers of the session whose tools it gets, by
-//! name; servers defined in the file are read, not started yet), `hooks` (kept as YAML gave
+//! name, and servers the file defines, started for its runs: `agent::subagent_servers`), `hooks` (kept as YAML gave
 //! them, read as hooks when it starts: `agent::subagent_scope`; not a mapping: the agent is
 //! skipped, as its hooks may guard its calls), `memory` (`user`, `project`, `local`: where its
 //! memory directory is); the body is the agent's
@@ -124,13 +124,18 @@ impl AgentDef {
     /// `mcpServers` (unless its `disallowedTools` takes it away: the tool, `mcp__<server>` or
     /// `mcp__<server>__*`).
     pub fn gets_server_tool(&self, server: &str, name: &str) -> bool {
+        self.mcp_servers.iter().any(|s| s.name() == server)
+            && !self.takes_away_server_tool(server, name)
+    }
+
+    /// Whether its `disallowedTools` takes away the tool called `name` of MCP server
+    /// `server`: by name, `mcp__<server>` or `mcp__<server>__*`.
+    pub fn takes_away_server_tool(&self, server: &str, name: &str) -> bool {
         let whole = format!("mcp__{server}");
         let all = format!("mcp__{server}__*");
-        self.mcp_servers.iter().any(|s| s.name() == server)
-            && !self
-                .disallowed_tools
-                .iter()
-                .any(|n| n == name || *n == whole || *n == all)
+        self.disallowed_tools
+            .iter()
+            .any(|n| n == name || *n == whole || *n == all)
     }
 
     /// Whether the agent may use the tool called `name` (or aliased `aliases`), as far as its
@@ -245,18 +250,6 @@ pub(crate) fn read_agent(
         scope
     });
     let mcp_servers = mcp_servers(&mut front);
-    if let Some(AgentServer::Inline { name, .. }) = mcp_servers
-        .iter()
-        .find(|s| matches!(s, AgentServer::Inline { .. }))
-    {
-        front.notice(
-            "mcpServers",
-            &format!(
-                "`mcpServers` defines `{name}` in the file; cairn does not start an agent's own \
-                 servers yet (named servers of the session are given to it)"
-            ),
-        );
-    }
     let agent = AgentDef {
         name,
         description,

@@ -12,6 +12,7 @@ pub mod handler;
 pub mod listing;
 pub mod manager;
 pub mod names;
+pub mod run_servers;
 pub mod server;
 pub mod server_log;
 pub mod session;
