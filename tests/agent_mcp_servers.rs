@@ -3,7 +3,7 @@
 //! scripted model server: started for the agent's run only (its requests list their tools,
 //! the session's do not), a call reaching the server through the gate, the server gone when
 //! the run ends (in the foreground and in the background), a server that does not start said
-//! and the agent running without it; and, through the `cairn` binary, a project agent's
+//! and the agent running without it, a session server of the same name hidden from it; and, through the `cairn` binary, a project agent's
 //! server not started in a folder that is not trusted (and started once it is).
 
 #[path = "support/agent.rs"]
@@ -12,6 +12,8 @@ mod agent;
 mod llm;
 #[path = "support/mcp_servers.rs"]
 mod mcp_servers;
+#[path = "support/probe.rs"]
+mod probe;
 #[path = "support/trust.rs"]
 mod trust;
 
@@ -198,7 +200,8 @@ async fn a_user_agents_own_server_serves_its_run_only_and_stops_when_the_run_end
 }
 
 #[tokio::test]
-async fn a_server_that_does_not_start_is_said_and_the_agent_runs_without_it() {
+async fn a_server_that_does_not_start_is_said_the_agent_runs_without_it_and_its_name_hides_the_sessions()
+ {
     let tmp = tempfile::tempdir().unwrap();
     let (dir, home) = (tmp.path().join("proj"), tmp.path().join("home"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -215,12 +218,19 @@ async fn a_server_that_does_not_start_is_said_and_the_agent_runs_without_it() {
         "turns": [{"tool_calls": [agent_call("c1", "helper")]}, {"text": "done"}],
         "by_system": [{"system_contains": "HELPER-ROLE", "turns": [{"text": "worked"}]}]
     });
-    let mut agent = Agent::start(&script, setup(&dir, &home));
+    let mut setup = setup(&dir, &home);
+    // The session has a server of the same name: the agent's own replaces it for its run.
+    let session_tool: cairn::tools::ToolHandle =
+        Arc::new(probe::Probe::named("mcp__ghost__session_tool", true));
+    setup.late_tools.replace("ghost", vec![session_tool]);
+    let mut agent = Agent::start(&script, setup);
     let events = agent.prompt("go").await;
     assert_eq!(finished(&events).1, "done");
     let own = bodies(&agent, "HELPER-ROLE", true);
     assert_eq!(own.len(), 1, "the agent ran");
     assert_eq!(tool_names(&own[0]), ["Read"]);
+    let main = bodies(&agent, "HELPER-ROLE", false);
+    assert!(tool_names(&main[0]).contains(&"mcp__ghost__session_tool".to_string()));
     let notices: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
@@ -243,8 +253,14 @@ async fn a_server_that_does_not_start_is_said_and_the_agent_runs_without_it() {
         ),
         "{notices:?}"
     );
+    assert!(
+        notices.contains(
+            &"The helper agent defines its own MCP server \"ghost\": it replaces the session's \
+              server of that name for the agent's run."
+        ),
+        "{notices:?}"
+    );
     // The Agent call's result says so after the report.
-    let main = bodies(&agent, "HELPER-ROLE", false);
     let report = &agent::tool_results(&main[1])[0].0;
     assert!(report.starts_with("worked\n\n(The MCP server "), "{report}");
     assert!(

@@ -209,3 +209,52 @@ pub fn without_plugin_servers(agent: &mut AgentDef) -> Option<String> {
         agent.name
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(path: &str, servers: Vec<AgentServer>) -> AgentDef {
+        AgentDef {
+            name: "a".into(),
+            mcp_servers: servers,
+            path: path.into(),
+            ..AgentDef::default()
+        }
+    }
+
+    #[test]
+    fn an_untrusted_projects_and_a_plugins_agents_keep_only_named_servers() {
+        let own = || AgentServer::Inline {
+            name: "own".into(),
+            config: serde_json::json!({"command": "x"}),
+        };
+        let named = || AgentServer::Named("github".into());
+        let mut agents = vec![
+            agent("/p/.claude/agents/a.md", vec![named(), own()]),
+            agent("/home/.claude/agents/a.md", vec![own()]),
+        ];
+        let notices = without_untrusted_servers(&mut agents, Path::new("/p"));
+        assert_eq!(
+            notices,
+            [
+                "/p/.claude/agents/a.md: the a agent's own MCP servers (`own`) do not start until \
+              you trust this folder"
+            ]
+        );
+        assert_eq!(agents[0].mcp_servers, [named()]);
+        assert!(OwnServers::of(&agents[0]).is_none());
+        // The user's agent keeps its own.
+        assert!(OwnServers::of(&agents[1]).is_some());
+        let mut plugin = agent("/plugins/x/agents/a.md", vec![own(), named()]);
+        assert_eq!(
+            without_plugin_servers(&mut plugin).as_deref(),
+            Some(
+                "/plugins/x/agents/a.md: the a agent's own MCP servers (`own`) do not start: a \
+                 plugin's agents cannot define MCP servers"
+            )
+        );
+        assert_eq!(plugin.mcp_servers, [named()]);
+        assert_eq!(without_plugin_servers(&mut plugin), None);
+    }
+}
