@@ -218,7 +218,7 @@ async fn a_server_that_does_not_start_is_said_the_agent_runs_without_it_and_its_
         "turns": [{"tool_calls": [agent_call("c1", "helper")]}, {"text": "done"}],
         "by_system": [{"system_contains": "HELPER-ROLE", "turns": [{"text": "worked"}]}]
     });
-    let mut setup = setup(&dir, &home);
+    let setup = setup(&dir, &home);
     // The session has a server of the same name: the agent's own replaces it for its run.
     let session_tool: cairn::tools::ToolHandle =
         Arc::new(probe::Probe::named("mcp__ghost__session_tool", true));

@@ -10,8 +10,8 @@
 //! reasoning effort and MCP servers (`permissionMode`, `maxTurns`, `skills`, `background`,
 //! `effort`, `mcpServers`: the named servers' tools join its list; MCP tools connected by the
 //! time it starts are offered; the servers it defines run for its run: `subagent_servers.rs`;
-//! `hooks` and `memory`: `subagent_scope.rs`). The Agent tool only
-//! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
+//! `hooks` and `memory`: `subagent_scope.rs`). The Agent tool only when a custom agent lists
+//! it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
 //! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
 //! permission requests and notices as the session's own; its streamed text not at all. Its
 //! conversation is kept in the session's data directory (`subagents/agent-<id>.jsonl`), and
@@ -520,22 +520,17 @@ impl Core {
         prompt: &str,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<String, String> {
-        let mut missing = Vec::new();
         let started = match &mut self.own_servers {
-            Some(own) => own
-                .start(
-                    &self.services,
-                    &self.session.events,
-                    &mut self.tools,
-                    cancel,
-                )
-                .await
-                .map(|lines| missing = lines),
-            None => Ok(()),
+            Some(own) => {
+                let events = &self.session.events;
+                own.start(&self.services, events, &mut self.tools, cancel)
+                    .await
+            }
+            None => Ok(Vec::new()),
         };
-        let result = match started {
-            Ok(()) => self.work_on(prompt, cancel).await,
-            Err(why) => Err(why),
+        let (result, missing) = match started {
+            Ok(missing) => (self.work_on(prompt, cancel).await, missing),
+            Err(why) => (Err(why), Vec::new()),
         };
         self.gate().end_turn(&self.session.conversation);
         if let Some(own) = &mut self.own_servers {
@@ -543,14 +538,10 @@ impl Core {
         }
         // What did not start is said after the report.
         let told = |text: String| {
-            [text]
-                .into_iter()
-                .chain(missing.clone())
-                .collect::<Vec<_>>()
+            let lines = std::iter::once(text).chain(missing.iter().cloned());
+            lines.collect::<Vec<_>>().join("\n\n")
         };
-        result
-            .map(|r| told(r).join("\n\n"))
-            .map_err(|e| told(e).join(" "))
+        result.map(&told).map_err(&told)
     }
 
     async fn work_on(

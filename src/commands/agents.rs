@@ -6,15 +6,14 @@
 //! are decided in), `maxTurns` (the requests it may make), `skills` (loaded into its context
 //! before the task), `background` (always run in the background) and `effort` (how hard its
 //! model reasons: `low` … `max`), `mcpServers` (servers of the session whose tools it gets, by
-//! name, and servers the file defines, started for its runs: `agent::subagent_servers`), `hooks` (kept as YAML gave
-//! them, read as hooks when it starts: `agent::subagent_scope`; not a mapping: the agent is
-//! skipped, as its hooks may guard its calls), `memory` (`user`, `project`, `local`: where its
-//! memory directory is); the body is the agent's
-//! system prompt. A `tools` field that is not a list of names gives the agent no tools at all,
-//! with a notice: a list cairn cannot read never widens what an agent may do; an unknown
-//! `permissionMode` leaves the session's, an unknown `effort` the session's reasoning. Fields
-//! Claude Code acts on that cairn does not yet (`isolation`)
-//! are named in a notice. A file without a
+//! name, and servers the file defines, started for its runs: `agent::subagent_servers`),
+//! `hooks` (kept as YAML gave them, read as hooks when it starts: `agent::subagent_scope`; not
+//! a mapping: the agent is skipped, as its hooks may guard its calls), `memory` (`user`,
+//! `project`, `local`: where its memory directory is); the body is the agent's system prompt.
+//! A `tools` field that is not a list of names gives the agent no tools at all, with a notice:
+//! a list cairn cannot read never widens what an agent may do; an unknown `permissionMode`
+//! leaves the session's, an unknown `effort` the session's reasoning. Fields Claude Code acts
+//! on that cairn does not yet (`isolation`) are named in a notice. A file without a
 //! description, or whose frontmatter does not close or is not YAML, is reported with its file
 //! and line and skipped; the project's agent wins over the user's of the same name.
 
