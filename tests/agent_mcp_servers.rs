@@ -1,10 +1,12 @@
 //! An agent's own MCP servers (`mcpServers` entries that define one), with the reference
 //! server `@modelcontextprotocol/server-everything` over stdio, through the real core and the
 //! scripted model server: started for the agent's run only (its requests list their tools,
-//! the session's do not), a call reaching the server through the gate, the server gone when
-//! the run ends (in the foreground and in the background), a server that does not start said
-//! and the agent running without it, a session server of the same name hidden from it; and, through the `cairn` binary, a project agent's
-//! server not started in a folder that is not trusted (and started once it is).
+//! the session's do not), a call reaching the server through the gate (allowed by a rule, else
+//! asked), `disallowedTools` taking its tools away, the server gone when the run ends (in the
+//! foreground and in the background), a server that does not start said and the agent running
+//! without it, a session server of the same name hidden from it; and, through the `cairn`
+//! binary, a project agent's server not started in a folder that is not trusted (and started
+//! once it is).
 
 #[path = "support/agent.rs"]
 mod agent;
@@ -395,4 +397,63 @@ async fn a_project_agents_server_starts_only_in_a_trusted_folder() {
     let stderr = run_binary(project.path(), home.path(), true).await;
     assert!(marker.exists(), "{stderr}");
     assert!(!stderr.contains("do not start until you trust"), "{stderr}");
+}
+
+#[tokio::test]
+async fn an_own_servers_calls_are_asked_about_and_disallowed_tools_take_its_tools_away() {
+    let Some(servers) = mcp_servers::servers_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, home) = (tmp.path().join("proj"), tmp.path().join("home"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = json!({"command": "node", "args": [everything(&servers), "stdio"]});
+    // `mine` has no rule for its server's tools (the session's allows `own`'s, not these).
+    write_agent(
+        &user_agents(&home),
+        "mine",
+        json!([{"mine-srv": server.clone()}]),
+        "",
+    );
+    write_agent(
+        &user_agents(&home),
+        "picky",
+        json!([{"own": server}]),
+        "disallowedTools: [mcp__own__echo]\n",
+    );
+    let echo = json!({"id": "e1", "name": "mcp__mine-srv__echo", "input": {"message": "asked"}});
+    let script = json!({
+        "turns": [
+            {"tool_calls": [agent_call("c1", "mine")]},
+            {"tool_calls": [agent_call("c2", "picky")]},
+            {"text": "done"}
+        ],
+        "by_system": [
+            {"system_contains": "MINE-ROLE", "turns": [{"tool_calls": [echo]}, {"text": "refused"}]},
+            {"system_contains": "PICKY-ROLE", "turns": [{"text": "picked"}]}
+        ]
+    });
+    let mut agent = Agent::start(&script, setup(&dir, &home));
+    agent.submit("go");
+    let mut asked = Vec::new();
+    let events = agent
+        .run_turn_answering(|r| {
+            asked.push(r.title.clone());
+            cairn::protocol::Decision::DenyOnce
+        })
+        .await;
+    assert_eq!(finished(&events).1, "done");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].starts_with("mine › "), "{asked:?}");
+    let mine = bodies(&agent, "MINE-ROLE", true);
+    let results = agent::tool_results(&mine[1]);
+    assert!(results[0].1, "denied: {results:?}");
+    assert!(!results[0].0.contains("Echo: asked"), "{results:?}");
+    // `picky` gets its server's other tools, not the one it disallows.
+    let picky = tool_names(&bodies(&agent, "PICKY-ROLE", true)[0]);
+    assert!(!picky.contains(&"mcp__own__echo".to_string()), "{picky:?}");
+    assert!(
+        picky.iter().any(|n| n.starts_with("mcp__own__")),
+        "{picky:?}"
+    );
 }
