@@ -34,8 +34,10 @@ pub(crate) struct OwnServers {
 }
 
 impl OwnServers {
-    /// The servers `def` defines; `None` when it defines none.
+    /// The servers `def` defines (a name defined twice: the first); `None` when it defines
+    /// none.
     pub fn of(def: &AgentDef) -> Option<OwnServers> {
+        let mut seen = std::collections::HashSet::new();
         let defined: Vec<InlineServer> = def
             .mcp_servers
             .iter()
@@ -47,6 +49,7 @@ impl OwnServers {
                 }),
                 AgentServer::Named(_) => None,
             })
+            .filter(|s| seen.insert(s.name.clone()))
             .collect();
         (!defined.is_empty()).then(|| OwnServers {
             def: def.clone(),
@@ -244,8 +247,10 @@ mod tests {
         );
         assert_eq!(agents[0].mcp_servers, [named()]);
         assert!(OwnServers::of(&agents[0]).is_none());
-        // The user's agent keeps its own.
-        assert!(OwnServers::of(&agents[1]).is_some());
+        // The user's agent keeps its own; a name defined twice starts once.
+        agents[1].mcp_servers.push(own());
+        let kept = OwnServers::of(&agents[1]).unwrap();
+        assert_eq!(kept.defined.len(), 1);
         let mut plugin = agent("/plugins/x/agents/a.md", vec![own(), named()]);
         assert_eq!(
             without_plugin_servers(&mut plugin).as_deref(),
