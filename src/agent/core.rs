@@ -81,6 +81,8 @@ pub(crate) struct Core {
     pub turns_started: u64,
     /// What undoing the last rewind puts back; forgotten when the next prompt is sent.
     pub rewind_undo: Option<crate::session::rewind::RewindUndo>,
+    /// A custom sub-agent's own MCP servers, started when its run starts.
+    pub own_servers: Option<super::subagent_servers::OwnServers>,
 }
 
 impl Core {

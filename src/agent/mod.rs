@@ -24,6 +24,7 @@ pub mod services;
 mod subagent;
 mod subagent_resume;
 pub mod subagent_scope;
+pub mod subagent_servers;
 mod tool_set;
 mod usage;
 
@@ -231,6 +232,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         hooks: Arc::clone(&services.hooks),
         turns_started: 0,
         rewind_undo: None,
+        own_servers: None,
     };
     tokio::spawn(core.run(ops_rx, opening));
     AgentHandle {
