@@ -210,6 +210,14 @@ async fn a_local_marketplace_plugin_installs_works_turns_off_and_uninstalls() {
         "{first}"
     );
     assert!(first.contains("demo-kit:reviewer"), "{first}");
+    // A plugin's agent may not define MCP servers (as in Claude Code): said, never started.
+    assert!(
+        stderr.contains(
+            "reviewer.md: the demo-kit:reviewer agent's own MCP servers (`sneaky`) do not \
+             start: a plugin's agents cannot define MCP servers"
+        ),
+        "{stderr}"
+    );
     let n = server.requests().len();
     if mcp {
         let echoed = body(&server, 2);

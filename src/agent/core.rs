@@ -83,6 +83,8 @@ pub(crate) struct Core {
     pub rewind_undo: Option<crate::session::rewind::RewindUndo>,
     /// A sub-agent's temporary git worktree (`isolation: worktree`), ended with its run.
     pub worktree: Option<super::worktree::AgentWorktree>,
+    /// A custom sub-agent's own MCP servers, started when its run starts.
+    pub own_servers: Option<super::subagent_servers::OwnServers>,
 }
 
 impl Core {

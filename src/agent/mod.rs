@@ -24,6 +24,7 @@ pub mod services;
 mod subagent;
 mod subagent_resume;
 pub mod subagent_scope;
+pub mod subagent_servers;
 mod tool_set;
 mod usage;
 mod worktree;
@@ -233,6 +234,7 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
         turns_started: 0,
         rewind_undo: None,
         worktree: None,
+        own_servers: None,
     };
     tokio::spawn(core.run(ops_rx, opening));
     AgentHandle {

@@ -44,6 +44,9 @@ pub struct SessionServices {
     pub skills: Vec<Skill>,
     /// The person's own sub-agents (`.claude/agents/*.md`), beside the built-in ones.
     pub agents: Vec<AgentDef>,
+    /// What starts the MCP servers an agent's file defines, for its run (none: they do not
+    /// start, and a notice says so).
+    pub agent_servers: Option<Arc<dyn crate::tools::agent_servers::AgentServers>>,
     /// The settings' output style; `None` is the default style.
     pub output_style: Option<OutputStyle>,
     /// Running against the built-in scripted model.
@@ -98,6 +101,7 @@ impl SessionServices {
             commands: Vec::new(),
             skills: Vec::new(),
             agents: Vec::new(),
+            agent_servers: None,
             output_style: None,
             demo: false,
             web_search: None,

@@ -9,8 +9,9 @@
 //! agent's file may set its mode, request limit, preloaded skills, background running,
 //! reasoning effort and MCP servers (`permissionMode`, `maxTurns`, `skills`, `background`,
 //! `effort`, `mcpServers`: the named servers' tools join its list; MCP tools connected by the
-//! time it starts are offered; `hooks` and `memory`: `subagent_scope.rs`). The Agent tool only
-//! when a custom agent lists it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
+//! time it starts are offered; the servers it defines run for its run: `subagent_servers.rs`;
+//! `hooks` and `memory`: `subagent_scope.rs`). The Agent tool only when a custom agent lists
+//! it, and never below [`MAX_DEPTH`]. Its tool calls, whole messages
 //! and usage reach the client wrapped in [`Event::Subagent`] with the Agent call's id; its
 //! permission requests and notices as the session's own; its streamed text not at all. Its
 //! conversation is kept in the session's data directory (`subagents/agent-<id>.jsonl`), and
@@ -34,6 +35,7 @@ use super::prompt::{Environment, subagent_prompt};
 use super::services::SessionServices;
 use super::subagent_resume::{self as resume, new_agent_id};
 use super::subagent_scope as scope;
+use super::subagent_servers::OwnServers;
 use super::tool_set::ToolSet;
 use super::usage::UsageMeter;
 use super::worktree::AgentWorktree;
@@ -390,6 +392,10 @@ impl Subagents {
             turns_started: 0,
             rewind_undo: None,
             worktree: place.tree,
+            own_servers: match agent {
+                Kind::Custom(def) => OwnServers::of(def),
+                _ => None,
+            },
         };
         Ok((core, id.to_string()))
     }
@@ -562,16 +568,37 @@ impl SubagentRunner for Subagents {
 impl Core {
     /// Work on `prompt` until the model answers without tools; the answer. The run is the
     /// sub-agent's one turn: what a skill it loaded allowed ends with it, and what the gate
-    /// kept for its conversation. Its worktree, if it ran in one, is removed when it changed
+    /// kept for its conversation. Its own MCP servers run for as long as it does
+    /// (`subagent_servers.rs`). Its worktree, if it ran in one, is removed when it changed
     /// nothing, else kept and named at the end of the answer (or of why it failed).
     pub(super) async fn run_subagent(
         &mut self,
         prompt: &str,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<String, String> {
-        let result = self.work_on(prompt, cancel).await;
+        let started = match &mut self.own_servers {
+            Some(own) => {
+                let events = &self.session.events;
+                own.start(&self.services, events, &mut self.tools, cancel)
+                    .await
+            }
+            None => Ok(Vec::new()),
+        };
+        let (result, missing) = match started {
+            Ok(missing) => (self.work_on(prompt, cancel).await, missing),
+            Err(why) => (Err(why), Vec::new()),
+        };
         self.gate().end_turn(&self.session.conversation);
         self.gate().forget_conversation(&self.session.conversation);
+        if let Some(own) = &mut self.own_servers {
+            own.close().await;
+        }
+        // What did not start is said after the report.
+        let told = |text: String| {
+            let lines = std::iter::once(text).chain(missing.iter().cloned());
+            lines.collect::<Vec<_>>().join("\n\n")
+        };
+        let result = result.map(&told).map_err(&told);
         let Some(tree) = self.worktree.take() else {
             return result;
         };

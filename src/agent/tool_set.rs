@@ -24,6 +24,14 @@ impl ToolSet {
         }
     }
 
+    /// Replace the registry with what `change` makes of it (a sub-agent's own MCP servers
+    /// joining as its run starts).
+    pub fn rebuild(&mut self, change: impl FnOnce(&ToolRegistry) -> ToolRegistry) {
+        self.registry = change(&self.registry);
+        self.deferral.tools.follow(self.registry.clone());
+        self.version += 1;
+    }
+
     /// Before a request to `model`: take in the MCP tools that joined since the last one
     /// (servers connect in the background) and publish which are deferred; a word to the
     /// model about deferred tools that came or went.

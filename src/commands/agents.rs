@@ -6,16 +6,16 @@
 //! are decided in), `maxTurns` (the requests it may make), `skills` (loaded into its context
 //! before the task), `background` (always run in the background) and `effort` (how hard its
 //! model reasons: `low` … `max`), `isolation` (`worktree`: it runs in a temporary git worktree
-//! of the project, `agent::worktree`), `mcpServers` (servers of the session whose tools it gets, by
-//! name; servers defined in the file are read, not started yet), `hooks` (kept as YAML gave
-//! them, read as hooks when it starts: `agent::subagent_scope`; not a mapping: the agent is
-//! skipped, as its hooks may guard its calls), `memory` (`user`, `project`, `local`: where its
-//! memory directory is); the body is the agent's
-//! system prompt. A `tools` field that is not a list of names gives the agent no tools at all,
-//! with a notice: a list cairn cannot read never widens what an agent may do; an unknown
-//! `permissionMode` leaves the session's, an unknown `effort` the session's reasoning, an
-//! unknown `isolation` none. Fields Claude Code acts on that cairn does not yet (none today)
-//! are named in a notice. A file without a
+//! of the project, `agent::worktree`), `mcpServers` (servers of the session whose tools it
+//! gets, by name, and servers the file defines, started for its runs:
+//! `agent::subagent_servers`), `hooks` (kept as YAML gave them, read as hooks when it starts:
+//! `agent::subagent_scope`; not a mapping: the agent is skipped, as its hooks may guard its
+//! calls), `memory` (`user`, `project`, `local`: where its memory directory is); the body is
+//! the agent's system prompt. A `tools` field that is not a list of names gives the agent no
+//! tools at all, with a notice: a list cairn cannot read never widens what an agent may do; an
+//! unknown `permissionMode` leaves the session's, an unknown `effort` the session's reasoning,
+//! an unknown `isolation` none. Fields Claude Code acts on that cairn does not yet (none
+//! today) are named in a notice. A file without a
 //! description, or whose frontmatter does not close or is not YAML, is reported with its file
 //! and line and skipped; the project's agent wins over the user's of the same name.
 
@@ -128,13 +128,18 @@ impl AgentDef {
     /// `mcpServers` (unless its `disallowedTools` takes it away: the tool, `mcp__<server>` or
     /// `mcp__<server>__*`).
     pub fn gets_server_tool(&self, server: &str, name: &str) -> bool {
+        self.mcp_servers.iter().any(|s| s.name() == server)
+            && !self.takes_away_server_tool(server, name)
+    }
+
+    /// Whether its `disallowedTools` takes away the tool called `name` of MCP server
+    /// `server`: by name, `mcp__<server>` or `mcp__<server>__*`.
+    pub fn takes_away_server_tool(&self, server: &str, name: &str) -> bool {
         let whole = format!("mcp__{server}");
         let all = format!("mcp__{server}__*");
-        self.mcp_servers.iter().any(|s| s.name() == server)
-            && !self
-                .disallowed_tools
-                .iter()
-                .any(|n| n == name || *n == whole || *n == all)
+        self.disallowed_tools
+            .iter()
+            .any(|n| n == name || *n == whole || *n == all)
     }
 
     /// Whether the agent may use the tool called `name` (or aliased `aliases`), as far as its
@@ -260,18 +265,6 @@ pub(crate) fn read_agent(
         worktree
     });
     let mcp_servers = mcp_servers(&mut front);
-    if let Some(AgentServer::Inline { name, .. }) = mcp_servers
-        .iter()
-        .find(|s| matches!(s, AgentServer::Inline { .. }))
-    {
-        front.notice(
-            "mcpServers",
-            &format!(
-                "`mcpServers` defines `{name}` in the file; cairn does not start an agent's own \
-                 servers yet (named servers of the session are given to it)"
-            ),
-        );
-    }
     let agent = AgentDef {
         name,
         description,

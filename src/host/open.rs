@@ -176,6 +176,11 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         let lost =
             crate::agent::subagent_scope::without_untrusted_hooks(&mut agents.items, &project_dir);
         notices.extend(lost.into_iter().map(|p| format!("agent: {p}")));
+        let lost = crate::agent::subagent_servers::without_untrusted_servers(
+            &mut agents.items,
+            &project_dir,
+        );
+        notices.extend(lost.into_iter().map(|p| format!("agent: {p}")));
     }
     notices.extend(plugins.problems.iter().map(|p| format!("plugin: {p}")));
     notices.extend(plugins.untrusted_notice());
@@ -190,9 +195,11 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
             .skills
             .into_iter()
             .for_each(|s| skills.add(Ok(s), |s| &s.name));
-        // As in Claude Code, a plugin's agents run no hooks of their own.
+        // As in Claude Code, a plugin's agents run no hooks or MCP servers of their own.
         parts.agents.into_iter().for_each(|mut a| {
             a.hooks = None;
+            let lost = crate::agent::subagent_servers::without_plugin_servers(&mut a);
+            notices.extend(lost.map(|p| format!("agent: {p}")));
             agents.add(Ok(a), |a| &a.name)
         });
         plugin_servers.extend(parts.mcp);
@@ -258,6 +265,7 @@ pub(crate) async fn open_session(spec: &SessionSpec) -> anyhow::Result<Opened> {
         commands: commands.items,
         skills: skills.items,
         agents: agents.items,
+        agent_servers: mcp.as_deref().map(crate::mcp::run_servers::starter_for),
         output_style: style.style.clone(),
         demo: demo.is_some(),
         web_search,

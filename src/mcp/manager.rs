@@ -171,6 +171,11 @@ impl McpManager {
         })
     }
 
+    /// The options its servers start with.
+    pub fn options(&self) -> &McpOptions {
+        &self.options
+    }
+
     /// Every server started so far (approved ones join as they are approved).
     pub fn servers(&self) -> Vec<Arc<Server>> {
         lock(&self.servers).clone()

@@ -8,6 +8,7 @@
 //! blocks for the model — text, and images or documents — and a [`Display`] for people) or a
 //! [`ToolError`] whose message tells the model what to do next.
 
+pub mod agent_servers;
 pub mod agent_tool;
 pub mod ask_user;
 pub mod attachment;

@@ -73,6 +73,8 @@ pub struct Setup {
     /// Whether the client can resolve a conflict with an outside change (as the TUI does;
     /// false by default, as `-p` and editors).
     pub offers_overwrite: bool,
+    /// What starts the MCP servers an agent's file defines (none by default).
+    pub agent_servers: Option<std::sync::Arc<dyn cairn::tools::agent_servers::AgentServers>>,
 }
 
 impl Setup {
@@ -108,6 +110,7 @@ impl Setup {
             env: Vec::new(),
             max_tokens: 1024,
             offers_overwrite: false,
+            agent_servers: None,
         }
     }
 }
@@ -189,6 +192,7 @@ impl Agent {
             agents: setup.agents,
             web_search: setup.web_search,
             offers_overwrite: setup.offers_overwrite,
+            agent_servers: setup.agent_servers,
             ..SessionServices::new(
                 client,
                 setup.gate,
