@@ -501,3 +501,32 @@ async fn an_interrupted_isolated_agents_unchanged_worktree_is_removed_all_the_sa
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn started_in_a_subdirectory_the_agent_works_in_the_same_place_of_its_worktree() {
+    let (_tmp, top) = repo("");
+    let dir = top.join("sub");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("b.rs"), "fn b() {}\n").unwrap();
+    git(&top, &["add", "sub/b.rs"]);
+    git(&top, &["commit", "-qm", "sub"]);
+    write_agent(&dir, "isolation: worktree\n");
+    let turns = json!([
+        {"tool_calls": [call("w1", "Write", json!({"file_path": "b2.txt", "content": "2\n"}))]},
+        {"text": "wrote"}
+    ]);
+    let input = json!({"description": "x", "prompt": "x", "subagent_type": "iso"});
+    let (agent, _events, asked) =
+        run(&dir, PermissionMode::AcceptEdits, input, "ISO-ROLE", turns).await;
+    assert!(asked.is_empty(), "{asked:?}");
+    // The worktree is at the repository's top; the agent worked in its `sub/`.
+    let trees = worktrees(&top);
+    assert_eq!(trees.len(), 1, "{trees:?}");
+    assert_eq!(
+        std::fs::read_to_string(trees[0].join("sub/b2.txt")).unwrap(),
+        "2\n"
+    );
+    assert!(!dir.join("b2.txt").exists());
+    let (text, _) = agent_result(&agent);
+    assert!(text.contains(&trees[0].display().to_string()), "{text}");
+}
