@@ -215,3 +215,32 @@ async fn headless_refuses_a_write_to_the_real_tree_naming_why() {
         "{real:?}"
     );
 }
+
+#[tokio::test]
+async fn a_read_guard_for_the_isolated_conversation_denies_the_copies_of_denied_paths() {
+    let ws = ws();
+    let gate = gate(
+        &ws.project,
+        PermissionMode::Default,
+        true,
+        &[],
+        &["Read(/keep/**)"],
+    );
+    let agent = isolated(&gate, &ws.tree);
+    let guard = gate.read_guard();
+    let copy = ws.tree.join("keep/x");
+    // The session's guard judges the path as it is (under `.claude/worktrees/`, not `/keep`).
+    assert!(guard.denied(&ws.project.join("keep/x")));
+    assert!(!guard.denied(&copy));
+    // The agent's sees the copy as the project's `keep/x`.
+    assert!(guard.for_conversation(&agent.conversation).denied(&copy));
+    assert!(
+        !guard
+            .for_conversation(&agent.conversation)
+            .denied(&ws.tree.join("src/a.rs"))
+    );
+    assert!(!guard.for_conversation("another").denied(&copy));
+    // The gate's own check of a Read call agrees.
+    let read = read(&gate, &agent, &copy).await;
+    assert!(matches!(read, GateOutcome::Deny { .. }), "{read:?}");
+}

@@ -263,7 +263,8 @@ impl Tool for LspTool {
             let (uri, _) = server.sync(&path, &language).await?;
             let idle = server.state.wait_for(INDEXING_WAIT, |v| !v.busy()).await;
             let cwd = ctx.session.cwd();
-            let mut render = Render::new(&cwd, &working, &self.guard);
+            let guard = self.guard.for_conversation(&ctx.session.conversation);
+            let mut render = Render::new(&cwd, &working, &guard);
             let text = ask(&server, &input, &path, uri, &mut render).await?;
             let mut text = text.trim_end().to_string();
             if let Some(note) = render.withheld_note() {

@@ -223,7 +223,7 @@ pub struct PermissionGate {
     /// The session's roots, for every conversation without its own.
     main_roots: Arc<roots::ConversationRoots>,
     /// Conversations working in their own worktree (isolated sub-agents): `roots.rs`.
-    conversation_roots: Mutex<HashMap<String, Arc<roots::ConversationRoots>>>,
+    conversation_roots: roots::RootsByConversation,
     data: Roots,
     session_allow: Mutex<Vec<Rule>>,
     /// `allowed-tools` of the slash command or skill now running (the person invoked it or
@@ -255,13 +255,14 @@ pub struct PermissionGate {
 fn read_denied_by<'a>(
     mut deny: impl Iterator<Item = &'a Rule>,
     session_deny: &Mutex<Vec<Rule>>,
-    working: &Roots,
+    roots: &roots::ConversationRoots,
     data: &Roots,
     path: &std::path::Path,
 ) -> bool {
-    let Ok(facts) = safety::path_facts(path, working, data) else {
+    let Ok(facts) = safety::path_facts(path, &roots.working, data) else {
         return true;
     };
+    let facts = roots.apply(facts);
     let denied = |r: &Rule| {
         facts
             .blocking_candidates()
@@ -275,7 +276,10 @@ fn read_denied_by<'a>(
 pub struct ReadGuard {
     deny: Arc<Vec<Rule>>,
     session_deny: Arc<Mutex<Vec<Rule>>>,
-    working: Roots,
+    /// The roots paths are judged against (the session's, or a conversation's own).
+    roots: Arc<roots::ConversationRoots>,
+    /// The gate's conversations with roots of their own ([`Self::for_conversation`]).
+    conversations: roots::RootsByConversation,
     data: Roots,
 }
 
@@ -285,10 +289,20 @@ impl ReadGuard {
         read_denied_by(
             self.deny.iter(),
             &self.session_deny,
-            &self.working,
+            &self.roots,
             &self.data,
             path,
         )
+    }
+
+    /// The same guard for `conversation`'s paths: in an isolated sub-agent's worktree, a deny
+    /// rule on the project's path denies its copy too (`roots.rs`).
+    pub fn for_conversation(&self, conversation: &str) -> ReadGuard {
+        let mut guard = self.clone();
+        if let Some(own) = lock(&self.conversations).get(conversation) {
+            guard.roots = Arc::clone(own);
+        }
+        guard
     }
 
     /// A guard that denies nothing (tests, tools used outside a session).
@@ -296,7 +310,11 @@ impl ReadGuard {
         ReadGuard {
             deny: Arc::default(),
             session_deny: Arc::default(),
-            working: Roots::default(),
+            roots: Arc::new(roots::ConversationRoots::main(
+                Roots::default(),
+                std::path::Path::new("/"),
+            )),
+            conversations: Arc::default(),
             data: Roots::default(),
         }
     }
@@ -369,7 +387,7 @@ impl PermissionGate {
                 working.clone(),
                 &config.project_dir,
             )),
-            conversation_roots: Mutex::new(HashMap::new()),
+            conversation_roots: Arc::default(),
             working,
             data: Roots::new(&[config.session_data_dir]),
             session_allow: Mutex::new(Vec::new()),
@@ -504,7 +522,7 @@ impl PermissionGate {
         read_denied_by(
             self.deny.iter().map(|r| &r.rule),
             &self.session_deny,
-            &self.working,
+            &self.main_roots,
             &self.data,
             path,
         )
@@ -517,7 +535,8 @@ impl PermissionGate {
         ReadGuard {
             deny: Arc::new(self.deny.iter().map(|r| r.rule.clone()).collect()),
             session_deny: Arc::clone(&self.session_deny),
-            working: self.working.clone(),
+            roots: Arc::clone(&self.main_roots),
+            conversations: Arc::clone(&self.conversation_roots),
             data: self.data.clone(),
         }
     }

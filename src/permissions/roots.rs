@@ -19,11 +19,15 @@
 //! (set when the sub-agent starts, forgotten when it ends); every other conversation is judged
 //! as the session's ([`ConversationRoots::main`]), exactly as before.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::safety::{PathFacts, Roots};
 use super::{PermissionGate, lock};
+
+/// The conversations with roots of their own, by id (shared by the gate and its read guards).
+pub type RootsByConversation = Arc<Mutex<HashMap<String, Arc<ConversationRoots>>>>;
 
 /// Where one conversation works, as the gate judges its paths.
 #[derive(Debug, Clone)]
