@@ -15,7 +15,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::aliases::Aliases;
 use super::codec::{self, Body, BodyRef, Header};
-use super::durable::stage;
 use super::index::not_covered_files;
 use super::index::{Content, Delta, Index};
 use super::journal::{Journal, WalkNotes, Watched};
@@ -71,9 +70,9 @@ pub struct CheckpointStore {
     pub(super) objects: ObjectStore,
     pub(super) known: BTreeMap<u64, Known>,
     damaged: Vec<DamagedCheckpoint>,
-    next_id: u64,
+    pub(super) next_id: u64,
     /// The full index of the latest checkpoint, once read or recorded.
-    latest: Option<(u64, Index)>,
+    pub(super) latest: Option<(u64, Index)>,
     /// Whether `latest` was recorded by this store rather than read back from disk, where
     /// anyone may have rewritten it (its hashes are then not trusted for an undo).
     latest_ours: bool,
@@ -82,11 +81,16 @@ pub struct CheckpointStore {
     /// The journal could not start or stopped working: every checkpoint is a full scan.
     journal_failed: bool,
     /// Labels recorded when nothing had changed, naming earlier checkpoints.
-    aliases: Aliases,
+    pub(super) aliases: Aliases,
     /// Checkpoints this store recorded (aliases included), for `journal_from`.
-    recorded: u32,
+    pub(super) recorded: u32,
+    /// Recordings that looked at the tree (all but [`Self::name_latest`]'s).
+    pub(super) looked: u32,
     /// When the scan of the latest checkpoint (its id) that this store recorded started.
     scan_started: Option<(u64, SystemTime)>,
+    /// A checkpoint file written without fsync (a chain's first, see [`Self::commit`]),
+    /// synced before the next one is written.
+    pub(super) unsynced: Option<PathBuf>,
 }
 
 impl CheckpointStore {
@@ -130,7 +134,9 @@ impl CheckpointStore {
             journal_failed: false,
             aliases: Aliases::default(),
             recorded: 0,
+            looked: 0,
             scan_started: None,
+            unsynced: None,
         };
         store.load()?;
         store.aliases = Aliases::load(&store.dir);
@@ -437,6 +443,7 @@ impl CheckpointStore {
     /// hashes of an index read from disk.
     fn record_as(&mut self, label: &str, for_undo: bool) -> Result<Recorded, CheckpointError> {
         self.recorded = self.recorded.saturating_add(1);
+        self.looked = self.looked.saturating_add(1);
         if self.load_latest().is_err() {
             // Its file went bad after `open`: start a new chain rather than refuse to record.
             self.latest = None;
@@ -465,7 +472,11 @@ impl CheckpointStore {
             scan_start = Some(SystemTime::now());
             let setup = self
                 .setup(&roots, Some(&plans), watched.as_ref(), since)
-                .sized(latest.map(|_| previous.entries().len()));
+                .sized(
+                    latest
+                        .map(|_| previous.entries().len())
+                        .or(self.options.expected_entries),
+                );
             let Scanned {
                 index,
                 problems,
@@ -575,30 +586,6 @@ impl CheckpointStore {
             let _ = writeln!(out, "{} {path} not covered: {:?}", n.root, n.why);
         }
         Ok(out)
-    }
-
-    /// Writes a checkpoint file durably, after the objects it names.
-    pub(super) fn commit(
-        &mut self,
-        header: &Header,
-        body: BodyRef<'_>,
-    ) -> Result<(), CheckpointError> {
-        let cp_dir = self.dir.join(CHECKPOINTS);
-        let path = cp_dir.join(file_name(header.id));
-        let err = |source| CheckpointError::Store {
-            path: path.clone(),
-            source,
-        };
-        let bytes = codec::encode(header, body).map_err(err)?;
-        self.objects.flush().map_err(err)?;
-        let staged = stage(&cp_dir, &path, &bytes, None).map_err(err)?;
-        staged.sync().map_err(err)?;
-        staged.commit().map_err(err)?;
-        if let Ok(d) = fs::File::open(&cp_dir) {
-            // Durability of the rename; the checkpoint is complete either way.
-            let _ = d.sync_all();
-        }
-        Ok(())
     }
 
     /// Reads the headers of every checkpoint file and checks their chains.
