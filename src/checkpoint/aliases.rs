@@ -12,39 +12,9 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::store::CheckpointStore;
-use super::{CheckpointError, CheckpointId, CheckpointInfo};
+use super::{CheckpointId, CheckpointInfo};
 
 const FILE: &str = "aliases";
-
-impl CheckpointStore {
-    /// Names the latest checkpoint `label` too, without a scan: for a label asked for before
-    /// the recording of the latest one started, which holds the state for both. `None`: no
-    /// checkpoint yet, nothing named.
-    pub fn name_latest(&mut self, label: &str) -> Result<Option<CheckpointId>, CheckpointError> {
-        let Some(id) = self.latest_id() else {
-            return Ok(None);
-        };
-        let created_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        self.aliases
-            .add(id.0, created_ms, label)
-            .map_err(|source| CheckpointError::Store {
-                path: self.aliases.path.clone(),
-                source,
-            })?;
-        self.recorded = self.recorded.saturating_add(1);
-        Ok(Some(id))
-    }
-
-    /// How many recordings looked at the tree (a scan, or the journal's list of changes):
-    /// for tests of what is recorded without looking.
-    #[doc(hidden)]
-    pub fn recordings_that_looked(&self) -> u32 {
-        self.looked
-    }
-}
 
 /// One label naming an existing checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +27,7 @@ pub(super) struct Alias {
 /// A store's aliases, as read at open and appended since.
 #[derive(Debug, Default)]
 pub(super) struct Aliases {
-    path: PathBuf,
+    pub(super) path: PathBuf,
     list: Vec<Alias>,
 }
 

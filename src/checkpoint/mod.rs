@@ -26,6 +26,7 @@
 mod aliases;
 mod budget;
 mod codec;
+mod describe;
 mod durable;
 mod index;
 #[cfg(target_os = "linux")]

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use super::aliases::Aliases;
 use super::codec::{self, Body, BodyRef, Header};
 use super::index::not_covered_files;
-use super::index::{Content, Delta, Index};
+use super::index::{Delta, Index};
 use super::journal::{Journal, WalkNotes, Watched};
 use super::objects::ObjectStore;
 use super::prune::{FullScanReason, RootPlan, ScanKind};
@@ -559,33 +559,24 @@ impl CheckpointStore {
         Ok(recorded)
     }
 
-    /// Checkpoint `id`'s index as text, a line per entry (root, path, kind, mode, size,
-    /// mtime, inode, content) and per file not covered: for tests comparing two ways of
-    /// recording the same tree, and for debugging.
-    #[doc(hidden)]
-    pub fn describe(&mut self, id: CheckpointId) -> Result<String, CheckpointError> {
-        use std::fmt::Write;
-        let (_, index) = self.read(id)?;
-        let mut out = String::new();
-        for e in index.entries() {
-            let path = String::from_utf8_lossy(&e.path);
-            let s = &e.stat;
-            let content = match &e.content {
-                Content::File(h) => h[..8].iter().map(|b| format!("{b:02x}")).collect(),
-                Content::Symlink(t) => format!("-> {}", String::from_utf8_lossy(t)),
-                Content::Dir => "dir".to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "{} {path} {:o} {} {}.{} {} {content}",
-                e.root, s.mode, s.size, s.mtime_sec, s.mtime_nsec, s.ino
-            );
-        }
-        for n in index.not_covered() {
-            let path = String::from_utf8_lossy(&n.path);
-            let _ = writeln!(out, "{} {path} not covered: {:?}", n.root, n.why);
-        }
-        Ok(out)
+    /// Names the latest checkpoint `label` too, without a scan: for a label asked for before
+    /// the recording of the latest one started, which holds the state for both. `None`: no
+    /// checkpoint yet, nothing named.
+    pub fn name_latest(&mut self, label: &str) -> Result<Option<CheckpointId>, CheckpointError> {
+        let Some(id) = self.latest_id() else {
+            return Ok(None);
+        };
+        let created_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        self.aliases
+            .add(id.0, created_ms, label)
+            .map_err(|source| CheckpointError::Store {
+                path: self.aliases.path.clone(),
+                source,
+            })?;
+        self.recorded = self.recorded.saturating_add(1);
+        Ok(Some(id))
     }
 
     /// Reads the headers of every checkpoint file and checks their chains.

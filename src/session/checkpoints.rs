@@ -84,7 +84,13 @@ impl Inner {
         let Some(entries) = entries.filter(|&n| Some(n) != self.tree_hint) else {
             return;
         };
-        if let Some((_, project)) = self.project() {
+        // Never into a working tree (a data dir kept inside the project, as in tests).
+        let inside = |project: &Path| {
+            self.roots
+                .iter()
+                .any(|r| project.starts_with(r) || r.starts_with(project))
+        };
+        if let Some((_, project)) = self.project().filter(|(_, p)| !inside(p)) {
             let _ = std::fs::write(project.join(TREE_HINT), format!("{entries}\n"));
         }
         self.tree_hint = Some(entries);
