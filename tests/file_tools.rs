@@ -1183,18 +1183,32 @@ async fn a_large_file_is_edited_in_place_and_shown_as_its_snippet() {
     let Display::Text { text: shown } = &preview.display else {
         panic!("the preview is the snippet, not two whole texts");
     };
-    assert!(shown.starts_with("(+1 -1)\n@@ -99999,7 +99999,7 @@"), "{shown}");
-    assert!(shown.contains("-100002 l0100001 the quick brown fox"), "{shown}");
-    assert!(shown.contains("+100002 l0100001 THE QUICK brown fox"), "{shown}");
+    assert!(
+        shown.starts_with("(+1 -1)\n@@ -99999,7 +99999,7 @@"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("-100002 l0100001 the quick brown fox"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("+100002 l0100001 THE QUICK brown fox"),
+        "{shown}"
+    );
     let out = tool.call(parsed, &ctx).await.unwrap();
     assert_eq!(w.file("big.txt"), expected);
     let said = out.content.text();
     assert!(said.contains("(+1 -1)"), "{said}");
-    assert!(said.contains("+100002 l0100001 THE QUICK brown fox"), "{said}");
+    assert!(
+        said.contains("+100002 l0100001 THE QUICK brown fox"),
+        "{said}"
+    );
     // The read-file state follows the write: the line written edits again.
     let parsed = tool
-        .parse(&json!({"file_path": w.p("big.txt"), "old_string": "l0100001 THE QUICK",
-                       "new_string": "l0100001 the quick"}))
+        .parse(
+            &json!({"file_path": w.p("big.txt"), "old_string": "l0100001 THE QUICK",
+                       "new_string": "l0100001 the quick"}),
+        )
         .unwrap();
     let mut ctx = w.call_ctx();
     ctx.preview = tool.preview(&parsed, &ctx).await.unwrap();

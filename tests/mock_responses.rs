@@ -187,7 +187,10 @@ async fn a_string_input_streams_as_a_custom_tool_call_and_its_output_ends_the_tu
     let (_, events) = post(&server, "/v1/responses", &body).await;
     let deltas = js.chars().count().div_ceil(20);
     let mut expected = vec!["response.created", "response.output_item.added"];
-    expected.extend(std::iter::repeat_n("response.custom_tool_call_input.delta", deltas));
+    expected.extend(std::iter::repeat_n(
+        "response.custom_tool_call_input.delta",
+        deltas,
+    ));
     expected.extend([
         "response.custom_tool_call_input.done",
         "response.output_item.done",

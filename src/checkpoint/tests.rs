@@ -292,7 +292,10 @@ fn only_a_first_checkpoint_without_new_contents_waits_for_its_fsync() {
     };
     let mut store = open("empty");
     let first = store.record("session startup").unwrap();
-    let pending = store.unsynced.clone().expect("the first checkpoint waits for its fsync");
+    let pending = store
+        .unsynced
+        .clone()
+        .expect("the first checkpoint waits for its fsync");
     assert!(pending.ends_with("0000000001.cp"), "{pending:?}");
     std::fs::write(root.join("a.txt"), "one").unwrap();
     let second = store.record("after turn 1").unwrap();

@@ -258,7 +258,9 @@ impl SessionContext {
     /// Whether writes to `path` are checked as a settings file's
     /// ([`Self::check_settings_write`]): only then does the check need the text before.
     pub fn is_settings_file(&self, path: &Path) -> bool {
-        self.settings_check.as_ref().is_some_and(|check| (check.1)(path))
+        self.settings_check
+            .as_ref()
+            .is_some_and(|check| (check.1)(path))
     }
 
     /// Ok unless writing `after` over `before` at `path` would break a settings file (the

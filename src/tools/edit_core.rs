@@ -181,7 +181,8 @@ pub fn plan(
         }
         Change::Edits(edits) => {
             let mut notes = Vec::new();
-            let (before, after, spliced) = edit_text(before, edits, format.line_ending, &mut notes)?;
+            let (before, after, spliced) =
+                edit_text(before, edits, format.line_ending, &mut notes)?;
             let (hunks, total) = match &spliced {
                 Some(s) => (s.changes(&after), s.old_lines),
                 None => (changes(&before, &after), line_count(&before)),

@@ -122,7 +122,9 @@ mod tests {
     use crate::tools::diff_snippet::diff_snippet;
 
     fn big(lines: usize) -> String {
-        (0..lines).map(|i| format!("line {i:07} of a large file\n")).collect()
+        (0..lines)
+            .map(|i| format!("line {i:07} of a large file\n"))
+            .collect()
     }
 
     fn occurrence(text: &str, old: &str, new: &str) -> Occurrence {
