@@ -181,6 +181,14 @@ async fn a_string_input_streams_as_a_custom_tool_call_and_its_output_ends_the_tu
         ..Turn::tool_call("call_9", "exec", json!(js))
     };
     let server = ScriptedServer::start(Script::new(vec![call, Turn::text("Done.")])).unwrap();
+    // A script file may say so too (`assets/bench/read-edit-codex.json`); a number may not.
+    let file = r#"{"turns": [{"tool_calls": [{"name": "exec", "input": "text(1);"}]}]}"#;
+    assert_eq!(
+        Script::from_json(file).unwrap().turns[0].tool_calls[0].input,
+        json!("text(1);")
+    );
+    let bad = r#"{"turns": [{"tool_calls": [{"name": "exec", "input": 1}]}]}"#;
+    assert!(Script::from_json(bad).is_err());
     let go = json!({"type": "message", "role": "user",
                     "content": [{"type": "input_text", "text": "go"}]});
     let body = json!({"model": "m", "stream": true, "input": [go.clone()]});
