@@ -335,6 +335,8 @@ impl SessionCheckpoints {
 
     /// Record a checkpoint now (after the background one) and wait for it.
     pub async fn record(&self, label: String) -> Result<Recorded, String> {
+        // The background recording first: it may list the other stores for this one.
+        self.settle().await;
         let (within, mut others) = {
             let mut inner = lock(&self.inner);
             (inner.within(), inner.others.take())
