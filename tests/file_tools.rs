@@ -1154,6 +1154,62 @@ async fn watcher_reports_rename_away() {
     assert_eq!(w.session.read_files.watched_dirs(), vec![]);
 }
 
+/// The in-place edit of a large file keeps no whole text before, but a settings file's check
+/// still gets it: an edit that leaves a large `.claude/settings.json` unparsable is refused at
+/// the preview, and the file is left as it was.
+#[tokio::test]
+async fn a_large_settings_file_edited_in_place_is_still_checked() {
+    use cairn::config::settings_write::SettingsFiles;
+    use cairn::session::context::{EventSender, SessionContext, SettingsWriteCheck};
+    use std::sync::Arc;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let file = root.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let mut text = String::from("{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"]},\n");
+    for i in 0..150_000 {
+        text.push_str(&format!("  \"pad{i:07}\": \"padding padding\",\n"));
+    }
+    text.push_str("  \"end\": 0\n}\n");
+    assert!(text.len() > 4 * 1024 * 1024);
+    std::fs::write(&file, &text).unwrap();
+    let files = Arc::new(SettingsFiles::new(Vec::new()));
+    let covers = Arc::clone(&files);
+    let (events, _rx) = EventSender::channel();
+    let session = Arc::new(
+        SessionContext::new(
+            "s".into(),
+            root.clone(),
+            Vec::new(),
+            root.join(".data"),
+            events,
+        )
+        .with_settings_check(Some(SettingsWriteCheck(
+            Arc::new(move |p, b, a| files.check(p, b, a)),
+            Arc::new(move |p| covers.covers(p)),
+        ))),
+    );
+    let ctx = workspace::tool_context(&session, "c1");
+    let path = file.display().to_string();
+    workspace::run(
+        &ReadTool,
+        json!({"file_path": path, "offset": 75_000, "limit": 5}),
+        &ctx,
+    )
+    .await
+    .unwrap();
+    let tool = EditTool::default();
+    let parsed = tool
+        .parse(
+            &json!({"file_path": path, "old_string": "\"pad0075001\": \"padding padding\",",
+                       "new_string": "\"pad0075001\": \"padding padding,"}),
+        )
+        .unwrap();
+    let err = tool.preview(&parsed, &ctx).await.unwrap_err();
+    assert!(err.message.contains("unusable"), "{}", err.message);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
 /// A one-line edit in the middle of a large file is made on the text read, in place: the
 /// preview carries the new text once and, for the person, the diff's snippet numbered as in
 /// the file (not the whole before and after); the model gets the same snippet.
