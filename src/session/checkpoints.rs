@@ -298,6 +298,8 @@ impl SessionCheckpoints {
         inner.store = None;
         inner.live = None;
         inner.broken = None;
+        // The store left is one of the others now: list them afresh.
+        inner.others = None;
     }
 
     /// Wait for the background recording, if one runs.
