@@ -27,10 +27,14 @@ fi
 claude=$peers/node_modules/.bin/claude
 codex=$peers/node_modules/.bin/codex
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# The servers start inside `$(serve ...)` subshells, so they are not this shell's jobs: their
+# pids are kept in a file for the exit trap.
+trap 'kill $(jobs -p) $(cat "$work/pids" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 serve() { # script name -> port
+  : >"$work/server.$2.log"
   "$bin" mock-server --script "$1" --port 0 >"$work/server.$2.log" 2>&1 &
+  echo $! >>"$work/pids"
   for _ in $(seq 100); do
     port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.$2.log" | head -1)
     [ -n "$port" ] && { echo "$port"; return; }
@@ -103,7 +107,7 @@ cfg=$(jq -nc --arg s "$PWD/tests/fixtures/mcp/fake_server.py" \
   "env ANTHROPIC_BASE_URL=http://127.0.0.1:$p1 ANTHROPIC_API_KEY=bench $bin -p hi --mcp-config '$cfg'" >/dev/null)
 jq -r '.results[0] | "median \(.median*1000|.*10|round/10) ms (the whole run)"' "$work/mcp.json"
 
-echo "== one-line Edit of a 56 MB file (Read 5 lines at an offset, Edit one): wall and peak RSS, 3 runs each, alternating"
+echo "== one-line Edit of a 49.4 MB file (Read 5 lines at an offset, Edit one): wall and peak RSS, 3 runs each, alternating"
 pb=$(serve assets/bench/big-edit.json big)
 pbc=$(serve assets/bench/big-edit-codex.json big-codex)
 python3 -c "import sys; sys.stdout.writelines('l%07d the quick brown fox jumps over the lazy dog, 0123456789\n' % i for i in range(760000))" > "$work/big.orig"
