@@ -7,9 +7,11 @@
 #   npm install --prefix /work/peers @anthropic-ai/claude-code @openai/codex
 # PEERS=/work/peers by default. No real keys: every program is pointed at 127.0.0.1.
 # Codex 0.171 speaks only the Responses API (`POST /v1/responses`, served by the mock). Its one
-# tool that touches files is `exec`, a freeform (custom) tool running JavaScript, which the mock
-# cannot script yet: Codex runs the one-turn shape only. Claude Code 2.1 answers the mock and
-# uses the same tool names as cairn (Read, Edit), so it runs every shape.
+# tool that touches files is `exec`, a freeform (custom) tool running JavaScript in which
+# `tools.exec_command` and `tools.apply_patch` are called: the mock streams it as a
+# `custom_tool_call`, so Codex gets its own scripts of the same shapes (`*-codex.json`: `cat`
+# or `sed -n` for the Read, `apply_patch` for the Edit). Claude Code 2.1 answers the mock and
+# uses the same tool names as cairn (Read, Edit), so it runs cairn's scripts.
 # Check each program's answer below (`== check`) before trusting a figure.
 # Needs: hyperfine, GNU time, jq, python3. Usage: [CAIRN_BIN=…] scripts/bench-peers.sh [runs] (default 20)
 set -euo pipefail
@@ -25,10 +27,14 @@ fi
 claude=$peers/node_modules/.bin/claude
 codex=$peers/node_modules/.bin/codex
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# The servers start inside `$(serve ...)` subshells, so they are not this shell's jobs: their
+# pids are kept in a file for the exit trap.
+trap 'kill $(jobs -p) $(cat "$work/pids" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 serve() { # script name -> port
+  : >"$work/server.$2.log"
   "$bin" mock-server --script "$1" --port 0 >"$work/server.$2.log" 2>&1 &
+  echo $! >>"$work/pids"
   for _ in $(seq 100); do
     port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.$2.log" | head -1)
     [ -n "$port" ] && { echo "$port"; return; }
@@ -41,6 +47,7 @@ export HOME=$work/home CAIRN_DATA_DIR=$work/data
 mkdir -p "$HOME" "$work/proj"
 p1=$(serve assets/bench/one-turn.json one)
 p3=$(serve assets/bench/read-edit.json three)
+p3c=$(serve assets/bench/read-edit-codex.json three-codex)
 reset="printf 'def f():\n    return 1\n' > $work/proj/lib.py"
 
 # The command line of each program for a prompt against the mock on port $1.
@@ -54,8 +61,12 @@ cmd() { # program port prompt
 
 programs="cairn"
 [ -x "$claude" ] && programs="$programs claude" || echo "(Claude Code not installed in $peers: skipped)"
-tool_programs=$programs # the shapes with Read and Edit
 [ -x "$codex" ] && programs="$programs codex" || echo "(Codex not installed in $peers: skipped)"
+tool_programs=$programs # the shapes with Read and Edit
+# The port of a shape's script for a program: Codex has its own scripts (see above).
+port_for() { # program port codex-port
+  if [ "$1" = codex ]; then echo "$3"; else echo "$2"; fi
+}
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for p in $programs; do
@@ -64,7 +75,7 @@ for p in $programs; do
 done
 for p in $tool_programs; do
   echo "== check: $p, read -> edit"
-  (cd "$work/proj" && sh -c "$reset" && $(cmd "$p" "$p3" go) 2>&1 | tail -3; cat lib.py) || echo "$p failed"
+  (cd "$work/proj" && sh -c "$reset" && $(cmd "$p" "$(port_for "$p" "$p3" "$p3c")" go) 2>&1 | tail -3; cat lib.py) || echo "$p failed"
 done
 
 peak() { # command... -> median peak RSS (KiB) of 10 runs
@@ -75,17 +86,17 @@ peak() { # command... -> median peak RSS (KiB) of 10 runs
 }
 
 for shape in one three; do
-  port=$p1; prompt=hi; these=$programs
-  [ $shape = three ] && { port=$p3; prompt=go; these=$tool_programs; }
+  port=$p1; cport=$p1; prompt=hi; these=$programs
+  [ $shape = three ] && { port=$p3; cport=$p3c; prompt=go; these=$tool_programs; }
   args=()
-  for p in $these; do args+=(-n "$p" "$(cmd "$p" "$port" "$prompt")"); done
+  for p in $these; do args+=(-n "$p" "$(cmd "$p" "$(port_for "$p" "$port" "$cport")" "$prompt")"); done
   echo "== $shape-turn (interleaved: hyperfine runs the commands in turn)"
   (cd "$work/proj" && hyperfine -N --warmup 2 --runs "$runs" --prepare "sh -c \"$reset\"" \
     --export-json "$work/$shape.json" "${args[@]}" >/dev/null)
   jq -r '.results[] | "\(.command): median \(.median*1000|.*10|round/10) ms"' "$work/$shape.json"
   for p in $these; do
     # shellcheck disable=SC2046
-    echo "$p peak RSS median $(cd "$work/proj" && peak $(cmd "$p" "$port" "$prompt")) KiB"
+    echo "$p peak RSS median $(cd "$work/proj" && peak $(cmd "$p" "$(port_for "$p" "$port" "$cport")" "$prompt")) KiB"
   done
 done
 
@@ -96,15 +107,16 @@ cfg=$(jq -nc --arg s "$PWD/tests/fixtures/mcp/fake_server.py" \
   "env ANTHROPIC_BASE_URL=http://127.0.0.1:$p1 ANTHROPIC_API_KEY=bench $bin -p hi --mcp-config '$cfg'" >/dev/null)
 jq -r '.results[0] | "median \(.median*1000|.*10|round/10) ms (the whole run)"' "$work/mcp.json"
 
-echo "== one-line Edit of a 56 MB file (Read 5 lines at an offset, Edit one): wall and peak RSS, 3 runs each, alternating"
+echo "== one-line Edit of a 49.4 MB file (Read 5 lines at an offset, Edit one): wall and peak RSS, 3 runs each, alternating"
 pb=$(serve assets/bench/big-edit.json big)
+pbc=$(serve assets/bench/big-edit-codex.json big-codex)
 python3 -c "import sys; sys.stdout.writelines('l%07d the quick brown fox jumps over the lazy dog, 0123456789\n' % i for i in range(760000))" > "$work/big.orig"
 ls -l "$work/big.orig" | awk '{print "file: " $5 " bytes"}'
 for _ in 1 2 3; do
   for p in $tool_programs; do
     cp "$work/big.orig" "$work/proj/big.txt"
     # shellcheck disable=SC2046
-    (cd "$work/proj" && /usr/bin/time -f "$p %e s %M KiB" $(cmd "$p" "$pb" go) 2>&1 >/dev/null | tail -1)
+    (cd "$work/proj" && /usr/bin/time -f "$p %e s %M KiB" $(cmd "$p" "$(port_for "$p" "$pb" "$pbc")" go) 2>&1 >/dev/null | tail -1)
     grep -c 'THE QUICK' "$work/proj/big.txt" | sed "s/^/$p edited lines: /"
   done
 done

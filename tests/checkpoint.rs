@@ -767,3 +767,48 @@ fn a_rewrite_keeping_size_and_mtime_right_after_a_checkpoint_is_seen() {
     store.restore(first.id, "back").unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap(), "one\n");
 }
+
+/// A `-p` run asks for the session's first checkpoint and, at once, the first prompt's: the
+/// second is asked for before the first has started, so one scan records both and the
+/// prompt's label names it. Rewinding to that prompt still puts the files back.
+#[tokio::test(flavor = "current_thread")]
+async fn checkpoints_asked_for_before_the_previous_started_share_one_scan() {
+    use cairn::session::checkpoints::SessionCheckpoints;
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, store) = (tmp.path().join("proj"), tmp.path().join("s1/rewind"));
+    fs::create_dir_all(&root).unwrap();
+    fs::write(root.join("a.txt"), "one\n").unwrap();
+    let cps = SessionCheckpoints::new(Some(store), vec![root.clone()], Vec::new());
+    // Nothing runs until this task waits: the second is queued behind the first.
+    cps.record_in_background("session startup".into());
+    cps.record_in_background("before prompt 1".into());
+    cps.settle().await;
+    assert_eq!(cps.recordings_that_looked().await.unwrap(), 1);
+    let list = cps.list().await.unwrap();
+    let labels: Vec<(&str, CheckpointId)> = list.iter().map(|c| (c.label.as_str(), c.id)).collect();
+    assert_eq!(
+        labels,
+        [
+            ("session startup", CheckpointId(1)),
+            ("before prompt 1", CheckpointId(1))
+        ]
+    );
+
+    // The turn changes the file; a later prompt's checkpoint, asked for alone, looks again.
+    fs::write(root.join("a.txt"), "two\n").unwrap();
+    cps.record("after turn 1".into()).await.unwrap();
+    cps.record_in_background("before prompt 2".into());
+    cps.settle().await;
+    assert_eq!(cps.recordings_that_looked().await.unwrap(), 3);
+    let prompt_1 = cps
+        .list()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|c| c.label == "before prompt 1")
+        .unwrap();
+    cps.restore(prompt_1.id, "rewind to prompt 1".into())
+        .await
+        .unwrap();
+    assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+}

@@ -1154,6 +1154,124 @@ async fn watcher_reports_rename_away() {
     assert_eq!(w.session.read_files.watched_dirs(), vec![]);
 }
 
+/// The in-place edit of a large file keeps no whole text before, but a settings file's check
+/// still gets it: an edit that leaves a large `.claude/settings.json` unparsable is refused at
+/// the preview, and the file is left as it was.
+#[tokio::test]
+async fn a_large_settings_file_edited_in_place_is_still_checked() {
+    use cairn::config::settings_write::SettingsFiles;
+    use cairn::session::context::{EventSender, SessionContext, SettingsWriteCheck};
+    use std::sync::Arc;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let file = root.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let mut text = String::from("{\n  \"permissions\": {\"deny\": [\"Bash(rm:*)\"]},\n");
+    for i in 0..150_000 {
+        text.push_str(&format!("  \"pad{i:07}\": \"padding padding\",\n"));
+    }
+    text.push_str("  \"end\": 0\n}\n");
+    assert!(text.len() > 4 * 1024 * 1024);
+    std::fs::write(&file, &text).unwrap();
+    let files = Arc::new(SettingsFiles::new(Vec::new()));
+    let covers = Arc::clone(&files);
+    let (events, _rx) = EventSender::channel();
+    let session = Arc::new(
+        SessionContext::new(
+            "s".into(),
+            root.clone(),
+            Vec::new(),
+            root.join(".data"),
+            events,
+        )
+        .with_settings_check(Some(SettingsWriteCheck(
+            Arc::new(move |p, b, a| files.check(p, b, a)),
+            Arc::new(move |p| covers.covers(p)),
+        ))),
+    );
+    let ctx = workspace::tool_context(&session, "c1");
+    let path = file.display().to_string();
+    workspace::run(
+        &ReadTool,
+        json!({"file_path": path, "offset": 75_000, "limit": 5}),
+        &ctx,
+    )
+    .await
+    .unwrap();
+    let tool = EditTool::default();
+    let parsed = tool
+        .parse(
+            &json!({"file_path": path, "old_string": "\"pad0075001\": \"padding padding\",",
+                       "new_string": "\"pad0075001\": \"padding padding,"}),
+        )
+        .unwrap();
+    let err = tool.preview(&parsed, &ctx).await.unwrap_err();
+    assert!(err.message.contains("unusable"), "{}", err.message);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+}
+
+/// A one-line edit in the middle of a large file is made on the text read, in place: the
+/// preview carries the new text once and, for the person, the diff's snippet numbered as in
+/// the file (not the whole before and after); the model gets the same snippet.
+#[tokio::test]
+async fn a_large_file_is_edited_in_place_and_shown_as_its_snippet() {
+    let w = ws();
+    let text: String = (0..200_000)
+        .map(|i| format!("l{i:07} the quick brown fox\n"))
+        .collect();
+    assert!(text.len() > 4 * 1024 * 1024);
+    w.write("big.txt", &text);
+    w.run(
+        &ReadTool,
+        json!({"file_path": w.p("big.txt"), "offset": 100_000, "limit": 5}),
+    )
+    .await
+    .unwrap();
+    let tool = EditTool::default();
+    let mut ctx = w.call_ctx();
+    let input = json!({"file_path": w.p("big.txt"), "old_string": "l0100001 the quick",
+                       "new_string": "l0100001 THE QUICK"});
+    let parsed = tool.parse(&input).unwrap();
+    ctx.preview = tool.preview(&parsed, &ctx).await.unwrap();
+    let preview = ctx.preview.as_ref().unwrap();
+    let expected = text.replacen("l0100001 the quick", "l0100001 THE QUICK", 1);
+    assert_eq!(preview.new_content.as_deref(), Some(expected.as_str()));
+    let Display::Text { text: shown } = &preview.display else {
+        panic!("the preview is the snippet, not two whole texts");
+    };
+    assert!(
+        shown.starts_with("(+1 -1)\n@@ -99999,7 +99999,7 @@"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("-100002 l0100001 the quick brown fox"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("+100002 l0100001 THE QUICK brown fox"),
+        "{shown}"
+    );
+    let out = tool.call(parsed, &ctx).await.unwrap();
+    assert_eq!(w.file("big.txt"), expected);
+    let said = out.content.text();
+    assert!(said.contains("(+1 -1)"), "{said}");
+    assert!(
+        said.contains("+100002 l0100001 THE QUICK brown fox"),
+        "{said}"
+    );
+    // The read-file state follows the write: the line written edits again.
+    let parsed = tool
+        .parse(
+            &json!({"file_path": w.p("big.txt"), "old_string": "l0100001 THE QUICK",
+                       "new_string": "l0100001 the quick"}),
+        )
+        .unwrap();
+    let mut ctx = w.call_ctx();
+    ctx.preview = tool.preview(&parsed, &ctx).await.unwrap();
+    tool.call(parsed, &ctx).await.unwrap();
+    assert_eq!(w.file("big.txt"), text);
+}
+
 /// A large file (over 4 MiB) is edited with two copies of it in memory, not six: the preview's
 /// content travels once (in its diff), the read-file state keeps no copy of what was written,
 /// and the result shows the model's snippet rather than the whole before and after.

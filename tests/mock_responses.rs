@@ -171,3 +171,63 @@ async fn a_request_without_input_is_refused() {
     let (status, _) = post(&server, "/v1/responses", &json!({"model": "m"})).await;
     assert_eq!(status, "HTTP/1.1 400 Bad Request");
 }
+
+#[tokio::test]
+async fn a_string_input_streams_as_a_custom_tool_call_and_its_output_ends_the_turn() {
+    // Codex 0.171's file tool: `exec`, a freeform tool whose input is JavaScript, raw.
+    let js = "const r = await tools.exec_command({cmd: \"cat lib.py\"});\ntext(r.output);";
+    let call = Turn {
+        chunk_chars: 20,
+        ..Turn::tool_call("call_9", "exec", json!(js))
+    };
+    let server = ScriptedServer::start(Script::new(vec![call, Turn::text("Done.")])).unwrap();
+    // A script file may say so too (`assets/bench/read-edit-codex.json`); a number may not.
+    let file = r#"{"turns": [{"tool_calls": [{"name": "exec", "input": "text(1);"}]}]}"#;
+    assert_eq!(
+        Script::from_json(file).unwrap().turns[0].tool_calls[0].input,
+        json!("text(1);")
+    );
+    let bad = r#"{"turns": [{"tool_calls": [{"name": "exec", "input": 1}]}]}"#;
+    assert!(Script::from_json(bad).is_err());
+    let go = json!({"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "go"}]});
+    let body = json!({"model": "m", "stream": true, "input": [go.clone()]});
+    let (_, events) = post(&server, "/v1/responses", &body).await;
+    let deltas = js.chars().count().div_ceil(20);
+    let mut expected = vec!["response.created", "response.output_item.added"];
+    expected.extend(std::iter::repeat_n(
+        "response.custom_tool_call_input.delta",
+        deltas,
+    ));
+    expected.extend([
+        "response.custom_tool_call_input.done",
+        "response.output_item.done",
+        "response.completed",
+    ]);
+    assert_eq!(names(&events), expected);
+    let streamed: String = events
+        .iter()
+        .filter(|(n, _)| n == "response.custom_tool_call_input.delta")
+        .map(|(_, d)| d["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, js);
+    let added = &events[1].1["item"];
+    assert_eq!(added["type"], "custom_tool_call");
+    assert_eq!(added["input"], "");
+    let item = &events[events.len() - 2].1["item"];
+    assert_eq!(item["type"], "custom_tool_call");
+    assert_eq!(item["name"], "exec");
+    assert_eq!(item["call_id"], "call_9");
+    assert_eq!(item["input"], js, "the input is the raw source, not JSON");
+    assert_eq!(events[events.len() - 1].1["response"]["output"][0], *item);
+
+    // Codex sends the call back with its output: the next scripted turn answers.
+    let body = json!({"model": "m", "stream": true, "input": [
+        go,
+        item.clone(),
+        {"type": "custom_tool_call_output", "call_id": "call_9", "output": "def f(): ..."}
+    ]});
+    let (_, events) = post(&server, "/v1/responses", &body).await;
+    let text = &events[events.len() - 2].1["item"]["content"][0]["text"];
+    assert_eq!(text, "Done.");
+}

@@ -246,8 +246,10 @@ pub fn start(setup: AgentSetup) -> AgentHandle {
 
 /// The check of the file tools' writes to settings files ([`crate::config::settings_write`]).
 fn settings_check(files: Vec<std::path::PathBuf>) -> crate::session::context::SettingsWriteCheck {
-    let files = crate::config::settings_write::SettingsFiles::new(files);
-    crate::session::context::SettingsWriteCheck(Arc::new(move |path, before, after| {
-        files.check(path, before, after)
-    }))
+    let files = Arc::new(crate::config::settings_write::SettingsFiles::new(files));
+    let covers = Arc::clone(&files);
+    crate::session::context::SettingsWriteCheck(
+        Arc::new(move |path, before, after| files.check(path, before, after)),
+        Arc::new(move |path| covers.covers(path)),
+    )
 }

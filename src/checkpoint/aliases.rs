@@ -27,7 +27,7 @@ pub(super) struct Alias {
 /// A store's aliases, as read at open and appended since.
 #[derive(Debug, Default)]
 pub(super) struct Aliases {
-    path: PathBuf,
+    pub(super) path: PathBuf,
     list: Vec<Alias>,
 }
 

@@ -68,6 +68,11 @@ impl CheckpointStore {
         store_bytes(&self.dir)
     }
 
+    /// Entries of the latest checkpoint, when its index is in memory (recorded or read).
+    pub fn tree_entries(&self) -> Option<usize> {
+        self.latest.as_ref().map(|(_, index)| index.entries().len())
+    }
+
     /// The bytes of the files the latest checkpoint covers (the working tree's size).
     pub fn tree_bytes(&mut self) -> u64 {
         let Some(id) = self.latest_id() else { return 0 };

@@ -26,6 +26,7 @@
 mod aliases;
 mod budget;
 mod codec;
+mod describe;
 mod durable;
 mod index;
 #[cfg(target_os = "linux")]
@@ -94,6 +95,10 @@ pub struct CheckpointOptions {
     /// never starts it.
     pub journal_from: u32,
     pub journal_min_entries: usize,
+    /// How many entries the tree is expected to hold (an earlier session's count), to size
+    /// the first walk, which has no previous index to go by: a small tree is walked on one
+    /// thread (`scan.rs`). `None`: unknown, walked in parallel.
+    pub expected_entries: Option<usize>,
 }
 
 impl Default for CheckpointOptions {
@@ -110,6 +115,7 @@ impl Default for CheckpointOptions {
             journal_max_dirs: 32_768,
             journal_from: 1,
             journal_min_entries: 0,
+            expected_entries: None,
         }
     }
 }

@@ -260,13 +260,14 @@ fn walk(setup: &ScanSetup<'_>) -> Found {
         }
         let root_dev = std::fs::symlink_metadata(root).map_or(0, |m| m.dev());
         let filter = entry_filter(root, root_index, setup.skip, prune.clone(), watched);
-        let walker = WalkBuilder::new(root)
+        let mut walker = WalkBuilder::new(root);
+        walker
             .hidden(false)
             .require_git(false)
             .follow_links(false)
             .threads(setup.threads.clamp(1, 8))
-            .filter_entry(filter)
-            .build_parallel();
+            .filter_entry(filter);
+        let sequential = setup.threads <= 1 && prune.is_none();
         let mut builder = Collectors {
             root,
             root_index,
@@ -275,7 +276,16 @@ fn walk(setup: &ScanSetup<'_>) -> Found {
             prune,
             out: &collected,
         };
-        walker.visit(&mut builder);
+        if sequential {
+            // One thread and nothing to skip (`WalkState::Skip` comes only with a prune):
+            // walked here, with no worker thread to start.
+            let mut visitor = builder.build();
+            for entry in walker.build() {
+                visitor.visit(entry);
+            }
+        } else {
+            walker.build_parallel().visit(&mut builder);
+        }
     }
     let mut found = Found::default();
     for part in collected.into_inner().unwrap_or_else(|e| e.into_inner()) {

@@ -15,9 +15,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::aliases::Aliases;
 use super::codec::{self, Body, BodyRef, Header};
-use super::durable::stage;
 use super::index::not_covered_files;
-use super::index::{Content, Delta, Index};
+use super::index::{Delta, Index};
 use super::journal::{Journal, WalkNotes, Watched};
 use super::objects::ObjectStore;
 use super::prune::{FullScanReason, RootPlan, ScanKind};
@@ -71,9 +70,9 @@ pub struct CheckpointStore {
     pub(super) objects: ObjectStore,
     pub(super) known: BTreeMap<u64, Known>,
     damaged: Vec<DamagedCheckpoint>,
-    next_id: u64,
+    pub(super) next_id: u64,
     /// The full index of the latest checkpoint, once read or recorded.
-    latest: Option<(u64, Index)>,
+    pub(super) latest: Option<(u64, Index)>,
     /// Whether `latest` was recorded by this store rather than read back from disk, where
     /// anyone may have rewritten it (its hashes are then not trusted for an undo).
     latest_ours: bool,
@@ -82,11 +81,16 @@ pub struct CheckpointStore {
     /// The journal could not start or stopped working: every checkpoint is a full scan.
     journal_failed: bool,
     /// Labels recorded when nothing had changed, naming earlier checkpoints.
-    aliases: Aliases,
+    pub(super) aliases: Aliases,
     /// Checkpoints this store recorded (aliases included), for `journal_from`.
-    recorded: u32,
+    pub(super) recorded: u32,
+    /// Recordings that looked at the tree (all but [`Self::name_latest`]'s).
+    pub(super) looked: u32,
     /// When the scan of the latest checkpoint (its id) that this store recorded started.
     scan_started: Option<(u64, SystemTime)>,
+    /// A checkpoint file written without fsync (a chain's first, see [`Self::commit`]),
+    /// synced before the next one is written.
+    pub(super) unsynced: Option<PathBuf>,
 }
 
 impl CheckpointStore {
@@ -130,7 +134,9 @@ impl CheckpointStore {
             journal_failed: false,
             aliases: Aliases::default(),
             recorded: 0,
+            looked: 0,
             scan_started: None,
+            unsynced: None,
         };
         store.load()?;
         store.aliases = Aliases::load(&store.dir);
@@ -437,6 +443,7 @@ impl CheckpointStore {
     /// hashes of an index read from disk.
     fn record_as(&mut self, label: &str, for_undo: bool) -> Result<Recorded, CheckpointError> {
         self.recorded = self.recorded.saturating_add(1);
+        self.looked = self.looked.saturating_add(1);
         if self.load_latest().is_err() {
             // Its file went bad after `open`: start a new chain rather than refuse to record.
             self.latest = None;
@@ -465,7 +472,11 @@ impl CheckpointStore {
             scan_start = Some(SystemTime::now());
             let setup = self
                 .setup(&roots, Some(&plans), watched.as_ref(), since)
-                .sized(latest.map(|_| previous.entries().len()));
+                .sized(
+                    latest
+                        .map(|_| previous.entries().len())
+                        .or(self.options.expected_entries),
+                );
             let Scanned {
                 index,
                 problems,
@@ -548,57 +559,24 @@ impl CheckpointStore {
         Ok(recorded)
     }
 
-    /// Checkpoint `id`'s index as text, a line per entry (root, path, kind, mode, size,
-    /// mtime, inode, content) and per file not covered: for tests comparing two ways of
-    /// recording the same tree, and for debugging.
-    #[doc(hidden)]
-    pub fn describe(&mut self, id: CheckpointId) -> Result<String, CheckpointError> {
-        use std::fmt::Write;
-        let (_, index) = self.read(id)?;
-        let mut out = String::new();
-        for e in index.entries() {
-            let path = String::from_utf8_lossy(&e.path);
-            let s = &e.stat;
-            let content = match &e.content {
-                Content::File(h) => h[..8].iter().map(|b| format!("{b:02x}")).collect(),
-                Content::Symlink(t) => format!("-> {}", String::from_utf8_lossy(t)),
-                Content::Dir => "dir".to_string(),
-            };
-            let _ = writeln!(
-                out,
-                "{} {path} {:o} {} {}.{} {} {content}",
-                e.root, s.mode, s.size, s.mtime_sec, s.mtime_nsec, s.ino
-            );
-        }
-        for n in index.not_covered() {
-            let path = String::from_utf8_lossy(&n.path);
-            let _ = writeln!(out, "{} {path} not covered: {:?}", n.root, n.why);
-        }
-        Ok(out)
-    }
-
-    /// Writes a checkpoint file durably, after the objects it names.
-    pub(super) fn commit(
-        &mut self,
-        header: &Header,
-        body: BodyRef<'_>,
-    ) -> Result<(), CheckpointError> {
-        let cp_dir = self.dir.join(CHECKPOINTS);
-        let path = cp_dir.join(file_name(header.id));
-        let err = |source| CheckpointError::Store {
-            path: path.clone(),
-            source,
+    /// Names the latest checkpoint `label` too, without a scan: for a label asked for before
+    /// the recording of the latest one started, which holds the state for both. `None`: no
+    /// checkpoint yet, nothing named.
+    pub fn name_latest(&mut self, label: &str) -> Result<Option<CheckpointId>, CheckpointError> {
+        let Some(id) = self.latest_id() else {
+            return Ok(None);
         };
-        let bytes = codec::encode(header, body).map_err(err)?;
-        self.objects.flush().map_err(err)?;
-        let staged = stage(&cp_dir, &path, &bytes, None).map_err(err)?;
-        staged.sync().map_err(err)?;
-        staged.commit().map_err(err)?;
-        if let Ok(d) = fs::File::open(&cp_dir) {
-            // Durability of the rename; the checkpoint is complete either way.
-            let _ = d.sync_all();
-        }
-        Ok(())
+        let created_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        self.aliases
+            .add(id.0, created_ms, label)
+            .map_err(|source| CheckpointError::Store {
+                path: self.aliases.path.clone(),
+                source,
+            })?;
+        self.recorded = self.recorded.saturating_add(1);
+        Ok(Some(id))
     }
 
     /// Reads the headers of every checkpoint file and checks their chains.

@@ -272,3 +272,39 @@ fn a_pruned_scan_replaces_only_what_it_looked_at() {
         ]
     );
 }
+
+/// A fresh store's first checkpoint that stores nothing new (an empty tree) is written
+/// without fsync and synced before the next is written; one that stores contents, or any
+/// later one, is synced at once. Both read back.
+#[test]
+fn only_a_first_checkpoint_without_new_contents_waits_for_its_fsync() {
+    use super::{CheckpointOptions, CheckpointStore};
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, data) = (tmp.path().join("root"), tmp.path().join("data"));
+    std::fs::create_dir_all(&root).unwrap();
+    let open = |dir: &str| {
+        CheckpointStore::open(
+            &data.join(dir),
+            std::slice::from_ref(&root),
+            CheckpointOptions::default(),
+        )
+        .unwrap()
+    };
+    let mut store = open("empty");
+    let first = store.record("session startup").unwrap();
+    let pending = store
+        .unsynced
+        .clone()
+        .expect("the first checkpoint waits for its fsync");
+    assert!(pending.ends_with("0000000001.cp"), "{pending:?}");
+    std::fs::write(root.join("a.txt"), "one").unwrap();
+    let second = store.record("after turn 1").unwrap();
+    assert_ne!(first.id, second.id);
+    assert_eq!(store.unsynced, None, "synced before the second was written");
+    assert_eq!(open("empty").list().len(), 2);
+
+    // Contents stored with the first checkpoint: synced at once, as every later one.
+    let mut store = open("with-contents");
+    store.record("session startup").unwrap();
+    assert_eq!(store.unsynced, None);
+}

@@ -170,6 +170,13 @@ fn offsets<'a>(slices: impl Iterator<Item = &'a str>, base: usize) -> Vec<usize>
 
 /// Split the change from `before` to `after` into hunks with [`CONTEXT`] lines of context.
 pub fn diff(before: &str, after: &str) -> FileDiff {
+    diff_at(before, after, 0, 0)
+}
+
+/// [`diff`] of two excerpts that start `line0` lines and `byte0` bytes into their texts (the
+/// same in both: the text before them is common), numbered as in the whole texts. The
+/// excerpts must hold [`CONTEXT`] unchanged lines around the change, or reach the texts' ends.
+pub fn diff_at(before: &str, after: &str, line0: usize, byte0: usize) -> FileDiff {
     if before == after {
         return FileDiff::default();
     }
@@ -177,9 +184,9 @@ pub fn diff(before: &str, after: &str) -> FileDiff {
     let d = line_diff(w.old, w.new);
     let old: Vec<&str> = d.iter_old_slices().collect();
     let new: Vec<&str> = d.iter_new_slices().collect();
-    let old_at = offsets(old.iter().copied(), w.start);
-    let new_at = offsets(new.iter().copied(), w.start);
-    let line = |i: usize| w.first_line + i;
+    let old_at = offsets(old.iter().copied(), byte0 + w.start);
+    let new_at = offsets(new.iter().copied(), byte0 + w.start);
+    let line = |i: usize| line0 + w.first_line + i;
     let mut hunks = Vec::new();
     for group in d.grouped_ops(CONTEXT) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
@@ -235,12 +242,17 @@ pub fn diff(before: &str, after: &str) -> FileDiff {
 /// Changed regions of `before` -> `after` without context, adjacent changes merged (what the
 /// merge of outside changes and the seen-range bookkeeping need).
 pub fn changes(before: &str, after: &str) -> Vec<Change> {
+    changes_at(before, after, 0)
+}
+
+/// [`changes`] of two excerpts that start `line0` lines into their texts (see [`diff_at`]).
+pub fn changes_at(before: &str, after: &str, line0: usize) -> Vec<Change> {
     if before == after {
         return Vec::new();
     }
     let w = window::window(before, after, 0);
     let d = line_diff(w.old, w.new);
-    let off = w.first_line;
+    let off = line0 + w.first_line;
     let mut out: Vec<Change> = Vec::new();
     for op in d.ops() {
         let (tag, old, new) = op.as_tag_tuple();

@@ -56,6 +56,45 @@ struct Inner {
     notices: Vec<String>,
     /// Checkpoints pruned since the person was last told.
     pruned: Option<PrunedSoFar>,
+    /// The project's other stores' size as last listed, and the checkpoints recorded since.
+    others: Option<(u64, u32)>,
+    /// The tree's entries as the project's sessions last counted them ([`TREE_HINT`]).
+    tree_hint: Option<usize>,
+}
+
+/// The file in the project's data dir that holds how many entries its tree had at a
+/// session's latest checkpoint: the next session sizes its first walk by it
+/// ([`CheckpointOptions::expected_entries`]).
+const TREE_HINT: &str = "rewind-tree-entries";
+
+impl Inner {
+    /// Reads the project's tree hint.
+    fn read_tree_hint(&mut self) -> Option<usize> {
+        let (_, project) = self.project()?;
+        let text = std::fs::read_to_string(project.join(TREE_HINT)).ok()?;
+        self.tree_hint = text.trim().parse().ok();
+        self.tree_hint
+    }
+
+    /// Writes the tree hint when the latest checkpoint counted differently (after the
+    /// background checkpoints: the session's first, each prompt's). A hint that cannot be
+    /// written only costs the next session a parallel first walk.
+    fn update_tree_hint(&mut self) {
+        let entries = self.store.as_ref().and_then(CheckpointStore::tree_entries);
+        let Some(entries) = entries.filter(|&n| Some(n) != self.tree_hint) else {
+            return;
+        };
+        // Never into a working tree (a data dir kept inside the project, as in tests).
+        let inside = |project: &Path| {
+            self.roots
+                .iter()
+                .any(|r| project.starts_with(r) || r.starts_with(project))
+        };
+        if let Some((_, project)) = self.project().filter(|(_, p)| !inside(p)) {
+            let _ = std::fs::write(project.join(TREE_HINT), format!("{entries}\n"));
+        }
+        self.tree_hint = Some(entries);
+    }
 }
 
 /// Checkpoints pruned since the person was last told.
@@ -114,6 +153,7 @@ impl Inner {
                 skip: self.skip.clone(),
                 journal_from: JOURNAL_FROM,
                 journal_min_entries: JOURNAL_MIN_ENTRIES,
+                expected_entries: self.read_tree_hint(),
                 ..CheckpointOptions::default()
             };
             match CheckpointStore::open(&dir, &self.roots, options) {
@@ -148,6 +188,9 @@ pub struct SessionCheckpoints {
     inner: Arc<Mutex<Inner>>,
     /// The background recording still running, if any.
     pending: Arc<Mutex<Option<JoinHandle<()>>>>,
+    /// Labels asked for in the background whose recording has not started: the next one to
+    /// start takes them all, scans once, and names that state with each.
+    queued: Arc<Mutex<Vec<String>>>,
 }
 
 impl std::fmt::Debug for SessionCheckpoints {
@@ -182,8 +225,11 @@ impl SessionCheckpoints {
                 budget: None,
                 notices: Vec::new(),
                 pruned: None,
+                others: None,
+                tree_hint: None,
             })),
             pending: Arc::new(Mutex::new(None)),
+            queued: Arc::new(Mutex::new(Vec::new())),
         }
     }
 
@@ -252,6 +298,8 @@ impl SessionCheckpoints {
         inner.store = None;
         inner.live = None;
         inner.broken = None;
+        // The store left is one of the others now: list them afresh.
+        inner.others = None;
     }
 
     /// Wait for the background recording, if one runs.
@@ -262,33 +310,56 @@ impl SessionCheckpoints {
         }
     }
 
-    /// Record a checkpoint in the background; the next operation waits for it.
+    /// Record a checkpoint in the background; the next operation waits for it. A label asked
+    /// for while the previous background recording has not started yet is recorded with it:
+    /// one scan, after both were asked for, holds the state for both (the session's first
+    /// checkpoint and the first prompt's, in a `-p` run).
     pub fn record_in_background(&self, label: String) {
         if !self.is_enabled() {
             return;
         }
+        lock(&self.queued).push(label);
         let inner = Arc::clone(&self.inner);
+        let queued = Arc::clone(&self.queued);
         let previous = lock(&self.pending).take();
         let task = tokio::spawn(async move {
             if let Some(previous) = previous {
                 let _ = previous.await;
             }
-            let _ = tokio::task::spawn_blocking(move || record(&inner, &label)).await;
+            let labels = std::mem::take(&mut *lock(&queued));
+            if labels.is_empty() {
+                return; // an earlier recording took them
+            }
+            let _ = tokio::task::spawn_blocking(move || record(&inner, &labels)).await;
         });
         *lock(&self.pending) = Some(task);
     }
 
     /// Record a checkpoint now (after the background one) and wait for it.
     pub async fn record(&self, label: String) -> Result<Recorded, String> {
-        let within = lock(&self.inner).within();
-        let (recorded, notice) = self
+        // The background recording first: it may list the other stores for this one.
+        self.settle().await;
+        let (within, mut others) = {
+            let mut inner = lock(&self.inner);
+            (inner.within(), inner.others.take())
+        };
+        let (recorded, notice, others) = self
             .run(move |store| {
                 let recorded = store.record(&label)?;
-                Ok((recorded, keep_to_budget(store, &within)))
+                let kept = keep_to_budget(store, &within, &mut others);
+                Ok((recorded, kept, others))
             })
             .await?;
-        lock(&self.inner).note(notice);
+        let mut inner = lock(&self.inner);
+        inner.others = others;
+        inner.note(notice);
         Ok(recorded)
+    }
+
+    /// How many recordings looked at the tree ([`CheckpointStore::recordings_that_looked`]).
+    #[doc(hidden)]
+    pub async fn recordings_that_looked(&self) -> Result<u32, String> {
+        self.run(|store| Ok(store.recordings_that_looked())).await
     }
 
     /// The readable checkpoints, oldest first.
@@ -337,12 +408,21 @@ impl SessionCheckpoints {
     }
 }
 
-fn record(inner: &Mutex<Inner>, label: &str) {
+/// Records one checkpoint named with every label of `labels` (see
+/// [`SessionCheckpoints::record_in_background`]).
+fn record(inner: &Mutex<Inner>, labels: &[String]) {
     let mut inner = lock(inner);
     let within = inner.within();
+    let mut others = inner.others.take();
     let Ok(store) = inner.store() else { return };
-    let kept = match store.record(label) {
-        Ok(_) => keep_to_budget(store, &within),
+    let Some((label, more)) = labels.split_first() else {
+        return;
+    };
+    let recorded = store
+        .record(label)
+        .and_then(|_| more.iter().try_for_each(|l| store.name_latest(l).map(drop)));
+    let kept = match recorded {
+        Ok(()) => keep_to_budget(store, &within, &mut others),
         Err(e) => {
             tracing::warn!("checkpoint \"{label}\" not recorded: {e}");
             Kept::Problem(format!(
@@ -351,8 +431,15 @@ fn record(inner: &Mutex<Inner>, label: &str) {
             ))
         }
     };
+    inner.others = others;
     inner.note(kept);
+    inner.update_tree_hint();
 }
+
+/// Checkpoints recorded between two listings of the project's other stores: in between their
+/// size is the one last listed (they grow only with their own sessions' checkpoints, and the
+/// budget is ten times the tree). A total over the budget is always listed again.
+const LIST_OTHERS_EVERY: u32 = 16;
 
 /// What keeping the project's stores to their budget did.
 enum Kept {
@@ -385,18 +472,37 @@ impl Inner {
 /// 50 MB to 1 GB): first prunes the stores of ended sessions (`store_report::free_ended`),
 /// then this store's oldest checkpoints, never its latest. Stores left over the budget
 /// are only logged.
-fn keep_to_budget(store: &mut CheckpointStore, within: &Within) -> Kept {
+fn keep_to_budget(
+    store: &mut CheckpointStore,
+    within: &Within,
+    listed: &mut Option<(u64, u32)>,
+) -> Kept {
     let budget = within
         .budget
         .unwrap_or_else(|| default_budget(store.tree_bytes()));
     let own = store.disk_usage();
-    let mut others = within
-        .project
-        .as_ref()
-        .map_or(0, |(dir, project)| others_bytes(project, dir));
+    let list = || {
+        within
+            .project
+            .as_ref()
+            .map_or(0, |(dir, project)| others_bytes(project, dir))
+    };
+    let mut others = match *listed {
+        Some((bytes, since)) if since < LIST_OTHERS_EVERY && own + bytes <= budget => {
+            *listed = Some((bytes, since + 1));
+            bytes
+        }
+        _ => {
+            let bytes = list();
+            *listed = Some((bytes, 1));
+            bytes
+        }
+    };
     if own + others <= budget {
         return Kept::Within;
     }
+    // Pruning changes the other stores: list them afresh next time.
+    *listed = None;
     let mut ended = 0;
     let mut problems = Vec::new();
     if let Some((dir, project)) = within.project.as_ref().filter(|_| others > 0) {

@@ -40,11 +40,15 @@ impl EventSender {
 
 /// Checks the new content of a file (`path`, `before`, `after`): an error when it is a
 /// settings file the write would leave unusable or without some of its deny rules.
+/// `.1` says whether a path is a settings file at all (whether `.0` looks at it).
 #[derive(Clone)]
-pub struct SettingsWriteCheck(pub Arc<SettingsCheckFn>);
+pub struct SettingsWriteCheck(pub Arc<SettingsCheckFn>, pub Arc<SettingsCoversFn>);
 
 /// The function inside a [`SettingsWriteCheck`].
 pub type SettingsCheckFn = dyn Fn(&Path, &str, &str) -> Result<(), String> + Send + Sync;
+
+/// Whether a path is one a [`SettingsWriteCheck`] checks.
+pub type SettingsCoversFn = dyn Fn(&Path) -> bool + Send + Sync;
 
 impl std::fmt::Debug for SettingsWriteCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -249,6 +253,14 @@ impl SessionContext {
     /// The check of writes to settings files, to hand to a sub-agent's context.
     pub fn settings_check(&self) -> Option<SettingsWriteCheck> {
         self.settings_check.clone()
+    }
+
+    /// Whether writes to `path` are checked as a settings file's
+    /// ([`Self::check_settings_write`]): only then does the check need the text before.
+    pub fn is_settings_file(&self, path: &Path) -> bool {
+        self.settings_check
+            .as_ref()
+            .is_some_and(|check| (check.1)(path))
     }
 
     /// Ok unless writing `after` over `before` at `path` would break a settings file (the

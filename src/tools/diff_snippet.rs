@@ -21,7 +21,15 @@ pub struct DiffSummary {
 /// The unified diff of `before` -> `after` (see the module docs). Headers number every range
 /// from its first line (`@@ -1,0 +1,2 @@` for a new file), as the model has always been shown.
 pub fn diff_snippet(before: &str, after: &str) -> DiffSummary {
-    let d = diff::diff(before, after);
+    summary(&diff::diff(before, after))
+}
+
+/// [`diff_snippet`] of two excerpts `line0` lines into their texts ([`diff::diff_at`]).
+pub fn diff_snippet_at(before: &str, after: &str, line0: usize) -> DiffSummary {
+    summary(&diff::diff_at(before, after, line0, 0))
+}
+
+fn summary(d: &diff::FileDiff) -> DiffSummary {
     let mut lines: Vec<String> = Vec::new();
     for h in &d.hunks {
         lines.push(format!(

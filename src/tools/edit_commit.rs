@@ -27,6 +27,7 @@ use std::time::SystemTime;
 use super::diff_snippet::{diff_snippet, shift_ranges};
 use super::edit_conflict::{self, Choice, Resolution};
 use super::edit_core::{Change, MODIFIED, Plan, plan};
+use super::edit_large::{LARGE_TEXT, Spliced};
 use super::file_common::{
     client_error, client_for, disk_stamp, load_for_edit, load_from_client, load_text,
 };
@@ -40,12 +41,8 @@ use crate::files::state::{WriteRecord, content_hash};
 use crate::protocol::Display;
 use crate::session::context::SessionContext;
 
-/// Past this many bytes a text is large: the read-file state does not keep a copy of what was
-/// written (an outside change to it is refused rather than merged), and the result's display
-/// is the model's snippet, not the whole before and after (two more copies of the file).
-const LARGE_TEXT: usize = 4 * 1024 * 1024;
-
-/// The copy of `written` the read-file state keeps, unless it is large.
+/// The copy of `written` the read-file state keeps, unless it is large ([`LARGE_TEXT`]: an
+/// outside change to it is then refused rather than merged).
 fn kept(written: &str) -> Option<Arc<str>> {
     (written.len() <= LARGE_TEXT).then(|| Arc::from(written))
 }
@@ -64,6 +61,8 @@ struct Prepared {
     ranges_before: Vec<(usize, usize)>,
     ranges_after: Vec<(usize, usize)>,
     notes: Vec<String>,
+    /// The plan edited a large text in place: the text before, as its excerpt.
+    spliced: Option<Spliced>,
 }
 
 impl Prepared {
@@ -77,6 +76,7 @@ impl Prepared {
             ranges_before: plan.ranges_before.clone(),
             ranges_after: plan.ranges_after.clone(),
             notes: plan.notes.clone(),
+            spliced: plan.spliced.clone(),
         }
     }
 }
@@ -115,9 +115,12 @@ impl PreparedWrites {
         let whole_write = matches!(change, Change::Write(_));
         let loaded = load_text(path, session, whole_write).await?;
         let plan = plan(&session.read_files, path, change, loaded)?;
-        session
-            .check_settings_write(path, &plan.before, &plan.after)
-            .map_err(ToolError::new)?;
+        let before = match &plan.spliced {
+            Some(s) => Before::Spliced(s.clone()),
+            None => Before::Text(Cow::Borrowed(&plan.before)),
+        };
+        check_settings(session, path, &before, &plan.after)?;
+        drop(before);
         {
             let mut waiting = self.lock();
             waiting.retain(|p| p.call_id != call_id);
@@ -125,6 +128,15 @@ impl PreparedWrites {
                 waiting.pop_front();
             }
             waiting.push_back(Prepared::of(call_id, &plan));
+        }
+        if let Some(spliced) = &plan.spliced {
+            // Edited in place: the person sees the diff's snippet; the content travels once.
+            let d = spliced.snippet(&plan.after);
+            let text = format!("(+{} -{})\n{}", d.added, d.removed, d.snippet);
+            return Ok(Preview {
+                new_content: Some(plan.after),
+                display: Display::Text { text },
+            });
         }
         Ok(Preview {
             // A large file's content travels once, in the diff (`Preview::content`).
@@ -311,14 +323,10 @@ fn resolve_conflict(
         ranges_before: Vec::new(),
         ranges_after: conflict.ranges_after.clone(),
         notes,
+        spliced: None,
     };
-    Ok(outcome(
-        &headline,
-        &prep,
-        path,
-        &conflict.disk,
-        &conflict.ours,
-    ))
+    let before = Before::Text(Cow::Borrowed(&conflict.disk));
+    Ok(outcome(&headline, &prep, path, &before, &conflict.ours))
 }
 
 /// What to write, as approved, and the facts to record with it. When the file still holds
@@ -333,19 +341,21 @@ fn settle<'a>(
     prepared: Option<Prepared>,
     unchanged: impl FnOnce(&Prepared) -> bool,
     replan: impl FnOnce() -> Result<Plan, ToolError>,
-) -> Result<(Prepared, Cow<'a, str>, Cow<'a, str>), ToolError> {
+) -> Result<(Prepared, Before<'a>, Cow<'a, str>), ToolError> {
     let approved_after = ctx.preview.as_ref().and_then(Preview::content);
     let approved_before = match ctx.preview.as_ref().map(|p| &p.display) {
         Some(Display::Diff { before, .. }) => Some(before.as_str()),
         _ => None,
     };
-    let fast = match (prepared, approved_before, approved_after) {
-        (Some(p), Some(b), Some(a)) if unchanged(&p) => {
-            Some((p, Cow::Borrowed(b), Cow::Borrowed(a)))
-        }
+    let fast = match (prepared, approved_after) {
+        (Some(p), Some(a)) if unchanged(&p) => match (&p.spliced, approved_before) {
+            (Some(s), _) => Some((Before::Spliced(s.clone()), p, Cow::Borrowed(a))),
+            (None, Some(b)) => Some((Before::Text(Cow::Borrowed(b)), p, Cow::Borrowed(a))),
+            (None, None) => None,
+        },
         _ => None,
     };
-    let (mut prep, before, after) = match fast {
+    let (mut before, mut prep, after) = match fast {
         Some(x) => x,
         None => {
             let plan = replan()?;
@@ -363,7 +373,11 @@ fn settle<'a>(
                 )));
             }
             let prep = Prepared::of(&ctx.call_id, &plan);
-            (prep, Cow::Owned(plan.before), Cow::Owned(plan.after))
+            let before = match plan.spliced {
+                Some(s) => Before::Spliced(s),
+                None => Before::Text(Cow::Owned(plan.before)),
+            };
+            (before, prep, Cow::Owned(plan.after))
         }
     };
     let written = match &ctx.content_override {
@@ -371,7 +385,12 @@ fn settle<'a>(
             if !o.note.trim().is_empty() {
                 prep.notes.push(o.note.clone());
             }
-            let hunks = changes(&before, &o.content);
+            // The person's own text: the text before is needed whole to compare with it.
+            if let Before::Spliced(s) = &before {
+                before = Before::Text(Cow::Owned(s.before(&after)));
+            }
+            drop(after);
+            let hunks = changes(before.text().unwrap_or_default(), &o.content);
             prep.ranges_after = shift_ranges(&prep.ranges_before, &hunks);
             Cow::Borrowed(o.content.as_str())
         }
@@ -379,9 +398,7 @@ fn settle<'a>(
     };
     // What is written, the person's own version included, must not break a settings file
     // whatever the mode: checked last, against the text it replaces.
-    ctx.session
-        .check_settings_write(path, &before, &written)
-        .map_err(ToolError::new)?;
+    check_settings(&ctx.session, path, &before, &written)?;
     Ok((prep, before, written))
 }
 
@@ -391,10 +408,13 @@ fn outcome(
     headline: &impl Fn(bool) -> String,
     prep: &Prepared,
     path: &Path,
-    before: &str,
+    before: &Before<'_>,
     written: &str,
 ) -> ToolOutput {
-    let d = diff_snippet(before, written);
+    let d = match before {
+        Before::Text(b) => diff_snippet(b, written),
+        Before::Spliced(s) => s.snippet(written),
+    };
     let mut text = format!("{}\n(+{} -{})", headline(prep.existed), d.added, d.removed);
     if !d.snippet.is_empty() {
         text.push('\n');
@@ -404,16 +424,53 @@ fn outcome(
         text.push_str("\n\n");
         text.push_str(note);
     }
-    let display = if before.len().max(written.len()) > LARGE_TEXT {
-        Display::Text { text: text.clone() }
-    } else {
-        Display::Diff {
+    let display = match before.text() {
+        Some(before) if before.len().max(written.len()) <= LARGE_TEXT => Display::Diff {
             path: path.to_path_buf(),
             before: before.to_string(),
             after: written.to_string(),
-        }
+        },
+        _ => Display::Text { text: text.clone() },
     };
     ToolOutput::with_display(text, display)
+}
+
+/// The text a write replaces: whole, or the excerpt of a large text edited in place.
+enum Before<'a> {
+    Text(Cow<'a, str>),
+    Spliced(Spliced),
+}
+
+impl Before<'_> {
+    /// The whole text, when it is kept whole.
+    fn text(&self) -> Option<&str> {
+        match self {
+            Before::Text(t) => Some(t),
+            Before::Spliced(_) => None,
+        }
+    }
+}
+
+/// [`SessionContext::check_settings_write`] of writing `after` over `before`: a text edited in
+/// place is rebuilt whole for it only when `path` is a settings file.
+fn check_settings(
+    session: &SessionContext,
+    path: &Path,
+    before: &Before<'_>,
+    after: &str,
+) -> Result<(), ToolError> {
+    let whole;
+    let before = match before {
+        Before::Text(t) => t.as_ref(),
+        Before::Spliced(_) if !session.is_settings_file(path) => return Ok(()),
+        Before::Spliced(s) => {
+            whole = s.before(after);
+            whole.as_str()
+        }
+    };
+    session
+        .check_settings_write(path, before, after)
+        .map_err(ToolError::new)
 }
 
 /// The disk still holds the bytes hashed at planning time (`None`: still no file there).

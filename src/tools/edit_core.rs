@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use super::ToolError;
 use super::diff_snippet::{diff_snippet, shift_ranges};
 use super::edit_conflict::Conflict;
+use super::edit_large::{LARGE_TEXT, Spliced, splice_in_place};
 use super::file_common::{LoadedText, line_count};
-use super::text_match::{MatchKind, closest_region, locate, numbered_line};
+use super::text_match::{MatchKind, Occurrence, closest_region, locate, numbered_line};
 use crate::diff::{self, changes};
 use crate::files::encoding::{self, LineEnding, TextFormat};
 use crate::files::state::{FileSnapshot, ReadFileState};
@@ -69,6 +70,9 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// [`content_hash`] of the bytes the plan was made from; None when the file did not exist.
     pub disk_hash: Option<u64>,
+    /// A large file edited in place (`edit_large`): `before` is then empty, and this stands
+    /// for it.
+    pub spliced: Option<Spliced>,
 }
 
 /// Cheap checks that need no disk: run first.
@@ -172,14 +176,20 @@ pub fn plan(
                 format,
                 notes: Vec::new(),
                 disk_hash: Some(disk_hash),
+                spliced: None,
             })
         }
         Change::Edits(edits) => {
             let mut notes = Vec::new();
-            let after = apply_edits_noting(&before, edits, format.line_ending, &mut notes)?;
-            let hunks = changes(&before, &after);
-            check_seen(&snap, &before, &hunks)?;
+            let (before, after, spliced) =
+                edit_text(before, edits, format.line_ending, &mut notes)?;
+            let (hunks, total) = match &spliced {
+                Some(s) => (s.changes(&after), s.old_lines),
+                None => (changes(&before, &after), line_count(&before)),
+            };
+            check_seen_of(&snap, total, &hunks)?;
             Ok(Plan {
+                spliced,
                 path: path.to_path_buf(),
                 existed: true,
                 ranges_before: snap.ranges.clone(),
@@ -219,6 +229,32 @@ fn plan_new_file(path: &Path, change: Change<'_>) -> Result<Plan, ToolError> {
         format: TextFormat::default(),
         notes: Vec::new(),
         disk_hash: None,
+        spliced: None,
+    })
+}
+
+/// The text before and after `edits`: one edit of a large text is made in place when it can
+/// be (`edit_large`), the text before then given as its excerpt and the first string empty.
+fn edit_text(
+    before: String,
+    edits: &[EditSpec],
+    le: LineEnding,
+    notes: &mut Vec<String>,
+) -> Result<(String, String, Option<Spliced>), ToolError> {
+    if edits.len() != 1 || before.len() <= LARGE_TEXT {
+        let after = apply_edits_noting(&before, edits, le, notes)?;
+        return Ok((before, after, None));
+    }
+    let mut text = before;
+    Ok(match find_edit(&text, edits, 0, le, notes)? {
+        Found::Whole(new) => (text, new, None),
+        Found::At(occurrences) => match splice_in_place(&mut text, &occurrences) {
+            Some(spliced) => (String::new(), text, Some(spliced)),
+            None => {
+                let after = replaced(&text, &occurrences);
+                (text, after, None)
+            }
+        },
     })
 }
 
@@ -237,78 +273,107 @@ fn apply_edits_noting(
 ) -> Result<String, ToolError> {
     // Borrow the input until the first edit: a large file is copied once, not twice.
     let mut text: std::borrow::Cow<'_, str> = text.into();
-    for (i, e) in edits.iter().enumerate() {
-        let old = encoding::normalize_input(&e.old_string, le);
-        let new = encoding::normalize_input(&e.new_string, le);
-        if old.is_empty() {
-            if !text.trim().is_empty() {
-                return Err(name_edit(i, edits.len(), ALREADY_EXISTS.into()));
-            }
-            text = new.into_owned().into();
-            continue;
-        }
-        let Some(found) = locate(&text, &old, &new) else {
-            return Err(name_edit(
-                i,
-                edits.len(),
-                not_found_message(&text, &e.old_string),
-            ));
+    for i in 0..edits.len() {
+        text = match find_edit(&text, edits, i, le, notes)? {
+            Found::Whole(new) => new.into(),
+            Found::At(occurrences) => replaced(&text, &occurrences).into(),
         };
-        if let Some(how) = match found.kind {
-            MatchKind::Exact => None,
-            MatchKind::Quotes => Some(
-                "matched after normalising quotes: the file's curly quotes were kept in the \
-                 replacement",
-            ),
-            MatchKind::LinePrefixes => Some(
-                "matched after stripping line-number prefixes copied from Read output (they are \
-                 not part of the file)",
-            ),
-        } {
-            let which = if edits.len() > 1 {
-                format!("edit {}: ", i + 1)
-            } else {
-                String::new()
-            };
-            notes.push(format!("Note: {which}old_string {how}."));
-        }
-        let n = found.occurrences.len();
-        if let Some(want) = e.expected_replacements
-            && want != n
-        {
-            return Err(name_edit(
-                i,
-                edits.len(),
-                format!(
-                    "Expected {want} replacement{} but found {n} match{} of the string to replace. No edit was made.\nString: {}",
-                    if want == 1 { "" } else { "s" },
-                    if n == 1 { "" } else { "es" },
-                    e.old_string
-                ),
-            ));
-        }
-        if n > 1 && !e.replace_all && e.expected_replacements.is_none() {
-            return Err(name_edit(
-                i,
-                edits.len(),
-                format!(
-                    "Found {n} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {}",
-                    e.old_string
-                ),
-            ));
-        }
-        let grown: usize = found.occurrences.iter().map(|o| o.replacement.len()).sum();
-        let mut out = String::with_capacity(text.len() + grown);
-        let mut last = 0;
-        for occ in &found.occurrences {
-            out.push_str(&text[last..occ.range.start]);
-            out.push_str(&occ.replacement);
-            last = occ.range.end;
-        }
-        out.push_str(&text[last..]);
-        text = out.into();
     }
     Ok(text.into_owned())
+}
+
+/// Where edit `i` of `edits` applies in `text`.
+pub(super) enum Found {
+    /// An empty `old_string` on an empty file: this is the whole new text.
+    Whole(String),
+    /// The occurrences to replace, in order, not overlapping.
+    At(Vec<Occurrence>),
+}
+
+/// Finds where edit `i` applies in `text`, refusing it (with the model's message) when its
+/// string is not there, or is there a different number of times than asked; how it matched,
+/// when not exactly, is added to `notes`.
+pub(super) fn find_edit(
+    text: &str,
+    edits: &[EditSpec],
+    i: usize,
+    le: LineEnding,
+    notes: &mut Vec<String>,
+) -> Result<Found, ToolError> {
+    let e = &edits[i];
+    let old = encoding::normalize_input(&e.old_string, le);
+    let new = encoding::normalize_input(&e.new_string, le);
+    if old.is_empty() {
+        if !text.trim().is_empty() {
+            return Err(name_edit(i, edits.len(), ALREADY_EXISTS.into()));
+        }
+        return Ok(Found::Whole(new.into_owned()));
+    }
+    let Some(found) = locate(text, &old, &new) else {
+        return Err(name_edit(
+            i,
+            edits.len(),
+            not_found_message(text, &e.old_string),
+        ));
+    };
+    if let Some(how) = match found.kind {
+        MatchKind::Exact => None,
+        MatchKind::Quotes => Some(
+            "matched after normalising quotes: the file's curly quotes were kept in the \
+             replacement",
+        ),
+        MatchKind::LinePrefixes => Some(
+            "matched after stripping line-number prefixes copied from Read output (they are \
+             not part of the file)",
+        ),
+    } {
+        let which = if edits.len() > 1 {
+            format!("edit {}: ", i + 1)
+        } else {
+            String::new()
+        };
+        notes.push(format!("Note: {which}old_string {how}."));
+    }
+    let n = found.occurrences.len();
+    if let Some(want) = e.expected_replacements
+        && want != n
+    {
+        return Err(name_edit(
+            i,
+            edits.len(),
+            format!(
+                "Expected {want} replacement{} but found {n} match{} of the string to replace. No edit was made.\nString: {}",
+                if want == 1 { "" } else { "s" },
+                if n == 1 { "" } else { "es" },
+                e.old_string
+            ),
+        ));
+    }
+    if n > 1 && !e.replace_all && e.expected_replacements.is_none() {
+        return Err(name_edit(
+            i,
+            edits.len(),
+            format!(
+                "Found {n} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {}",
+                e.old_string
+            ),
+        ));
+    }
+    Ok(Found::At(found.occurrences))
+}
+
+/// `text` with `occurrences` (in order, not overlapping) replaced.
+pub(super) fn replaced(text: &str, occurrences: &[Occurrence]) -> String {
+    let grown: usize = occurrences.iter().map(|o| o.replacement.len()).sum();
+    let mut out = String::with_capacity(text.len() + grown);
+    let mut last = 0;
+    for occ in occurrences {
+        out.push_str(&text[last..occ.range.start]);
+        out.push_str(&occ.replacement);
+        last = occ.range.end;
+    }
+    out.push_str(&text[last..]);
+    out
 }
 
 fn not_found_message(text: &str, old: &str) -> String {
@@ -337,7 +402,15 @@ fn not_found_message(text: &str, old: &str) -> String {
 
 /// Every line the change touches must have been shown to the model.
 fn check_seen(snap: &FileSnapshot, before: &str, hunks: &[diff::Change]) -> Result<(), ToolError> {
-    let total = line_count(before);
+    check_seen_of(snap, line_count(before), hunks)
+}
+
+/// [`check_seen`] of a text before of `total` lines.
+fn check_seen_of(
+    snap: &FileSnapshot,
+    total: usize,
+    hunks: &[diff::Change],
+) -> Result<(), ToolError> {
     if total == 0 {
         return Ok(());
     }
@@ -459,6 +532,7 @@ fn plan_merge(
         ranges_after,
         notes: vec![note],
         disk_hash: Some(disk_hash),
+        spliced: None,
     })
 }
 

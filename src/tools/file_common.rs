@@ -234,7 +234,9 @@ pub fn load_for_edit(path: &Path, allow_lossy: bool) -> Result<Option<LoadedText
     if encoding::looks_binary(&bytes) {
         return Err(binary_error(path));
     }
-    let decoded = encoding::decode(&bytes);
+    let hash = content_hash(&bytes);
+    // Taking the bytes: plain UTF-8 becomes the text without a second copy of the file.
+    let decoded = encoding::decode_owned(bytes);
     if decoded.lossy && !allow_lossy {
         return Err(ToolError::new(format!(
             "{} is not valid text in its encoding; editing it would corrupt the invalid bytes. Use Bash to change it.",
@@ -244,7 +246,7 @@ pub fn load_for_edit(path: &Path, allow_lossy: bool) -> Result<Option<LoadedText
     // Re-stat after reading: the read content belongs with the mtime it was read at.
     let meta = std::fs::metadata(path).unwrap_or(meta);
     Ok(Some(LoadedText {
-        hash: content_hash(&bytes),
+        hash,
         decoded,
         stamp: Some((
             meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),

@@ -18,6 +18,7 @@ pub mod edit;
 pub mod edit_commit;
 pub mod edit_conflict;
 pub mod edit_core;
+pub mod edit_large;
 pub mod file_common;
 pub mod glob;
 pub mod grep;

@@ -3,6 +3,11 @@
 //! events (`response.created`, `response.output_item.added`, the text and function-call
 //! argument deltas, `response.output_item.done`, `response.completed` with usage). Pure
 //! functions, like `wire.rs`.
+//!
+//! A scripted tool call whose `input` is a JSON string is a call of a freeform (custom) tool,
+//! Codex's `exec`: it streams as a `custom_tool_call` item whose `input` is that string, raw
+//! (its result comes back as a `custom_tool_call_output` input item). Any other input is a
+//! `function_call` with the input as its JSON `arguments`.
 
 use serde_json::{Value, json};
 
@@ -150,7 +155,41 @@ pub(crate) fn frames(turn: &Turn, ctx: &RenderContext) -> Vec<String> {
         );
         done.push(item);
     }
-    for (call_id, name, args) in tool_calls(turn, ctx) {
+    for ((call_id, name, args), scripted) in tool_calls(turn, ctx).into_iter().zip(&turn.tool_calls)
+    {
+        if let Some(input) = scripted.input.as_str() {
+            let n = done.len();
+            let item_id = format!("ctc_{}_{n}", ctx.turn_index);
+            let call = |status: &str, input: &str| {
+                json!({"id": item_id, "type": "custom_tool_call", "status": status,
+                       "name": name, "call_id": call_id, "input": input})
+            };
+            event(
+                &mut out,
+                "response.output_item.added",
+                json!({"output_index": n, "item": call("in_progress", "")}),
+            );
+            for p in pieces(input, turn.chunk_chars) {
+                event(
+                    &mut out,
+                    "response.custom_tool_call_input.delta",
+                    json!({"item_id": item_id, "output_index": n, "delta": p}),
+                );
+            }
+            event(
+                &mut out,
+                "response.custom_tool_call_input.done",
+                json!({"item_id": item_id, "output_index": n, "input": input}),
+            );
+            let item = call("completed", input);
+            event(
+                &mut out,
+                "response.output_item.done",
+                json!({"output_index": n, "item": item}),
+            );
+            done.push(item);
+            continue;
+        }
         let n = done.len();
         let item_id = format!("fc_{}_{n}", ctx.turn_index);
         let call = |status: &str, arguments: &str| {

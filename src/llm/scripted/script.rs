@@ -95,9 +95,11 @@ impl Script {
                 )));
             }
             for (j, call) in turn.tool_calls.iter().enumerate() {
-                if !call.input.is_object() {
+                // A string: a freeform tool's raw input (Codex's `exec`, on `/v1/responses`).
+                if !call.input.is_object() && !call.input.is_string() {
                     return Err(ScriptError::Invalid(format!(
-                        "turns[{i}].tool_calls[{j}].input must be a JSON object"
+                        "turns[{i}].tool_calls[{j}].input must be a JSON object, or a string \
+                         (a freeform tool's input)"
                     )));
                 }
             }
