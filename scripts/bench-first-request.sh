@@ -19,23 +19,10 @@ claude=$peers/node_modules/.bin/claude
 codex=$peers/node_modules/.bin/codex
 work=$(mktemp -d)
 socket=$work/tmux.sock
-trap 'tmux -S "$socket" kill-server 2>/dev/null || true; kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-export HOME=$work/home CAIRN_DATA_DIR=$work/data
-mkdir -p "$HOME" "$work/proj"
-# The folder is trusted, as the trust question records it, so the TUI opens on the conversation.
-printf '{"projects": {"%s": {"hasTrustDialogAccepted": true}}}\n' "$(realpath "$work/proj")" \
-  >"$HOME/.claude.json"
-
-port_of() { # log file -> the port printed in it
-  for _ in $(seq 100); do
-    port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$1" | head -1)
-    [ -n "$port" ] && { echo "$port"; return; }
-    sleep 0.05
-  done
-  echo "did not start: $1" >&2; exit 1
-}
-"$bin" mock-server --script assets/bench/one-turn.json --port 0 >"$work/mock.log" 2>&1 &
-mock_port=$(port_of "$work/mock.log")
+. scripts/bench-common.sh
+trap cleanup EXIT
+scratch_home
+mock_port=$(serve assets/bench/one-turn.json one)
 server=$root/tests/fixtures/mcp/fake_server.py
 mcp_json="{\"mcpServers\":{\"slow\":{\"command\":\"python3\",\"args\":[\"$server\",\"--delay\",\"5\"]}}}"
 tmux -S "$socket" new-session -d -s bench -x 120 -y 40

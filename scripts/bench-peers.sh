@@ -26,6 +26,12 @@ if [ -z "$bin" ]; then
 fi
 claude=$peers/node_modules/.bin/claude
 codex=$peers/node_modules/.bin/codex
+# Peak RSS counts the binary's pages the kernel maps, and how many it maps around each page
+# touched depends on how the file sits in the page cache: the same binary read ~2 MiB higher
+# just after a copy, and ~0.5 MiB lower just after the link, than once read back from disk.
+# Drop it from the cache first, so every figure is of the state after a reboot (the first run
+# reads it back).
+python3 -c 'import os, sys; os.posix_fadvise(os.open(sys.argv[1], os.O_RDONLY), 0, 0, os.POSIX_FADV_DONTNEED)' "$bin"
 work=$(mktemp -d)
 # The servers start inside `$(serve ...)` subshells, so they are not this shell's jobs: their
 # pids are kept in a file for the exit trap.

@@ -23,18 +23,9 @@ fi
 claude=$peers/node_modules/.bin/claude
 codex=$peers/node_modules/.bin/codex
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-export HOME=$work/home CAIRN_DATA_DIR=$work/data
-mkdir -p "$HOME" "$work/proj"
-
-port_of() { # log file -> the port printed in it
-  for _ in $(seq 100); do
-    port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$1" | head -1)
-    [ -n "$port" ] && { echo "$port"; return; }
-    sleep 0.05
-  done
-  echo "did not start: $1" >&2; exit 1
-}
+. scripts/bench-common.sh
+trap cleanup EXIT
+scratch_home
 server=$root/tests/fixtures/mcp/fake_server.py
 mcp_json="{\"mcpServers\":{\"tracker\":{\"command\":\"python3\",\"args\":[\"$server\",\"--tools\",\"30\"]}}}"
 
