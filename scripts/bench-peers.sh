@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Side by side with Claude Code and Codex on this machine, against the same scripted model
 # (`cairn mock-server`), interleaved: one-turn `-p hi` and the 3-turn read -> edit session,
-# wall time (hyperfine) and peak RSS (GNU time), plus cairn with a 5 s MCP server.
+# wall time (hyperfine) and peak RSS (GNU time), plus cairn with a 5 s MCP server, the one-line
+# edit of a 49 MB file, and at the end request sizes (bench-tokens.sh) and the first request's
+# delay with a slow MCP server (bench-first-request.sh): every row of issue 28 in one command.
 #
 # The peers are npm packages installed OUTSIDE the repository (never committed):
 #   npm install --prefix /work/peers @anthropic-ai/claude-code @openai/codex
@@ -126,3 +128,10 @@ for _ in 1 2 3; do
     grep -c 'THE QUICK' "$work/proj/big.txt" | sed "s/^/$p edited lines: /"
   done
 done
+
+# The issue's other rows, with the same binary: request sizes and when the first request leaves
+# with a slow MCP server (each script says what it measures).
+echo "== request bytes (scripts/bench-tokens.sh)"
+CAIRN_BIN=$bin PEERS=$peers CODEX_THREE=assets/bench/read-edit-codex.json scripts/bench-tokens.sh
+echo "== first request with a 5 s MCP server (scripts/bench-first-request.sh)"
+CAIRN_BIN=$bin PEERS=$peers RUNS=${FIRST_RUNS:-7} scripts/bench-first-request.sh
