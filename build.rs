@@ -1,5 +1,5 @@
 //! Link settings of the `cairn` binary that cargo profiles cannot express. Both make the
-//! binary start in less memory (BENCHMARKS.md, "Resident memory"); neither changes what it
+//! binary start in less memory (BENCHMARKS.md, issue 28's fourth pass); neither changes what it
 //! does. Each is used only where the toolchain is known to support it, and a build elsewhere
 //! links as before.
 //!
