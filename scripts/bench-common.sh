@@ -1,6 +1,19 @@
 # Sourced by the bench scripts that drive programs against `cairn mock-server` (bench-tokens,
-# bench-first-request, link-order): a scratch home with a trusted project, and the port a
-# server prints. Needs `work` set to a scratch directory first.
+# bench-first-request, link-order): the programs, a scratch home with a trusted project, and
+# the port a server prints. Needs `work` set to a scratch directory first.
+
+# $bin (CAIRN_BIN, else a release build is made) and the peers' $claude and $codex (npm
+# packages under PEERS, default /work/peers; see scripts/bench-peers.sh).
+programs_from_env() {
+  peers=${PEERS:-/work/peers}
+  bin=${CAIRN_BIN:-}
+  if [ -z "$bin" ]; then
+    cargo build --release --quiet
+    bin=${CARGO_TARGET_DIR:-$PWD/target}/release/cairn
+  fi
+  claude=$peers/node_modules/.bin/claude
+  codex=$peers/node_modules/.bin/codex
+}
 
 # A fresh HOME and data dir under $work, and $work/proj trusted as the folder-trust question
 # records it (~/.claude.json), so the TUI opens on the conversation.

@@ -9,17 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 runs=${RUNS:-5}
-peers=${PEERS:-/work/peers}
-bin=${CAIRN_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --release --quiet
-  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/cairn
-fi
-claude=$peers/node_modules/.bin/claude
-codex=$peers/node_modules/.bin/codex
 work=$(mktemp -d)
 socket=$work/tmux.sock
 . scripts/bench-common.sh
+programs_from_env
 trap cleanup EXIT
 scratch_home
 mock_port=$(serve assets/bench/one-turn.json one)

@@ -14,16 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-peers=${PEERS:-/work/peers}
-bin=${CAIRN_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --release --quiet
-  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/cairn
-fi
-claude=$peers/node_modules/.bin/claude
-codex=$peers/node_modules/.bin/codex
 work=$(mktemp -d)
 . scripts/bench-common.sh
+programs_from_env
 trap cleanup EXIT
 scratch_home
 server=$root/tests/fixtures/mcp/fake_server.py
