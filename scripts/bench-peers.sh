@@ -19,15 +19,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
-peers=${PEERS:-/work/peers}
 # CAIRN_BIN: a cairn binary to use as it is (else a release build is made).
-bin=${CAIRN_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --release --quiet
-  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/cairn
-fi
-claude=$peers/node_modules/.bin/claude
-codex=$peers/node_modules/.bin/codex
+. scripts/bench-common.sh
+programs_from_env
 # Peak RSS counts the binary's pages the kernel maps, and how many it maps around each page
 # touched depends on how the file sits in the page cache: the same binary read ~2 MiB higher
 # just after a copy, and ~0.5 MiB lower just after the link, than once read back from disk.
